@@ -1,0 +1,32 @@
+/**
+ * Size caps. The wire rejects anything beyond them, so the fold, the store and
+ * every prompt can rely on bounded inputs.
+ */
+
+/** One encoded event on the wire (envelope plus signature). */
+export const MAX_EVENT_BYTES = 64 * 1024
+export const MAX_SWARM_NAME_CHARS = 64
+export const MAX_GOAL_CHARS = 4_000
+export const MAX_TITLE_CHARS = 200
+export const MAX_DETAIL_CHARS = 2_000
+export const MAX_RATIONALE_CHARS = 4_000
+export const MAX_NOTES_CHARS = 4_000
+/** A result's output; the event as a whole must still fit MAX_EVENT_BYTES. */
+export const MAX_OUTPUT_CHARS = 48_000
+export const MAX_REASON_CHARS = 1_000
+export const MAX_MODEL_CHARS = 100
+export const MAX_DEPS = 64
+export const MAX_COMMITTEE = 32
+export const MIN_SUBGOALS = 2
+export const MAX_SUBGOALS = 7
+export const MAX_SCORE = 100
+/** Bounds on plan parameters, so a goal cannot ask for an unbounded tree. */
+export const MAX_DEPTH_LIMIT = 6
+export const MAX_NODES_LIMIT = 5_000
+export const MAX_ATTEMPTS_LIMIT = 10
+export const MIN_LEASE_MS = 1_000
+export const MAX_LEASE_MS = 3_600_000
+export const MAX_CLAIM_MS_LIMIT = 86_400_000
+export const MAX_TOKENS_LIMIT = 1_000_000_000_000
+/** Events stamped further ahead of local wall time than this wait (parked) until the clock catches up. */
+export const MAX_CLOCK_AHEAD_MS = 10_000
