@@ -1,0 +1,144 @@
+import { compareHlc } from './hlc.js'
+import { isType } from './events.js'
+import type { EventId, PlanEvent, PlanParams, PeerIdString, EventType } from './events.js'
+
+/**
+ * Why an event that decoded, verified and had the right shape is still
+ * provably bad once its deps are known. These depend only on the event and
+ * its deps (and the goal, which is always a dep), so an event is valid once
+ * and valid forever, whatever else arrives and in whatever order.
+ */
+export const DEP_REJECT_REASONS = [
+  'stamp-not-after-dep',
+  'missing-goal-dep',
+  'dep-other-plan',
+  'not-goal-author',
+  'not-in-committee',
+  'bad-reference',
+  'params-violated',
+  'late-renewal',
+  'claim-too-long',
+  'not-claim-owner'
+] as const
+
+export type DepRejectReason = typeof DEP_REJECT_REASONS[number]
+
+export interface DepRejection {
+  readonly reason: DepRejectReason
+  readonly detail: string
+}
+
+/** The committee an event names: the goal's own, or an amendment's. */
+export function committeeOf (e: PlanEvent): { members: readonly PeerIdString[], quorum: number } | undefined {
+  if (isType(e, 'goal-submitted')) return { members: e.env.body.params.committee, quorum: e.env.body.params.quorum }
+  if (isType(e, 'committee-amended')) return { members: e.env.body.committee, quorum: e.env.body.quorum }
+  return undefined
+}
+
+function reject (reason: DepRejectReason, detail: string): DepRejection {
+  return { reason, detail }
+}
+
+/**
+ * Check an event against its deps. `deps` holds every id in `e.env.deps`
+ * (the caller only asks once they are all present).
+ */
+export function checkDeps (e: PlanEvent, deps: ReadonlyMap<EventId, PlanEvent>): DepRejection | null {
+  for (const id of e.env.deps) {
+    const d = deps.get(id)
+    if (d === undefined) return reject('bad-reference', `dep ${id} not supplied`)
+    if (compareHlc(e.env.hlc, d.env.hlc) <= 0) return reject('stamp-not-after-dep', `stamped ${e.env.hlc.ms}.${e.env.hlc.c}, not after dep ${id} at ${d.env.hlc.ms}.${d.env.hlc.c}`)
+    const depPlan = d.env.type === 'goal-submitted' ? d.id : d.env.plan
+    if (e.env.type !== 'goal-submitted' && depPlan !== e.env.plan) return reject('dep-other-plan', `dep ${id} belongs to plan ${depPlan}, not ${e.env.plan}`)
+  }
+  if (e.env.type === 'goal-submitted') {
+    return e.env.deps.length === 0 ? null : reject('bad-reference', 'a goal has no deps')
+  }
+  const goal = deps.get(e.env.plan as EventId)
+  if (goal === undefined || !isType(goal, 'goal-submitted')) return reject('missing-goal-dep', `deps must include the plan's goal ${e.env.plan}`)
+  const params = goal.env.body.params
+  const ref = <T extends EventType>(id: EventId | null, type: T, what: string): PlanEvent<T> | DepRejection => {
+    const d = id === null ? undefined : deps.get(id)
+    if (d === undefined) return reject('bad-reference', `${what} ${String(id)} must be among the deps`)
+    if (!isType(d, type)) return reject('bad-reference', `${what} ${String(id)} is a ${d.env.type}, not a ${type}`)
+    return d
+  }
+  const isRejection = (x: unknown): x is DepRejection => typeof x === 'object' && x !== null && 'reason' in x && !('env' in x)
+
+  switch (e.env.type) {
+    case 'committee-amended':
+    case 'budget-raised':
+    case 'task-retried':
+    case 'goal-cancelled':
+      return e.env.author === goal.env.author ? null : reject('not-goal-author', `only the goal's author ${goal.env.author} may publish ${e.env.type}`)
+    case 'split-proposed': {
+      const b = (e as PlanEvent<'split-proposed'>).env.body
+      return checkSplit(b.attempt, b.subgoals.length, params)
+    }
+    case 'ballot-cast': {
+      const b = (e as PlanEvent<'ballot-cast'>).env.body
+      const c = deps.get(b.committee)
+      const committee = c === undefined ? undefined : committeeOf(c)
+      if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
+      if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
+      if (b.attempt > params.maxAttempts) return reject('params-violated', `attempt ${b.attempt} exceeds maxAttempts ${params.maxAttempts}`)
+      for (const s of b.scores) {
+        const p = ref(s.proposal, 'split-proposed', 'scored proposal')
+        if (isRejection(p)) return p
+        if (p.env.body.node !== b.node || p.env.body.attempt !== b.attempt) return reject('bad-reference', `proposal ${s.proposal} is for another node or attempt`)
+      }
+      return null
+    }
+    case 'task-claimed': {
+      const b = (e as PlanEvent<'task-claimed'>).env.body
+      if (b.prev === null) return null
+      const p = deps.get(b.prev)
+      return p === undefined ? reject('bad-reference', `prev ${b.prev} must be among the deps`) : null
+    }
+    case 'claim-renewed': {
+      const b = (e as PlanEvent<'claim-renewed'>).env.body
+      const claim = ref(b.claim, 'task-claimed', 'claim')
+      if (isRejection(claim)) return claim
+      if (claim.env.author !== e.env.author) return reject('not-claim-owner', 'only the claimant renews its claim')
+      if (claim.env.body.task !== b.task) return reject('bad-reference', 'renewal names another task than its claim')
+      const prev = deps.get(b.prev)
+      if (prev === undefined) return reject('bad-reference', `prev ${b.prev} must be among the deps`)
+      if (prev.id !== claim.id && !(isType(prev, 'claim-renewed') && prev.env.body.claim === claim.id)) return reject('bad-reference', 'prev must be the claim or a renewal of it')
+      if (e.env.hlc.ms - prev.env.hlc.ms > params.leaseMs) return reject('late-renewal', `renewed ${e.env.hlc.ms - prev.env.hlc.ms} ms after its predecessor; the lease is ${params.leaseMs} ms`)
+      if (e.env.hlc.ms - claim.env.hlc.ms > params.maxClaimMs) return reject('claim-too-long', `renewed ${e.env.hlc.ms - claim.env.hlc.ms} ms after the claim; maxClaimMs is ${params.maxClaimMs}`)
+      return null
+    }
+    case 'task-released':
+    case 'task-failed':
+    case 'result-reported': {
+      const b = (e as PlanEvent<'task-released' | 'task-failed' | 'result-reported'>).env.body
+      const claim = ref(b.claim, 'task-claimed', 'claim')
+      if (isRejection(claim)) return claim
+      if (claim.env.author !== e.env.author) return reject('not-claim-owner', `only the claimant may publish ${e.env.type} for its claim`)
+      if (claim.env.body.task !== b.task) return reject('bad-reference', `${e.env.type} names another task than its claim`)
+      return null
+    }
+    case 'result-reviewed': {
+      const b = (e as PlanEvent<'result-reviewed'>).env.body
+      if (!params.review) return reject('params-violated', 'this plan does not ask for review')
+      const result = ref(b.result, 'result-reported', 'result')
+      if (isRejection(result)) return result
+      if (result.env.body.task !== b.task) return reject('bad-reference', 'review names another task than its result')
+      const c = deps.get(b.committee)
+      const committee = c === undefined ? undefined : committeeOf(c)
+      if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
+      if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
+      return null
+    }
+    default: {
+      const never: never = e.env.type
+      return reject('bad-reference', `unknown type ${String(never)}`)
+    }
+  }
+}
+
+function checkSplit (attempt: number, children: number, params: PlanParams): DepRejection | null {
+  if (attempt > params.maxAttempts) return reject('params-violated', `attempt ${attempt} exceeds maxAttempts ${params.maxAttempts}`)
+  if (children < params.minChildren || children > params.maxChildren) return reject('params-violated', `${children} subgoals; this plan allows ${params.minChildren}..${params.maxChildren}`)
+  return null
+}

@@ -1,0 +1,312 @@
+import { hashParts } from './hash.js'
+import { compareHlc, maxHlc } from './hlc.js'
+import { compareEvents, earliest, sortEvents } from './order.js'
+import { committeeOf } from './dep-rules.js'
+import { decideNode } from './decide-node.js'
+import { decideTask } from './task-chain.js'
+import type { NodeDecision } from './decide-node.js'
+import type { TaskOutcome } from './task-chain.js'
+import type { PlanIndex } from './plan-index.js'
+import type { EventId, Hlc, NodeId, PlanEvent, PlanParams, TaskId } from './events.js'
+import type { CommitteeView, Equivocation, LeafReason, NodeStatus, PlanStatus, PlanTree, TaskView, TreeNode } from './tree.js'
+
+/** A child's id: every replica that sees the same accepted split makes the same children. */
+export function childId (parent: NodeId, proposal: EventId, index: number): NodeId {
+  return hashParts(parent, proposal, String(index)) as NodeId
+}
+
+/** A composite node's roll-up task id. */
+export function rollupId (node: NodeId): TaskId {
+  return hashParts(node, 'rollup') as TaskId
+}
+
+interface Draft {
+  id: NodeId
+  parent: Draft | null
+  index: number
+  depth: number
+  title: string
+  detail: string
+  dependsOnIdx: readonly number[]
+  markedLeaf: boolean
+  evidence: readonly EventId[]
+  /** When the node could first be executed as a leaf, and the events that show it. */
+  base: { at: Hlc, evidence: readonly EventId[] }
+  decision: NodeDecision | null
+  kind: TreeNode['kind']
+  leafReason: LeafReason | null
+  accepted: EventId | null
+  children: Draft[]
+}
+
+interface Finish {
+  readonly task: TaskId | null
+  readonly status: NodeStatus
+  readonly at: Hlc | null
+  readonly event: EventId | null
+  readonly view: TaskView | null
+  readonly blockedBy: readonly NodeId[]
+}
+
+/**
+ * The plan tree as a pure function of a plan's folded events.
+ *
+ * Nothing here reads the arrival order: every group of events is sorted in
+ * the total order (hlc, author, id) before use, and splits are applied in the
+ * order of their deciding ballots, so maxNodes cuts the same way everywhere.
+ */
+export function derivePlan (index: PlanIndex): PlanTree {
+  const goal = index.goal
+  if (goal === undefined) throw new Error(`plan ${index.id} has no goal folded`)
+  const params = goal.env.body.params
+  const equivocations: Equivocation[] = []
+  const committees: CommitteeView[] = sortEvents<PlanEvent>([goal, ...index.amendments]).map(e => {
+    const c = committeeOf(e) as NonNullable<ReturnType<typeof committeeOf>>
+    return { event: e.id, members: c.members, quorum: c.quorum }
+  })
+
+  const root: Draft = {
+    id: index.id as string as NodeId,
+    parent: null,
+    index: 0,
+    depth: 0,
+    title: goal.env.body.text,
+    detail: '',
+    dependsOnIdx: [],
+    markedLeaf: false,
+    evidence: [],
+    base: { at: goal.env.hlc, evidence: [] },
+    decision: null,
+    kind: 'decomposing',
+    leafReason: null,
+    accepted: null,
+    children: []
+  }
+  let count = 1
+  const pending: Draft[] = []
+  const expand = (d: Draft): void => {
+    if (d.markedLeaf || d.depth >= params.maxDepth) {
+      d.kind = 'leaf'
+      d.leafReason = d.markedLeaf ? 'marked-leaf' : 'max-depth'
+      return
+    }
+    const decision = decideNode(index, d.id, params.maxAttempts, committees, equivocations)
+    d.decision = decision
+    if (decision.kind === 'won') {
+      pending.push(d)
+    } else if (decision.kind === 'exhausted') {
+      d.kind = 'leaf'
+      d.leafReason = 'attempts-exhausted'
+      d.base = { at: maxHlc([d.base.at, decision.failedAt]), evidence: decision.lastBallots }
+    }
+  }
+  expand(root)
+  while (pending.length > 0) {
+    let at = 0
+    for (let i = 1; i < pending.length; i++) {
+      const a = (pending[i] as Draft).decision as Extract<NodeDecision, { kind: 'won' }>
+      const b = (pending[at] as Draft).decision as Extract<NodeDecision, { kind: 'won' }>
+      if (compareEvents(a.decidedBy, b.decidedBy) < 0) at = i
+    }
+    const d = pending.splice(at, 1)[0] as Draft
+    const won = d.decision as Extract<NodeDecision, { kind: 'won' }>
+    const subgoals = won.proposal.env.body.subgoals
+    const evidence = [won.proposal.id, ...won.deciding].sort() as EventId[]
+    d.accepted = won.proposal.id
+    if (count + subgoals.length > params.maxNodes) {
+      d.kind = 'leaf'
+      d.leafReason = 'max-nodes'
+      d.base = { at: won.decidedBy.env.hlc, evidence }
+      continue
+    }
+    d.kind = 'composite'
+    count += subgoals.length
+    d.children = subgoals.map((s, i) => ({
+      id: childId(d.id, won.proposal.id, i),
+      parent: d,
+      index: i,
+      depth: d.depth + 1,
+      title: s.title,
+      detail: s.detail,
+      dependsOnIdx: s.dependsOn,
+      markedLeaf: s.leaf,
+      evidence,
+      base: { at: won.decidedBy.env.hlc, evidence },
+      decision: null,
+      kind: 'decomposing',
+      leafReason: null,
+      accepted: null,
+      children: []
+    }))
+    for (const c of d.children) expand(c)
+  }
+
+  // Tasks, memoised: a task is ready once its base is reached and every node it waits for has finished.
+  const finishes = new Map<NodeId, Finish>()
+  const visiting = new Set<NodeId>()
+  const finishOf = (d: Draft): Finish => {
+    const known = finishes.get(d.id)
+    if (known !== undefined) return known
+    if (visiting.has(d.id)) throw new Error(`dependency cycle at node ${d.id}`)
+    visiting.add(d.id)
+    const f = computeFinish(d)
+    visiting.delete(d.id)
+    finishes.set(d.id, f)
+    return f
+  }
+  const computeFinish = (d: Draft): Finish => {
+    if (d.kind === 'decomposing') return { task: null, status: 'decomposing', at: null, event: null, view: null, blockedBy: [] }
+    const blockers: Draft[] = []
+    for (let a: Draft | null = d; a !== null; a = a.parent) {
+      const siblings = a.parent?.children ?? []
+      for (const i of a.dependsOnIdx) { const s = siblings[i]; if (s !== undefined) blockers.push(s) }
+    }
+    if (d.kind === 'composite') blockers.push(...d.children)
+    const task = d.kind === 'leaf' ? d.id as string as TaskId : rollupId(d.id)
+    const blockedBy: NodeId[] = []
+    const stamps: Hlc[] = [d.base.at]
+    const evidence = new Set<EventId>(d.base.evidence)
+    if (d.kind === 'composite') {
+      const won = d.decision as Extract<NodeDecision, { kind: 'won' }>
+      stamps.push(won.decidedBy.env.hlc)
+    }
+    for (const b of blockers) {
+      const f = finishOf(b)
+      if (f.at === null || f.event === null) blockedBy.push(b.id)
+      else { stamps.push(f.at); evidence.add(f.event) }
+    }
+    const kind = d.kind === 'leaf' ? 'leaf' : 'rollup'
+    if (blockedBy.length > 0) {
+      const view: TaskView = {
+        id: task, node: d.id, kind, status: 'blocked', blockedBy, readyAt: null, evidence: [], chains: [], owner: null, results: [],
+        accepted: null, duplicates: 0, failures: 0, attemptsAllowed: params.maxAttempts, finishedAt: null, finishEvent: null, ignoredClaims: (index.claims.get(task) ?? []).length
+      }
+      return { task, status: 'blocked', at: null, event: null, view, blockedBy }
+    }
+    const readyAt = maxHlc(stamps)
+    const o: TaskOutcome = decideTask(index, task, readyAt, params, committees, equivocations)
+    const owner = o.status === 'claimed' ? (o.chains[o.chains.length - 1]?.owner ?? null) : null
+    const view: TaskView = {
+      id: task,
+      node: d.id,
+      kind,
+      status: o.status,
+      blockedBy: [],
+      readyAt,
+      evidence: [...evidence].sort(),
+      chains: o.chains,
+      owner,
+      results: o.results,
+      accepted: o.accepted,
+      duplicates: o.duplicates,
+      failures: o.failures,
+      attemptsAllowed: o.attemptsAllowed,
+      finishedAt: o.finishedAt,
+      finishEvent: o.finishEvent,
+      ignoredClaims: o.ignoredClaims
+    }
+    return { task, status: o.status, at: o.finishedAt, event: o.finishEvent, view, blockedBy: [] }
+  }
+
+  // Breadth-first order, children in split order.
+  const order: Draft[] = []
+  for (let q: Draft[] = [root]; q.length > 0;) {
+    const next: Draft[] = []
+    for (const d of q) { order.push(d); next.push(...d.children) }
+    q = next
+  }
+  const nodes: TreeNode[] = []
+  const tasks: TaskView[] = []
+  for (const d of order) {
+    const f = finishOf(d)
+    if (f.view !== null) tasks.push(f.view)
+    nodes.push({
+      id: d.id,
+      parent: d.parent?.id ?? null,
+      index: d.index,
+      depth: d.depth,
+      title: d.title,
+      detail: d.detail,
+      dependsOn: d.dependsOnIdx.map(i => d.parent?.children[i]?.id).filter((x): x is NodeId => x !== undefined),
+      evidence: d.evidence,
+      kind: d.kind,
+      leafReason: d.leafReason,
+      attempts: d.decision?.attempts ?? [],
+      accepted: d.accepted,
+      children: d.children.map(c => c.id),
+      task: f.task,
+      status: f.status,
+      waiting: waitingReason(d, f, order)
+    })
+  }
+
+  const rootFinish = finishOf(root)
+  const rootTask = rootFinish.view
+  const budgetTokens = Math.max(params.budgetTokens, ...index.raises.map(r => r.env.body.budgetTokens))
+  const cancel = earliest(index.cancels)
+  const completed = rootTask?.status === 'done' && rootTask.finishedAt !== null
+  const { status, statusReason } = planStatus({ index, params, cancel, completed, failed: rootTask?.status === 'failed', rootTask, budgetTokens, tasks })
+  const accepted = rootTask?.results.find(r => r.accepted)
+  equivocations.sort((a, b) => a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0)
+  const dedup = equivocations.filter((e, i) => i === 0 || e.slot !== (equivocations[i - 1] as Equivocation).slot)
+  return {
+    plan: index.id,
+    goal: goal.env.body.text,
+    author: goal.env.author,
+    submittedAt: goal.env.hlc,
+    params,
+    committees,
+    status,
+    statusReason,
+    budgetTokens,
+    spentTokens: index.spentTokens,
+    root: root.id,
+    nodes,
+    tasks,
+    equivocations: dedup,
+    deliverable: completed && rootTask !== null && accepted !== undefined ? { task: rootTask.id, result: accepted.id, output: accepted.output } : null,
+    events: index.events.size,
+    duplicates: tasks.reduce((n, t) => n + t.duplicates, 0),
+    ignoredClaims: tasks.reduce((n, t) => n + t.ignoredClaims, 0)
+  }
+}
+
+function waitingReason (d: Draft, f: Finish, order: readonly Draft[]): string | null {
+  switch (f.status) {
+    case 'decomposing':
+      return d.decision?.kind === 'open' ? d.decision.waiting : 'waiting for proposals from decomposers'
+    case 'blocked': {
+      const titles = f.blockedBy.map(id => order.find(x => x.id === id)?.title ?? id)
+      return `waiting for ${titles.map(t => JSON.stringify(t)).join(', ')} to finish`
+    }
+    case 'ready':
+      return 'ready: waiting for an executor to claim it'
+    case 'in-review':
+      return 'waiting for the committee to review the result'
+    default:
+      return null
+  }
+}
+
+function planStatus (x: {
+  index: PlanIndex
+  params: PlanParams
+  cancel: PlanEvent<'goal-cancelled'> | undefined
+  completed: boolean
+  failed: boolean
+  rootTask: TaskView | null
+  budgetTokens: number
+  tasks: readonly TaskView[]
+}): { status: PlanStatus, statusReason: string } {
+  const finishedAt = x.rootTask?.finishedAt ?? null
+  if (x.cancel !== undefined && (finishedAt === null || compareHlc(x.cancel.env.hlc, finishedAt) < 0)) {
+    return { status: 'cancelled', statusReason: `cancelled by its author: ${x.cancel.env.body.reason}` }
+  }
+  if (x.completed) return { status: 'completed', statusReason: 'the root roll-up has an accepted result: the deliverable' }
+  if (x.failed) return { status: 'failed', statusReason: `the root task failed after ${x.rootTask?.failures ?? 0} attempts` }
+  if (x.index.spentTokens >= x.budgetTokens) {
+    return { status: 'budget-exhausted', statusReason: `spent ${x.index.spentTokens} of ${x.budgetTokens} tokens; the author can raise the budget` }
+  }
+  if (x.tasks.some(t => t.chains.length > 0)) return { status: 'executing', statusReason: 'executors are working on tasks' }
+  return { status: 'planning', statusReason: 'decomposers and scorers are growing the tree' }
+}

@@ -1,0 +1,13 @@
+/** The pure core: events, their order, the fold and its views. No I/O, no clock, no randomness. */
+export * from './events.js'
+export * from './limits.js'
+export * from './hlc.js'
+export * from './order.js'
+export * from './dep-rules.js'
+export * from './event-set.js'
+export * from './plan-index.js'
+export * from './derive.js'
+export * from './tree.js'
+export * from './tree-hash.js'
+export * from './view.js'
+export * from './fold.js'

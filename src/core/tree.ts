@@ -1,0 +1,153 @@
+import type { EventId, Hlc, NodeId, PeerIdString, PlanId, PlanParams, TaskId } from './events.js'
+
+/**
+ * The folded plan tree: plain data, in a deterministic order, so that it can
+ * be hashed (treeHash), served as JSON and compared across replicas. Nothing
+ * in it depends on arrival order or on a clock.
+ */
+
+export type PlanStatus = 'planning' | 'executing' | 'completed' | 'failed' | 'cancelled' | 'budget-exhausted'
+
+export type LeafReason = 'marked-leaf' | 'max-depth' | 'attempts-exhausted' | 'max-nodes'
+
+export type NodeStatus = 'decomposing' | 'blocked' | 'ready' | 'claimed' | 'in-review' | 'done' | 'failed'
+
+export type TaskStatus = 'blocked' | 'ready' | 'claimed' | 'in-review' | 'done' | 'failed'
+
+export interface ProposalView {
+  readonly id: EventId
+  readonly author: PeerIdString
+  readonly titles: readonly string[]
+  readonly rationale: string
+  /** Most choices it got under any one committee event. */
+  readonly votes: number
+  readonly equivocated: boolean
+}
+
+export interface BallotView {
+  readonly id: EventId
+  readonly author: PeerIdString
+  readonly committee: EventId
+  readonly choice: EventId | null
+  readonly notes: string
+  readonly equivocated: boolean
+}
+
+export interface AttemptView {
+  readonly attempt: number
+  readonly proposals: readonly ProposalView[]
+  readonly ballots: readonly BallotView[]
+  readonly outcome: 'open' | 'won' | 'failed'
+  readonly winner: EventId | null
+  /** The ballot that completed the winning quorum. */
+  readonly decidedBy: EventId | null
+  /** Members of the latest committee that have not cast a ballot under it. */
+  readonly waitingFor: readonly PeerIdString[]
+}
+
+export interface TreeNode {
+  readonly id: NodeId
+  readonly parent: NodeId | null
+  readonly index: number
+  readonly depth: number
+  readonly title: string
+  readonly detail: string
+  /** Sibling nodes whose results this one needs first. */
+  readonly dependsOn: readonly NodeId[]
+  /** What a proposal for this node cites, besides the goal: the split that made it. */
+  readonly evidence: readonly EventId[]
+  readonly kind: 'decomposing' | 'leaf' | 'composite'
+  readonly leafReason: LeafReason | null
+  readonly attempts: readonly AttemptView[]
+  readonly accepted: EventId | null
+  readonly children: readonly NodeId[]
+  /** The leaf's own task, or the composite's roll-up task. */
+  readonly task: TaskId | null
+  readonly status: NodeStatus
+  /** Why nothing happens at this node right now, in words; null when something can happen. */
+  readonly waiting: string | null
+}
+
+export interface ChainView {
+  readonly claim: EventId
+  readonly owner: PeerIdString
+  readonly claimedAt: Hlc
+  readonly renewals: number
+  /** The chain's last claim or renewal event. */
+  readonly last: EventId
+  /** Wall ms at which the lease lapses (last renewal + leaseMs, capped at claim + maxClaimMs). */
+  readonly lapseMs: number
+  readonly end: null | { readonly kind: 'result' | 'released' | 'failed' | 'rejected' | 'superseded', readonly event: EventId }
+}
+
+export interface ResultView {
+  readonly id: EventId
+  readonly author: PeerIdString
+  readonly claim: EventId
+  readonly at: Hlc
+  readonly output: string
+  readonly model: string
+  readonly source: 'llm' | 'offline'
+  readonly accepted: boolean
+  readonly review: 'none' | 'pending' | 'accepted' | 'rejected'
+}
+
+export interface TaskView {
+  readonly id: TaskId
+  readonly node: NodeId
+  readonly kind: 'leaf' | 'rollup'
+  readonly status: TaskStatus
+  /** Nodes that must finish (done or failed) before this task can be claimed. */
+  readonly blockedBy: readonly NodeId[]
+  /** The stamp after which a claim counts; null while blocked. */
+  readonly readyAt: Hlc | null
+  /** What a claim cites so that it is delivered after the events that made the task claimable. */
+  readonly evidence: readonly EventId[]
+  readonly chains: readonly ChainView[]
+  readonly owner: PeerIdString | null
+  readonly results: readonly ResultView[]
+  readonly accepted: EventId | null
+  /** Results beyond the accepted one: each a duplicate execution. */
+  readonly duplicates: number
+  readonly failures: number
+  readonly attemptsAllowed: number
+  readonly finishedAt: Hlc | null
+  readonly finishEvent: EventId | null
+  /** Claims that lost a race, came before the task was ready, or arrived after it finished. */
+  readonly ignoredClaims: number
+}
+
+export interface Equivocation {
+  readonly author: PeerIdString
+  readonly slot: string
+  readonly events: readonly EventId[]
+}
+
+export interface CommitteeView {
+  readonly event: EventId
+  readonly members: readonly PeerIdString[]
+  readonly quorum: number
+}
+
+export interface PlanTree {
+  readonly plan: PlanId
+  readonly goal: string
+  readonly author: PeerIdString
+  readonly submittedAt: Hlc
+  readonly params: PlanParams
+  readonly committees: readonly CommitteeView[]
+  readonly status: PlanStatus
+  readonly statusReason: string
+  readonly budgetTokens: number
+  readonly spentTokens: number
+  readonly root: NodeId
+  /** Breadth-first from the root, children in split order. */
+  readonly nodes: readonly TreeNode[]
+  /** In the order of `nodes`. */
+  readonly tasks: readonly TaskView[]
+  readonly equivocations: readonly Equivocation[]
+  readonly deliverable: null | { readonly task: TaskId, readonly result: EventId, readonly output: string }
+  readonly events: number
+  readonly duplicates: number
+  readonly ignoredClaims: number
+}
