@@ -40,10 +40,11 @@ function reject (reason: DepRejectReason, detail: string): DepRejection {
 }
 
 /**
- * Check an event against its deps. `deps` holds every id in `e.env.deps`
- * (the caller only asks once they are all present).
+ * Check an event against its deps. `deps` finds every id in `e.env.deps`
+ * (the caller only asks once they are all present); it may hold more, but
+ * only the event's own deps are consulted.
  */
-export function checkDeps (e: PlanEvent, deps: ReadonlyMap<EventId, PlanEvent>): DepRejection | null {
+export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent | undefined }): DepRejection | null {
   for (const id of e.env.deps) {
     const d = deps.get(id)
     if (d === undefined) return reject('bad-reference', `dep ${id} not supplied`)
@@ -54,16 +55,11 @@ export function checkDeps (e: PlanEvent, deps: ReadonlyMap<EventId, PlanEvent>):
   if (e.env.type === 'goal-submitted') {
     return e.env.deps.length === 0 ? null : reject('bad-reference', 'a goal has no deps')
   }
-  const goal = deps.get(e.env.plan as EventId)
+  const own = (id: EventId): PlanEvent | undefined => e.env.deps.includes(id) ? deps.get(id) : undefined
+  const goal = own(e.env.plan as EventId)
   if (goal === undefined || !isType(goal, 'goal-submitted')) return reject('missing-goal-dep', `deps must include the plan's goal ${e.env.plan}`)
   const params = goal.env.body.params
-  const ref = <T extends EventType>(id: EventId | null, type: T, what: string): PlanEvent<T> | DepRejection => {
-    const d = id === null ? undefined : deps.get(id)
-    if (d === undefined) return reject('bad-reference', `${what} ${String(id)} must be among the deps`)
-    if (!isType(d, type)) return reject('bad-reference', `${what} ${String(id)} is a ${d.env.type}, not a ${type}`)
-    return d
-  }
-  const isRejection = (x: unknown): x is DepRejection => typeof x === 'object' && x !== null && 'reason' in x && !('env' in x)
+  const ref = <T extends EventType>(id: EventId | null, type: T, what: string): PlanEvent<T> | DepRejection => refOf(e, deps, id, type, what)
 
   switch (e.env.type) {
     case 'committee-amended':
@@ -77,7 +73,7 @@ export function checkDeps (e: PlanEvent, deps: ReadonlyMap<EventId, PlanEvent>):
     }
     case 'ballot-cast': {
       const b = (e as PlanEvent<'ballot-cast'>).env.body
-      const c = deps.get(b.committee)
+      const c = own(b.committee)
       const committee = c === undefined ? undefined : committeeOf(c)
       if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
       if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
@@ -92,7 +88,7 @@ export function checkDeps (e: PlanEvent, deps: ReadonlyMap<EventId, PlanEvent>):
     case 'task-claimed': {
       const b = (e as PlanEvent<'task-claimed'>).env.body
       if (b.prev === null) return null
-      const p = deps.get(b.prev)
+      const p = own(b.prev)
       return p === undefined ? reject('bad-reference', `prev ${b.prev} must be among the deps`) : null
     }
     case 'claim-renewed': {
@@ -101,7 +97,7 @@ export function checkDeps (e: PlanEvent, deps: ReadonlyMap<EventId, PlanEvent>):
       if (isRejection(claim)) return claim
       if (claim.env.author !== e.env.author) return reject('not-claim-owner', 'only the claimant renews its claim')
       if (claim.env.body.task !== b.task) return reject('bad-reference', 'renewal names another task than its claim')
-      const prev = deps.get(b.prev)
+      const prev = own(b.prev)
       if (prev === undefined) return reject('bad-reference', `prev ${b.prev} must be among the deps`)
       if (prev.id !== claim.id && !(isType(prev, 'claim-renewed') && prev.env.body.claim === claim.id)) return reject('bad-reference', 'prev must be the claim or a renewal of it')
       if (e.env.hlc.ms - prev.env.hlc.ms > params.leaseMs) return reject('late-renewal', `renewed ${e.env.hlc.ms - prev.env.hlc.ms} ms after its predecessor; the lease is ${params.leaseMs} ms`)
@@ -124,7 +120,7 @@ export function checkDeps (e: PlanEvent, deps: ReadonlyMap<EventId, PlanEvent>):
       const result = ref(b.result, 'result-reported', 'result')
       if (isRejection(result)) return result
       if (result.env.body.task !== b.task) return reject('bad-reference', 'review names another task than its result')
-      const c = deps.get(b.committee)
+      const c = own(b.committee)
       const committee = c === undefined ? undefined : committeeOf(c)
       if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
       if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
@@ -135,6 +131,18 @@ export function checkDeps (e: PlanEvent, deps: ReadonlyMap<EventId, PlanEvent>):
       return reject('bad-reference', `unknown type ${String(never)}`)
     }
   }
+}
+
+function isRejection (x: unknown): x is DepRejection {
+  return typeof x === 'object' && x !== null && 'reason' in x && !('env' in x)
+}
+
+/** A referenced event, which must be one of `e`'s own deps and of the given type. */
+function refOf<T extends EventType> (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent | undefined }, id: EventId | null, type: T, what: string): PlanEvent<T> | DepRejection {
+  const d = id === null || !e.env.deps.includes(id) ? undefined : deps.get(id)
+  if (d === undefined) return reject('bad-reference', `${what} ${String(id)} must be among the deps`)
+  if (!isType(d, type)) return reject('bad-reference', `${what} ${String(id)} is a ${d.env.type}, not a ${type}`)
+  return d
 }
 
 function checkSplit (attempt: number, children: number, params: PlanParams): DepRejection | null {

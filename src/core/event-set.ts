@@ -43,7 +43,7 @@ export class EventSet {
   private readonly folded = new Map<EventId, PlanEvent>()
   private readonly plans = new Map<PlanId, PlanIndex>()
   private readonly parked = new Map<EventId, Parked>()
-  private readonly waiters = new Map<EventId, Set<EventId>>()
+  private readonly waiters = new Map<EventId, EventId[]>()
   private readonly rejected = new Set<EventId>()
   private readonly maxParked: number
   private readonly parkTtlMs: number
@@ -94,11 +94,15 @@ export class EventSet {
   /** Add one verified event. `nowMs` is local wall time, used only to hold back stamps from the future. */
   add (e: PlanEvent, nowMs: number): AddOutcome {
     if (this.folded.has(e.id) || this.parked.has(e.id)) return { status: 'duplicate' }
-    if (this.rejected.has(e.id)) return { status: 'rejected', reason: 'builds-on-rejected', detail: 'this event was rejected before' }
-    const bad = e.env.deps.find(d => this.rejected.has(d))
-    if (bad !== undefined) return this.rejectOutcome(e.id, 'builds-on-rejected', `dep ${bad} was rejected`)
-    const missing = e.env.deps.filter(d => !this.folded.has(d))
-    if (missing.length > 0) {
+    if (this.rejected.size > 0) {
+      if (this.rejected.has(e.id)) return { status: 'rejected', reason: 'builds-on-rejected', detail: 'this event was rejected before' }
+      for (const d of e.env.deps) if (this.rejected.has(d)) return this.rejectOutcome(e.id, 'builds-on-rejected', `dep ${d} was rejected`)
+    }
+    let missing: EventId[] | undefined
+    for (const d of e.env.deps) {
+      if (!this.folded.has(d)) (missing ??= []).push(d)
+    }
+    if (missing !== undefined) {
       this.park(e, nowMs, 'missing-deps', missing)
       return { status: 'parked', why: 'missing-deps', missing }
     }
@@ -137,12 +141,7 @@ export class EventSet {
   }
 
   private tryFold (e: PlanEvent): AddOutcome | null {
-    const deps = new Map<EventId, PlanEvent>()
-    for (const d of e.env.deps) {
-      const de = this.folded.get(d)
-      if (de !== undefined) deps.set(d, de)
-    }
-    const rejection = checkDeps(e, deps)
+    const rejection = checkDeps(e, this.folded)
     if (rejection !== null) return this.rejectOutcome(e.id, rejection.reason, rejection.detail)
     this.folded.set(e.id, e)
     const planId = (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
@@ -168,12 +167,9 @@ export class EventSet {
     }
     this.parked.set(e.id, { event: e, since: nowMs, why, missing: missing.length })
     for (const d of missing) {
-      let w = this.waiters.get(d)
-      if (w === undefined) {
-        w = new Set()
-        this.waiters.set(d, w)
-      }
-      w.add(e.id)
+      const w = this.waiters.get(d)
+      if (w === undefined) this.waiters.set(d, [e.id])
+      else w.push(e.id)
     }
   }
 
@@ -184,8 +180,9 @@ export class EventSet {
     for (const d of p.event.env.deps) {
       const w = this.waiters.get(d)
       if (w === undefined) continue
-      w.delete(id)
-      if (w.size === 0) this.waiters.delete(d)
+      const rest = w.filter(x => x !== id)
+      if (rest.length === 0) this.waiters.delete(d)
+      else this.waiters.set(d, rest)
     }
   }
 

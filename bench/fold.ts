@@ -1,0 +1,69 @@
+import { generatePlan } from './gen-plan.js'
+import { Fold, foldAll } from '../src/core/fold.js'
+import { signEvent } from '../src/wire/sign.js'
+import { decodeEvent } from '../src/wire/decode.js'
+import { machine, median, shuffle, report } from './util.js'
+import type { PlanEvent } from '../src/core/events.js'
+
+/**
+ * `npm run bench -- fold`: how fast the pure fold takes decoded, verified
+ * events in shuffled order, how long a full rebuild takes, and (separately)
+ * what decoding and signature checks cost per event.
+ */
+export async function benchFold (): Promise<Record<string, unknown>> {
+  const runs = Number(process.env.BENCH_RUNS ?? 5)
+  const { events, peers } = await generatePlan({ fanout: 5, depth: 5, renewals: 28 })
+  const keys = new Map(peers.map(p => [p.id as string, p.key]))
+  console.error(`fold: generated ${events.length} events; signing them...`)
+  const wire: Uint8Array[] = []
+  for (const e of events) wire.push((await signEvent(e.env, keys.get(e.env.author) as never)).bytes)
+
+  const decodeMs: number[] = []
+  let decoded: PlanEvent[] = []
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now()
+    decoded = wire.map(b => { const d = decodeEvent(b, { swarm: 'test', verify: false }); if (d.kind !== 'event') throw new Error(`decode failed: ${JSON.stringify(d)}`); return d.event })
+    decodeMs.push(performance.now() - t0)
+  }
+  const sample = wire.slice(0, 10_000)
+  const verifyMs: number[] = []
+  for (let r = 0; r < Math.min(runs, 3); r++) {
+    const t0 = performance.now()
+    for (const b of sample) { if (decodeEvent(b, { swarm: 'test', verify: true }).kind !== 'event') throw new Error('verify failed') }
+    verifyMs.push(performance.now() - t0)
+  }
+
+  const foldMs: number[] = []
+  const rebuildMs: number[] = []
+  let hash = ''
+  let heapMb = 0
+  for (let r = 0; r < runs; r++) {
+    const shuffled = shuffle(decoded, 1 + r)
+    globalThis.gc?.()
+    const t0 = performance.now()
+    const f = new Fold({ maxParked: 200_000 })
+    const now = Date.now() + 1e12
+    for (const e of shuffled) f.add(e, now)
+    const h = f.swarmHash()
+    foldMs.push(performance.now() - t0)
+    heapMb = Math.max(heapMb, process.memoryUsage().heapUsed / 2 ** 20)
+    if (hash !== '' && h !== hash) throw new Error('fold is order-dependent: hashes differ between shuffles')
+    hash = h
+    const t1 = performance.now()
+    const g = foldAll(decoded)
+    if (g.swarmHash() !== hash) throw new Error('rebuild differs from incremental fold')
+    rebuildMs.push(performance.now() - t1)
+  }
+  const n = events.length
+  return report('fold', {
+    events: n,
+    eventsPerSec: Math.round(n / (median(foldMs) / 1000)),
+    foldMs: Math.round(median(foldMs)),
+    rebuildMs: Math.round(median(rebuildMs)),
+    decodePerSec: Math.round(n / (median(decodeMs) / 1000)),
+    verifyPerSec: Math.round(sample.length / (median(verifyMs) / 1000)),
+    heapUsedMb: Math.round(heapMb),
+    runs,
+    machine: machine()
+  })
+}
