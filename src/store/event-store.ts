@@ -1,0 +1,438 @@
+/**
+ * The durable event log: every event a node holds, as the exact bytes it
+ * received, in `<data dir>/events.sqlite`.
+ *
+ * The store is deliberately ignorant of the event format. It keeps opaque
+ * bytes under their id and plan, and the caller decodes and verifies them on
+ * the way back in, exactly as it does for gossip and sync. Since the plan is a
+ * fold over the *set* of events, the store needs no order, no updates and no
+ * deletes: insert-if-absent is the whole write API, which is what makes
+ * replays from gossip and sync harmless.
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { logger } from '@libp2p/logger'
+import Database from 'better-sqlite3'
+import { EventStoreFileError, InvalidEventRowError } from './errors.js'
+
+const log = logger('plan-swarm:store')
+
+/** The file name of the events database inside a data dir. */
+export const EVENTS_FILE = 'events.sqlite'
+
+/** The schema this code reads and writes, kept in the `meta` table. */
+export const EVENT_STORE_SCHEMA_VERSION = 1
+
+/** Rows `load` and `loadPlan` read per query: bounds memory, and frees the connection between pages. */
+const PAGE_ROWS = 512
+
+/** How long a writer waits for another connection's lock before failing (ms). */
+const BUSY_TIMEOUT_MS = 5_000
+
+/**
+ * WAL pages between automatic checkpoints (SQLite's default is 1000). Each
+ * checkpoint costs two fsyncs, which dominate single-row puts; 4000 pages
+ * (16 MiB) halves the put cost while keeping the WAL small.
+ */
+const WAL_AUTOCHECKPOINT_PAGES = 4_000
+/** The WAL file is truncated back to at most this after a checkpoint. */
+const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
+
+/** An event as it is written. */
+export interface EventRow {
+  /** The event id: 64 lowercase hex characters. */
+  readonly id: string
+  /** The plan the event belongs to (for a `goal-submitted`, its own id). */
+  readonly plan: string
+  /** The event exactly as received (envelope and signature); never empty. */
+  readonly bytes: Uint8Array
+  /** Local wall time of arrival, for operators; not part of the plan. */
+  readonly receivedMs: number
+}
+
+/** An event as it is read back. */
+export interface StoredEvent {
+  readonly id: string
+  readonly plan: string
+  readonly bytes: Uint8Array
+}
+
+/**
+ * A row that `load` skipped because it cannot be an event this store wrote
+ * (only another tool or disk trouble makes one). It has been moved from
+ * `events` to the `damaged_events` table, where an operator can inspect it.
+ */
+export interface DamagedRow {
+  /** SQLite's rowid, so an operator can find the row. */
+  readonly rowid: number
+  /** Whatever the id column held (it may not even be a string). */
+  readonly id: unknown
+  readonly problem: string
+}
+
+export interface LoadCounts {
+  /** Rows handed to `onRow`. */
+  readonly loaded: number
+  /** Rows handed to `onDamaged` and skipped. */
+  readonly damaged: number
+}
+
+/**
+ * A node's durable set of events.
+ *
+ * Invariants: a row is either *valid* (64 lowercase hex id, text plan,
+ * non-empty blob bytes) or *damaged*. `put` only ever writes valid rows (the
+ * schema's CHECK constraints back that up), so damage can only come from
+ * outside: another tool, or the disk. `load` and `loadPlan` deliver exactly
+ * the valid rows and move damaged ones aside into `damaged_events`, after
+ * which `count`, `countByPlan`, `ids` and `plans` (plain, fast queries) are
+ * exact again. `has` and `get` check the row itself, so a damaged row looks
+ * absent even before a load, and sync fetches the event again (the next `put`
+ * of that id replaces the damaged row).
+ *
+ * Every method is synchronous. A write is durable against a process kill
+ * (SIGKILL included) once it returns (WAL, synchronous=NORMAL), though not
+ * against power loss: so a node can store its own event before publishing
+ * it, and after a restart still knows what it signed (no accidental
+ * equivocation).
+ */
+export interface EventStore {
+  /** `<dir>/events.sqlite`, or `:memory:`. */
+  readonly path: string
+  /**
+   * Stores an event if its id is not there yet. Idempotent: returns true only
+   * when this call stored it (a new id, or a repair of a damaged row).
+   * @throws InvalidEventRowError for a row the store would call damaged.
+   */
+  put (row: EventRow): boolean
+  /**
+   * `put` for many rows in one transaction: all are stored or, if one is
+   * invalid, none. Returns how many were newly stored.
+   */
+  putMany (rows: Iterable<EventRow>): number
+  has (id: string): boolean
+  get (id: string): Uint8Array | undefined
+  /** How many events the store holds (rows damaged behind its back count until a load moves them aside). */
+  count (): number
+  countByPlan (plan: string): number
+  /**
+   * Streams every row to `onRow`, in insertion order, a page at a time, so
+   * memory stays bounded however large the store. A damaged row goes to
+   * `onDamaged` instead, is moved into `damaged_events`, and is skipped:
+   * never fatal. The callbacks may call back into the store, writes included
+   * (the connection is free between pages); rows stored during the load may
+   * or may not be visited.
+   */
+  load (onRow: (row: StoredEvent) => void, onDamaged: (info: DamagedRow) => void): LoadCounts
+  /** `load` restricted to one plan: how a finished plan that left memory is brought back on demand. */
+  loadPlan (plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts
+  /** Every id, sorted ascending (the order set reconciliation ranges over). */
+  ids (): string[]
+  /** Every plan id that has at least one event, sorted ascending. */
+  plans (): string[]
+  /** Closes the database. Idempotent; any other call afterwards throws. */
+  close (): void
+}
+
+const HEX_ID = /^[0-9a-f]{64}$/
+
+/**
+ * The SQL twin of `rowProblem`: true for a valid row. The two must agree, or
+ * `has` would disagree with what `load` delivers (a test pins this).
+ */
+function validSql (t: string): string {
+  return `(typeof(${t}.id) = 'text' AND length(${t}.id) = 64 AND NOT ${t}.id GLOB '*[^0-9a-f]*' ` +
+    `AND typeof(${t}.plan) = 'text' AND typeof(${t}.bytes) = 'blob' AND length(${t}.bytes) > 0)`
+}
+
+/** Why a row read from disk is damaged, or undefined if it is valid. */
+function rowProblem (id: unknown, plan: unknown, bytes: unknown): string | undefined {
+  if (typeof id !== 'string') return `id is ${describe(id)}, not text`
+  if (!HEX_ID.test(id)) return 'id is not 64 lowercase hex characters'
+  if (typeof plan !== 'string') return `plan is ${describe(plan)}, not text`
+  if (!(bytes instanceof Uint8Array)) return `bytes is ${describe(bytes)}, not a blob`
+  if (bytes.byteLength === 0) return 'bytes is an empty blob'
+  return undefined
+}
+
+function describe (value: unknown): string {
+  if (value === null) return 'NULL'
+  if (value instanceof Uint8Array) return 'a blob'
+  return `a ${typeof value}`
+}
+
+/** Why a row handed to `put` is invalid, or undefined. */
+function inputProblem (row: EventRow): string | undefined {
+  if (typeof row.id !== 'string' || !HEX_ID.test(row.id)) return `id ${JSON.stringify(row.id)} is not 64 lowercase hex characters`
+  if (typeof row.plan !== 'string') return `plan of ${row.id} is not a string`
+  if (!(row.bytes instanceof Uint8Array) || row.bytes.byteLength === 0) return `bytes of ${row.id} must be a non-empty Uint8Array`
+  if (!Number.isSafeInteger(row.receivedMs)) return `receivedMs of ${row.id} is not an integer`
+  return undefined
+}
+
+const SCHEMA = `
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+);
+CREATE TABLE events (
+  id TEXT PRIMARY KEY NOT NULL
+    CHECK (typeof(id) = 'text' AND length(id) = 64 AND NOT id GLOB '*[^0-9a-f]*'),
+  plan TEXT NOT NULL CHECK (typeof(plan) = 'text'),
+  bytes BLOB NOT NULL CHECK (typeof(bytes) = 'blob' AND length(bytes) > 0),
+  received_ms INTEGER NOT NULL
+);
+CREATE INDEX events_plan ON events (plan);
+`
+
+/** Where `load` moves damaged rows; untyped, so any value fits. Recreated if missing: it holds nothing the plan needs. */
+const DAMAGED_SCHEMA = `
+CREATE TABLE IF NOT EXISTS damaged_events (
+  rowid_was INTEGER,
+  id,
+  plan,
+  bytes,
+  received_ms,
+  problem TEXT NOT NULL,
+  moved_ms INTEGER NOT NULL
+);
+`
+
+interface RawRow {
+  rowid: number
+  id: unknown
+  plan: unknown
+  bytes: unknown
+}
+
+/**
+ * Opens (creating if needed) the event store in `dir`, or a throwaway one in
+ * memory for tests and the simulator.
+ * @throws EventStoreFileError if the file is not a plan-swarm event database,
+ *   is from a newer schema, or cannot be opened.
+ */
+export function openEventStore (opts: { dir: string } | { memory: true }): EventStore {
+  let path: string
+  if ('dir' in opts) {
+    try {
+      mkdirSync(opts.dir, { recursive: true, mode: 0o700 })
+    } catch (err) {
+      throw new EventStoreFileError(join(opts.dir, EVENTS_FILE), `cannot be created: ${(err as Error).message}; check the data dir's permissions or pass --data-dir <another dir>`, { cause: err })
+    }
+    path = join(opts.dir, EVENTS_FILE)
+  } else {
+    path = ':memory:'
+  }
+
+  let db: Database.Database
+  try {
+    db = new Database(path)
+  } catch (err) {
+    throw new EventStoreFileError(path, `cannot be opened: ${(err as Error).message}; check its permissions or pass --data-dir <another dir>`, { cause: err })
+  }
+  try {
+    configure(db, path)
+    migrate(db, path)
+    return new SqliteEventStore(db, path)
+  } catch (err) {
+    db.close()
+    if (err instanceof EventStoreFileError) throw err
+    throw new EventStoreFileError(path, `is not a usable plan-swarm event database (${(err as Error).message}); move it aside (or restore a backup) and restart, or pass --data-dir <another dir>`, { cause: err })
+  }
+}
+
+function configure (db: Database.Database, path: string): void {
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  if (path === ':memory:') return
+  const mode = db.pragma('journal_mode = WAL', { simple: true })
+  if (mode !== 'wal') log.error('%s: journal_mode is %s, not wal; writes stay safe but slower', path, mode)
+  // In WAL mode NORMAL syncs only at checkpoints: a killed process loses
+  // nothing (the WAL is in the OS page cache), a power cut may lose the last
+  // transactions, and the database stays consistent either way.
+  db.pragma('synchronous = NORMAL')
+  db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`)
+  db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`)
+}
+
+function migrate (db: Database.Database, path: string): void {
+  db.transaction(() => {
+    const hasMeta = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").pluck().get() !== undefined
+    if (!hasMeta) {
+      const objects = db.prepare("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'").pluck().get() as number
+      if (objects > 0) {
+        throw new EventStoreFileError(path, 'is a SQLite database but not a plan-swarm event store; move it aside or pass --data-dir <another dir>')
+      }
+      db.exec(SCHEMA)
+      db.exec(DAMAGED_SCHEMA)
+      db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?)").run(String(EVENT_STORE_SCHEMA_VERSION))
+      log('%s: created schema version %d', path, EVENT_STORE_SCHEMA_VERSION)
+      return
+    }
+    const raw = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()
+    const version = typeof raw === 'string' && /^[0-9]+$/.test(raw) ? Number(raw) : undefined
+    if (version === undefined) {
+      throw new EventStoreFileError(path, `has no readable schema version (found ${JSON.stringify(raw ?? null)}); restore a backup or move it aside and let the node resync`)
+    }
+    if (version > EVENT_STORE_SCHEMA_VERSION) {
+      throw new EventStoreFileError(path, `was written by a newer plan-swarm (schema ${version}; this build reads ${EVENT_STORE_SCHEMA_VERSION}); upgrade plan-swarm or pass --data-dir <another dir>`)
+    }
+    if (version < EVENT_STORE_SCHEMA_VERSION) {
+      // No older schema has ever shipped; a migration goes here when one does.
+      throw new EventStoreFileError(path, `has schema ${version}, which this build cannot migrate; move it aside and let the node resync`)
+    }
+    db.exec(DAMAGED_SCHEMA)
+  }).immediate()
+}
+
+class SqliteEventStore implements EventStore {
+  readonly path: string
+  private readonly db: Database.Database
+  private readonly insertStmt: Database.Statement<[string, string, Uint8Array, number]>
+  private readonly hasStmt: Database.Statement<[string]>
+  private readonly getStmt: Database.Statement<[string]>
+  private readonly countStmt: Database.Statement<[]>
+  private readonly countPlanStmt: Database.Statement<[string]>
+  private readonly pageStmt: Database.Statement<[number, number], RawRow>
+  private readonly planPageStmt: Database.Statement<[string, number, number], RawRow>
+  private readonly idsStmt: Database.Statement<[]>
+  private readonly plansStmt: Database.Statement<[]>
+  private readonly moveAsideTx: (rowid: number, problem: string) => void
+  private readonly putManyTx: (rows: Iterable<EventRow>) => number
+  private closed = false
+
+  constructor (db: Database.Database, path: string) {
+    this.db = db
+    this.path = path
+    // Insert if absent; if the id is present but its row is damaged (which
+    // only another tool or disk trouble can cause), the new row replaces it.
+    this.insertStmt = db.prepare(
+      'INSERT INTO events (id, plan, bytes, received_ms) VALUES (?, ?, ?, ?) ' +
+      'ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, bytes = excluded.bytes, received_ms = excluded.received_ms ' +
+      `WHERE NOT ${validSql('events')}`
+    )
+    // One-row lookups can afford to check the row; whole-table queries below
+    // cannot (a predicate makes them scan every row: 10-50x slower), and rely
+    // on `load` having moved damaged rows aside.
+    this.hasStmt = db.prepare(`SELECT 1 FROM events e WHERE e.id = ? AND ${validSql('e')}`).pluck()
+    this.getStmt = db.prepare(`SELECT e.bytes FROM events e WHERE e.id = ? AND ${validSql('e')}`).pluck()
+    this.countStmt = db.prepare('SELECT count(*) FROM events').pluck()
+    this.countPlanStmt = db.prepare('SELECT count(*) FROM events WHERE plan = ?').pluck()
+    this.pageStmt = db.prepare<[number, number], RawRow>(
+      'SELECT rowid AS rowid, id, plan, bytes FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?'
+    )
+    this.planPageStmt = db.prepare<[string, number, number], RawRow>(
+      'SELECT rowid AS rowid, id, plan, bytes FROM events WHERE plan = ? AND rowid > ? ORDER BY rowid LIMIT ?'
+    )
+    this.idsStmt = db.prepare('SELECT id FROM events ORDER BY id').pluck()
+    this.plansStmt = db.prepare('SELECT DISTINCT plan FROM events ORDER BY plan').pluck()
+    const copyAside = db.prepare<[string, number, number]>(
+      'INSERT INTO damaged_events (rowid_was, id, plan, bytes, received_ms, problem, moved_ms) ' +
+      'SELECT rowid, id, plan, bytes, received_ms, ?, ? FROM events WHERE rowid = ?'
+    )
+    const deleteRow = db.prepare<[number]>('DELETE FROM events WHERE rowid = ?')
+    this.moveAsideTx = db.transaction((rowid: number, problem: string) => {
+      copyAside.run(problem, Date.now(), rowid)
+      deleteRow.run(rowid)
+    })
+    this.putManyTx = db.transaction((rows: Iterable<EventRow>): number => {
+      let added = 0
+      for (const row of rows) {
+        if (this.insert(row)) added++
+      }
+      return added
+    })
+  }
+
+  put (row: EventRow): boolean {
+    return this.insert(row)
+  }
+
+  putMany (rows: Iterable<EventRow>): number {
+    return this.putManyTx(rows)
+  }
+
+  private insert (row: EventRow): boolean {
+    const problem = inputProblem(row)
+    if (problem !== undefined) throw new InvalidEventRowError(problem)
+    return this.insertStmt.run(row.id, row.plan, row.bytes, row.receivedMs).changes === 1
+  }
+
+  has (id: string): boolean {
+    return this.hasStmt.get(id) !== undefined
+  }
+
+  get (id: string): Uint8Array | undefined {
+    return this.getStmt.get(id) as Uint8Array | undefined
+  }
+
+  count (): number {
+    return this.countStmt.get() as number
+  }
+
+  countByPlan (plan: string): number {
+    return this.countPlanStmt.get(plan) as number
+  }
+
+  load (onRow: (row: StoredEvent) => void, onDamaged: (info: DamagedRow) => void): LoadCounts {
+    return this.pages((after) => this.pageStmt.all(after, PAGE_ROWS), onRow, onDamaged)
+  }
+
+  loadPlan (plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts {
+    return this.pages((after) => this.planPageStmt.all(plan, after, PAGE_ROWS), onRow, onDamaged)
+  }
+
+  /**
+   * Keyset pagination over rowid. Each page is fully read before any callback
+   * runs, so callbacks may use the store (a live `iterate()` would hold the
+   * connection and make any write from a callback throw).
+   */
+  private pages (
+    page: (afterRowid: number) => RawRow[],
+    onRow: (row: StoredEvent) => void,
+    onDamaged: ((info: DamagedRow) => void) | undefined
+  ): LoadCounts {
+    let loaded = 0
+    let damaged = 0
+    let after = -Infinity
+    for (;;) {
+      const rows = page(after)
+      for (const r of rows) {
+        after = r.rowid
+        const problem = rowProblem(r.id, r.plan, r.bytes)
+        if (problem === undefined) {
+          loaded++
+          onRow({ id: r.id as string, plan: r.plan as string, bytes: r.bytes as Uint8Array })
+        } else {
+          damaged++
+          log.error('%s: moving damaged row %d (id %o) to damaged_events: %s', this.path, r.rowid, r.id, problem)
+          this.moveAside(r.rowid, problem)
+          onDamaged?.({ rowid: r.rowid, id: r.id, problem })
+        }
+      }
+      if (rows.length < PAGE_ROWS) return { loaded, damaged }
+    }
+  }
+
+  /** Best effort: a store that cannot write (read-only file, full disk) still loads. */
+  private moveAside (rowid: number, problem: string): void {
+    try {
+      this.moveAsideTx(rowid, problem)
+    } catch (err) {
+      log.error('%s: could not move damaged row %d aside: %s', this.path, rowid, (err as Error).message)
+    }
+  }
+
+  ids (): string[] {
+    return this.idsStmt.all() as string[]
+  }
+
+  plans (): string[] {
+    return this.plansStmt.all() as string[]
+  }
+
+  close (): void {
+    if (this.closed) return
+    this.closed = true
+    this.db.close()
+  }
+}
