@@ -78,6 +78,7 @@ export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent
       if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
       if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
       if (b.attempt > params.maxAttempts) return reject('params-violated', `attempt ${b.attempt} exceeds maxAttempts ${params.maxAttempts}`)
+      if (b.choice !== null && !e.env.deps.includes(b.choice)) return reject('bad-reference', `choice ${b.choice} must be among the deps`)
       for (const s of b.scores) {
         const p = ref(s.proposal, 'split-proposed', 'scored proposal')
         if (isRejection(p)) return p

@@ -1,5 +1,5 @@
 import { hashParts } from './hash.js'
-import { compareHlc, maxHlc } from './hlc.js'
+import { maxHlc } from './hlc.js'
 import { compareEvents, earliest, sortEvents } from './order.js'
 import { committeeOf } from './dep-rules.js'
 import { decideNode } from './decide-node.js'
@@ -264,7 +264,7 @@ export function derivePlan (index: PlanIndex): PlanTree {
     nodes,
     tasks,
     equivocations: dedup,
-    deliverable: completed && rootTask !== null && accepted !== undefined ? { task: rootTask.id, result: accepted.id, output: accepted.output } : null,
+    deliverable: status === 'completed' && rootTask !== null && accepted !== undefined ? { task: rootTask.id, result: accepted.id, output: accepted.output } : null,
     events: index.events.size,
     duplicates: tasks.reduce((n, t) => n + t.duplicates, 0),
     ignoredClaims: tasks.reduce((n, t) => n + t.ignoredClaims, 0)
@@ -298,8 +298,8 @@ function planStatus (x: {
   budgetTokens: number
   tasks: readonly TaskView[]
 }): { status: PlanStatus, statusReason: string } {
-  const finishedAt = x.rootTask?.finishedAt ?? null
-  if (x.cancel !== undefined && (finishedAt === null || compareHlc(x.cancel.env.hlc, finishedAt) < 0)) {
+  const finishEvent = x.rootTask?.finishEvent === null || x.rootTask === null ? undefined : x.index.events.get(x.rootTask.finishEvent)
+  if (x.cancel !== undefined && (finishEvent === undefined || compareEvents(x.cancel, finishEvent) < 0)) {
     return { status: 'cancelled', statusReason: `cancelled by its author: ${x.cancel.env.body.reason}` }
   }
   if (x.completed) return { status: 'completed', statusReason: 'the root roll-up has an accepted result: the deliverable' }

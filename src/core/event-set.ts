@@ -21,6 +21,11 @@ export interface EventSetOptions {
   readonly maxClockAheadMs?: number
   /** Remember this many rejected ids, so a re-delivered bad event (and what builds on it) is refused at once. */
   readonly maxRejectedIds?: number
+  /**
+   * Told of rejections that no `add` call returns: parked events rejected when
+   * they are finally folded, or because a dep they waited for was rejected.
+   */
+  readonly onRejected?: (id: EventId, reason: DepRejectReason | 'builds-on-rejected', detail: string) => void
 }
 
 interface Parked {
@@ -49,12 +54,14 @@ export class EventSet {
   private readonly parkTtlMs: number
   private readonly maxClockAheadMs: number
   private readonly maxRejectedIds: number
+  private readonly onRejected: EventSetOptions['onRejected']
 
   constructor (opts: EventSetOptions = {}) {
     this.maxParked = opts.maxParked ?? 100_000
     this.parkTtlMs = opts.parkTtlMs ?? 10 * 60_000
     this.maxClockAheadMs = opts.maxClockAheadMs ?? MAX_CLOCK_AHEAD_MS
     this.maxRejectedIds = opts.maxRejectedIds ?? 100_000
+    this.onRejected = opts.onRejected
   }
 
   /** Folded or parked: either way, sync should not send it to us again. */
@@ -131,9 +138,12 @@ export class EventSet {
         expired.push(p.event.id)
       } else if (p.why === 'clock-ahead' && p.event.env.hlc.ms <= nowMs + this.maxClockAheadMs) {
         this.unpark(p.event.id)
-        if (this.tryFold(p.event) === null) {
+        const r = this.tryFold(p.event)
+        if (r === null) {
           folded.push(p.event)
           this.foldWaiters(p.event.id, nowMs, folded)
+        } else if (r.status === 'rejected') {
+          this.onRejected?.(p.event.id, r.reason, r.detail)
         }
       }
     }
@@ -154,9 +164,27 @@ export class EventSet {
     return null
   }
 
+  /**
+   * Remember a rejection, and reject what waits for it: an event built on a
+   * rejected event can never fold, whichever arrived first.
+   */
   private rejectOutcome (id: EventId, reason: DepRejectReason | 'builds-on-rejected', detail: string): AddOutcome {
     if (this.rejected.size >= this.maxRejectedIds) this.rejected.clear()
     this.rejected.add(id)
+    const stack = [id]
+    while (stack.length > 0) {
+      const bad = stack.pop() as EventId
+      const w = this.waiters.get(bad)
+      if (w === undefined) continue
+      this.waiters.delete(bad)
+      for (const waiting of w) {
+        if (!this.parked.has(waiting)) continue
+        this.unpark(waiting)
+        this.rejected.add(waiting)
+        this.onRejected?.(waiting, 'builds-on-rejected', `dep ${bad} was rejected`)
+        stack.push(waiting)
+      }
+    }
     return { status: 'rejected', reason, detail }
   }
 
@@ -204,9 +232,12 @@ export class EventSet {
           this.parked.set(waiting, { event: p.event, since: p.since, why: 'clock-ahead', missing: 0 })
           continue
         }
-        if (this.tryFold(p.event) === null) {
+        const r = this.tryFold(p.event)
+        if (r === null) {
           out.push(p.event)
           stack.push(p.event.id)
+        } else if (r.status === 'rejected') {
+          this.onRejected?.(p.event.id, r.reason, r.detail)
         }
       }
     }

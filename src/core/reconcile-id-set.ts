@@ -3,7 +3,7 @@
  *
  * Ids are event ids (64-char lowercase hex SHA-256), so their string order is
  * their byte order, and their bits are already uniform: a range's fingerprint
- * can be a plain lane-wise sum of id prefixes, kept as prefix sums so that any
+ * can be a plain lane-wise sum of ids, kept as prefix sums so that any
  * range's count and fingerprint cost two binary searches.
  */
 import { sha256 } from '@noble/hashes/sha2.js'
@@ -28,15 +28,62 @@ export const END_BOUND: Bound = '~'
 /** The bound below every id. */
 export const START_BOUND: Bound = ''
 
-const ID_PATTERN = /^[0-9a-f]{64}$/
-
 /** Whether a string is a well-formed event id (64 lowercase hex digits). */
 export function isEventIdHex (id: string): id is EventId {
-  return id.length === 64 && ID_PATTERN.test(id)
+  if (id.length !== 64) return false
+  for (let i = 0; i < 64; i++) {
+    const c = id.charCodeAt(i)
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false
+  }
+  return true
 }
 
-/** 32-bit lanes of each id that the fingerprint sums (the first 16 bytes). */
-const LANES = 4
+/** 32-bit lanes of each id that the fingerprint sums: the whole id. */
+const LANES = 8
+
+/** Writes the LANES 32-bit big-endian words of a (valid) hex id into `out` at `at`. */
+function parseLanes (id: string, out: Uint32Array, at: number): void {
+  for (let l = 0; l < LANES; l++) {
+    let v = 0
+    for (let c = 8 * l; c < 8 * l + 8; c++) {
+      const code = id.charCodeAt(c)
+      v = v * 16 + (code <= 57 ? code - 48 : code - 87)
+    }
+    out[at + l] = v
+  }
+}
+
+/** Below this many ids, an id's position fits beside its 32-bit lane in a double's 53-bit mantissa. */
+const POSITION_SPACE = 1 << 21
+
+/** Positions of `ids` in ascending order, given their lanes (a numeric sort on lane 0, string order for ties). */
+function sortByLanes (ids: readonly string[], lanes: Uint32Array): Uint32Array {
+  const k = ids.length
+  const order = new Uint32Array(k)
+  if (k >= POSITION_SPACE) {
+    const positions = Array.from({ length: k }, (_, i) => i)
+    positions.sort((x, y) => ((ids[x] as string) < (ids[y] as string) ? -1 : 1))
+    order.set(positions)
+    return order
+  }
+  const keyed = new Float64Array(k)
+  for (let i = 0; i < k; i++) keyed[i] = (lanes[i * LANES] as number) * POSITION_SPACE + i
+  keyed.sort()
+  for (let i = 0; i < k; i++) order[i] = (keyed[i] as number) % POSITION_SPACE
+  // Ids that share their first 32 bits (rare) are put in string order.
+  let runStart = 0
+  for (let i = 1; i <= k; i++) {
+    const same = i < k && lanes[(order[i] as number) * LANES] === lanes[(order[runStart] as number) * LANES]
+    if (same) continue
+    if (i - runStart > 1) {
+      const run = Array.from(order.subarray(runStart, i))
+      run.sort((x, y) => ((ids[x] as string) < (ids[y] as string) ? -1 : 1))
+      order.set(run, runStart)
+    }
+    runStart = i
+  }
+  return order
+}
 
 /** Outcome of {@link IdSet.add}: malformed ids are refused as a value, never thrown. */
 export type IdSetAddOutcome = 'added' | 'present' | 'invalid'
@@ -123,45 +170,47 @@ export class IdSnapshot {
     return this.ids.length
   }
 
-  /** A new snapshot holding these ids too; `added` must hold valid ids, none of them already here (it is sorted in place). */
-  merge (added: string[]): IdSnapshot {
-    added.sort()
+  /**
+   * A new snapshot holding these ids too; `added` must hold valid ids, none
+   * of them already here. The new ids are ordered by their first 32 bits as
+   * numbers (a typed-array sort, far cheaper than comparing strings), ties by
+   * string, then merged with the old ids in one pass.
+   */
+  merge (added: readonly string[]): IdSnapshot {
+    const k = added.length
+    const lanes = new Uint32Array(k * LANES)
+    for (let j = 0; j < k; j++) parseLanes(added[j] as string, lanes, j * LANES)
+    const order = sortByLanes(added, lanes)
     const old = this.ids
     const oldSums = this.sums
-    const n = old.length + added.length
+    const n = old.length + k
     const ids: string[] = new Array<string>(n)
     const sums = new Uint32Array((n + 1) * LANES)
-    let a0 = 0
-    let a1 = 0
-    let a2 = 0
-    let a3 = 0
     let i = 0
     let j = 0
-    for (let k = 0; k < n; k++) {
-      const fromOld = i < old.length && (j >= added.length || (old[i] as string) < (added[j] as string))
-      if (fromOld) {
-        ids[k] = old[i] as string
+    for (let w = 0; w < n; w++) {
+      const r = w * LANES
+      let fromOld = i < old.length
+      if (fromOld && j < k) {
         const p = i * LANES
-        const q = p + LANES
-        a0 = (a0 + (oldSums[q] as number) - (oldSums[p] as number)) >>> 0
-        a1 = (a1 + (oldSums[q + 1] as number) - (oldSums[p + 1] as number)) >>> 0
-        a2 = (a2 + (oldSums[q + 2] as number) - (oldSums[p + 2] as number)) >>> 0
-        a3 = (a3 + (oldSums[q + 3] as number) - (oldSums[p + 3] as number)) >>> 0
+        const first = ((oldSums[p + LANES] as number) - (oldSums[p] as number)) >>> 0
+        const theirs = lanes[(order[j] as number) * LANES] as number
+        fromOld = first < theirs || (first === theirs && (old[i] as string) < (added[order[j] as number] as string))
+      }
+      if (fromOld) {
+        const p = i * LANES
+        ids[w] = old[i] as string
+        for (let l = 0; l < LANES; l++) {
+          sums[r + LANES + l] = (sums[r + l] as number) + (oldSums[p + LANES + l] as number) - (oldSums[p + l] as number)
+        }
         i++
       } else {
-        const id = added[j] as string
-        ids[k] = id
-        a0 = (a0 + parseInt(id.slice(0, 8), 16)) >>> 0
-        a1 = (a1 + parseInt(id.slice(8, 16), 16)) >>> 0
-        a2 = (a2 + parseInt(id.slice(16, 24), 16)) >>> 0
-        a3 = (a3 + parseInt(id.slice(24, 32), 16)) >>> 0
+        const at = order[j] as number
+        const q = at * LANES
+        ids[w] = added[at] as string
+        for (let l = 0; l < LANES; l++) sums[r + LANES + l] = (sums[r + l] as number) + (lanes[q + l] as number)
         j++
       }
-      const r = (k + 1) * LANES
-      sums[r] = a0
-      sums[r + 1] = a1
-      sums[r + 2] = a2
-      sums[r + 3] = a3
     }
     return new IdSnapshot(ids, sums)
   }
@@ -193,7 +242,7 @@ export class IdSnapshot {
 
   /**
    * Fingerprint of `ids[i0..i1)`: SHA-256 of the count and the lane-wise sums
-   * (mod 2^32) of the ids' first 16 bytes, cut to {@link FINGERPRINT_BYTES}.
+   * (mod 2^32) of the ids' eight 32-bit words, cut to {@link FINGERPRINT_BYTES}.
    * Sums make it a function of the set alone (not of how it was split or
    * built) and O(1) from prefix sums; hashing with the count keeps sets of
    * different sizes from matching by a sum coincidence. Not proof against

@@ -104,6 +104,9 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
           chains.push(view({ kind: 'rejected', event: end.id }))
           failures++
           after = r.by.env.hlc
+          // A task reopens only when all its results are rejected: a superseded owner's result may still await review.
+          const waiting = owners.some(o => (index.results.get(o.id) ?? []).some(x => review(x).kind === 'pending'))
+          if (waiting) { status = 'in-review'; break }
           if (failures >= attemptsAllowed) { status = 'failed'; finish = { at: r.by.env.hlc, event: r.by.id, accepted: null }; break }
           continue
         }
@@ -133,19 +136,22 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
     break
   }
 
-  // Results of every chain that owned the task; the earliest (accepted, with review) wins.
+  // Results of every chain that owned the task; the earliest (accepted, with review) wins, if it came
+  // before the task's final failure. A done task never reopens; a failed one only through task-retried.
+  const failedAt = status === 'failed' && finish !== null ? finish.at : null
   const allResults = sortEvents(owners.flatMap(c => index.results.get(c.id) ?? []))
   let accepted: PlanEvent<'result-reported'> | undefined
   let acceptedAt: { at: Hlc, event: EventId } | undefined
   for (const r of allResults) {
     const rv = review(r)
-    if (rv.kind === 'none') { accepted = r; acceptedAt = { at: r.env.hlc, event: r.id }; break }
-    if (rv.kind === 'accepted' && (acceptedAt === undefined || compareHlc(rv.by.env.hlc, acceptedAt.at) < 0)) {
+    const at = rv.kind === 'none' ? { at: r.env.hlc, event: r.id } : rv.kind === 'accepted' ? { at: rv.by.env.hlc, event: rv.by.id } : undefined
+    if (at === undefined || (failedAt !== null && compareHlc(at.at, failedAt) >= 0)) continue
+    if (acceptedAt === undefined || compareHlc(at.at, acceptedAt.at) < 0) {
       accepted = r
-      acceptedAt = { at: rv.by.env.hlc, event: rv.by.id }
+      acceptedAt = at
     }
   }
-  if (accepted !== undefined && acceptedAt !== undefined && status !== 'failed') {
+  if (accepted !== undefined && acceptedAt !== undefined) {
     status = 'done'
     finish = { ...acceptedAt, accepted: accepted.id }
   }
@@ -169,7 +175,7 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
     chains,
     results,
     accepted: accepted?.id ?? null,
-    duplicates: accepted === undefined ? 0 : results.length - 1,
+    duplicates: accepted === undefined ? 0 : results.filter(r => !r.accepted && r.review !== 'rejected').length,
     failures,
     attemptsAllowed,
     finishedAt: finish?.at ?? null,
