@@ -1,0 +1,309 @@
+/**
+ * Catch-up: the `/plan-swarm/sync/1.0.0` stream protocol.
+ *
+ * Two peers reconcile their event-id sets with the pure range-reconciliation
+ * core (src/core/reconcile.ts), so the cost is in proportion to the
+ * difference, and each side pulls the events it lacks. It runs
+ *
+ *   - on every new connection (only the peer with the smaller peer id string
+ *     opens, so two connecting peers do not both start one),
+ *   - every `intervalMs` (jittered) with a random connected peer, from both
+ *     sides, which repairs whatever gossip missed,
+ *   - on demand (`syncWith`).
+ *
+ * At most one session per peer and direction runs at a time: a second
+ * `syncWith` joins the running one, a second inbound stream from a peer is
+ * refused. Events received are handed to `ingest`, which must verify them
+ * exactly like gossiped ones.
+ *
+ * Frames and session rules: see sync-frames.ts and sync-session.ts.
+ */
+import type { Connection, Libp2p, Logger, PeerId, Stream } from '@libp2p/interface'
+import { logger } from '@libp2p/logger'
+import { peerIdFromString } from '@libp2p/peer-id'
+import type { IdSet } from '../core/reconcile.js'
+import { SYNC_PROTOCOL } from '../wire/topics.js'
+import { SyncAbortedError } from './sync-frames.js'
+import type { SyncLimits, SyncStats } from './sync-session.js'
+import { DEFAULT_SYNC_LIMITS, InflightIds, SyncSession } from './sync-session.js'
+
+export { SYNC_PROTOCOL }
+export type { SyncLimits, SyncStats }
+export { DEFAULT_SYNC_LIMITS, MAX_OUTSTANDING_WANTS, MAX_WANT_IDS_PER_FRAME } from './sync-session.js'
+export { SyncAbortedError, SyncProtocolError, SyncTimeoutError } from './sync-frames.js'
+
+export interface SyncServiceInit {
+  readonly libp2p: Libp2p
+  /** The live set of held ids (folded + stored): what is reconciled. */
+  readonly ids: IdSet
+  /** Held, folded or parked: such ids are never requested. */
+  readonly has: (id: string) => boolean
+  /** Wire bytes of a held event, or undefined. */
+  readonly getBytes: (id: string) => Uint8Array | undefined
+  /** Verifies and stores an event received by sync (exactly like gossip). Awaited, in order. */
+  readonly ingest: (bytes: Uint8Array, from: string) => Promise<unknown>
+  /** Periodic sync with a random connected peer; default 10 000 ms (jittered ±20 %); 0 turns it off. */
+  readonly intervalMs?: number
+  /** Delay after `peer:connect` before the on-connect sync; default 100 ms. */
+  readonly onConnectDelayMs?: number
+  /** Sync on every new connection (default true). */
+  readonly syncOnConnect?: boolean
+  /** Inbound sessions at once, all peers together (default 16); one per peer regardless. */
+  readonly maxInboundSessions?: number
+  /** Timeout for opening the stream (dial + protocol negotiation); default 10 000 ms. */
+  readonly openTimeoutMs?: number
+  /** Session bounds (defaults: DEFAULT_SYNC_LIMITS). */
+  readonly limits?: Partial<SyncLimits>
+  /** Called with the stats of every finished session, inbound and outbound. */
+  readonly onSession?: (stats: SyncStats) => void
+  readonly log?: Logger
+}
+
+/** Totals since start. */
+export interface SyncTotals {
+  readonly sessions: number
+  readonly inbound: number
+  readonly outbound: number
+  readonly ok: number
+  readonly failures: number
+  /** Inbound streams refused (a session with that peer already running, or too many at once). */
+  readonly rejected: number
+  readonly active: number
+  readonly bytesSent: number
+  readonly bytesReceived: number
+  readonly eventsSent: number
+  readonly eventsReceived: number
+}
+
+export interface SyncService {
+  /** Registers the protocol handler, the on-connect hook and the periodic timer. */
+  start (): Promise<void>
+  /** Unregisters, aborts running sessions (they resolve with an error stat), clears timers. */
+  stop (): Promise<void>
+  /** Syncs with this peer now (dialing it if needed); joins a session already running to it. Never rejects. */
+  syncWith (peer: PeerId | string): Promise<SyncStats>
+  stats (): SyncTotals
+}
+
+export function createSyncService (init: SyncServiceInit): SyncService {
+  return new SyncServiceImpl(init)
+}
+
+function failedStats (peer: string, error: string, ms: number): SyncStats {
+  return {
+    peer, direction: 'outbound', ok: false, error, rounds: 0, bytesSent: 0, bytesReceived: 0,
+    eventBytesSent: 0, eventBytesReceived: 0, eventsSent: 0, eventsReceived: 0, wanted: 0, ingestErrors: 0, ms
+  }
+}
+
+class SyncServiceImpl implements SyncService {
+  private readonly libp2p: Libp2p
+  private readonly log: Logger
+  private readonly limits: SyncLimits
+  private readonly intervalMs: number
+  private readonly onConnectDelayMs: number
+  private readonly openTimeoutMs: number
+  private readonly maxInbound: number
+  private readonly inflight = new InflightIds()
+  private readonly inbound = new Map<string, { session: SyncSession, done: Promise<unknown> }>()
+  private readonly outbound = new Map<string, { session: SyncSession | null, done: Promise<SyncStats> }>()
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>()
+  private controller = new AbortController()
+  private running = false
+  private periodic: ReturnType<typeof setTimeout> | null = null
+  private totals = {
+    sessions: 0, inbound: 0, outbound: 0, ok: 0, failures: 0, rejected: 0,
+    bytesSent: 0, bytesReceived: 0, eventsSent: 0, eventsReceived: 0
+  }
+
+  constructor (private readonly init: SyncServiceInit) {
+    this.libp2p = init.libp2p
+    this.log = init.log ?? logger('plan-swarm:net:sync')
+    this.limits = { ...DEFAULT_SYNC_LIMITS, ...init.limits }
+    this.intervalMs = init.intervalMs ?? 10_000
+    this.onConnectDelayMs = init.onConnectDelayMs ?? 100
+    this.openTimeoutMs = init.openTimeoutMs ?? 10_000
+    this.maxInbound = init.maxInboundSessions ?? 16
+  }
+
+  async start (): Promise<void> {
+    if (this.running) return
+    this.running = true
+    this.controller = new AbortController()
+    await this.libp2p.handle(SYNC_PROTOCOL, this.onStream, { maxInboundStreams: 4, maxOutboundStreams: 4 })
+    if (this.init.syncOnConnect !== false) this.libp2p.addEventListener('peer:connect', this.onConnect)
+    this.schedulePeriodic()
+  }
+
+  async stop (): Promise<void> {
+    if (!this.running) return
+    this.running = false
+    this.libp2p.removeEventListener('peer:connect', this.onConnect)
+    for (const t of this.timers) clearTimeout(t)
+    this.timers.clear()
+    if (this.periodic !== null) clearTimeout(this.periodic)
+    this.periodic = null
+    this.controller.abort(new SyncAbortedError('sync service stopped'))
+    const pending: Array<Promise<unknown>> = []
+    for (const { session, done } of this.inbound.values()) {
+      session.abort(new SyncAbortedError('sync service stopped'))
+      pending.push(done)
+    }
+    for (const { session, done } of this.outbound.values()) {
+      session?.abort(new SyncAbortedError('sync service stopped'))
+      pending.push(done)
+    }
+    try {
+      await this.libp2p.unhandle(SYNC_PROTOCOL)
+    } catch (err) {
+      this.log.error('unhandle %s failed: %e', SYNC_PROTOCOL, err)
+    }
+    await Promise.allSettled(pending)
+  }
+
+  stats (): SyncTotals {
+    return { ...this.totals, active: this.inbound.size + this.outbound.size }
+  }
+
+  syncWith (peer: PeerId | string): Promise<SyncStats> {
+    const key = peer.toString()
+    const running = this.outbound.get(key)
+    if (running !== undefined) return running.done
+    const entry: { session: SyncSession | null, done: Promise<SyncStats> } = { session: null, done: Promise.resolve(failedStats(key, 'not started', 0)) }
+    entry.done = this.runOutbound(peer, key, entry)
+      .catch((err: unknown) => failedStats(key, err instanceof Error ? err.message : String(err), 0))
+      .then(stats => {
+        this.outbound.delete(key)
+        this.record(stats)
+        return stats
+      })
+    this.outbound.set(key, entry)
+    return entry.done
+  }
+
+  private async runOutbound (peer: PeerId | string, key: string, entry: { session: SyncSession | null }): Promise<SyncStats> {
+    const started = performance.now()
+    if (!this.running) return failedStats(key, 'sync service is not running', 0)
+    let stream: Stream
+    try {
+      const peerId = typeof peer === 'string' ? peerIdFromString(peer) : peer
+      const signal = AbortSignal.any([this.controller.signal, AbortSignal.timeout(this.openTimeoutMs)])
+      stream = await this.libp2p.dialProtocol(peerId, SYNC_PROTOCOL, { signal })
+    } catch (err) {
+      const error = `open: ${err instanceof Error ? err.message : String(err)}`
+      this.log('sync with %s failed to open: %s', key, error)
+      return failedStats(key, error, Math.round(performance.now() - started))
+    }
+    if (!this.running) {
+      stream.abort(new SyncAbortedError('sync service stopped'))
+      return failedStats(key, 'sync service stopped', Math.round(performance.now() - started))
+    }
+    let session: SyncSession
+    try {
+      session = new SyncSession(this.host(), stream, key, 'outbound')
+    } catch (err) {
+      stream.abort(err instanceof Error ? err : new Error(String(err)))
+      throw err
+    }
+    entry.session = session
+    return await session.run()
+  }
+
+  private readonly onStream = (stream: Stream, connection: Connection): void => {
+    const peer = connection.remotePeer.toString()
+    if (!this.running) {
+      stream.abort(new SyncAbortedError('sync service stopped'))
+      return
+    }
+    if (this.inbound.has(peer) || this.inbound.size >= this.maxInbound) {
+      this.totals.rejected++
+      this.log('refusing a sync stream from %s: %s', peer, this.inbound.has(peer) ? 'a session with it is running' : 'too many sessions')
+      stream.abort(new SyncAbortedError('sync busy'))
+      return
+    }
+    let session: SyncSession
+    try {
+      session = new SyncSession(this.host(), stream, peer, 'inbound')
+    } catch (err) {
+      this.log.error('sync session from %s could not start: %e', peer, err)
+      stream.abort(err instanceof Error ? err : new Error(String(err)))
+      return
+    }
+    const done = session.run()
+      .then(stats => { this.record(stats) })
+      .catch((err: unknown) => { this.log.error('sync session from %s: %e', peer, err) })
+      .finally(() => { this.inbound.delete(peer) })
+    this.inbound.set(peer, { session, done })
+  }
+
+  private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
+    const peer = evt.detail
+    const key = peer.toString()
+    if (!(this.libp2p.peerId.toString() < key)) return
+    const timer = setTimeout(() => {
+      this.timers.delete(timer)
+      if (!this.running || this.libp2p.getConnections(peer).length === 0) return
+      void this.syncWith(peer)
+    }, this.onConnectDelayMs)
+    timer.unref?.()
+    this.timers.add(timer)
+  }
+
+  private schedulePeriodic (): void {
+    if (!this.running || this.intervalMs <= 0) return
+    const delay = this.intervalMs * (0.8 + 0.4 * Math.random())
+    this.periodic = setTimeout(() => {
+      this.periodic = null
+      void this.periodicTick().finally(() => { this.schedulePeriodic() })
+    }, delay)
+    this.periodic.unref?.()
+  }
+
+  private async periodicTick (): Promise<void> {
+    if (!this.running) return
+    const candidates: PeerId[] = []
+    for (const peer of this.libp2p.getPeers()) {
+      if (this.outbound.has(peer.toString())) continue
+      try {
+        const known = await this.libp2p.peerStore.get(peer)
+        // Skip peers known not to speak sync; peers whose protocols are unknown are tried.
+        if (known.protocols.length > 0 && !known.protocols.includes(SYNC_PROTOCOL)) continue
+      } catch {
+        // not in the peer store: try it
+      }
+      candidates.push(peer)
+    }
+    if (candidates.length === 0 || !this.running) return
+    const peer = candidates[Math.floor(Math.random() * candidates.length)] as PeerId
+    void this.syncWith(peer)
+  }
+
+  private host (): ConstructorParameters<typeof SyncSession>[0] {
+    const { ids, has, getBytes, ingest } = this.init
+    return { ids, has, getBytes, ingest, inflight: this.inflight, limits: this.limits, log: this.log }
+  }
+
+  private record (stats: SyncStats): void {
+    const t = this.totals
+    t.sessions++
+    if (stats.direction === 'inbound') t.inbound++
+    else t.outbound++
+    if (stats.ok) t.ok++
+    else t.failures++
+    t.bytesSent += stats.bytesSent
+    t.bytesReceived += stats.bytesReceived
+    t.eventsSent += stats.eventsSent
+    t.eventsReceived += stats.eventsReceived
+    if (stats.ok) {
+      this.log('sync %s %s: ok, %d rounds, %d/%d events in/out, %d/%d bytes in/out, %d ms', stats.direction, stats.peer,
+        stats.rounds, stats.eventsReceived, stats.eventsSent, stats.bytesReceived, stats.bytesSent, stats.ms)
+    } else {
+      this.log('sync %s %s failed after %d ms: %s', stats.direction, stats.peer, stats.ms, stats.error)
+    }
+    try {
+      this.init.onSession?.(stats)
+    } catch (err) {
+      this.log.error('onSession threw: %e', err)
+    }
+  }
+}
