@@ -1,0 +1,46 @@
+import './polyfill.js'
+import { ConfigError, helpText, parseNodeArgs } from './runtime/config.js'
+import { generateSwarmKey } from './net/swarm-key.js'
+
+/**
+ * `npm start -- ...`: argument parsing and dispatch only. Every failure the
+ * user can fix ends with a message saying how, and a documented exit code.
+ */
+async function main (argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === 'keygen') {
+    if (rest.length > 0) throw new ConfigError(`keygen takes no arguments (got ${rest.join(' ')}); use: npm start -- keygen > swarm.key`)
+    process.stdout.write(generateSwarmKey())
+    return 0
+  }
+  if (command !== undefined && !command.startsWith('-')) {
+    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: keygen, or start a node with --role <role> (see --help)`)
+  }
+  const config = parseNodeArgs(argv)
+  if (config.help) {
+    console.log(helpText())
+    return 0
+  }
+  const { runNode } = await import('./runtime/run-node.js')
+  return await runNode(config)
+}
+
+/** Exit codes: 2 configuration (flags, key files, identity), 3 data dir in use, 4 port in use, 1 anything else. */
+const EXIT_CODES: Record<string, number> = {
+  ConfigError: 2,
+  SwarmKeyError: 2,
+  AllowListError: 2,
+  IdentityFileError: 2,
+  SwarmNodeConfigError: 2,
+  DataDirLockedError: 3,
+  NoFreeDataDirError: 3,
+  PortInUseError: 4
+}
+
+main(process.argv.slice(2)).then(code => {
+  process.exitCode = code
+}, (err: Error) => {
+  const code = EXIT_CODES[err.name]
+  console.error(`plan-swarm: ${code !== undefined ? err.message : (err.stack ?? String(err))}`)
+  process.exitCode = code ?? 1
+})

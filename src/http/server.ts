@@ -1,0 +1,88 @@
+import { createServer } from 'node:http'
+import { logger } from '@libp2p/logger'
+import { sortEvents } from '../core/order.js'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { PlanId } from '../core/events.js'
+import type { Replica } from '../runtime/replica.js'
+import type { NodeMetrics } from '../runtime/metrics.js'
+
+const log = logger('plan-swarm:http')
+
+/** The port is taken: the message says what to do. Exit code 4. */
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError'
+  readonly exitCode = 4
+  constructor (host: string, port: number) {
+    super(`--http ${host}:${port}: that address is already in use; stop the other process or choose another port (port 0 picks a free one)`)
+  }
+}
+
+export interface StatusSource {
+  status: () => object
+  replica: Replica
+  metrics: NodeMetrics
+}
+
+export interface HttpServer {
+  readonly host: string
+  readonly port: number
+  readonly url: string
+  close: () => Promise<void>
+}
+
+function send (res: ServerResponse, code: number, body: unknown, type = 'application/json; charset=utf-8'): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body, null, 2) + '\n'
+  res.writeHead(code, { 'content-type': type, 'cache-control': 'no-store' })
+  res.end(text)
+}
+
+/**
+ * `--http HOST:PORT`: /status, /plans/<id>, /plans/<id>/events, /metrics.
+ * Read-only; binds exactly where told.
+ */
+export async function startHttpServer (host: string, port: number, src: StatusSource): Promise<HttpServer> {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    if (req.method !== 'GET' && req.method !== 'HEAD') { send(res, 405, { error: 'only GET is served here' }); return }
+    const parts = url.pathname.split('/').filter(Boolean)
+    if (url.pathname === '/status') { send(res, 200, src.status()); return }
+    if (url.pathname === '/metrics') { send(res, 200, await src.metrics.text(), src.metrics.registry.contentType); return }
+    if (parts[0] === 'plans' && parts.length === 1) { send(res, 200, src.replica.planSummaries()); return }
+    if (parts[0] === 'plans' && (parts.length === 2 || (parts.length === 3 && parts[2] === 'events'))) {
+      const id = parts[1] as PlanId
+      const tree = /^[0-9a-f]{64}$/.test(id) ? src.replica.tree(id) : undefined
+      if (tree === undefined) { send(res, 404, { error: `no plan ${id} here; GET /plans lists the plans this node holds` }); return }
+      if (parts.length === 2) { send(res, 200, { treeHash: src.replica.fold.treeHash(id), tree }); return }
+      const index = src.replica.fold.events.plan(id)
+      const events = sortEvents(index?.events.values() ?? []).map(e => ({ id: e.id, ...e.env }))
+      send(res, 200, events)
+      return
+    }
+    send(res, 404, { error: `no such path ${url.pathname}; try /status, /plans, /plans/<id>, /plans/<id>/events or /metrics` })
+  }
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch(err => {
+      log.error('request %s failed: %s', req.url, (err as Error).stack)
+      if (!res.headersSent) send(res, 500, { error: (err as Error).message })
+      else res.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE' ? new PortInUseError(host, port) : err)
+    })
+    server.listen(port, host, () => resolve())
+  })
+  const addr = server.address()
+  const bound = typeof addr === 'object' && addr !== null ? addr.port : port
+  const shownHost = host.includes(':') ? `[${host}]` : host
+  return {
+    host,
+    port: bound,
+    url: `http://${shownHost}:${bound}`,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>(resolve => server.close(() => resolve()))
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+/**
+ * A node's Prometheus metrics, on a registry of its own (several nodes can
+ * share a process in tests without mixing their figures).
+ */
+export class NodeMetrics {
+  readonly registry = new Registry()
+  readonly accepted = new Counter({ name: 'plan_swarm_events_accepted_total', help: 'Events folded, by how they arrived', labelNames: ['source'] as const, registers: [this.registry] })
+  readonly rejected = new Counter({ name: 'plan_swarm_events_rejected_total', help: 'Events rejected, by reason', labelNames: ['reason', 'source'] as const, registers: [this.registry] })
+  readonly ignored = new Counter({ name: 'plan_swarm_events_ignored_total', help: 'Events not folded yet or already held, by why', labelNames: ['why', 'source'] as const, registers: [this.registry] })
+  readonly parked = new Gauge({ name: 'plan_swarm_events_parked', help: 'Events waiting for deps or for the clock', registers: [this.registry] })
+  readonly stored = new Gauge({ name: 'plan_swarm_events_stored', help: 'Events held', registers: [this.registry] })
+  readonly peers = new Gauge({ name: 'plan_swarm_peers', help: 'Connected peers', registers: [this.registry] })
+  readonly syncRounds = new Counter({ name: 'plan_swarm_sync_sessions_total', help: 'Sync sessions, by outcome', labelNames: ['outcome'] as const, registers: [this.registry] })
+  readonly syncEvents = new Counter({ name: 'plan_swarm_sync_events_received_total', help: 'Events received through sync', registers: [this.registry] })
+  readonly foldSeconds = new Histogram({ name: 'plan_swarm_fold_seconds', help: 'Time to derive a plan tree', buckets: [0.0005, 0.002, 0.01, 0.05, 0.2, 1], registers: [this.registry] })
+
+  constructor (opts: { processMetrics?: boolean } = {}) {
+    if (opts.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: 'plan_swarm_' })
+  }
+
+  async text (): Promise<string> {
+    return await this.registry.metrics()
+  }
+}
