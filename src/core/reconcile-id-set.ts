@@ -171,7 +171,8 @@ export class IdSnapshot {
   }
 
   /**
-   * A new snapshot holding these ids too; `added` must hold valid ids, none
+   * @internal For {@link IdSet} only, which guarantees the precondition:
+   * a new snapshot holding these ids too, where `added` holds valid ids, none
    * of them already here. The new ids are ordered by their first 32 bits as
    * numbers (a typed-array sort, far cheaper than comparing strings), ties by
    * string, then merged with the old ids in one pass.

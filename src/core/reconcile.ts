@@ -90,14 +90,18 @@ export interface ReconcileStats {
  * created; ids added later are left to a later session (ids are never
  * removed, so the result stays right for everything present at the start).
  *
- * Rounds: with n ids on the larger side, each side splits a differing range
- * at most ceil(log_branching(n / maxIdsPerLeaf)) times before listing it, so
- * an exchange takes at most 2 * that + 3 messages, plus one round trip for
- * each maxMessageBytes of ids listed (only a late joiner, or sets that differ
- * a lot, list that much). After maxRounds received messages, or on any
- * malformed or oversized message, the session fails with `{ error }` and
- * stays failed; progress made so far (ids pulled and pushed) is kept by the
- * sets, so a fresh session resumes where this one stopped.
+ * Rounds: a side with n ids splits a differing range at most
+ * splits(n) = ceil(log_branching(n / maxIdsPerLeaf)) times (0 if n fits a
+ * leaf) before it lists it, since each split divides its count there by
+ * `branching`, and every message takes each open range one step further.
+ * So an exchange takes at most splits(nA) + splits(nB) + 2 messages (10 for
+ * two sets of 100k with the defaults; 6 in practice), plus about one round trip per
+ * maxMessageBytes of listed ids when a reply has to leave ranges pending
+ * (a late joiner, or sets that differ a lot). After maxRounds received
+ * messages, or on any malformed or oversized message, the session fails with
+ * `{ error }` and stays failed: a peer cannot keep it going forever.
+ * Progress so far (ids pulled and pushed) is kept by the sets, so a fresh
+ * session resumes where the failed one stopped.
  */
 export interface ReconcileSession {
   /** The opening message (the initiator's whole id space, already split). */
