@@ -1,5 +1,6 @@
 import { PlanBuilder, makePeers, subgoals } from '../test/helpers/plan-builder.js'
 import { childId, rollupId } from '../src/core/derive.js'
+import type { PrivateKey } from '@libp2p/interface'
 import type { EventId, NodeId, PeerIdString, PlanEvent, TaskId } from '../src/core/events.js'
 
 /**
@@ -9,7 +10,7 @@ import type { EventId, NodeId, PeerIdString, PlanEvent, TaskId } from '../src/co
  * composite then rolls up. Stamps advance by 1 ms per event, so every event is
  * stamped after its deps.
  */
-export async function generatePlan (opts: { fanout: number, depth: number, renewals: number }): Promise<{ events: PlanEvent[], peers: Array<{ id: PeerIdString, key: import('@libp2p/interface').PrivateKey }>, builder: PlanBuilder }> {
+export async function generatePlan (opts: { fanout: number, depth: number, renewals: number }): Promise<{ events: PlanEvent[], peers: Array<{ id: PeerIdString, key: PrivateKey }>, builder: PlanBuilder }> {
   const peers = await makePeers(9)
   const [author, d1, d2, d3, s1, s2, s3, e1, e2] = peers.map(p => p.id) as [PeerIdString, ...PeerIdString[]]
   const decomposers = [d1, d2, d3] as PeerIdString[]

@@ -11,8 +11,8 @@ export const MAX_TITLE_CHARS = 200
 export const MAX_DETAIL_CHARS = 2_000
 export const MAX_RATIONALE_CHARS = 4_000
 export const MAX_NOTES_CHARS = 4_000
-/** A result's output; the event as a whole must still fit MAX_EVENT_BYTES. */
-export const MAX_OUTPUT_CHARS = 48_000
+/** A result's output: 20k UTF-16 units is at most 60 KB of UTF-8, so the event still fits MAX_EVENT_BYTES. */
+export const MAX_OUTPUT_CHARS = 20_000
 export const MAX_REASON_CHARS = 1_000
 export const MAX_MODEL_CHARS = 100
 export const MAX_DEPS = 64
@@ -27,6 +27,8 @@ export const MAX_ATTEMPTS_LIMIT = 10
 export const MIN_LEASE_MS = 1_000
 export const MAX_LEASE_MS = 3_600_000
 export const MAX_CLAIM_MS_LIMIT = 86_400_000
-export const MAX_TOKENS_LIMIT = 1_000_000_000_000
+/** Token counts stay far below 2^53 even summed over 100k events, so sums are exact in any order. */
+export const MAX_TOKENS_LIMIT = 10_000_000_000
+export const MAX_CLAIMS_PER_EXECUTOR_LIMIT = 100
 /** Events stamped further ahead of local wall time than this wait (parked) until the clock catches up. */
 export const MAX_CLOCK_AHEAD_MS = 10_000
