@@ -464,7 +464,9 @@ describe('signing', () => {
   })
 
   it('refuses an oversized event', () => {
-    const env = { ...ballot({}), type: 'result-reported', body: { task: PLAN, claim: PLAN, output: '語'.repeat(30_000), usage: { inputTokens: 0, outputTokens: 0 }, model: 'm', source: 'llm' } } as unknown as Envelope
+    // Every text field fits its own cap, but ten long score notes together pass the byte cap.
+    const scores = Array.from({ length: 10 }, (_, i) => ({ proposal: hex(10 + i), score: 50, notes: '語'.repeat(4_000) }))
+    const env = ballot({ scores, choice: null })
     expect(validateEnvelope(env)).toBeNull()
     expect(() => signEventSync(env, key)).toThrow(/bytes \(max/)
   })
