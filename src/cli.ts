@@ -6,6 +6,14 @@ import { generateSwarmKey } from './net/swarm-key.js'
  * `npm start -- ...`: argument parsing and dispatch only. Every failure the
  * user can fix ends with a message saying how, and a documented exit code.
  */
+const CLIENT_COMMANDS: Record<string, 'submit' | 'cancel' | 'amend' | 'raiseBudget' | 'retry'> = {
+  submit: 'submit',
+  cancel: 'cancel',
+  amend: 'amend',
+  'raise-budget': 'raiseBudget',
+  retry: 'retry'
+}
+
 async function main (argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === 'keygen') {
@@ -13,8 +21,13 @@ async function main (argv: readonly string[]): Promise<number> {
     process.stdout.write(generateSwarmKey())
     return 0
   }
+  const client = command === undefined ? undefined : CLIENT_COMMANDS[command]
+  if (client !== undefined) {
+    const commands = await import('./commands/client.js')
+    return await commands[client](rest)
+  }
   if (command !== undefined && !command.startsWith('-')) {
-    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: keygen, or start a node with --role <role> (see --help)`)
+    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: ${Object.keys(CLIENT_COMMANDS).join(', ')}, keygen, or start a node with --role <role> (see --help)`)
   }
   const config = parseNodeArgs(argv)
   if (config.help) {
@@ -34,7 +47,9 @@ const EXIT_CODES: Record<string, number> = {
   SwarmNodeConfigError: 2,
   DataDirLockedError: 3,
   NoFreeDataDirError: 3,
-  PortInUseError: 4
+  PortInUseError: 4,
+  TimeoutError: 6,
+  ProviderConfigError: 2
 }
 
 main(process.argv.slice(2)).then(code => {

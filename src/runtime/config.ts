@@ -10,7 +10,8 @@ export class ConfigError extends Error {
 }
 
 export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
-export type Role = typeof ROLES[number]
+/** A node's role; 'client' is the short-lived peer of submit, cancel and the other author commands. */
+export type Role = typeof ROLES[number] | 'client'
 
 /** Every long option, its kind, and what it is for (also the source of `--help`). */
 export const OPTIONS = {
@@ -23,14 +24,17 @@ export const OPTIONS = {
   'allow-peers': { type: 'string', help: 'file of peer ids (one per line): only these peers may connect' },
   'data-dir': { type: 'string', help: 'where events and the identity key live (default: lowest free ~/.plan-swarm/<swarm>/<role>-<n>)' },
   http: { type: 'string', help: 'HOST:PORT for /status, /plans/<id>, /metrics (e.g. 127.0.0.1:7070)' },
-  provider: { type: 'string', help: 'anthropic | openai | offline' },
+  provider: { type: 'string', help: 'anthropic | openai | offline (default: anthropic when ANTHROPIC_API_KEY is set, else offline)' },
   model: { type: 'string', help: 'model name for the provider' },
+  'cheap-model': { type: 'string', help: 'cheaper model used when a plan has less than 20% of its budget left' },
   'base-url': { type: 'string', help: 'provider base URL (Ollama, llama.cpp, a proxy)' },
   json: { type: 'boolean', help: 'print JSON lines instead of text' },
+  once: { type: 'boolean', help: 'observer: print the trees once (after catching up) and exit' },
+  markdown: { type: 'string', help: 'observer: write finished plans as Markdown to this file' },
   help: { type: 'boolean', short: 'h', help: 'show this help' }
 } as const
 
-type OptionName = keyof typeof OPTIONS
+type OptionName = keyof typeof OPTIONS | keyof typeof CLIENT_OPTIONS
 
 export interface NodeConfig {
   readonly role: Role
@@ -46,6 +50,9 @@ export interface NodeConfig {
   readonly http: { host: string, port: number } | undefined
   readonly provider: string | undefined
   readonly model: string | undefined
+  readonly cheapModel: string | undefined
+  readonly once: boolean
+  readonly markdown: string | undefined
   readonly baseUrl: string | undefined
   readonly json: boolean
   /** Test hook: milliseconds added to this node's wall clock (PLAN_SWARM_CLOCK_OFFSET_MS). */
@@ -60,7 +67,7 @@ export function envName (option: string): string {
 function envValue (env: NodeJS.ProcessEnv, name: OptionName): string | string[] | boolean | undefined {
   const raw = env[envName(name)]
   if (raw === undefined || raw === '') return undefined
-  const spec = OPTIONS[name]
+  const spec = name in OPTIONS ? OPTIONS[name as keyof typeof OPTIONS] : CLIENT_OPTIONS[name as keyof typeof CLIENT_OPTIONS]
   if (spec.type === 'boolean') {
     if (/^(1|true|yes|on)$/i.test(raw)) return true
     if (/^(0|false|no|off)$/i.test(raw)) return false
@@ -86,20 +93,45 @@ function checkMultiaddr (value: string, flag: string): string {
   return value
 }
 
-/** Parse a node's flags (falling back to PLAN_SWARM_* variables) into a validated config. */
-export function parseNodeArgs (argv: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeConfig & { help: boolean } {
+/** Options of `submit`, `cancel`, `amend`, `raise-budget` and `retry`: the plan parameters and how to follow a plan. */
+export const CLIENT_OPTIONS = {
+  wait: { type: 'boolean', help: 'submit: follow the plan to its end and print the deliverable' },
+  timeout: { type: 'string', help: 'give up waiting after this many seconds (exit code 6)' },
+  committee: { type: 'string', help: 'comma-separated scorer peer ids (default: the scorers this peer sees)' },
+  quorum: { type: 'string', help: 'ballots that accept a split (default: a majority of the committee)' },
+  'max-depth': { type: 'string', help: 'depth of the deepest leaves (root = 0; default 3)' },
+  'min-children': { type: 'string', help: 'fewest subgoals per split (default 2)' },
+  'max-children': { type: 'string', help: 'most subgoals per split (default 7)' },
+  'max-attempts': { type: 'string', help: 'decomposition and execution attempts (default 3)' },
+  'lease-ms': { type: 'string', help: 'a claim holds a task this long between renewals (default 15000)' },
+  'max-claim-ms': { type: 'string', help: 'no claim lasts longer (default 600000)' },
+  'max-nodes': { type: 'string', help: 'largest tree (default 200)' },
+  budget: { type: 'string', help: 'token budget (default 2000000)' },
+  'max-tokens-per-call': { type: 'string', help: 'most tokens one event may count (default 16000)' },
+  'max-claims-per-executor': { type: 'string', help: 'live claims one executor may hold in this plan (default 2)' },
+  review: { type: 'boolean', help: 'results need a committee quorum of accepting reviews' },
+  reason: { type: 'string', help: 'cancel: why (shown to everyone)' }
+} as const
+
+interface Parsed {
+  readonly config: NodeConfig & { help: boolean }
+  readonly values: Record<string, string | string[] | boolean | undefined>
+  readonly positionals: string[]
+}
+
+function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Record<string, { type: 'string' | 'boolean' }>, client: boolean): Parsed {
   let parsed
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false })
+    parsed = parseArgs({ args: [...argv], options: { ...OPTIONS, ...extra }, strict: true, allowPositionals: client })
   } catch (err) {
     throw new ConfigError(`${(err as Error).message.replace(/\. To specify a positional argument.*$/, '')}; see --help for the options`)
   }
   const v = parsed.values as Record<string, string | string[] | boolean | undefined>
   const get = <T>(name: OptionName): T | undefined => (v[name] ?? envValue(env, name)) as T | undefined
   const help = get<boolean>('help') === true
-  const role = get<string>('role')
-  if (!help && role === undefined) throw new ConfigError(`--role is required: one of ${ROLES.join(', ')}`)
-  if (role !== undefined && !(ROLES as readonly string[]).includes(role)) throw new ConfigError(`--role ${role}: expected one of ${ROLES.join(', ')}`)
+  const role = client ? 'client' : get<string>('role')
+  if (!client && !help && role === undefined) throw new ConfigError(`--role is required: one of ${ROLES.join(', ')}`)
+  if (!client && role !== undefined && !(ROLES as readonly string[]).includes(role)) throw new ConfigError(`--role ${role}: expected one of ${ROLES.join(', ')}`)
   const swarm = get<string>('swarm') ?? 'default'
   if (!/^[a-z0-9._-]{1,64}$/.test(swarm)) throw new ConfigError(`--swarm ${JSON.stringify(swarm)}: use 1-64 characters of a-z, 0-9, '.', '_' or '-'`)
   const listen = (get<string[]>('listen') ?? ['/ip4/0.0.0.0/tcp/0']).map(a => checkMultiaddr(a, 'listen'))
@@ -107,7 +139,7 @@ export function parseNodeArgs (argv: readonly string[], env: NodeJS.ProcessEnv =
   const httpValue = get<string>('http')
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
-  return {
+  const config = {
     help,
     role: (role ?? 'observer') as Role,
     swarm,
@@ -121,10 +153,35 @@ export function parseNodeArgs (argv: readonly string[], env: NodeJS.ProcessEnv =
     http: httpValue === undefined ? undefined : parseHostPort(httpValue, '--http'),
     provider: get<string>('provider'),
     model: get<string>('model'),
+    cheapModel: get<string>('cheap-model'),
+    once: get<boolean>('once') === true,
+    markdown: get<string>('markdown'),
     baseUrl: get<string>('base-url'),
     json: get<boolean>('json') === true,
     clockOffsetMs: offset
   }
+  const values: Record<string, string | string[] | boolean | undefined> = {}
+  for (const name of Object.keys(extra)) values[name] = v[name] ?? envValue(env, name as OptionName)
+  return { config, values, positionals: parsed.positionals }
+}
+
+/** Parse a node's flags (falling back to PLAN_SWARM_* variables) into a validated config. */
+export function parseNodeArgs (argv: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeConfig & { help: boolean } {
+  return parseWith(argv, env, {}, false).config
+}
+
+/** Parse a client command's flags and positionals (`submit "goal"`, `cancel <plan>`, ...). */
+export function parseClientArgs (argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed {
+  return parseWith(argv, env, CLIENT_OPTIONS, true)
+}
+
+/** A non-negative integer flag, or undefined when absent. */
+export function intOption (values: Parsed['values'], name: string): number | undefined {
+  const raw = values[name]
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected a whole number`)
+  return n
 }
 
 export function helpText (): string {

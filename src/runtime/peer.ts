@@ -69,7 +69,7 @@ function readConfigFile (path: string, flag: string): string {
  * Start a peer from a validated config. Everything it starts, `stop` stops,
  * in reverse order; a failure half-way stops what was started and rethrows.
  */
-export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: number, presenceIntervalMs?: number } = {}): Promise<Peer> {
+export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: number, presenceIntervalMs?: number, identityDir?: string } = {}): Promise<Peer> {
   const now = (): number => Date.now() + config.clockOffsetMs
   const cleanup: Array<() => Promise<void> | void> = []
   const stopAll = async (): Promise<void> => {
@@ -85,7 +85,7 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
       ? { dir: config.dataDir, lock: lockDataDir(config.dataDir) }
       : acquireDefaultDataDir(config.dataRoot, config.role)
     cleanup.push(() => lock.release())
-    const identity = await loadOrCreateIdentity(dir)
+    const identity = await loadOrCreateIdentity(opts.identityDir ?? dir)
     const store: EventStore = openEventStore({ dir })
     cleanup.push(() => store.close())
     const metrics = new NodeMetrics({ processMetrics: true })

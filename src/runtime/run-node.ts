@@ -1,15 +1,31 @@
 import { startPeer } from './peer.js'
+import { createProvider } from '../llm/create-provider.js'
+import { startRole } from '../../roles/driver.js'
+import { createDecomposer } from '../../roles/decomposer.js'
+import { createScorer } from '../../roles/scorer.js'
+import { createExecutor } from '../../roles/executor.js'
+import { startObserver } from '../../roles/observer.js'
 import type { NodeConfig } from './config.js'
+import type { RoleHandler, RoleContext } from '../../roles/driver.js'
+
+const HANDLERS: Record<string, (ctx: RoleContext) => RoleHandler> = {
+  decomposer: createDecomposer,
+  scorer: createScorer,
+  executor: createExecutor
+}
 
 /**
  * `npm start -- --role <role>`: start a peer, say where it is, report
  * progress while it runs, and stop cleanly on SIGINT/SIGTERM.
  */
 export async function runNode (config: NodeConfig): Promise<number> {
+  // Choose the model first: a provider asked for but not configured is a config error before anything starts.
+  const choice = config.role === 'observer' ? undefined : createProvider({ provider: config.provider, model: config.model, cheapModel: config.cheapModel, baseUrl: config.baseUrl, env: process.env })
   const peer = await startPeer(config)
   const print = (line: Record<string, unknown>, text: string): void => {
     console.log(config.json ? JSON.stringify({ t: new Date().toISOString(), ...line }) : text)
   }
+  if (config.role === 'observer' && config.once) return await observeOnce(peer, config)
   const s = peer.status()
   print({ event: 'started', ...s, http: peer.http?.url ?? null },
     [
@@ -18,11 +34,21 @@ export async function runNode (config: NodeConfig): Promise<number> {
       ...s.addresses.map(a => `  listening ${a}`),
       `  status    ${peer.http === undefined ? '(no --http)' : `${peer.http.url}/status`}`,
       `  discovery ${config.mdns ? 'mDNS' : 'no mDNS'}${config.bootstrap.length > 0 ? ` + ${config.bootstrap.length} bootstrap address(es)` : ''}${config.swarmKeyFile !== undefined ? ', swarm key' : ''}${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
-      `  holding   ${s.events.held} events in ${s.plans.length} plans`
+      `  holding   ${s.events.held} events in ${s.plans.length} plans`,
+      ...(choice === undefined ? [] : [`  model     ${choice.banner}`])
     ].join('\n'))
+  if (choice?.provider.name === 'offline') console.error(choice.banner)
+
+  const say = (line: string): void => { print({ event: 'role', line }, `[${config.role}] ${line}`) }
+  const make = HANDLERS[config.role]
+  const role = make === undefined || choice === undefined ? undefined : startRole({ peer, provider: choice.provider, say }, make({ peer, provider: choice.provider, say }))
+  const observer = config.role === 'observer'
+    ? startObserver(peer, { json: config.json, markdown: config.markdown, tty: process.stdout.isTTY, write: t => process.stdout.write(t) })
+    : undefined
 
   let last = ''
   const progress = setInterval(() => {
+    if (observer !== undefined) return
     const st = peer.status()
     const line = `${st.peers} peers, ${st.roster.length} in roster, ${st.events.held} events (${st.events.parked} parked), ${st.plans.length} plans` +
       st.plans.map(p => `\n  ${p.status.padEnd(16)} ${p.done}/${p.nodes} done  ${p.goal.slice(0, 60)}`).join('')
@@ -39,6 +65,25 @@ export async function runNode (config: NodeConfig): Promise<number> {
   })
   clearInterval(progress)
   print({ event: 'stopping' }, 'stopping...')
+  observer?.stop()
+  await role?.stop()
+  await peer.stop()
+  return 0
+}
+
+/** `--role observer --once`: catch up with a peer (or give up after a while), print what there is, exit. */
+async function observeOnce (peer: Awaited<ReturnType<typeof startPeer>>, config: NodeConfig): Promise<number> {
+  const deadline = Date.now() + 15_000
+  let synced = false
+  while (!synced && Date.now() < deadline) {
+    for (const other of peer.node.connectedPeers()) {
+      if ((await peer.sync.syncWith(other)).ok) { synced = true; break }
+    }
+    if (!synced) await new Promise(resolve => setTimeout(resolve, 250))
+  }
+  if (!synced) console.error('no peer answered within 15 s: printing what this node holds')
+  const o = startObserver(peer, { json: config.json, markdown: config.markdown, tty: false, write: t => process.stdout.write(t) })
+  o.stop()
   await peer.stop()
   return 0
 }

@@ -1,0 +1,65 @@
+import { hashParts } from '../src/core/hash.js'
+import { view } from '../src/core/view.js'
+import { ANGLES } from '../src/llm/types.js'
+import { isIdle, nearBudget, nodeMap, pathOf } from './plan-context.js'
+import type { PeerIdString, PlanId } from '../src/core/events.js'
+import type { PlanTree, TreeNode } from '../src/core/tree.js'
+import type { RoleContext, RoleHandler } from './driver.js'
+
+/** A decomposer's angle, fixed by its peer id, so that several decomposers' proposals compete. */
+export function angleOf (peer: string): string {
+  const h = parseInt(hashParts('angle', peer).slice(0, 8), 16)
+  return ANGLES[h % ANGLES.length] as string
+}
+
+export interface ProposeIntent {
+  readonly kind: 'propose'
+  readonly key: string
+  readonly plan: PlanId
+  readonly node: TreeNode
+  readonly attempt: number
+  readonly path: string[]
+  readonly notes: string[]
+}
+
+/**
+ * For every node with an open attempt that this decomposer has not proposed
+ * for, propose a split; after a failed attempt, with the committee's notes.
+ */
+export function decideDecomposer (tree: PlanTree, me: PeerIdString, nowMs: number): ProposeIntent[] {
+  if (isIdle(tree)) return []
+  const nodes = nodeMap(tree)
+  return view(tree, nowMs).openAttempts.flatMap(({ node, attempt }) => {
+    const a = node.attempts.find(x => x.attempt === attempt)
+    if (a?.proposals.some(p => p.author === me) === true) return []
+    const previous = node.attempts.find(x => x.attempt === attempt - 1)
+    const notes = previous?.ballots.map(b => b.notes).filter(n => n.trim() !== '') ?? []
+    return [{ kind: 'propose' as const, key: `propose:${tree.plan}:${node.id}#${attempt}`, plan: tree.plan, node, attempt, path: pathOf(tree, node, nodes), notes }]
+  })
+}
+
+export function createDecomposer (ctx: RoleContext): RoleHandler {
+  const angle = angleOf(ctx.peer.replica.peerId)
+  ctx.say(`decomposer angle: ${angle}`)
+  return {
+    decide: (tree, now) => decideDecomposer(tree, ctx.peer.replica.peerId, now),
+    act: async (intent: ProposeIntent, tree) => {
+      const p = tree.params
+      const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
+      const out = await provider.decompose({
+        goal: tree.goal,
+        path: intent.path,
+        node: { title: intent.node.title, detail: intent.node.detail },
+        angle,
+        minChildren: p.minChildren,
+        maxChildren: p.maxChildren,
+        leafHint: intent.node.depth + 1 >= p.maxDepth,
+        notes: intent.notes
+      })
+      await ctx.peer.publish('split-proposed', intent.plan, intent.node.evidence, {
+        node: intent.node.id, attempt: intent.attempt, subgoals: out.subgoals, rationale: out.rationale, usage: out.usage
+      })
+      ctx.say(`proposed ${out.subgoals.length} subgoals for "${intent.node.title}" (attempt ${intent.attempt})`)
+    }
+  }
+}

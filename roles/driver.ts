@@ -1,0 +1,108 @@
+import { logger } from '@libp2p/logger'
+import type { Peer } from '../src/runtime/peer.js'
+import type { LlmProvider } from '../src/llm/types.js'
+import type { PlanTree } from '../src/core/tree.js'
+
+const log = logger('plan-swarm:role')
+
+/** What a role may use: its peer (replica, publish, roster, clock), its model, and a line printer. */
+export interface RoleContext {
+  readonly peer: Peer
+  readonly provider: LlmProvider
+  readonly say: (line: string) => void
+}
+
+/** Something a role wants to do; `key` names it so it runs once at a time. */
+export interface Intent {
+  readonly key: string
+}
+
+/**
+ * A role: a pure `decide(tree, now) -> intents` plus `act`, the thin part
+ * that calls the model and publishes. Acting changes the tree (the role's own
+ * event is folded before `act` returns), so the next `decide` no longer asks
+ * for the same thing.
+ */
+export interface RoleHandler {
+  decide: (tree: PlanTree, nowMs: number) => Intent[]
+  act: (intent: never, tree: PlanTree) => Promise<void>
+  /** Called on every pass, for timers of work in flight (e.g. lease renewals). */
+  tick?: (nowMs: number) => void
+  stop?: () => void
+}
+
+export interface RoleDriverOptions {
+  /** Re-evaluate at least this often, for decisions that wait on time (ballot windows, lapsed leases). */
+  readonly pollMs?: number
+  /** At most this many acts (LLM calls) at once. */
+  readonly concurrency?: number
+  /** After a failed act, wait this long before trying the same intent again. */
+  readonly retryAfterMs?: number
+}
+
+/**
+ * Runs a role: evaluates it whenever events fold (coalesced) and on a slow
+ * poll, and runs each intent at most once at a time.
+ */
+export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDriverOptions = {}): { stop: () => Promise<void>, idle: () => boolean } {
+  const pollMs = opts.pollMs ?? 250
+  const concurrency = opts.concurrency ?? 4
+  const retryAfterMs = opts.retryAfterMs ?? 5_000
+  const running = new Map<string, Promise<void>>()
+  const failedAt = new Map<string, number>()
+  let stopped = false
+  let scheduled = false
+
+  const evaluate = (): void => {
+    scheduled = false
+    if (stopped) return
+    const now = ctx.peer.now()
+    handler.tick?.(now)
+    for (const plan of ctx.peer.replica.fold.plans()) {
+      const tree = ctx.peer.replica.tree(plan)
+      if (tree === undefined) continue
+      let intents: Intent[]
+      try {
+        intents = handler.decide(tree, now)
+      } catch (err) {
+        log.error('decide failed for plan %s: %s', plan, (err as Error).stack)
+        continue
+      }
+      for (const intent of intents) {
+        if (running.size >= concurrency) return
+        if (running.has(intent.key)) continue
+        const failed = failedAt.get(intent.key)
+        if (failed !== undefined && now - failed < retryAfterMs) continue
+        const p = handler.act(intent as never, tree).then(() => {
+          failedAt.delete(intent.key)
+        }, (err: Error) => {
+          failedAt.set(intent.key, ctx.peer.now())
+          ctx.say(`could not ${intent.key.split(':')[0] ?? 'act'}: ${err.message}`)
+          log.error('act %s failed: %s', intent.key, err.stack)
+        }).finally(() => {
+          running.delete(intent.key)
+          schedule()
+        })
+        running.set(intent.key, p)
+      }
+    }
+  }
+  const schedule = (): void => {
+    if (scheduled || stopped) return
+    scheduled = true
+    setTimeout(evaluate, 5)
+  }
+  const unsubscribe = ctx.peer.replica.onFolded(schedule)
+  const timer = setInterval(schedule, pollMs)
+  schedule()
+  return {
+    idle: () => running.size === 0,
+    stop: async () => {
+      stopped = true
+      unsubscribe()
+      clearInterval(timer)
+      handler.stop?.()
+      await Promise.allSettled([...running.values()])
+    }
+  }
+}

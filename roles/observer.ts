@@ -1,0 +1,61 @@
+import { writeFileSync } from 'node:fs'
+import { renderMarkdown, renderTree } from './render.js'
+import type { Peer } from '../src/runtime/peer.js'
+import type { PlanId } from '../src/core/events.js'
+
+export interface ObserverOptions {
+  readonly json: boolean
+  /** Write the Markdown export of each finished plan here (one plan: this path; several: suffixed with the plan id). */
+  readonly markdown?: string
+  /** Redraw in place (a terminal) instead of printing snapshots. */
+  readonly tty: boolean
+  readonly write: (text: string) => void
+}
+
+/**
+ * The observer never publishes plan events: it prints the trees live
+ * (redrawn in place on a terminal, a snapshot whenever a tree changes
+ * otherwise) and exports finished plans as Markdown.
+ */
+export function startObserver (peer: Peer, opts: ObserverOptions): { stop: () => void, render: () => string } {
+  const shown = new Map<PlanId, string>()
+  const exported = new Set<PlanId>()
+  const render = (): string => {
+    const plans = peer.replica.fold.plans()
+    if (plans.length === 0) return `no plans yet · ${peer.node.connectedPeers().length} peers · waiting for a goal (npm start -- submit "...")`
+    return plans.map(p => renderTree(peer.replica.tree(p) as never, peer.now(), { treeHash: peer.replica.fold.treeHash(p), peers: peer.node.connectedPeers().length, parked: peer.replica.fold.events.parkedCount })).join('\n\n')
+  }
+  const exportFinished = (): void => {
+    if (opts.markdown === undefined) return
+    const plans = peer.replica.fold.plans()
+    for (const p of plans) {
+      const tree = peer.replica.tree(p)
+      if (tree === undefined || exported.has(p) || !['completed', 'failed', 'cancelled'].includes(tree.status)) continue
+      const path = plans.length === 1 ? opts.markdown : opts.markdown.replace(/(\.md)?$/, `-${p.slice(0, 12)}.md`)
+      writeFileSync(path, renderMarkdown(tree))
+      exported.add(p)
+      opts.write(`${opts.json ? JSON.stringify({ event: 'exported', plan: p, path }) : `wrote ${path}`}\n`)
+    }
+  }
+  let lastScreen = ''
+  const draw = (): void => {
+    if (opts.json) {
+      for (const p of peer.replica.fold.plans()) {
+        const hash = peer.replica.fold.treeHash(p) ?? ''
+        if (shown.get(p) === hash) continue
+        shown.set(p, hash)
+        opts.write(JSON.stringify({ event: 'tree', treeHash: hash, tree: peer.replica.tree(p) }) + '\n')
+      }
+    } else {
+      const screen = render()
+      if (screen !== lastScreen) {
+        lastScreen = screen
+        opts.write(opts.tty ? `\x1b[H\x1b[2J${screen}\n` : `${screen}\n\n`)
+      }
+    }
+    exportFinished()
+  }
+  const timer = setInterval(draw, opts.tty ? 500 : 1_000)
+  draw()
+  return { stop: () => { clearInterval(timer); draw() }, render }
+}

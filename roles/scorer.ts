@@ -1,0 +1,109 @@
+import { view } from '../src/core/view.js'
+import { isIdle, nearBudget, nodeMap, pathOf } from './plan-context.js'
+import type { EventId, PeerIdString, PlanEvent, PlanId } from '../src/core/events.js'
+import type { PlanTree, TreeNode, ResultView, TaskView } from '../src/core/tree.js'
+import type { RoleContext, RoleHandler } from './driver.js'
+import type { EventLookup } from './plan-context.js'
+
+/** How long a scorer waits after the first proposal for proposals from the other live decomposers. */
+export const BALLOT_WINDOW_MS = 1_500
+
+export interface BallotIntent {
+  readonly kind: 'ballot'
+  readonly key: string
+  readonly plan: PlanId
+  readonly node: TreeNode
+  readonly attempt: number
+  readonly committee: EventId
+  readonly proposals: ReadonlyArray<PlanEvent<'split-proposed'>>
+  readonly path: string[]
+}
+
+export interface ReviewIntent {
+  readonly kind: 'review'
+  readonly key: string
+  readonly plan: PlanId
+  readonly task: TaskView
+  readonly node: TreeNode
+  readonly result: ResultView
+  readonly committee: EventId
+  readonly path: string[]
+}
+
+/**
+ * A committee member casts one ballot per node and attempt under the latest
+ * committee event, once it has a proposal from every live decomposer or the
+ * window since the first proposal has passed; and reviews results when the
+ * plan asks for review. Scorers outside the committee stay idle.
+ */
+export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, liveDecomposers: readonly string[], events: EventLookup, reviewsBy: (result: EventId) => readonly PlanEvent<'result-reviewed'>[]): Array<BallotIntent | ReviewIntent> {
+  if (isIdle(tree)) return []
+  const committee = tree.committees[tree.committees.length - 1]
+  if (committee === undefined || !committee.members.includes(me)) return []
+  const nodes = nodeMap(tree)
+  const out: Array<BallotIntent | ReviewIntent> = []
+  for (const { node, attempt } of view(tree, nowMs).openAttempts) {
+    const a = node.attempts.find(x => x.attempt === attempt)
+    if (a === undefined || a.proposals.length === 0) continue
+    if (a.ballots.some(b => b.author === me && b.committee === committee.event)) continue
+    const proposals = a.proposals.filter(p => !p.equivocated).map(p => events.get(p.id)).filter((e): e is PlanEvent<'split-proposed'> => e !== undefined)
+    if (proposals.length === 0) continue
+    const authors = new Set(proposals.map(p => p.env.author as string))
+    const first = Math.min(...proposals.map(p => p.env.hlc.ms))
+    const heardAll = liveDecomposers.length > 0 && liveDecomposers.every(d => authors.has(d))
+    if (!heardAll && nowMs < first + BALLOT_WINDOW_MS) continue
+    out.push({ kind: 'ballot', key: `ballot:${tree.plan}:${node.id}#${attempt}@${committee.event}`, plan: tree.plan, node, attempt, committee: committee.event, proposals, path: pathOf(tree, node, nodes) })
+  }
+  if (tree.params.review) {
+    for (const task of tree.tasks) {
+      if (task.status !== 'in-review') continue
+      const node = nodes.get(task.node)
+      if (node === undefined) continue
+      for (const result of task.results) {
+        if (result.review !== 'pending') continue
+        if (reviewsBy(result.id).some(r => r.env.author === me && r.env.body.committee === committee.event)) continue
+        out.push({ kind: 'review', key: `review:${tree.plan}:${result.id}@${committee.event}`, plan: tree.plan, task, node, result, committee: committee.event, path: pathOf(tree, node, nodes) })
+      }
+    }
+  }
+  return out
+}
+
+export function createScorer (ctx: RoleContext): RoleHandler {
+  const me = ctx.peer.replica.peerId
+  const events: EventLookup = { get: id => ctx.peer.replica.fold.events.get(id) }
+  return {
+    decide: (tree, now) => {
+      const live = ctx.peer.roster.list(now).filter(r => r.role === 'decomposer').map(r => r.peerId)
+      const index = ctx.peer.replica.fold.events.plan(tree.plan)
+      return decideScorer(tree, me, now, live, events, id => index?.reviews.get(id) ?? [])
+    },
+    act: async (intent: BallotIntent | ReviewIntent, tree) => {
+      const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
+      if (intent.kind === 'review') {
+        const out = await provider.review({ goal: tree.goal, path: intent.path, task: { title: intent.node.title, detail: intent.node.detail }, output: intent.result.output })
+        await ctx.peer.publish('result-reviewed', intent.plan, [intent.result.id, intent.committee], {
+          task: intent.task.id, result: intent.result.id, committee: intent.committee, verdict: out.verdict, notes: out.notes, usage: out.usage
+        })
+        ctx.say(`reviewed "${intent.node.title}": ${out.verdict}`)
+        return
+      }
+      const out = await provider.score({
+        goal: tree.goal,
+        path: intent.path,
+        node: { title: intent.node.title, detail: intent.node.detail },
+        proposals: intent.proposals.map(p => ({ id: p.id, subgoals: p.env.body.subgoals, rationale: p.env.body.rationale }))
+      })
+      await ctx.peer.publish('ballot-cast', intent.plan, [intent.committee, ...intent.proposals.map(p => p.id)], {
+        node: intent.node.id,
+        attempt: intent.attempt,
+        committee: intent.committee,
+        scores: out.scores.map(s => ({ proposal: s.proposal as EventId, score: s.score, notes: s.notes })),
+        choice: out.choice as EventId | null,
+        notes: out.notes,
+        usage: out.usage
+      })
+      ctx.say(`voted on "${intent.node.title}" (attempt ${intent.attempt}): ${out.choice === null ? 'none' : `proposal ${out.choice.slice(0, 8)}`}`)
+    }
+  }
+}

@@ -1,0 +1,212 @@
+import { join } from 'node:path'
+import { DEFAULT_PARAMS, majority } from '../core/events.js'
+import { isFinished } from '../core/view.js'
+import { validateParams } from '../wire/shape.js'
+import { isEd25519PeerIdString } from '../wire/peer-keys.js'
+import { startPeer } from '../runtime/peer.js'
+import { ConfigError, intOption, parseClientArgs } from '../runtime/config.js'
+import { DataDirLockedError } from '../store/errors.js'
+import type { Peer } from '../runtime/peer.js'
+import type { NodeConfig } from '../runtime/config.js'
+import type { EventId, PeerIdString, PlanId, PlanParams, TaskId } from '../core/events.js'
+import type { PlanTree } from '../core/tree.js'
+
+/** Exit codes of the client commands beyond the common ones (0 ok, 1 failure, 2 configuration, 3 data dir). */
+export const EXIT_CANCELLED = 5
+export const EXIT_TIMEOUT = 6
+
+export class TimeoutError extends Error {
+  override readonly name = 'TimeoutError'
+  readonly exitCode = EXIT_TIMEOUT
+}
+
+type Values = ReturnType<typeof parseClientArgs>['values']
+type Say = (line: string) => void
+
+/**
+ * The author's key lives in `--data-dir`, or `<swarm dir>/client-1` by
+ * default, so `cancel` and the other author commands sign as the submitter.
+ * When that dir is in use (a `submit --wait` still running), the command
+ * borrows its key and keeps its own events in a scratch dir beside it.
+ */
+async function startClient (config: NodeConfig, say: Say): Promise<Peer> {
+  const authorDir = config.dataDir ?? join(config.dataRoot, 'client-1')
+  try {
+    return await startPeer({ ...config, dataDir: authorDir }, { syncIntervalMs: 2_000, presenceIntervalMs: 1_000 })
+  } catch (err) {
+    if (!(err instanceof DataDirLockedError)) throw err
+    const scratch = join(config.dataRoot, `client-scratch-${process.pid}`)
+    say(`${authorDir} is in use; signing with its key from a scratch dir ${scratch}`)
+    return await startPeer({ ...config, dataDir: scratch }, { syncIntervalMs: 2_000, presenceIntervalMs: 1_000, identityDir: authorDir })
+  }
+}
+
+async function until (what: string, check: () => boolean, deadline: number, say: Say, progress: () => string): Promise<void> {
+  let lastSaid = 0
+  while (!check()) {
+    if (Date.now() > deadline) throw new TimeoutError(`gave up waiting for ${what} (${progress()}); check that peers are running and reachable (--bootstrap, mDNS, --swarm-key)`)
+    if (Date.now() - lastSaid > 2_000) { say(`waiting for ${what}: ${progress()}`); lastSaid = Date.now() }
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
+
+/** Make sure at least one other peer holds what we published: a sync session with it that succeeds pulls it across. */
+async function confirmHeld (peer: Peer, deadline: number, say: Say): Promise<string> {
+  while (Date.now() < deadline) {
+    for (const other of peer.node.connectedPeers()) {
+      const s = await peer.sync.syncWith(other)
+      if (s.ok) return other
+    }
+    say('waiting for a peer to take the event...')
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+  throw new TimeoutError('no peer took the event; it is stored here and will reach the swarm when a peer connects')
+}
+
+function planParams (values: Values, committee: PeerIdString[]): PlanParams {
+  const num = (name: string, fallback: number): number => intOption(values, name) ?? fallback
+  const params: PlanParams = {
+    committee,
+    quorum: num('quorum', majority(committee.length)),
+    maxDepth: num('max-depth', DEFAULT_PARAMS.maxDepth),
+    minChildren: num('min-children', DEFAULT_PARAMS.minChildren),
+    maxChildren: num('max-children', DEFAULT_PARAMS.maxChildren),
+    maxAttempts: num('max-attempts', DEFAULT_PARAMS.maxAttempts),
+    leaseMs: num('lease-ms', DEFAULT_PARAMS.leaseMs),
+    maxClaimMs: num('max-claim-ms', DEFAULT_PARAMS.maxClaimMs),
+    maxNodes: num('max-nodes', DEFAULT_PARAMS.maxNodes),
+    budgetTokens: num('budget', DEFAULT_PARAMS.budgetTokens),
+    maxTokensPerCall: num('max-tokens-per-call', DEFAULT_PARAMS.maxTokensPerCall),
+    review: values.review === true,
+    maxClaimsPerExecutor: num('max-claims-per-executor', DEFAULT_PARAMS.maxClaimsPerExecutor)
+  }
+  const problem = validateParams(params)
+  if (problem !== null) throw new ConfigError(`plan parameters: ${problem}`)
+  return params
+}
+
+function parseCommittee (raw: unknown): PeerIdString[] | undefined {
+  if (raw === undefined) return undefined
+  const ids = String(raw).split(/[\s,]+/).filter(Boolean)
+  const bad = ids.find(id => !isEd25519PeerIdString(id))
+  if (bad !== undefined) throw new ConfigError(`--committee: ${JSON.stringify(bad)} is not a peer id; copy scorer peer ids from their /status`)
+  return [...new Set(ids)].sort() as PeerIdString[]
+}
+
+function deadlineOf (values: Values, fallbackSeconds: number): number {
+  return Date.now() + 1_000 * (intOption(values, 'timeout') ?? fallbackSeconds)
+}
+
+/** Print a plan's progress whenever it changes, until it ends; returns the final tree. */
+async function follow (peer: Peer, plan: PlanId, deadline: number, say: Say): Promise<PlanTree> {
+  let last = ''
+  while (true) {
+    const tree = peer.replica.tree(plan)
+    if (tree !== undefined) {
+      const done = tree.nodes.filter(n => n.status === 'done').length
+      const line = `${tree.status}: ${done}/${tree.nodes.length} nodes done, ${tree.spentTokens} tokens`
+      if (line !== last) { say(line); last = line }
+      if (isFinished(tree)) return tree
+    }
+    if (Date.now() > deadline) throw new TimeoutError(`the plan did not finish in time (${last}); it goes on in the swarm: follow it with the observer`)
+    await new Promise(resolve => setTimeout(resolve, 250))
+  }
+}
+
+async function withClient<T> (argv: readonly string[], run: (peer: Peer, positionals: string[], values: Values, say: Say, json: boolean) => Promise<T>): Promise<T> {
+  const { config, values, positionals } = parseClientArgs(argv)
+  const say: Say = line => { console.error(config.json ? JSON.stringify({ progress: line }) : line) }
+  const peer = await startClient(config, say)
+  try {
+    return await run(peer, positionals, values, say, config.json)
+  } finally {
+    await peer.stop()
+  }
+}
+
+/** `submit "goal"`: publish a goal once a scorer and a peer to hold it are in sight; `--wait` follows it to the end. */
+export async function submit (argv: readonly string[]): Promise<number> {
+  return await withClient(argv, async (peer, positionals, values, say, json) => {
+    const text = positionals.join(' ').trim()
+    if (text === '') throw new ConfigError('submit needs the goal, e.g. npm start -- submit "plan a two-week trip to Japan"')
+    const deadline = deadlineOf(values, values.wait === true ? 1_800 : 60)
+    const scorers = (): string[] => peer.roster.list(peer.now()).filter(r => r.role === 'scorer').map(r => r.peerId)
+    const given = parseCommittee(values.committee)
+    await until('a scorer and a peer to hold the goal', () => (given !== undefined || scorers().length > 0) && peer.node.eventTopicPeers().length > 0, deadline, say,
+      () => `${peer.node.connectedPeers().length} peers connected, ${scorers().length} scorers seen`)
+    const committee = given ?? ([...new Set(scorers())].sort() as PeerIdString[])
+    const params = planParams(values, committee)
+    const { event } = await peer.publish('goal-submitted', '', [], { text, params })
+    const plan = event.id as string as PlanId
+    const holder = await confirmHeld(peer, deadline, say)
+    if (json) console.log(JSON.stringify({ plan, committee, quorum: params.quorum, heldBy: holder }))
+    else console.log(plan)
+    say(`submitted plan ${plan} (committee of ${committee.length}, quorum ${params.quorum}); held by ${holder}`)
+    if (values.wait !== true) return 0
+    const tree = await follow(peer, plan, deadline, say)
+    if (json) console.log(JSON.stringify({ plan, status: tree.status, deliverable: tree.deliverable?.output ?? null, treeHash: peer.replica.fold.treeHash(plan) }))
+    else if (tree.deliverable !== null) console.log(`\n${tree.deliverable.output}`)
+    say(`plan ${tree.status}: ${tree.statusReason}`)
+    return tree.status === 'completed' ? 0 : tree.status === 'cancelled' ? EXIT_CANCELLED : 1
+  })
+}
+
+/** Wait until this client holds the plan (synced from the swarm) and is its author. */
+async function authorOf (peer: Peer, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
+  if (planArg === undefined || !/^[0-9a-f]{64}$/.test(planArg)) throw new ConfigError(`expected a plan id (64 hex digits, as printed by submit), got ${JSON.stringify(planArg ?? '')}`)
+  const plan = planArg as PlanId
+  await until(`plan ${plan.slice(0, 12)} to arrive`, () => peer.replica.tree(plan) !== undefined, deadline, say, () => `${peer.node.connectedPeers().length} peers connected`)
+  const tree = peer.replica.tree(plan) as PlanTree
+  if (tree.author !== peer.replica.peerId) {
+    throw new ConfigError(`plan ${plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${peer.replica.peerId}); run this from the submitter's --data-dir`)
+  }
+  return tree
+}
+
+async function authorCommand (argv: readonly string[], act: (peer: Peer, tree: PlanTree, positionals: string[], values: Values) => Promise<string>): Promise<number> {
+  return await withClient(argv, async (peer, positionals, values, say) => {
+    const deadline = deadlineOf(values, 60)
+    const tree = await authorOf(peer, positionals[0], deadline, say)
+    const done = await act(peer, tree, positionals.slice(1), values)
+    const holder = await confirmHeld(peer, deadline, say)
+    say(`${done}; held by ${holder}`)
+    return 0
+  })
+}
+
+export async function cancel (argv: readonly string[]): Promise<number> {
+  return await authorCommand(argv, async (peer, tree, _rest, values) => {
+    await peer.publish('goal-cancelled', tree.plan, [], { reason: String(values.reason ?? 'cancelled by its author') })
+    return `cancelled plan ${tree.plan}`
+  })
+}
+
+export async function amend (argv: readonly string[]): Promise<number> {
+  return await authorCommand(argv, async (peer, tree, _rest, values) => {
+    const committee = parseCommittee(values.committee)
+    if (committee === undefined) throw new ConfigError('amend needs --committee <peer ids> (and optionally --quorum)')
+    const quorum = intOption(values, 'quorum') ?? majority(committee.length)
+    if (quorum < majority(committee.length) || quorum > committee.length) throw new ConfigError(`--quorum ${quorum}: must be a majority of the ${committee.length} members, at most all of them`)
+    await peer.publish('committee-amended', tree.plan, [], { committee, quorum })
+    return `amended the committee of plan ${tree.plan} to ${committee.length} members, quorum ${quorum}`
+  })
+}
+
+export async function raiseBudget (argv: readonly string[]): Promise<number> {
+  return await authorCommand(argv, async (peer, tree, _rest, values) => {
+    const budget = intOption(values, 'budget')
+    if (budget === undefined || budget <= tree.budgetTokens) throw new ConfigError(`raise-budget needs --budget above the current ${tree.budgetTokens} tokens`)
+    await peer.publish('budget-raised', tree.plan, [], { budgetTokens: budget })
+    return `raised the budget of plan ${tree.plan} to ${budget} tokens`
+  })
+}
+
+export async function retry (argv: readonly string[]): Promise<number> {
+  return await authorCommand(argv, async (peer, tree, rest) => {
+    const task = tree.tasks.find(t => t.id === rest[0] || t.node === rest[0])
+    if (task === undefined) throw new ConfigError(`retry needs a task or node id of plan ${tree.plan.slice(0, 12)} (see GET /plans/<id>)`)
+    if (task.status !== 'failed') throw new ConfigError(`task ${task.id.slice(0, 12)} is ${task.status}, not failed: nothing to retry`)
+    await peer.publish('task-retried', tree.plan, task.finishEvent === null ? [] : [task.finishEvent as EventId], { task: task.id as TaskId })
+    return `retried task ${task.id}`
+  })
+}
