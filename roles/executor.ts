@@ -68,7 +68,7 @@ function fit (text: string, max: number): string {
 
 export function createExecutor (ctx: RoleContext): RoleHandler {
   const me = ctx.peer.replica.peerId
-  const working = new Map<string, { renew: () => void, stop: () => void }>()
+  const working = new Map<string, { check: () => void, stop: () => void }>()
   const firstSeen = new Map<string, number>()
   const seenAt = (task: string): number => {
     let t = firstSeen.get(task)
@@ -80,12 +80,12 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
     return t
   }
 
-  /** Does our claim still head the task? */
-  const stillOwner = (plan: PlanId, claim: EventId): boolean => {
-    const t = ctx.peer.replica.tree(plan)
-    const task = t?.tasks.find(x => x.chains.some(c => c.claim === claim))
-    const chain = task?.chains[task.chains.length - 1]
-    return chain?.claim === claim && chain.end === null && task?.status === 'claimed'
+  /** Where our claim stands: heading the task now, once owner (then superseded or ended), or never owner (an earlier claim won). */
+  const standing = (plan: PlanId, task: string, claim: EventId): 'owner' | 'was-owner' | 'lost' => {
+    const t = ctx.peer.replica.tree(plan)?.tasks.find(x => x.id === task)
+    const chain = t?.chains[t.chains.length - 1]
+    if (chain?.claim === claim && chain.end === null && t?.status === 'claimed') return 'owner'
+    return t?.chains.some(c => c.claim === claim) === true ? 'was-owner' : 'lost'
   }
 
   return {
@@ -93,13 +93,13 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
       const executors = ctx.peer.roster.list(now).filter(r => r.role === 'executor').map(r => r.peerId)
       return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt)
     },
-    tick: () => { for (const w of working.values()) w.renew() },
+    tick: () => { for (const w of working.values()) w.check() },
     stop: () => { for (const w of working.values()) w.stop() },
     act: async (intent: ClaimIntent, tree) => {
       const cites = intent.prev === null ? intent.task.evidence : [...intent.task.evidence, intent.prev]
       const { event: claim } = await ctx.peer.publish('task-claimed', intent.plan, cites, { task: intent.task.id, prev: intent.prev })
       await new Promise(resolve => setTimeout(resolve, CONFIRM_MS))
-      if (!stillOwner(intent.plan, claim.id)) {
+      if (standing(intent.plan, intent.task.id, claim.id) !== 'owner') {
         ctx.say(`lost the claim race for a task of plan ${intent.plan.slice(0, 8)}; another executor holds it`)
         return
       }
@@ -112,9 +112,10 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
       const renewEveryMs = Math.max(500, Math.floor(tree.params.leaseMs / 3))
       const key = `${intent.plan}:${intent.task.id}`
       working.set(key, {
-        renew: () => {
+        // On every pass: stop at once when an earlier claim turns out to have won; renew the lease when due.
+        check: () => {
+          if (standing(intent.plan, intent.task.id, claim.id) === 'lost') { abort.abort(); return }
           if (renewing || ctx.peer.now() - last.env.hlc.ms < renewEveryMs) return
-          if (!stillOwner(intent.plan, claim.id)) { abort.abort(); return }
           renewing = true
           ctx.peer.publish('claim-renewed', intent.plan, [claim.id, last.id], { task: intent.task.id, claim: claim.id, prev: last.id })
             .then(r => { last = r.event }, (err: Error) => { ctx.say(`could not renew a lease: ${err.message}`) })
@@ -138,6 +139,10 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
           if (abort.signal.aborted) { ctx.say(`stopped "${node.title}": an earlier claim won or the node is stopping`); return }
           await ctx.peer.publish('task-failed', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, error: fit((err as Error).message, MAX_REASON_CHARS), usage: { inputTokens: 0, outputTokens: 0 } })
           ctx.say(`"${node.title}" failed: ${(err as Error).message}`)
+          return
+        }
+        if (standing(intent.plan, intent.task.id, claim.id) === 'lost') {
+          ctx.say(`dropped the result of "${node.title}": an earlier claim won while it ran`)
           return
         }
         await ctx.peer.publish('result-reported', intent.plan, [claim.id, last.id], {

@@ -37,6 +37,14 @@ interface Draft {
   leafReason: LeafReason | null
   accepted: EventId | null
   children: Draft[]
+  /**
+   * How many descendants this node may still have. The root gets maxNodes - 1;
+   * a split into k children is applied only if k fits, and each child gets an
+   * equal share of what is left. A node's budget depends only on its
+   * ancestors' accepted splits, so a late event never cuts a split that was
+   * already applied.
+   */
+  budget: number
 }
 
 interface Finish {
@@ -52,8 +60,9 @@ interface Finish {
  * The plan tree as a pure function of a plan's folded events.
  *
  * Nothing here reads the arrival order: every group of events is sorted in
- * the total order (hlc, author, id) before use, and splits are applied in the
- * order of their deciding ballots, so maxNodes cuts the same way everywhere.
+ * the total order (hlc, author, id) before use, and maxNodes is shared out
+ * top-down (see Draft.budget), so it cuts the same way everywhere and never
+ * undoes an applied split.
  */
 export function derivePlan (index: PlanIndex): PlanTree {
   const goal = index.goal
@@ -80,9 +89,9 @@ export function derivePlan (index: PlanIndex): PlanTree {
     kind: 'decomposing',
     leafReason: null,
     accepted: null,
-    children: []
+    children: [],
+    budget: params.maxNodes - 1
   }
-  let count = 1
   const pending: Draft[] = []
   const expand = (d: Draft): void => {
     if (d.markedLeaf || d.depth >= params.maxDepth) {
@@ -113,14 +122,14 @@ export function derivePlan (index: PlanIndex): PlanTree {
     const subgoals = won.proposal.env.body.subgoals
     const evidence = [won.proposal.id, ...won.deciding].sort() as EventId[]
     d.accepted = won.proposal.id
-    if (count + subgoals.length > params.maxNodes) {
+    if (subgoals.length > d.budget) {
       d.kind = 'leaf'
       d.leafReason = 'max-nodes'
       d.base = { at: won.decidedBy.env.hlc, evidence }
       continue
     }
     d.kind = 'composite'
-    count += subgoals.length
+    const childBudget = Math.floor((d.budget - subgoals.length) / subgoals.length)
     d.children = subgoals.map((s, i) => ({
       id: childId(d.id, won.proposal.id, i),
       parent: d,
@@ -136,7 +145,8 @@ export function derivePlan (index: PlanIndex): PlanTree {
       kind: 'decomposing',
       leafReason: null,
       accepted: null,
-      children: []
+      children: [],
+      budget: childBudget
     }))
     for (const c of d.children) expand(c)
   }

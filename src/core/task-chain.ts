@@ -47,8 +47,9 @@ function reviewOf (index: PlanIndex, result: EventId, committees: readonly Commi
  * takeover), judged with only the renewals stamped before that claim: so a
  * late renewal can make a takeover moot, never the other way round. A
  * release or failure lets the next claim stamped after it start a chain.
- * The accepted result is the earliest result of any chain (with review: the
- * earliest the committee accepted); every other result is a duplicate.
+ * The accepted result is the earliest result of any claim stamped after
+ * `readyAt`, owner or not (with review: the earliest the committee accepted),
+ * so a done task never reopens; every other result is a duplicate.
  */
 export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params: PlanParams, committees: readonly CommitteeView[], equivocations: Equivocation[]): TaskOutcome {
   const claims = sortEvents(index.claims.get(task) ?? [])
@@ -105,7 +106,7 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
           failures++
           after = r.by.env.hlc
           // A task reopens only when all its results are rejected: a superseded owner's result may still await review.
-          const waiting = owners.some(o => (index.results.get(o.id) ?? []).some(x => review(x).kind === 'pending'))
+          const waiting = claims.some(o => compareHlc(o.env.hlc, readyAt) > 0 && (index.results.get(o.id) ?? []).some(x => review(x).kind === 'pending'))
           if (waiting) { status = 'in-review'; break }
           if (failures >= attemptsAllowed) { status = 'failed'; finish = { at: r.by.env.hlc, event: r.by.id, accepted: null }; break }
           continue
@@ -136,25 +137,41 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
     break
   }
 
-  // Results of every chain that owned the task; the earliest (accepted, with review) wins, if it came
-  // before the task's final failure. A done task never reopens; a failed one only through task-retried.
-  const failedAt = status === 'failed' && finish !== null ? finish.at : null
-  const allResults = sortEvents(owners.flatMap(c => index.results.get(c.id) ?? []))
+  // Outcome, monotone in the set. Every claim stamped after readyAt counts here, owner or not: a
+  // result is valid once and valid forever, so a claim that turns out to have lost a race, or a
+  // takeover made moot by a late renewal, never undoes a task. Chains decide who should work;
+  // they do not decide whose result counts.
+  const counted = claims.filter(c => compareHlc(c.env.hlc, readyAt) > 0)
+  const countedResults = sortEvents(counted.flatMap(c => index.results.get(c.id) ?? []))
+  // Failures: every failure of a counted claim, and every result the committee rejected. The task
+  // fails at the attemptsAllowed-th of them; more of them can only bring that moment earlier.
+  const failureEvents: PlanEvent[] = counted.flatMap(c => index.failures.get(c.id) ?? [])
   let accepted: PlanEvent<'result-reported'> | undefined
-  let acceptedAt: { at: Hlc, event: EventId } | undefined
-  for (const r of allResults) {
+  let acceptedAt: PlanEvent | undefined
+  for (const r of countedResults) {
     const rv = review(r)
-    const at = rv.kind === 'none' ? { at: r.env.hlc, event: r.id } : rv.kind === 'accepted' ? { at: rv.by.env.hlc, event: rv.by.id } : undefined
-    if (at === undefined || (failedAt !== null && compareHlc(at.at, failedAt) >= 0)) continue
-    if (acceptedAt === undefined || compareHlc(at.at, acceptedAt.at) < 0) {
+    if (rv.kind === 'rejected') failureEvents.push(rv.by)
+    const at = rv.kind === 'none' ? r : rv.kind === 'accepted' ? rv.by : undefined
+    if (at !== undefined && (acceptedAt === undefined || compareEvents(at, acceptedAt) < 0)) {
       accepted = r
       acceptedAt = at
     }
   }
+  const failed = sortEvents(failureEvents)[attemptsAllowed - 1]
+  // A result wins over failure (done never reopens); the task finished at whichever came first, so
+  // the stamp that dependants wait for only ever moves earlier as events arrive.
   if (accepted !== undefined && acceptedAt !== undefined) {
     status = 'done'
-    finish = { ...acceptedAt, accepted: accepted.id }
+    const first = failed !== undefined && compareEvents(failed, acceptedAt) < 0 ? failed : acceptedAt
+    finish = { at: first.env.hlc, event: first.id, accepted: accepted.id }
+  } else if (failed !== undefined) {
+    status = 'failed'
+    finish = { at: failed.env.hlc, event: failed.id, accepted: null }
+  } else if (status === 'failed') {
+    status = 'ready'
+    finish = null
   }
+  failures = failureEvents.length
   const resultsForTask = sortEvents(index.resultsByTask.get(task) ?? [])
   const results: ResultView[] = resultsForTask.map(r => {
     const rv = review(r)
