@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { logger } from '@libp2p/logger'
+import { multiaddr } from '@multiformats/multiaddr'
 import { openEventStore } from '../store/event-store.js'
 import { loadOrCreateIdentity } from '../store/identity.js'
 import { acquireDefaultDataDir, lockDataDir } from '../store/data-dir.js'
@@ -93,6 +94,21 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
     const loaded = replica.load()
     log('loaded %d events from %s (%d damaged rows skipped)', loaded.loaded, dir, loaded.damaged)
     const roster = createRoster()
+    // Bootstrap gives a star around the first peer; presence announcements name everyone else. Dial
+    // them, so events travel one hop (gossipsub floods its own messages to every connected
+    // subscriber) instead of waiting for the mesh to form around the bootstrap peer.
+    const lastDial = new Map<string, number>()
+    let swarmNode: SwarmNode | undefined
+    const meet = (peerId: string, addresses: readonly string[]): void => {
+      const n = swarmNode
+      if (n === undefined || peerId === n.peerId || n.connectedPeers().includes(peerId) || addresses.length === 0) return
+      if (allowPeers !== undefined && !allowPeers.has(peerId)) return
+      const t = Date.now()
+      if (t - (lastDial.get(peerId) ?? 0) < 10_000) return
+      lastDial.set(peerId, t)
+      if (lastDial.size > 1_000) lastDial.delete(lastDial.keys().next().value as string)
+      n.libp2p.dial(multiaddr(addresses[0] as string)).catch((err: Error) => { log('could not dial %s: %s', peerId, err.message) })
+    }
 
     const node = await createSwarmNode({
       privateKey: identity.privateKey,
@@ -103,11 +119,15 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
       swarmKey,
       allowPeers,
       eventValidator: bytes => replica.ingest(bytes, 'gossip').verdict,
-      onPresence: p => { roster.update(p, now()) },
+      onPresence: p => {
+        roster.update(p, now())
+        meet(p.peerId, p.addresses)
+      },
       presence: { role: config.role, capabilities: [], load: 0, version: VERSION },
       presenceIntervalMs: opts.presenceIntervalMs
     })
     cleanup.push(() => node.stop())
+    swarmNode = node
 
     const sync = createSyncService({
       libp2p: node.libp2p,
