@@ -6,7 +6,8 @@ import { generateSwarmKey } from './net/swarm-key.js'
  * `npm start -- ...`: argument parsing and dispatch only. Every failure the
  * user can fix ends with a message saying how, and a documented exit code.
  */
-const CLIENT_COMMANDS: Record<string, 'submit' | 'cancel' | 'amend' | 'raiseBudget' | 'retry'> = {
+const CLIENT_COMMANDS: Record<string, 'submit' | 'cancel' | 'amend' | 'raiseBudget' | 'retry' | 'exportPlan'> = {
+  export: 'exportPlan',
   submit: 'submit',
   cancel: 'cancel',
   amend: 'amend',

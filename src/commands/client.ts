@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DEFAULT_PARAMS, majority } from '../core/events.js'
 import { isFinished } from '../core/view.js'
@@ -151,14 +152,19 @@ export async function submit (argv: readonly string[]): Promise<number> {
   })
 }
 
-/** Wait until this client holds the plan (synced from the swarm) and is its author. */
-async function authorOf (peer: Peer, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
+/** Wait until this client holds the plan, synced from the swarm. */
+async function waitForPlan (peer: Peer, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
   if (planArg === undefined || !/^[0-9a-f]{64}$/.test(planArg)) throw new ConfigError(`expected a plan id (64 hex digits, as printed by submit), got ${JSON.stringify(planArg ?? '')}`)
   const plan = planArg as PlanId
   await until(`plan ${plan.slice(0, 12)} to arrive`, () => peer.replica.tree(plan) !== undefined, deadline, say, () => `${peer.node.connectedPeers().length} peers connected`)
-  const tree = peer.replica.tree(plan) as PlanTree
+  return peer.replica.tree(plan) as PlanTree
+}
+
+/** Wait until this client holds the plan and check that it is its author. */
+async function authorOf (peer: Peer, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
+  const tree = await waitForPlan(peer, planArg, deadline, say)
   if (tree.author !== peer.replica.peerId) {
-    throw new ConfigError(`plan ${plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${peer.replica.peerId}); run this from the submitter's --data-dir`)
+    throw new ConfigError(`plan ${tree.plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${peer.replica.peerId}); run this from the submitter's --data-dir`)
   }
   return tree
 }
@@ -208,5 +214,25 @@ export async function retry (argv: readonly string[]): Promise<number> {
     if (task.status !== 'failed') throw new ConfigError(`task ${task.id.slice(0, 12)} is ${task.status}, not failed: nothing to retry`)
     await peer.publish('task-retried', tree.plan, task.finishEvent === null ? [] : [task.finishEvent as EventId], { task: task.id as TaskId })
     return `retried task ${task.id}`
+  })
+}
+
+/**
+ * `export <plan-id> --markdown [FILE]`: fetch the plan from the swarm and
+ * write it as Markdown (to FILE, or to stdout), or as JSON with `--json`.
+ */
+export async function exportPlan (argv: readonly string[]): Promise<number> {
+  const args = argv.flatMap((a, i) => a === '--markdown' && (argv[i + 1] === undefined || argv[i + 1]?.startsWith('--') === true) ? ['--markdown=-'] : [a])
+  return await withClient(args, async (peer, positionals, values, say, json) => {
+    const tree = await waitForPlan(peer, positionals[0], deadlineOf(values, 60), say)
+    const { renderMarkdown } = await import('../../roles/render.js')
+    const file = parseClientArgs(args).config.markdown
+    const text = json ? JSON.stringify({ treeHash: peer.replica.fold.treeHash(tree.plan), tree }, null, 2) + '\n' : renderMarkdown(tree)
+    if (file === undefined || file === '-' || json) process.stdout.write(text)
+    else {
+      writeFileSync(file, text)
+      say(`wrote ${file}`)
+    }
+    return 0
   })
 }
