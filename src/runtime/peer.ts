@@ -98,9 +98,9 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
     // them, so events travel one hop (gossipsub floods its own messages to every connected
     // subscriber) instead of waiting for the mesh to form around the bootstrap peer.
     const lastDial = new Map<string, number>()
-    let swarmNode: SwarmNode | undefined
+    const self: { node?: SwarmNode } = {}
     const meet = (peerId: string, addresses: readonly string[]): void => {
-      const n = swarmNode
+      const n = self.node
       if (n === undefined || peerId === n.peerId || n.connectedPeers().includes(peerId) || addresses.length === 0) return
       if (allowPeers !== undefined && !allowPeers.has(peerId)) return
       const t = Date.now()
@@ -127,7 +127,7 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
       presenceIntervalMs: opts.presenceIntervalMs
     })
     cleanup.push(() => node.stop())
-    swarmNode = node
+    self.node = node
 
     const sync = createSyncService({
       libp2p: node.libp2p,
