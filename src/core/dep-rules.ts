@@ -55,11 +55,9 @@ export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent
   if (e.env.type === 'goal-submitted') {
     return e.env.deps.length === 0 ? null : reject('bad-reference', 'a goal has no deps')
   }
-  const own = (id: EventId): PlanEvent | undefined => e.env.deps.includes(id) ? deps.get(id) : undefined
-  const goal = own(e.env.plan as EventId)
+  const goal = ownDep(e, deps, e.env.plan as EventId)
   if (goal === undefined || !isType(goal, 'goal-submitted')) return reject('missing-goal-dep', `deps must include the plan's goal ${e.env.plan}`)
   const params = goal.env.body.params
-  const ref = <T extends EventType>(id: EventId | null, type: T, what: string): PlanEvent<T> | DepRejection => refOf(e, deps, id, type, what)
 
   switch (e.env.type) {
     case 'committee-amended':
@@ -73,14 +71,14 @@ export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent
     }
     case 'ballot-cast': {
       const b = (e as PlanEvent<'ballot-cast'>).env.body
-      const c = own(b.committee)
+      const c = ownDep(e, deps, b.committee)
       const committee = c === undefined ? undefined : committeeOf(c)
       if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
       if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
       if (b.attempt > params.maxAttempts) return reject('params-violated', `attempt ${b.attempt} exceeds maxAttempts ${params.maxAttempts}`)
       if (b.choice !== null && !e.env.deps.includes(b.choice)) return reject('bad-reference', `choice ${b.choice} must be among the deps`)
       for (const s of b.scores) {
-        const p = ref(s.proposal, 'split-proposed', 'scored proposal')
+        const p = refOf(e, deps, s.proposal, 'split-proposed', 'scored proposal')
         if (isRejection(p)) return p
         if (p.env.body.node !== b.node || p.env.body.attempt !== b.attempt) return reject('bad-reference', `proposal ${s.proposal} is for another node or attempt`)
       }
@@ -89,16 +87,16 @@ export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent
     case 'task-claimed': {
       const b = (e as PlanEvent<'task-claimed'>).env.body
       if (b.prev === null) return null
-      const p = own(b.prev)
+      const p = ownDep(e, deps, b.prev)
       return p === undefined ? reject('bad-reference', `prev ${b.prev} must be among the deps`) : null
     }
     case 'claim-renewed': {
       const b = (e as PlanEvent<'claim-renewed'>).env.body
-      const claim = ref(b.claim, 'task-claimed', 'claim')
+      const claim = refOf(e, deps, b.claim, 'task-claimed', 'claim')
       if (isRejection(claim)) return claim
       if (claim.env.author !== e.env.author) return reject('not-claim-owner', 'only the claimant renews its claim')
       if (claim.env.body.task !== b.task) return reject('bad-reference', 'renewal names another task than its claim')
-      const prev = own(b.prev)
+      const prev = ownDep(e, deps, b.prev)
       if (prev === undefined) return reject('bad-reference', `prev ${b.prev} must be among the deps`)
       if (prev.id !== claim.id && !(isType(prev, 'claim-renewed') && prev.env.body.claim === claim.id)) return reject('bad-reference', 'prev must be the claim or a renewal of it')
       if (e.env.hlc.ms - prev.env.hlc.ms > params.leaseMs) return reject('late-renewal', `renewed ${e.env.hlc.ms - prev.env.hlc.ms} ms after its predecessor; the lease is ${params.leaseMs} ms`)
@@ -109,7 +107,7 @@ export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent
     case 'task-failed':
     case 'result-reported': {
       const b = (e as PlanEvent<'task-released' | 'task-failed' | 'result-reported'>).env.body
-      const claim = ref(b.claim, 'task-claimed', 'claim')
+      const claim = refOf(e, deps, b.claim, 'task-claimed', 'claim')
       if (isRejection(claim)) return claim
       if (claim.env.author !== e.env.author) return reject('not-claim-owner', `only the claimant may publish ${e.env.type} for its claim`)
       if (claim.env.body.task !== b.task) return reject('bad-reference', `${e.env.type} names another task than its claim`)
@@ -118,10 +116,10 @@ export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent
     case 'result-reviewed': {
       const b = (e as PlanEvent<'result-reviewed'>).env.body
       if (!params.review) return reject('params-violated', 'this plan does not ask for review')
-      const result = ref(b.result, 'result-reported', 'result')
+      const result = refOf(e, deps, b.result, 'result-reported', 'result')
       if (isRejection(result)) return result
       if (result.env.body.task !== b.task) return reject('bad-reference', 'review names another task than its result')
-      const c = own(b.committee)
+      const c = ownDep(e, deps, b.committee)
       const committee = c === undefined ? undefined : committeeOf(c)
       if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
       if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
@@ -132,6 +130,11 @@ export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent
       return reject('bad-reference', `unknown type ${String(never)}`)
     }
   }
+}
+
+/** One of `e`'s own deps (never another event the lookup happens to hold). */
+function ownDep (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent | undefined }, id: EventId): PlanEvent | undefined {
+  return e.env.deps.includes(id) ? deps.get(id) : undefined
 }
 
 function isRejection (x: unknown): x is DepRejection {
