@@ -3,18 +3,32 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 import type { PlanTree } from './tree.js'
 
 /**
- * The hash of the canonical encoding of a folded tree. Equal event sets give
- * equal trees and so equal hashes: it is what replicas, tests and operators
- * compare.
- *
- * Canonical encoding: JSON. Every object in a PlanTree is built by one
- * object literal in derive.ts, so its keys always come in the same order;
- * every value is a string, a boolean, null, a safe integer or an array in a
- * deterministic order. So JSON.stringify gives the same bytes for equal
- * trees on every replica, at a fraction of the cost of a DAG-CBOR encoding
- * (which sorts keys at every level). A change to the tree's shape changes
- * the hashes: it is a protocol change, and the golden test says so.
+ * JSON with every object's keys sorted: the same bytes for equal values,
+ * however the objects were built. A tree passes some event data through as
+ * it was decoded (plan parameters, stamps), and a decoded object's key order
+ * is the codec's, not the order a local constructor used, so plain
+ * JSON.stringify would hash equal trees differently on different replicas.
+ */
+export function canonicalJson (value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v
+    const o = v as Record<string, unknown>
+    const keys = Object.keys(o)
+    let sorted = true
+    for (let i = 1; i < keys.length; i++) if ((keys[i - 1] as string) > (keys[i] as string)) { sorted = false; break }
+    if (sorted) return v
+    const out: Record<string, unknown> = {}
+    for (const k of keys.sort()) out[k] = o[k]
+    return out
+  })
+}
+
+/**
+ * The hash of the canonical encoding of a folded tree (see canonicalJson).
+ * Equal event sets give equal trees and so equal hashes: it is what
+ * replicas, tests and operators compare. A change to the tree's shape
+ * changes the hashes: it is a protocol change, and the golden test says so.
  */
 export function treeHash (tree: PlanTree): string {
-  return bytesToHex(sha256(utf8ToBytes(JSON.stringify(tree))))
+  return bytesToHex(sha256(utf8ToBytes(canonicalJson(tree))))
 }
