@@ -161,25 +161,18 @@ describe('cancellation vs completion: whichever comes first in (hlc, author, id)
     expect(treeOf(b, [...events, b.cancel(3000)]).status).toBe('completed')
   })
 
-  // BUG (src/core/derive.ts planStatus, line ~302): cancellation is compared with the
-  // finish by hlc alone (`compareHlc(cancel, finishedAt) < 0`), so at equal stamps
-  // completion always wins. Design: "whichever comes first in order wins", and the order is
-  // (hlc, author, id). Here the goal author sorts before the executor, so the cancel,
-  // stamped at the same hlc as the root result, comes first.
-  // Expected: 'cancelled'. Actual: 'completed'.
-  it('a tie in hlc, with the canceller before the executor in author order: cancellation wins (FAILS: bug in derive.ts)', () => {
+  // Design: "whichever comes first in order wins", and the order is (hlc, author, id), not
+  // hlc alone. Here the goal author sorts before the executor, so the cancel, stamped at the
+  // same hlc as the root result, comes first.
+  it('a tie in hlc, with the canceller before the executor in author order: cancellation wins', () => {
     const { b, events } = leafRoot(cast.author)
     expect(cast.author < e0).toBe(true)
     expect(treeOf(b, [...events, b.cancel(3000)]).status).toBe('cancelled')
   })
 
-  // BUG (src/core/derive.ts derivePlan, the `deliverable:` field, line ~267): when the cancel
-  // comes first the plan is 'cancelled', yet the tree still carries the root result as the
-  // plan's deliverable, because `deliverable` looks at `completed` only. If cancellation
-  // wins, completion lost: a cancelled plan has no deliverable (submit --wait, the observer
-  // and /plans/<id> would otherwise print one for a plan the author cancelled first).
-  // Expected: deliverable null. Actual: { task, result, output: 'the plan' }.
-  it('a plan cancelled before completion has no deliverable (FAILS: bug in derive.ts)', () => {
+  // If cancellation wins, completion lost: a cancelled plan has no deliverable, although its
+  // root has a result (submit --wait, the observer and /plans/<id> must not print one).
+  it('a plan cancelled before completion has no deliverable, although the root has a result', () => {
     const { b, events } = leafRoot(cast.author)
     const tree = treeOf(b, [...events, b.cancel(2500)])
     expect(tree.status).toBe('cancelled')

@@ -203,20 +203,43 @@ describe('claims: ownership, renewal, takeover, release', () => {
     expectOrderFree(b, [...s.events, c, late, takeover])
   })
 
-  it('the harm of a moot takeover is one duplicate execution, counted and shown', () => {
+  // The owner of a task can change as events arrive (here: a late renewal makes a takeover moot),
+  // so ownership does not decide whose result counts: the earliest result of any claim stamped
+  // after readyAt is accepted. The harm of a moot takeover is one duplicate execution, counted
+  // and shown, and the task never reopens when the late renewal arrives.
+  it.each([
+    { name: 'the moot taker\'s result is earlier: it is accepted, the owner\'s is the duplicate', takerAt: 4300, ownerAt: 4500, accepted: 'taker' },
+    { name: 'the owner\'s result is earlier: it is accepted, the moot taker\'s is the duplicate', takerAt: 4500, ownerAt: 4300, accepted: 'owner' }
+  ] as const)('the harm of a moot takeover is one duplicate execution, counted and shown: $name', ({ takerAt, ownerAt, accepted }) => {
     const { b, s, t } = leafPlan()
     const c = b.claim(e0, t, 3000)
     const late = b.renew(c, c, 3990)
     const takeover = b.claim(e1, t, 4001, { prev: c.id })
-    const dup = b.result(takeover, 4300, 'from the taker')
-    const real = b.result(c, 4500, 'from the owner')
-    const tree = expectOrderFree(b, [...s.events, c, late, takeover, dup, real])
-    const task = taskOf(tree, t)
-    expect(task.status).toBe('done')
-    expect(task.accepted).toBe(real.id)
-    expect(task.duplicates).toBe(1)
-    expect(task.results.map(r => ({ id: r.id, accepted: r.accepted }))).toEqual([{ id: dup.id, accepted: false }, { id: real.id, accepted: true }])
-    expect(tree.duplicates).toBe(1)
+    const fromTaker = b.result(takeover, takerAt, 'from the taker')
+    const fromOwner = b.result(c, ownerAt, 'from the owner')
+    const [winner, duplicate] = accepted === 'taker' ? [fromTaker, fromOwner] : [fromOwner, fromTaker]
+    const shows = (tree: PlanTree): void => {
+      const task = taskOf(tree, t)
+      expect(task).toMatchObject({ status: 'done', accepted: winner.id, duplicates: 1, finishedAt: winner.env.hlc, finishEvent: winner.id })
+      expect(task.results.map(r => ({ id: r.id, author: r.author, accepted: r.accepted }))).toEqual([
+        { id: winner.id, author: winner.env.author, accepted: true },
+        { id: duplicate.id, author: duplicate.env.author, accepted: false }
+      ])
+      expect(tree.duplicates).toBe(1)
+    }
+    // Before the late renewal arrives, e1 took over; both results are in.
+    const f = new Fold()
+    for (const e of [b.goal, ...s.events, c, takeover, fromTaker, fromOwner]) f.add(e, NO_CLOCK)
+    const before = f.tree(b.plan) as PlanTree
+    expect(taskOf(before, t).chains.map(x => [x.owner, x.end?.kind])).toEqual([[e0, 'superseded'], [e1, 'result']])
+    shows(before)
+    // The late renewal makes the takeover moot: e0's chain never lapsed. Same outcome: nothing reopens.
+    f.add(late, NO_CLOCK)
+    const after = f.tree(b.plan) as PlanTree
+    expect(taskOf(after, t).chains.map(x => [x.owner, x.end?.kind])).toEqual([[e0, 'result']])
+    expect(taskOf(after, t).ignoredClaims).toBe(1)
+    shows(after)
+    shows(expectOrderFree(b, [...s.events, c, late, takeover, fromTaker, fromOwner]))
   })
 
   it('two renewals of one predecessor are equivocation: recorded, and the chain ends before them', () => {

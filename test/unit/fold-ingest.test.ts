@@ -414,13 +414,10 @@ describe('ingest: what builds on a rejected event is rejected', () => {
     expect(f.events.size).toBe(1)
   })
 
-  // BUG (src/core/event-set.ts, rejectOutcome/foldWaiters): when a parked event's dep is
-  // rejected, the waiter is neither rejected nor unparked; it sits in `parked` (counted by
-  // parkedCount, reported by has() to sync, shown as parked by the observer) until the TTL,
-  // although it can never be folded. Had the dep arrived first, the same event would have
-  // been rejected 'builds-on-rejected' at once: the bookkeeping depends on arrival order.
-  // Expected: the waiter leaves the parked set as soon as its dep is rejected.
-  it('an event parked on a dep that is then rejected leaves the parked set (FAILS: bug in event-set.ts)', () => {
+  // Had the dep arrived first, the same event would have been rejected 'builds-on-rejected'
+  // at once; so when it arrives second, the waiter must not linger in `parked` (counted by
+  // parkedCount, reported by has() to sync, shown by the observer) until the TTL.
+  it('an event parked on a dep that is then rejected leaves the parked set at once, as if the dep had come first', () => {
     const b = new PlanBuilder(cast.author, committee())
     const bad = b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 500)
     const vote = b.ballot(cast.scorers[0], { node: b.root, attempt: 1 }, bad, 2100)

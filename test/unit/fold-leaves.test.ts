@@ -5,9 +5,11 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { PlanBuilder } from '../helpers/plan-builder.js'
-import { child, expectOrderFree, leafTask, makeCast, nodeOf, rootOf, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
+import { Fold, NO_CLOCK } from '../../src/core/fold.js'
+import { child, expectOrderFree, hashOf, leafTask, makeCast, nodeOf, rootOf, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
-import type { PeerIdString, PlanEvent } from '../../src/core/events.js'
+import type { NodeId, PeerIdString, PlanEvent } from '../../src/core/events.js'
+import type { PlanTree } from '../../src/core/tree.js'
 
 let cast: Cast
 let voters: PeerIdString[]
@@ -70,12 +72,13 @@ describe('leaves: marked by the accepted split, or at maxDepth', () => {
   })
 })
 
-describe('leaves: maxNodes', () => {
+describe('leaves: maxNodes is shared out top-down', () => {
   it.each([
     { maxNodes: 3, titles: ['a', 'b'], kind: 'composite', nodes: 3 },
     { maxNodes: 3, titles: ['a', 'b', 'c'], kind: 'leaf', nodes: 1 },
-    { maxNodes: 4, titles: ['a', 'b', 'c'], kind: 'composite', nodes: 4 }
-  ])('maxNodes $maxNodes, a split into $titles.length: the root is $kind', ({ maxNodes, titles, kind, nodes }) => {
+    { maxNodes: 4, titles: ['a', 'b', 'c'], kind: 'composite', nodes: 4 },
+    { maxNodes: 1, titles: ['a', 'b'], kind: 'leaf', nodes: 1 }
+  ])('maxNodes $maxNodes (the root may have maxNodes - 1 descendants), a split into $titles.length: the root is $kind', ({ maxNodes, titles, kind, nodes }) => {
     const b = new PlanBuilder(cast.author, committee(), { maxNodes })
     const s = split(b, { node: b.root, by: cast.decomposers[0], titles, voters, at: 2000 })
     const tree = expectOrderFree(b, s.events)
@@ -91,20 +94,121 @@ describe('leaves: maxNodes', () => {
     }
   })
 
+  // A child's allowance is floor((parent's allowance - k) / k). Below, the root
+  // splits into two, and each child then proposes a split of its own.
   it.each([
-    { name: 'the split of a decided first takes the room', aAt: 3000, bAt: 3500, grows: 0 },
-    { name: 'the split of b decided first takes the room', aAt: 3500, bAt: 3000, grows: 1 }
-  ])('splits are applied in the order of their deciding ballots: $name', ({ aAt, bAt, grows }) => {
-    const b = new PlanBuilder(cast.author, committee(), { maxNodes: 5 })
+    // maxNodes 5: the root may have 4 descendants; 2 children leave 2, so each child may have 1: no child can split.
+    { maxNodes: 5, aTitles: 2, bTitles: 2, aGrows: false, bGrows: false, nodes: 3 },
+    // maxNodes 7: 6 - 2 = 4 left, so each child may have 2: a split into 2 fits, one into 3 does not.
+    { maxNodes: 7, aTitles: 2, bTitles: 2, aGrows: true, bGrows: true, nodes: 7 },
+    { maxNodes: 7, aTitles: 2, bTitles: 3, aGrows: true, bGrows: false, nodes: 5 },
+    // maxNodes 8: 7 - 2 = 5 left, floor(5 / 2) = 2 each. b's split into 3 is cut although the whole
+    // tree would have had 1 + 2 + 2 + 3 = 8 nodes: the cost of sharing out (an unbalanced tree is cut early).
+    { maxNodes: 8, aTitles: 2, bTitles: 3, aGrows: true, bGrows: false, nodes: 5 },
+    // maxNodes 9: 8 - 2 = 6 left, 3 each: both fit.
+    { maxNodes: 9, aTitles: 2, bTitles: 3, aGrows: true, bGrows: true, nodes: 8 }
+  ])('maxNodes $maxNodes, root split into 2, then a into $aTitles and b into $bTitles: a grows $aGrows, b grows $bGrows', ({ maxNodes, aTitles, bTitles, aGrows, bGrows, nodes }) => {
+    const b = new PlanBuilder(cast.author, committee(), { maxNodes })
     const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters, at: 2000, leaf: false })
-    const sa = split(b, { node: child(s, 0), by: cast.decomposers[1], titles: ['a1', 'a2'], voters, at: aAt })
-    const sb = split(b, { node: child(s, 1), by: cast.decomposers[2], titles: ['b1', 'b2'], voters, at: bAt })
+    const names = (p: string, n: number): string[] => Array.from({ length: n }, (_, i) => `${p}${i + 1}`)
+    const sa = split(b, { node: child(s, 0), by: cast.decomposers[1], titles: names('a', aTitles), voters, at: 3000 })
+    const sb = split(b, { node: child(s, 1), by: cast.decomposers[2], titles: names('b', bTitles), voters, at: 3500 })
     const tree = expectOrderFree(b, [...s.events, ...sa.events, ...sb.events])
-    expect(tree.nodes).toHaveLength(5)
-    const grew = nodeOf(tree, child(s, grows))
-    const cut = nodeOf(tree, child(s, 1 - grows))
-    expect(grew.kind).toBe('composite')
-    expect(cut).toMatchObject({ kind: 'leaf', leafReason: 'max-nodes', children: [] })
+    expect(tree.nodes).toHaveLength(nodes)
+    expect(tree.nodes.length).toBeLessThanOrEqual(maxNodes)
+    for (const [sub, grows] of [[sa, aGrows], [sb, bGrows]] as const) {
+      const n = nodeOf(tree, sub.proposal.env.body.node)
+      // The child's split is accepted either way; it is applied only if it fits the child's allowance.
+      expect(n.accepted).toBe(sub.proposal.id)
+      if (grows) expect(n).toMatchObject({ kind: 'composite', leafReason: null, children: sub.children })
+      else {
+        expect(n).toMatchObject({ kind: 'leaf', leafReason: 'max-nodes', children: [], status: 'ready' })
+        expect(taskOf(tree, sub.proposal.env.body.node).readyAt).toEqual(sub.decidedAt)
+      }
+    }
+  })
+
+  it('the allowance is passed down: a grandchild gets its share of its parent\'s share', () => {
+    // maxNodes 15: the root may have 14; split into 2 leaves 12, so a may have 6; a into 3 leaves 3,
+    // so each of a's children may have 1: a1's split into 2 is cut. With a into 2, a's children
+    // may have 2 each, and a1's split into 2 fits.
+    const grow = (aTitles: string[]): { tree: ReturnType<typeof treeOf>, a1: NodeId } => {
+      const b = new PlanBuilder(cast.author, committee(), { maxNodes: 15 })
+      const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters, at: 2000, leaf: false })
+      const sa = split(b, { node: child(s, 0), by: cast.decomposers[1], titles: aTitles, voters, at: 3000, leaf: false })
+      const sa1 = split(b, { node: child(sa, 0), by: cast.decomposers[2], titles: ['x', 'y'], voters, at: 4000 })
+      return { tree: expectOrderFree(b, [...s.events, ...sa.events, ...sa1.events]), a1: child(sa, 0) }
+    }
+    const three = grow(['a1', 'a2', 'a3'])
+    expect(nodeOf(three.tree, three.a1)).toMatchObject({ depth: 2, kind: 'leaf', leafReason: 'max-nodes', children: [] })
+    expect(three.tree.nodes).toHaveLength(6)
+    const two = grow(['a1', 'a2'])
+    expect(nodeOf(two.tree, two.a1)).toMatchObject({ depth: 2, kind: 'composite', leafReason: null })
+    expect(two.tree.nodes).toHaveLength(7)
+  })
+
+  it.each([
+    { name: 'a decided first', aAt: 3000, bAt: 3500 },
+    { name: 'b decided first', aAt: 3500, bAt: 3000 }
+  ])('the order of deciding ballots does not matter ($name): each child splits within its own allowance', ({ aAt, bAt }) => {
+    for (const [maxNodes, grows, nodes] of [[5, false, 3], [7, true, 7]] as const) {
+      const b = new PlanBuilder(cast.author, committee(), { maxNodes })
+      const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters, at: 2000, leaf: false })
+      const sa = split(b, { node: child(s, 0), by: cast.decomposers[1], titles: ['a1', 'a2'], voters, at: aAt })
+      const sb = split(b, { node: child(s, 1), by: cast.decomposers[2], titles: ['b1', 'b2'], voters, at: bAt })
+      const tree = expectOrderFree(b, [...s.events, ...sa.events, ...sb.events])
+      expect(tree.nodes).toHaveLength(nodes)
+      for (const i of [0, 1]) {
+        expect(nodeOf(tree, child(s, i))).toMatchObject(grows
+          ? { kind: 'composite', leafReason: null }
+          : { kind: 'leaf', leafReason: 'max-nodes', children: [] })
+      }
+    }
+  })
+
+  it('a late deciding ballot never removes an applied split\'s children', () => {
+    // maxNodes 7: a and b may have 2 descendants each. a's split into 2 is decided at 3200 and
+    // applied. Then b's split into 3 arrives, decided earlier (3100). Sharing the room globally
+    // in the order of deciding ballots, b would take it (1 + 2 + 3 = 6) and a's applied children
+    // would vanish (8 > 7). Top-down, b's split does not fit b's own allowance: b is cut, a keeps its children.
+    const b = new PlanBuilder(cast.author, committee(), { maxNodes: 7 })
+    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters, at: 2000, leaf: false })
+    const sa = split(b, { node: child(s, 0), by: cast.decomposers[1], titles: ['a1', 'a2'], voters, at: 3000 })
+    const sb = split(b, { node: child(s, 1), by: cast.decomposers[2], titles: ['b1', 'b2', 'b3'], voters, at: 2900 })
+    expect(sb.decidedAt.ms).toBeLessThan(sa.decidedAt.ms)
+    const f = new Fold()
+    for (const e of [b.goal, ...s.events, ...sa.events]) f.add(e, NO_CLOCK)
+    const before = f.tree(b.plan) as PlanTree
+    expect(nodeOf(before, child(s, 0))).toMatchObject({ kind: 'composite', children: sa.children })
+    expect(nodeOf(before, child(s, 1)).kind).toBe('decomposing')
+    // b's proposal, then its ballots, the last of them deciding (and stamped before a's deciding ballot).
+    for (const e of sb.events) {
+      f.add(e, NO_CLOCK)
+      const now = f.tree(b.plan) as PlanTree
+      expect(nodeOf(now, child(s, 0))).toMatchObject({ kind: 'composite', children: sa.children })
+      for (const c of sa.children) expect(nodeOf(now, c)).toMatchObject({ kind: 'leaf', status: 'ready' })
+    }
+    const after = f.tree(b.plan) as PlanTree
+    expect(nodeOf(after, child(s, 1))).toMatchObject({ kind: 'leaf', leafReason: 'max-nodes', accepted: sb.proposal.id, children: [] })
+    expect(after.nodes).toHaveLength(5)
+    // The same tree as folding everything at once, in any order.
+    const all = [...s.events, ...sa.events, ...sb.events]
+    expectOrderFree(b, all)
+    expect(f.treeHash(b.plan)).toBe(hashOf(b, all))
+  })
+
+  it('when a split that fits arrives late and decided earlier, it is applied beside the others, never instead of them', () => {
+    // maxNodes 7 again, b into 2: it fits b's own allowance, so both a and b grow whatever the arrival order.
+    const b = new PlanBuilder(cast.author, committee(), { maxNodes: 7 })
+    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters, at: 2000, leaf: false })
+    const sa = split(b, { node: child(s, 0), by: cast.decomposers[1], titles: ['a1', 'a2'], voters, at: 3000 })
+    const sb = split(b, { node: child(s, 1), by: cast.decomposers[2], titles: ['b1', 'b2'], voters, at: 2900 })
+    const f = new Fold()
+    for (const e of [b.goal, ...s.events, ...sa.events, ...sb.events]) f.add(e, NO_CLOCK)
+    const tree = f.tree(b.plan) as PlanTree
+    expect(nodeOf(tree, child(s, 0))).toMatchObject({ kind: 'composite', children: sa.children })
+    expect(nodeOf(tree, child(s, 1))).toMatchObject({ kind: 'composite', children: sb.children })
+    expect(tree.nodes).toHaveLength(7)
   })
 })
 

@@ -4,6 +4,7 @@
  * rejects; a rejected task reopens after the rejection; in-review status).
  */
 import { beforeAll, describe, expect, it } from 'vitest'
+import { rollupId } from '../../src/core/derive.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
 import { child, expectOrderFree, leafTask, makeCast, nodeOf, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast, Split } from '../helpers/fold-fixtures.js'
@@ -55,8 +56,13 @@ describe('results: the earliest result is accepted, later ones are duplicates', 
       duplicates: 1
     },
     {
-      name: 'a result from a claim that lost the race is a duplicate, never accepted',
-      events: (b, t) => { const c = b.claim(e0, t, 3000); const lost = b.claim(e1, t, 3100); const r = b.result(c, 3500); return { events: [c, lost, b.result(lost, 3400, 'racer'), r], accepted: r } },
+      name: 'a result from a claim that lost the race is accepted when it is the earliest; the owner\'s later result is the duplicate',
+      events: (b, t) => { const c = b.claim(e0, t, 3000); const lost = b.claim(e1, t, 3100); const racer = b.result(lost, 3400, 'racer'); return { events: [c, lost, racer, b.result(c, 3500)], accepted: racer } },
+      duplicates: 1
+    },
+    {
+      name: 'a result from a claim that lost the race is a duplicate when the owner\'s result is earlier',
+      events: (b, t) => { const c = b.claim(e0, t, 3000); const lost = b.claim(e1, t, 3100); const r = b.result(c, 3400); return { events: [c, lost, b.result(lost, 3500, 'racer'), r], accepted: r } },
       duplicates: 1
     },
     {
@@ -109,6 +115,33 @@ describe('results: the earliest result is accepted, later ones are duplicates', 
     expect(v.results.filter(r => r.accepted).map(r => r.id)).toEqual([x.accepted.id])
     expect(tree.duplicates).toBe(duplicates)
   })
+
+  it('a lost race: e1 claimed 100 ms after e0 (so e0 owns) but reported first; e1\'s result is accepted, counted once, and e0\'s is the one duplicate', () => {
+    const { b, s, t } = leafPlan()
+    const owner = b.claim(e0, t, 3000)
+    const racer = b.claim(e1, t, 3100)
+    const fast = b.result(racer, 3400, 'flights: NRT, from the racer')
+    const slow = b.result(owner, 3500, 'flights: HND, from the owner')
+    const { tree, task: v } = task(b, s, t, [owner, racer, fast, slow])
+    // e0 still owned the task: e1's claim was ignored for ownership, and e0's chain ended with its own result.
+    expect(v.chains).toHaveLength(1)
+    expect(v.chains[0]).toMatchObject({ owner: e0, claim: owner.id, end: { kind: 'result', event: slow.id } })
+    expect(v.ignoredClaims).toBe(1)
+    // But the earliest result of a claim stamped after readyAt is the accepted one, owner or not.
+    expect(v).toMatchObject({ status: 'done', owner: null, accepted: fast.id, finishedAt: fast.env.hlc, finishEvent: fast.id, duplicates: 1 })
+    expect(v.results.map(r => ({ author: r.author, output: r.output, accepted: r.accepted }))).toEqual([
+      { author: e1, output: 'flights: NRT, from the racer', accepted: true },
+      { author: e0, output: 'flights: HND, from the owner', accepted: false }
+    ])
+    expect(tree.duplicates).toBe(1)
+    // What depends on it (here the root's roll-up, once the other leaf is done) starts from the accepted result.
+    const other = b.claim(e2, leafTask(child(s, 1)), 3000)
+    const otherResult = b.result(other, 3300)
+    const rollup = taskOf(task(b, s, t, [owner, racer, fast, slow, other, otherResult]).tree, rollupId(b.root))
+    expect(rollup).toMatchObject({ status: 'ready', readyAt: fast.env.hlc })
+    expect(rollup.evidence).toContain(fast.id)
+    expect(rollup.evidence).not.toContain(slow.id)
+  })
 })
 
 describe('results: task-failed uses an attempt; at maxAttempts the task fails; task-retried gives more', () => {
@@ -158,41 +191,86 @@ describe('results: task-failed uses an attempt; at maxAttempts the task fails; t
     expect(task(b, s, t, [c, rel]).task).toMatchObject({ status: 'ready', failures: 0 })
   })
 
-  // BUG (src/core/task-chain.ts, decideTask, the `status !== 'failed'` guard after the
-  // results loop, ~line 165): when the last allowed attempt fails AFTER an earlier valid
-  // result of a superseded owner, the task is reported 'failed' although it had a valid
-  // result first. Design: "A task is done once it has a valid result; the accepted result
-  // is the earliest". Here: e0 claims at 3000 (lease 1000), e1 takes over at 4001, e0's
-  // result arrives stamped 4020, e1 fails at 4050 (maxAttempts 1).
-  // Expected: done, accepted = e0's result, finishedAt 4020. Actual: failed at 4050.
-  it('a valid result stamped before the final failure makes the task done (FAILS: bug in task-chain.ts)', () => {
+  it('failures are counted from every claim stamped after readyAt, owner or not: the task fails at the maxAttempts-th', () => {
+    // maxAttempts 2. e0 owns; e1 lost the race, yet its failure is an attempt too.
+    const { b, s, t } = leafPlan({ maxAttempts: 2 })
+    const owner = b.claim(e0, t, 3000)
+    const racer = b.claim(e1, t, 3100)
+    const f1 = b.fail(racer, 3200)
+    const f2 = b.fail(owner, 3300)
+    expect(task(b, s, t, [owner, racer, f1]).task).toMatchObject({ status: 'claimed', owner: e0, failures: 1, finishedAt: null })
+    const v = task(b, s, t, [owner, racer, f1, f2]).task
+    expect(v).toMatchObject({ status: 'failed', failures: 2, attemptsAllowed: 2, accepted: null, finishedAt: f2.env.hlc, finishEvent: f2.id })
+  })
+
+  it('two failures at the same stamp: the one first in (hlc, author, id) order is the failing event', () => {
+    const { b, s, t } = leafPlan({ maxAttempts: 1 })
+    const c0 = b.claim(e0, t, 3000)
+    const c1 = b.claim(e1, t, 3100)
+    const f0 = b.fail(c0, 3500)
+    const f1 = b.fail(c1, 3500)
+    expect(e0 < e1).toBe(true)
+    expect(task(b, s, t, [c0, c1, f1, f0]).task).toMatchObject({ status: 'failed', failures: 2, finishedAt: f0.env.hlc, finishEvent: f0.id })
+  })
+
+  it('a result wins over failure: a result stamped before the final failure makes the task done, finished at the result', () => {
+    // maxAttempts 1. e0 claims at 3000 (lease 1000), e1 takes over at 4001; e0's result at 4020, e1 fails at 4050.
     const { b, s, t } = leafPlan({ maxAttempts: 1 })
     const c = b.claim(e0, t, 3000)
     const taker = b.claim(e1, t, 4001, { prev: c.id })
     const r = b.result(c, 4020, 'from the superseded owner')
     const f = b.fail(taker, 4050)
     const v = task(b, s, t, [c, taker, r, f]).task
-    expect(v.status).toBe('done')
-    expect(v.accepted).toBe(r.id)
-    expect(v.finishedAt).toEqual(r.env.hlc)
+    expect(v).toMatchObject({ status: 'done', accepted: r.id, finishedAt: r.env.hlc, finishEvent: r.id, failures: 1, duplicates: 0 })
+    expect(v.results.map(x => [x.id, x.accepted])).toEqual([[r.id, true]])
   })
 
-  // BUG (src/core/task-chain.ts, decideTask, ~lines 155-190): when the final failure comes
-  // first and a superseded owner's result later, the task is 'failed' yet still reports
-  // that result as accepted (accepted = its id, results[i].accepted = true). A failed task
-  // must not show an accepted result (the roll-up prompt and the observer would read it).
-  // Expected: status failed, accepted null, no result marked accepted. Actual: accepted set.
-  it('a task that failed shows no accepted result (FAILS: bug in task-chain.ts)', () => {
+  it('a result wins over failure: a result stamped after the final failure still makes the task done, finished at the failure', () => {
+    // maxAttempts 1. e1 takes over and fails at 4050: the task has failed. Then the superseded owner
+    // e0 reports a result stamped 4100. A result of a counted claim always wins, so the task is
+    // done with that result; it finished at the earlier of the two (the failure), so what waits
+    // for it does not have to wait longer than it already did.
     const { b, s, t } = leafPlan({ maxAttempts: 1 })
     const c = b.claim(e0, t, 3000)
     const taker = b.claim(e1, t, 4001, { prev: c.id })
     const f = b.fail(taker, 4050)
-    const r = b.result(c, 4100, 'too late')
-    const v = task(b, s, t, [c, taker, f, r]).task
-    expect(v.status).toBe('failed')
-    expect(v.finishEvent).toBe(f.id)
-    expect(v.accepted).toBeNull()
-    expect(v.results.some(x => x.accepted)).toBe(false)
+    const r = b.result(c, 4100, 'late but valid')
+    const other = b.claim(e2, leafTask(child(s, 1)), 3000)
+    const otherDone = b.result(other, 3300)
+
+    // Before the result arrives: failed, and a failed task shows no accepted result.
+    const failed = task(b, s, t, [c, taker, f, other, otherDone])
+    expect(failed.task).toMatchObject({ status: 'failed', accepted: null, duplicates: 0, failures: 1, finishedAt: f.env.hlc, finishEvent: f.id })
+    expect(failed.task.results).toEqual([])
+    expect(taskOf(failed.tree, rollupId(b.root))).toMatchObject({ status: 'ready', readyAt: f.env.hlc })
+
+    const done = task(b, s, t, [c, taker, f, r, other, otherDone])
+    expect(done.task).toMatchObject({ status: 'done', accepted: r.id, duplicates: 0, failures: 1, finishedAt: f.env.hlc, finishEvent: f.id })
+    expect(done.task.results.map(x => ({ id: x.id, output: x.output, accepted: x.accepted }))).toEqual([{ id: r.id, output: 'late but valid', accepted: true }])
+    expect(nodeOf(done.tree, t as string as typeof b.root)).toMatchObject({ status: 'done', waiting: null })
+    // The roll-up's readyAt did not move.
+    expect(taskOf(done.tree, rollupId(b.root))).toMatchObject({ status: 'ready', readyAt: f.env.hlc })
+  })
+
+  it('a task that failed shows no accepted result: a result of a claim stamped before readyAt does not count', () => {
+    const { b, s, t } = leafPlan({ maxAttempts: 1 })
+    const early = b.claim(e1, t, 2150)
+    const c = b.claim(e0, t, 3000)
+    const f = b.fail(c, 3500)
+    const ignored = b.result(early, 3600, 'from a claim made before the task was ready')
+    const v = task(b, s, t, [early, c, f, ignored]).task
+    expect(v).toMatchObject({ status: 'failed', finishEvent: f.id, accepted: null, duplicates: 0, ignoredClaims: 1 })
+    expect(v.results.map(x => [x.id, x.accepted])).toEqual([[ignored.id, false]])
+  })
+
+  it('a done task never reopens: failures after its result change nothing', () => {
+    const { b, s, t } = leafPlan({ maxAttempts: 1 })
+    const c = b.claim(e0, t, 3000)
+    const racer = b.claim(e1, t, 3100)
+    const r = b.result(c, 3500)
+    const f = b.fail(racer, 3600)
+    const v = task(b, s, t, [c, racer, r, f]).task
+    expect(v).toMatchObject({ status: 'done', accepted: r.id, finishedAt: r.env.hlc, finishEvent: r.id, failures: 1 })
   })
 })
 
@@ -291,13 +369,9 @@ describe('review: a committee quorum accepts or rejects each result', () => {
     expect(taskOf(tree, t).status).toBe('in-review')
   })
 
-  // BUG (src/core/task-chain.ts, decideTask): design says "a task reopens only when all its
-  // results are rejected". Here the superseded owner e0's result (stamped after e1's
-  // takeover) is still pending review while e1's result was rejected: the fold reopens the
-  // task ('ready', claimable) although one of its results is not rejected, so a third
-  // execution can start while a result still awaits its review.
-  // Expected: 'in-review'. Actual: 'ready'.
-  it('a task does not reopen while another of its results is still pending (FAILS: bug in task-chain.ts)', () => {
+  // Design: "a task reopens only when all its results are rejected". The superseded owner e0's
+  // result is still pending review while e1's was rejected: no third execution may start yet.
+  it('a task does not reopen while another of its results is still pending review: one rejected, one pending -> in-review', () => {
     const { b, s, t } = reviewPlan()
     const c = b.claim(e0, t, 3000)
     const taker = b.claim(e1, t, 4001, { prev: c.id })
