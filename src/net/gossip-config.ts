@@ -1,0 +1,101 @@
+/**
+ * How this swarm configures gossipsub: message ids, signature policy, peer
+ * scoring. Every node of a swarm must agree on these (a node with another
+ * signature policy rejects, and is rejected by, everyone else).
+ */
+import type { GossipsubOpts, Message } from '@libp2p/gossipsub'
+import type { PeerScoreParams, PeerScoreThresholds, TopicScoreParams } from '@libp2p/gossipsub/score'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { bytesToHex } from '@noble/hashes/utils.js'
+import { SIGNATURE_BYTES } from '../wire/codec.js'
+
+/**
+ * Gossipsub's signature policy. `StrictNoSign` (the default) sends bare data:
+ * our events and presence messages carry their author's signature already,
+ * and skipping gossipsub's own signature roughly doubles throughput.
+ * `StrictSign` adds a per-hop-origin signature, seqno and `from`.
+ */
+export type SignaturePolicy = 'StrictSign' | 'StrictNoSign'
+
+export const DEFAULT_SIGNATURE_POLICY: SignaturePolicy = 'StrictNoSign'
+
+/**
+ * The gossip message id: SHA-256 of everything but the trailing 64-byte
+ * signature, which for an event is exactly its event id (see wire
+ * `eventIdOf`). So one event is one gossip message however many peers
+ * publish or relay it, and a re-signed copy of it (Ed25519 signatures are
+ * deterministic, so only a forgery differs) is still a duplicate. Data too
+ * short to hold a signature is hashed whole; the validator rejects it.
+ */
+export function gossipMessageId (msg: Message): Uint8Array {
+  const data = msg.data
+  return sha256(data.length > SIGNATURE_BYTES ? data.subarray(0, data.length - SIGNATURE_BYTES) : data)
+}
+
+/** Message ids as lowercase hex, so gossipsub's ids read the same as event ids in logs and metrics. */
+export function gossipMessageIdToString (msgId: Uint8Array): string {
+  return bytesToHex(msgId)
+}
+
+/**
+ * Per-topic scoring. Only what we can judge fairly counts:
+ * - P4 invalid deliveries (a validator 'reject': a provably bad message)
+ *   weighs heavily and decays slowly, so a peer sending a few bad messages
+ *   falls below the gossip threshold, and a steady source of them is
+ *   graylisted (all its RPCs ignored) until it stops.
+ * - Mesh delivery deficits (P3, P3b) are off: a quiet swarm delivers few
+ *   messages, and a deficit would punish honest peers for our silence.
+ * - Small positive credit for time in mesh and first deliveries, capped by
+ *   the topic score cap, so a long-standing peer is not graylisted by one
+ *   mistake but cannot bank credit for a flood of bad ones.
+ * 'ignore' (a parked event, a throttled peer, a stale presence) costs nothing.
+ */
+export const TOPIC_SCORE_PARAMS: Partial<TopicScoreParams> = {
+  topicWeight: 1,
+  timeInMeshWeight: 0.01,
+  timeInMeshQuantum: 1_000,
+  timeInMeshCap: 300,
+  firstMessageDeliveriesWeight: 0.5,
+  firstMessageDeliveriesDecay: 0.9,
+  firstMessageDeliveriesCap: 10,
+  meshMessageDeliveriesWeight: 0,
+  meshFailurePenaltyWeight: 0,
+  invalidMessageDeliveriesWeight: -10,
+  invalidMessageDeliveriesDecay: 0.9
+}
+
+/**
+ * Peer score parameters for our topics. IP colocation is not penalised:
+ * many nodes of one swarm often share a host (a laptop demo, compose on one
+ * machine, 30 benchmark processes on loopback), and admission is the swarm
+ * key's job, not the score's.
+ */
+export function gossipScoreParams (topics: readonly string[]): Partial<PeerScoreParams> {
+  return {
+    topics: Object.fromEntries(topics.map((t) => [t, { ...TOPIC_SCORE_PARAMS } as TopicScoreParams])),
+    topicScoreCap: 10,
+    IPColocationFactorWeight: 0
+  }
+}
+
+/** Gossipsub's defaults (gossip -10, publish -50, graylist -80), restated so the scoring above is read against them. */
+export const GOSSIP_SCORE_THRESHOLDS: Partial<PeerScoreThresholds> = {
+  gossipThreshold: -10,
+  publishThreshold: -50,
+  graylistThreshold: -80
+}
+
+/** The gossipsub options every swarm node uses (validators are set after start). */
+export function gossipOptions (topics: readonly string[], policy: SignaturePolicy): Partial<GossipsubOpts> {
+  return {
+    globalSignaturePolicy: policy,
+    allowPublishToZeroTopicPeers: true,
+    ignoreDuplicatePublishError: true,
+    emitSelf: false,
+    msgIdFn: gossipMessageId,
+    msgIdToStrFn: gossipMessageIdToString,
+    allowedTopics: [...topics],
+    scoreParams: gossipScoreParams(topics),
+    scoreThresholds: GOSSIP_SCORE_THRESHOLDS
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Announces this node's presence: at once when told what to say, every
+ * `intervalMs` after that, and soon after a peer joins the presence topic (a
+ * message published before the peer's subscription arrives never reaches it,
+ * so "on new connection" means "once the new peer has subscribed").
+ */
+import { logger } from '@libp2p/logger'
+import type { PresenceInfo } from './presence.js'
+
+const log = logger('plan-swarm:net:presence')
+
+/** Default announcement interval; the roster's TTL is five of these. */
+export const PRESENCE_INTERVAL_MS = 3_000
+/** Joins within this window share one announcement. */
+export const PRESENCE_JOIN_DEBOUNCE_MS = 200
+
+export interface PresenceAnnouncer {
+  /** Sets what to announce (if given) and announces now; resolves once published. */
+  announce (info?: PresenceInfo): Promise<void>
+  /** A peer subscribed to the presence topic: announce soon. */
+  peerJoined (): void
+  stop (): void
+}
+
+export interface PresenceAnnouncerInit {
+  readonly intervalMs: number
+  /** Signs and publishes one announcement of `info`. */
+  readonly publish: (info: PresenceInfo) => Promise<void>
+  readonly initial?: PresenceInfo
+}
+
+export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceAnnouncer {
+  let info = init.initial
+  let stopped = false
+  let debounce: ReturnType<typeof setTimeout> | undefined
+
+  const publishNow = async (): Promise<void> => {
+    if (stopped || info === undefined) return
+    try {
+      await init.publish(info)
+    } catch (err) {
+      log.error('could not announce presence - %e', err)
+    }
+  }
+
+  const interval = setInterval(() => { void publishNow() }, init.intervalMs)
+
+  return {
+    async announce (next) {
+      if (next !== undefined) info = next
+      await publishNow()
+    },
+    peerJoined () {
+      if (stopped || debounce !== undefined) return
+      debounce = setTimeout(() => {
+        debounce = undefined
+        void publishNow()
+      }, PRESENCE_JOIN_DEBOUNCE_MS)
+    },
+    stop () {
+      stopped = true
+      clearInterval(interval)
+      if (debounce !== undefined) clearTimeout(debounce)
+    }
+  }
+}
