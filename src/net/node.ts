@@ -18,7 +18,6 @@ import type { Identify } from '@libp2p/identify'
 import type { Libp2p, PeerDiscovery, PeerId, PeerInfo, PrivateKey } from '@libp2p/interface'
 import { logger } from '@libp2p/logger'
 import { mdns as mdnsDiscovery } from '@libp2p/mdns'
-import { memory } from '@libp2p/memory'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ping } from '@libp2p/ping'
 import type { Ping } from '@libp2p/ping'
@@ -197,7 +196,8 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     privateKey: init.privateKey,
     nodeInfo: { name: 'plan-swarm' },
     addresses: { listen: [...listen] },
-    transports: [transport === 'memory' ? memory() : tcp()],
+    // The memory transport serves in-process tests only: load it when asked for.
+    transports: [transport === 'memory' ? (await import('@libp2p/memory')).memory() : tcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     ...(init.swarmKey !== undefined ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),
