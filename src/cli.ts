@@ -23,6 +23,10 @@ async function main (argv: readonly string[]): Promise<number> {
     return 0
   }
   const client = command === undefined ? undefined : CLIENT_COMMANDS[command]
+  if (client !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    console.log(helpText())
+    return 0
+  }
   if (client !== undefined) {
     const commands = await import('./commands/client.js')
     return await commands[client](rest)

@@ -194,16 +194,27 @@ export function helpText (): string {
     '',
     'Usage:',
     '  npm start -- --role <decomposer|scorer|executor|observer> [options]',
+    '  npm start -- submit "<goal>" [--wait] [plan options]    publish a goal (prints the plan id)',
+    '  npm start -- cancel <plan-id> [--reason TEXT]            as the goal\'s author',
+    '  npm start -- amend <plan-id> --committee ID,... [--quorum N]',
+    '  npm start -- raise-budget <plan-id> --budget N',
+    '  npm start -- retry <plan-id> <task-id>',
+    '  npm start -- export <plan-id> --markdown [FILE]          or --json',
     '  npm start -- keygen > swarm.key          write a new pre-shared swarm key',
+    '  npm run demo [-- "<goal>"]               a whole local swarm, offline unless ANTHROPIC_API_KEY is set',
     '',
     'Options:',
     ...lines,
+    '',
+    'Options of submit and the author commands (also PLAN_SWARM_<NAME>):',
+    ...Object.entries(CLIENT_OPTIONS).map(([name, spec]) => `  ${`--${name}${spec.type === 'string' ? ' <value>' : ''}`.padEnd(26)} ${spec.help}`),
     '',
     'Examples:',
     '  npm start -- --role scorer --http 127.0.0.1:7070',
     '  npm start -- --role executor --no-mdns --bootstrap /ip4/10.0.0.5/tcp/4001/p2p/12D3KooW...',
     '  PLAN_SWARM_ROLE=observer PLAN_SWARM_SWARM_KEY=swarm.key npm start',
     '',
-    'Exit codes: 0 ok, 1 runtime failure, 2 bad flags or configuration, 3 data dir in use, 4 port in use.'
+    'Exit codes: 0 ok, 1 failure (or the plan failed), 2 bad flags or configuration, 3 data dir in use,',
+    '4 port in use, 5 the plan was cancelled, 6 timed out waiting.'
   ].join('\n')
 }
