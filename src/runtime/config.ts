@@ -214,7 +214,6 @@ export function helpText (): string {
     '  npm start -- --role executor --no-mdns --bootstrap /ip4/10.0.0.5/tcp/4001/p2p/12D3KooW...',
     '  PLAN_SWARM_ROLE=observer PLAN_SWARM_SWARM_KEY=swarm.key npm start',
     '',
-    'Exit codes: 0 ok, 1 failure (or the plan failed), 2 bad flags or configuration, 3 data dir in use,',
-    '4 port in use, 5 the plan was cancelled, 6 timed out waiting.'
+    'Exit codes: 0 ok, 1 failure (or the plan failed), 2 bad flags or configuration, 3 data dir in use, 4 port in use, 5 the plan was cancelled, 6 timed out waiting.'
   ].join('\n')
 }

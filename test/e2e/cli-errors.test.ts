@@ -50,7 +50,7 @@ describe('--help', () => {
         expect(r.stdout).toContain(envName(name))
       }
       expect(r.stdout).toMatch(/^Examples:\n(\s+.*npm start -- .*\n)+/m)
-      expect(r.stdout).toMatch(/Exit codes: 0 ok, 1 .*, 2 .*, 3 data dir in use, 4 port in use/)
+      expect(r.stdout).toMatch(/Exit codes: 0 ok, 1 .*, 2 .*, 3 data dir in use, 4 port in use, 5 the plan was cancelled, 6 timed out waiting/)
     }
   })
 })
