@@ -23,7 +23,7 @@ export function startObserver (peer: Peer, opts: ObserverOptions): { stop: () =>
   const render = (): string => {
     const plans = peer.replica.fold.plans()
     if (plans.length === 0) return `no plans yet · ${peer.node.connectedPeers().length} peers · waiting for a goal (npm start -- submit "...")`
-    return plans.map(p => renderTree(peer.replica.tree(p) as never, peer.now(), { treeHash: peer.replica.fold.treeHash(p), peers: peer.node.connectedPeers().length, parked: peer.replica.fold.events.parkedCount })).join('\n\n')
+    return plans.map(p => renderTree(peer.replica.tree(p) as never, peer.now(), { treeHash: peer.replica.fold.treeHash(p), peers: peer.node.connectedPeers().length, parked: peer.replica.fold.events.parkedCount, rejected: Object.fromEntries(peer.metrics.rejectedByReason) })).join('\n\n')
   }
   const exportFinished = (): void => {
     if (opts.markdown === undefined) return

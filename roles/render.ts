@@ -16,7 +16,7 @@ function short (id: string): string {
 }
 
 /** One plan as an indented tree with status glyphs, votes, owners, lease left and why nodes wait. */
-export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: string, peers?: number, parked?: number } = {}): string {
+export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: string, peers?: number, parked?: number, rejected?: Record<string, number> } = {}): string {
   const v = view(tree, nowMs)
   const byId = new Map(tree.nodes.map(n => [n.id, n]))
   const tasks = new Map(tree.tasks.map(t => [t.id, t]))
@@ -32,6 +32,8 @@ export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: s
   if (tree.duplicates > 0) flags.push(`${tree.duplicates} duplicate execution(s)`)
   if (tree.ignoredClaims > 0) flags.push(`${tree.ignoredClaims} claim(s) lost a race or came early`)
   if ((extra.parked ?? 0) > 0) flags.push(`${extra.parked ?? 0} event(s) parked`)
+  const rejected = Object.entries(extra.rejected ?? {}).filter(([, n]) => n > 0)
+  if (rejected.length > 0) flags.push(`rejected events (this node): ${rejected.map(([why, n]) => `${n} ${why}`).join(', ')}`)
   if (flags.length > 0) lines.push(`  ! ${flags.join(' · ')}`)
 
   const describe = (n: TreeNode): string => {

@@ -16,6 +16,15 @@ export class NodeMetrics {
   readonly syncEvents = new Counter({ name: 'plan_swarm_sync_events_received_total', help: 'Events received through sync', registers: [this.registry] })
   readonly foldSeconds = new Histogram({ name: 'plan_swarm_fold_seconds', help: 'Time to derive a plan tree', buckets: [0.0005, 0.002, 0.01, 0.05, 0.2, 1], registers: [this.registry] })
 
+  /** Rejected events by reason, also kept as plain numbers for the observer's printout. */
+  readonly rejectedByReason = new Map<string, number>()
+
+  /** Count a rejected event (metrics and the plain tally). */
+  reject (reason: string, source: string): void {
+    this.rejected.inc({ reason, source })
+    this.rejectedByReason.set(reason, (this.rejectedByReason.get(reason) ?? 0) + 1)
+  }
+
   constructor (opts: { processMetrics?: boolean } = {}) {
     if (opts.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: 'plan_swarm_' })
   }

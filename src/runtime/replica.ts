@@ -58,7 +58,7 @@ export class Replica {
     this.clock = new HybridClock(init.now)
     this.fold = new Fold({
       onRejected: (id, reason, detail) => {
-        init.metrics.rejected.inc({ reason, source: 'parked' })
+        init.metrics.reject(reason, 'parked')
         log('rejected parked event %s: %s (%s)', id, reason, detail)
       }
     })
@@ -104,7 +104,7 @@ export class Replica {
     const m = this.init.metrics
     const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify: source !== 'store' })
     if (decoded.kind === 'rejected') {
-      m.rejected.inc({ reason: decoded.reason, source })
+      m.reject(decoded.reason, source)
       log('rejected %s event: %s (%s)', source, decoded.reason, decoded.detail)
       return { verdict: 'reject', why: decoded.reason, detail: decoded.detail }
     }
@@ -127,7 +127,7 @@ export class Replica {
         m.parked.set(this.fold.events.parkedCount)
         return { verdict: 'ignore', id: e.id, why: 'parked', detail: outcome.why === 'clock-ahead' ? 'stamped too far ahead of local time' : `waiting for ${outcome.missing.length} deps` }
       case 'rejected':
-        m.rejected.inc({ reason: outcome.reason, source })
+        m.reject(outcome.reason, source)
         log('rejected %s event %s: %s (%s)', source, e.id, outcome.reason, outcome.detail)
         return { verdict: 'reject', id: e.id, why: outcome.reason, detail: outcome.detail }
       case 'folded':
