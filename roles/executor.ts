@@ -17,6 +17,16 @@ export const SKEW_ALLOWANCE_MS = 2_000
 /** After claiming, wait this long for an earlier competing claim to show up before calling the model. */
 export const CONFIRM_MS = 150
 
+/**
+ * Waits that must outlast propagation grow with the delay this node observes
+ * on gossip (on a loaded machine events take seconds, not milliseconds), so
+ * executors keep spreading out instead of racing. Never below the base, at
+ * most 2 s.
+ */
+export function propagationWait (baseMs: number, lagMs: number): number {
+  return Math.min(2_000, Math.max(baseMs, Math.round(2 * lagMs)))
+}
+
 export interface ClaimIntent {
   readonly kind: 'claim'
   readonly key: string
@@ -41,7 +51,7 @@ export function rankFor (task: string, me: string, executors: readonly string[])
  * lapsed claim is taken over only once this executor's clock is past the
  * lapse plus the skew allowance.
  */
-export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number, executors: readonly string[], working: number, seenAt: (task: string) => number): ClaimIntent[] {
+export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number, executors: readonly string[], working: number, seenAt: (task: string) => number, staggerMs = STAGGER_MS): ClaimIntent[] {
   if (isIdle(tree)) return []
   const v = view(tree, nowMs, SKEW_ALLOWANCE_MS)
   let room = tree.params.maxClaimsPerExecutor - Math.max(working, v.ownedBy(me).length)
@@ -52,7 +62,7 @@ export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number,
     const takeover = task.status === 'claimed' && current !== undefined
     if (takeover && current.owner === me) continue
     const since = takeover ? current.lapseMs + SKEW_ALLOWANCE_MS : seenAt(task.id)
-    if (nowMs < since + rankFor(task.id, me, executors) * STAGGER_MS) continue
+    if (nowMs < since + rankFor(task.id, me, executors) * staggerMs) continue
     const ended = current?.end
     const prev = takeover ? current.last : ended !== null && ended !== undefined && ended.kind !== 'superseded' ? ended.event : null
     out.push({ kind: 'claim', key: `claim:${tree.plan}:${task.id}`, plan: tree.plan, task, prev })
@@ -91,14 +101,22 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
   return {
     decide: (tree, now) => {
       const executors = ctx.peer.roster.list(now).filter(r => r.role === 'executor').map(r => r.peerId)
-      return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt)
+      return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt, propagationWait(STAGGER_MS, ctx.peer.replica.lagMs))
     },
     tick: () => { for (const w of working.values()) w.check() },
     stop: () => { for (const w of working.values()) w.stop() },
     act: async (intent: ClaimIntent, tree) => {
       const cites = intent.prev === null ? intent.task.evidence : [...intent.task.evidence, intent.prev]
       const { event: claim } = await ctx.peer.publish('task-claimed', intent.plan, cites, { task: intent.task.id, prev: intent.prev })
-      await new Promise(resolve => setTimeout(resolve, CONFIRM_MS))
+      await new Promise(resolve => setTimeout(resolve, propagationWait(CONFIRM_MS, ctx.peer.replica.lagMs)))
+      const now = ctx.peer.replica.tree(intent.plan)
+      if (now !== undefined && isIdle(now)) {
+        // Cancelled, finished or out of budget while we confirmed: no model call. Out of budget, hand
+        // the task back so that it is free at once when the author raises the budget.
+        if (now.status === 'budget-exhausted') await ctx.peer.publish('task-released', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, reason: 'the plan ran out of budget' })
+        ctx.say(`not executing "${intent.task.id.slice(0, 8)}": the plan is ${now.status}`)
+        return
+      }
       if (standing(intent.plan, intent.task.id, claim.id) !== 'owner') {
         ctx.say(`lost the claim race for a task of plan ${intent.plan.slice(0, 8)}; another executor holds it`)
         return

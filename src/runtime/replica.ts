@@ -51,6 +51,8 @@ export class Replica {
   readonly ids = new IdSet()
   readonly clock: HybridClock
   private readonly listeners = new Set<(events: readonly PlanEvent[]) => void>()
+  /** Smoothed delay between another peer signing an event and this node folding it from gossip. */
+  lagMs = 0
   /** Wire bytes of parked events, kept to store them when they fold; pruned with the parked set. */
   private readonly parkedBytes = new Map<EventId, Uint8Array>()
 
@@ -162,6 +164,12 @@ export class Replica {
       this.parkedBytes.delete(f.id)
       this.ids.add(f.id)
       this.init.metrics.accepted.inc({ source })
+      if (source === 'gossip' && f.env.author !== this.init.peerId) {
+        // How late others' events reach us (their stamp is their wall clock at signing): a moving
+        // estimate that roles use to size waits that must outlast propagation.
+        const lag = Math.min(10_000, Math.max(0, now - f.env.hlc.ms))
+        this.lagMs = this.lagMs * 0.9 + lag * 0.1
+      }
     }
     this.init.metrics.stored.set(this.ids.size)
     this.init.metrics.parked.set(this.fold.events.parkedCount)
