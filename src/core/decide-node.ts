@@ -36,6 +36,23 @@ export function bySlot<T extends PlanEvent> (events: readonly T[], slotOf: (e: T
   return { valid: sortEvents(valid), equivocated }
 }
 
+function proposalSlot (p: PlanEvent<'split-proposed'>): string {
+  return p.env.author
+}
+
+function ballotSlot (b: PlanEvent<'ballot-cast'>): string {
+  return `${b.env.author}@${b.env.body.committee}`
+}
+
+const NONE_CAST: ReadonlySet<PeerIdString> = new Set()
+
+/** Most choices a proposal got under any one committee event. */
+function votesFor (tally: ReadonlyMap<string, readonly unknown[]>, committees: readonly CommitteeView[], id: EventId): number {
+  let most = 0
+  for (const c of committees) most = Math.max(most, tally.get(`${c.event}>${id}`)?.length ?? 0)
+  return most
+}
+
 /**
  * Decide a node's decomposition: for each attempt in turn, a proposal wins
  * when `quorum` members of one committee chose it under that committee
@@ -46,12 +63,16 @@ export function bySlot<T extends PlanEvent> (events: readonly T[], slotOf: (e: T
 export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number, committees: readonly CommitteeView[], equivocations: Equivocation[]): NodeDecision {
   const attempts: AttemptView[] = []
   const latest = committees[committees.length - 1] as CommitteeView
-  const committeeById = new Map(committees.map(c => [c.event, c]))
+  const committeeById = new Map<EventId, CommitteeView>()
+  for (const c of committees) committeeById.set(c.event, c)
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     const key = attemptKey(node, attempt)
-    const props = bySlot(sortEvents(index.proposals.get(key) ?? []), p => p.env.author, `proposal:${key}`, equivocations)
-    const ballots = bySlot(sortEvents(index.ballots.get(key) ?? []), b => `${b.env.author}@${b.env.body.committee}`, `ballot:${key}`, equivocations)
-    const validProposals = new Set(props.valid.map(p => p.id))
+    const proposals = sortEvents(index.proposals.get(key) ?? [])
+    const allBallots = sortEvents(index.ballots.get(key) ?? [])
+    const props = bySlot(proposals, proposalSlot, `proposal:${key}`, equivocations)
+    const ballots = bySlot(allBallots, ballotSlot, `ballot:${key}`, equivocations)
+    const validProposals = new Set<EventId>()
+    for (const p of props.valid) validProposals.add(p.id)
 
     const tally = new Map<string, Array<PlanEvent<'ballot-cast'>>>()
     let best: { proposal: EventId, decidedBy: PlanEvent<'ballot-cast'>, deciding: EventId[] } | undefined
@@ -60,29 +81,35 @@ export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number,
       const c = committeeById.get(b.env.body.committee)
       if (choice === null || c === undefined || !validProposals.has(choice)) continue
       const k = `${b.env.body.committee}>${choice}`
-      const list = tally.get(k) ?? []
+      let list = tally.get(k)
+      if (list === undefined) {
+        list = []
+        tally.set(k, list)
+      }
       list.push(b)
-      tally.set(k, list)
       if (list.length === c.quorum && (best === undefined || compareEvents(b, best.decidedBy) < 0)) {
         best = { proposal: choice, decidedBy: b, deciding: list.map(x => x.id) }
       }
     }
-    const votesFor = (id: EventId): number => {
-      let most = 0
-      for (const c of committees) most = Math.max(most, tally.get(`${c.event}>${id}`)?.length ?? 0)
-      return most
+    // Who cast a ballot under each committee event.
+    const cast = new Map<EventId, Set<PeerIdString>>()
+    for (const b of allBallots) {
+      let authors = cast.get(b.env.body.committee)
+      if (authors === undefined) {
+        authors = new Set()
+        cast.set(b.env.body.committee, authors)
+      }
+      authors.add(b.env.author)
     }
-    const allBallots = sortEvents(index.ballots.get(key) ?? [])
-    const castUnder = (c: CommitteeView): Set<PeerIdString> => new Set(allBallots.filter(b => b.env.body.committee === c.event).map(b => b.env.author))
-    const latestCast = castUnder(latest)
+    const latestCast = cast.get(latest.event) ?? NONE_CAST
     const waitingFor = latest.members.filter(m => !latestCast.has(m))
 
-    const proposalViews: ProposalView[] = sortEvents(index.proposals.get(key) ?? []).map(p => ({
+    const proposalViews: ProposalView[] = proposals.map(p => ({
       id: p.id,
       author: p.env.author,
       titles: p.env.body.subgoals.map(s => s.title),
       rationale: p.env.body.rationale,
-      votes: votesFor(p.id),
+      votes: votesFor(tally, committees, p.id),
       equivocated: props.equivocated.has(p.id)
     }))
     const ballotViews: BallotView[] = allBallots.map(b => ({
@@ -96,11 +123,12 @@ export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number,
 
     if (best !== undefined) {
       attempts.push({ attempt, proposals: proposalViews, ballots: ballotViews, outcome: 'won', winner: best.proposal, decidedBy: best.decidedBy.id, waitingFor: [] })
-      const proposal = props.valid.find(p => p.id === best.proposal) as PlanEvent<'split-proposed'>
+      const winner = best.proposal
+      const proposal = props.valid.find(p => p.id === winner) as PlanEvent<'split-proposed'>
       return { kind: 'won', attempts, proposal, decidedBy: best.decidedBy, deciding: best.deciding }
     }
 
-    const complete = committees.find(c => { const cast = castUnder(c); return c.members.every(m => cast.has(m)) })
+    const complete = committees.find(c => { const authors = cast.get(c.event) ?? NONE_CAST; return c.members.every(m => authors.has(m)) })
     if (complete === undefined) {
       attempts.push({ attempt, proposals: proposalViews, ballots: ballotViews, outcome: 'open', winner: null, decidedBy: null, waitingFor })
       const waiting = proposalViews.length === 0

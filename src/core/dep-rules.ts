@@ -40,13 +40,28 @@ function reject (reason: DepRejectReason, detail: string): DepRejection {
 }
 
 /**
+ * Where `checkDeps` finds an event's deps. `get` finds every id in
+ * `e.env.deps`; it may hold more, but only the event's own deps are
+ * consulted. A source that has the event's deps at hand can say so with
+ * `at` (the i-th of `e.env.deps`) and `own` (a dep by id, only among
+ * `e.env.deps`), which spare the searches.
+ */
+export interface DepSource {
+  get: (id: EventId) => PlanEvent | undefined
+  at?: (i: number) => PlanEvent | undefined
+  own?: (id: EventId) => PlanEvent | undefined
+}
+
+/**
  * Check an event against its deps. `deps` finds every id in `e.env.deps`
  * (the caller only asks once they are all present); it may hold more, but
  * only the event's own deps are consulted.
  */
-export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent | undefined }): DepRejection | null {
-  for (const id of e.env.deps) {
-    const d = deps.get(id)
+export function checkDeps (e: PlanEvent, deps: DepSource): DepRejection | null {
+  const ids = e.env.deps
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i] as EventId
+    const d = deps.at !== undefined ? deps.at(i) : deps.get(id)
     if (d === undefined) return reject('bad-reference', `dep ${id} not supplied`)
     if (compareHlc(e.env.hlc, d.env.hlc) <= 0) return reject('stamp-not-after-dep', `stamped ${e.env.hlc.ms}.${e.env.hlc.c}, not after dep ${id} at ${d.env.hlc.ms}.${d.env.hlc.c}`)
     const depPlan = d.env.type === 'goal-submitted' ? d.id : d.env.plan
@@ -133,7 +148,8 @@ export function checkDeps (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent
 }
 
 /** One of `e`'s own deps (never another event the lookup happens to hold). */
-function ownDep (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent | undefined }, id: EventId): PlanEvent | undefined {
+function ownDep (e: PlanEvent, deps: DepSource, id: EventId): PlanEvent | undefined {
+  if (deps.own !== undefined) return deps.own(id)
   return e.env.deps.includes(id) ? deps.get(id) : undefined
 }
 
@@ -142,8 +158,8 @@ function isRejection (x: unknown): x is DepRejection {
 }
 
 /** A referenced event, which must be one of `e`'s own deps and of the given type. */
-function refOf<T extends EventType> (e: PlanEvent, deps: { get: (id: EventId) => PlanEvent | undefined }, id: EventId | null, type: T, what: string): PlanEvent<T> | DepRejection {
-  const d = id === null || !e.env.deps.includes(id) ? undefined : deps.get(id)
+function refOf<T extends EventType> (e: PlanEvent, deps: DepSource, id: EventId | null, type: T, what: string): PlanEvent<T> | DepRejection {
+  const d = id === null ? undefined : ownDep(e, deps, id)
   if (d === undefined) return reject('bad-reference', `${what} ${String(id)} must be among the deps`)
   if (!isType(d, type)) return reject('bad-reference', `${what} ${String(id)} is a ${d.env.type}, not a ${type}`)
   return d

@@ -1,5 +1,5 @@
-import { hashParts } from './hash.js'
-import { maxHlc } from './hlc.js'
+import { hashParts, hashPartsEach } from './hash.js'
+import { HLC_ZERO, compareHlc, maxHlc } from './hlc.js'
 import { compareEvents, earliest, sortEvents } from './order.js'
 import { committeeOf } from './dep-rules.js'
 import { decideNode } from './decide-node.js'
@@ -13,6 +13,13 @@ import type { CommitteeView, Equivocation, LeafReason, NodeStatus, PlanStatus, P
 /** A child's id: every replica that sees the same accepted split makes the same children. */
 export function childId (parent: NodeId, proposal: EventId, index: number): NodeId {
   return hashParts(parent, proposal, String(index)) as NodeId
+}
+
+/** childId(parent, proposal, i) for i < count. */
+function childIds (parent: NodeId, proposal: EventId, count: number): string[] {
+  const indexes: string[] = []
+  for (let i = 0; i < count; i++) indexes.push(String(i))
+  return hashPartsEach([parent, proposal], indexes)
 }
 
 /** A composite node's roll-up task id. */
@@ -45,6 +52,9 @@ interface Draft {
    * already applied.
    */
   budget: number
+  /** How its task ends (worked out once), and whether that is being worked out. */
+  finish: Finish | null
+  visiting: boolean
 }
 
 interface Finish {
@@ -90,7 +100,9 @@ export function derivePlan (index: PlanIndex): PlanTree {
     leafReason: null,
     accepted: null,
     children: [],
-    budget: params.maxNodes - 1
+    budget: params.maxNodes - 1,
+    finish: null,
+    visiting: false
   }
   const pending: Draft[] = []
   const expand = (d: Draft): void => {
@@ -110,14 +122,10 @@ export function derivePlan (index: PlanIndex): PlanTree {
     }
   }
   expand(root)
+  // The order in which accepted splits are applied does not matter: a node's
+  // children and budget depend only on its own split and its ancestors'.
   while (pending.length > 0) {
-    let at = 0
-    for (let i = 1; i < pending.length; i++) {
-      const a = (pending[i] as Draft).decision as Extract<NodeDecision, { kind: 'won' }>
-      const b = (pending[at] as Draft).decision as Extract<NodeDecision, { kind: 'won' }>
-      if (compareEvents(a.decidedBy, b.decidedBy) < 0) at = i
-    }
-    const d = pending.splice(at, 1)[0] as Draft
+    const d = pending.pop() as Draft
     const won = d.decision as Extract<NodeDecision, { kind: 'won' }>
     const subgoals = won.proposal.env.body.subgoals
     const evidence = [won.proposal.id, ...won.deciding].sort() as EventId[]
@@ -130,8 +138,9 @@ export function derivePlan (index: PlanIndex): PlanTree {
     }
     d.kind = 'composite'
     const childBudget = Math.floor((d.budget - subgoals.length) / subgoals.length)
+    const ids = childIds(d.id, won.proposal.id, subgoals.length)
     d.children = subgoals.map((s, i) => ({
-      id: childId(d.id, won.proposal.id, i),
+      id: ids[i] as NodeId,
       parent: d,
       index: i,
       depth: d.depth + 1,
@@ -146,44 +155,49 @@ export function derivePlan (index: PlanIndex): PlanTree {
       leafReason: null,
       accepted: null,
       children: [],
-      budget: childBudget
+      budget: childBudget,
+      finish: null,
+      visiting: false
     }))
     for (const c of d.children) expand(c)
   }
 
   // Tasks, memoised: a task is ready once its base is reached and every node it waits for has finished.
-  const finishes = new Map<NodeId, Finish>()
-  const visiting = new Set<NodeId>()
   const finishOf = (d: Draft): Finish => {
-    const known = finishes.get(d.id)
-    if (known !== undefined) return known
-    if (visiting.has(d.id)) throw new Error(`dependency cycle at node ${d.id}`)
-    visiting.add(d.id)
+    if (d.finish !== null) return d.finish
+    if (d.visiting) throw new Error(`dependency cycle at node ${d.id}`)
+    d.visiting = true
     const f = computeFinish(d)
-    visiting.delete(d.id)
-    finishes.set(d.id, f)
+    d.visiting = false
+    d.finish = f
     return f
   }
   const computeFinish = (d: Draft): Finish => {
     if (d.kind === 'decomposing') return { task: null, status: 'decomposing', at: null, event: null, view: null, blockedBy: [] }
     const blockers: Draft[] = []
     for (let a: Draft | null = d; a !== null; a = a.parent) {
+      if (a.dependsOnIdx.length === 0) continue
       const siblings = a.parent?.children ?? []
       for (const i of a.dependsOnIdx) { const s = siblings[i]; if (s !== undefined) blockers.push(s) }
     }
-    if (d.kind === 'composite') blockers.push(...d.children)
+    if (d.kind === 'composite') for (const c of d.children) blockers.push(c)
     const task = d.kind === 'leaf' ? d.id as string as TaskId : rollupId(d.id)
     const blockedBy: NodeId[] = []
-    const stamps: Hlc[] = [d.base.at]
-    const evidence = new Set<EventId>(d.base.evidence)
+    // readyAt: the latest of these stamps (the first of equal ones, as maxHlc takes it).
+    let readyAt = HLC_ZERO
+    if (compareHlc(d.base.at, readyAt) > 0) readyAt = d.base.at
+    const evidence: EventId[] = [...d.base.evidence]
     if (d.kind === 'composite') {
       const won = d.decision as Extract<NodeDecision, { kind: 'won' }>
-      stamps.push(won.decidedBy.env.hlc)
+      if (compareHlc(won.decidedBy.env.hlc, readyAt) > 0) readyAt = won.decidedBy.env.hlc
     }
     for (const b of blockers) {
       const f = finishOf(b)
       if (f.at === null || f.event === null) blockedBy.push(b.id)
-      else { stamps.push(f.at); evidence.add(f.event) }
+      else {
+        if (compareHlc(f.at, readyAt) > 0) readyAt = f.at
+        evidence.push(f.event)
+      }
     }
     const kind = d.kind === 'leaf' ? 'leaf' : 'rollup'
     if (blockedBy.length > 0) {
@@ -193,7 +207,6 @@ export function derivePlan (index: PlanIndex): PlanTree {
       }
       return { task, status: 'blocked', at: null, event: null, view, blockedBy }
     }
-    const readyAt = maxHlc(stamps)
     const o: TaskOutcome = decideTask(index, task, readyAt, params, committees, equivocations)
     const owner = o.status === 'claimed' ? (o.chains[o.chains.length - 1]?.owner ?? null) : null
     const view: TaskView = {
@@ -203,7 +216,7 @@ export function derivePlan (index: PlanIndex): PlanTree {
       status: o.status,
       blockedBy: [],
       readyAt,
-      evidence: [...evidence].sort(),
+      evidence: sortedUnique(evidence),
       chains: o.chains,
       owner,
       results: o.results,
@@ -227,6 +240,7 @@ export function derivePlan (index: PlanIndex): PlanTree {
   }
   const nodes: TreeNode[] = []
   const tasks: TaskView[] = []
+  const titles = new NodeTitles(order)
   for (const d of order) {
     const f = finishOf(d)
     if (f.view !== null) tasks.push(f.view)
@@ -246,7 +260,7 @@ export function derivePlan (index: PlanIndex): PlanTree {
       children: d.children.map(c => c.id),
       task: f.task,
       status: f.status,
-      waiting: waitingReason(d, f, order)
+      waiting: waitingReason(d, f, titles)
     })
   }
 
@@ -275,20 +289,33 @@ export function derivePlan (index: PlanIndex): PlanTree {
     tasks,
     equivocations: dedup,
     deliverable: status === 'completed' && rootTask !== null && accepted !== undefined ? { task: rootTask.id, result: accepted.id, output: accepted.output } : null,
-    events: index.events.size,
+    events: index.size,
     duplicates: tasks.reduce((n, t) => n + t.duplicates, 0),
     ignoredClaims: tasks.reduce((n, t) => n + t.ignoredClaims, 0)
   }
 }
 
-function waitingReason (d: Draft, f: Finish, order: readonly Draft[]): string | null {
+/** Node titles by id, for what blocked tasks wait for; the map is built the first time it is asked. */
+class NodeTitles {
+  private byId: Map<NodeId, string> | undefined = undefined
+  constructor (private readonly order: readonly Draft[]) {}
+
+  of (id: NodeId): string {
+    if (this.byId === undefined) {
+      this.byId = new Map()
+      // The first node with an id wins, as a search in order would find it.
+      for (const x of this.order) if (!this.byId.has(x.id)) this.byId.set(x.id, x.title)
+    }
+    return this.byId.get(id) ?? id
+  }
+}
+
+function waitingReason (d: Draft, f: Finish, titles: NodeTitles): string | null {
   switch (f.status) {
     case 'decomposing':
       return d.decision?.kind === 'open' ? d.decision.waiting : 'waiting for proposals from decomposers'
-    case 'blocked': {
-      const titles = f.blockedBy.map(id => order.find(x => x.id === id)?.title ?? id)
-      return `waiting for ${titles.map(t => JSON.stringify(t)).join(', ')} to finish`
-    }
+    case 'blocked':
+      return `waiting for ${f.blockedBy.map(id => JSON.stringify(titles.of(id))).join(', ')} to finish`
     case 'ready':
       return 'ready: waiting for an executor to claim it'
     case 'in-review':
@@ -296,6 +323,15 @@ function waitingReason (d: Draft, f: Finish, order: readonly Draft[]): string | 
     default:
       return null
   }
+}
+
+/** Sorted, without repeats (a fresh array). */
+function sortedUnique (ids: EventId[]): EventId[] {
+  ids.sort()
+  let n = 0
+  for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[n - 1]) ids[n++] = ids[i] as EventId
+  ids.length = n
+  return ids
 }
 
 function planStatus (x: {
@@ -308,7 +344,7 @@ function planStatus (x: {
   budgetTokens: number
   tasks: readonly TaskView[]
 }): { status: PlanStatus, statusReason: string } {
-  const finishEvent = x.rootTask?.finishEvent === null || x.rootTask === null ? undefined : x.index.events.get(x.rootTask.finishEvent)
+  const finishEvent = x.rootTask?.finishEvent === null || x.rootTask === null ? undefined : x.index.event(x.rootTask.finishEvent)
   if (x.cancel !== undefined && (finishEvent === undefined || compareEvents(x.cancel, finishEvent) < 0)) {
     return { status: 'cancelled', statusReason: `cancelled by its author: ${x.cancel.env.body.reason}` }
   }

@@ -1,7 +1,7 @@
 import { checkDeps } from './dep-rules.js'
 import { MAX_CLOCK_AHEAD_MS } from './limits.js'
 import { PlanIndex } from './plan-index.js'
-import type { DepRejectReason } from './dep-rules.js'
+import type { DepRejectReason, DepSource } from './dep-rules.js'
 import type { EventId, PlanEvent, PlanId } from './events.js'
 
 export type ParkReason = 'missing-deps' | 'clock-ahead'
@@ -28,11 +28,66 @@ export interface EventSetOptions {
   readonly onRejected?: (id: EventId, reason: DepRejectReason | 'builds-on-rejected', detail: string) => void
 }
 
-interface Parked {
+/**
+ * What the set knows about an id beyond its event: that it is parked (and
+ * since when, why, how many deps it still misses, and what its deps are known
+ * as), and which parked events wait for it. A record that stands for neither
+ * and has no event is dropped. Once the event folds, `event` is set and the
+ * record stays (ids nothing waited for map to their event directly).
+ */
+class Rec {
+  event: PlanEvent | undefined = undefined
+  /** The event, while it is parked. */
+  parked: PlanEvent | undefined = undefined
+  since = 0
+  why: ParkReason = 'missing-deps'
+  /** Deps not folded yet. */
+  missing = 0
+  /** While parked: what its deps are known as, in the order of `env.deps`. */
+  refs: Ref[] | undefined = undefined
+  /** While parked: its place in `EventSet.order`; -1 otherwise. */
+  seq = -1
+  /**
+   * Parked events waiting for this id, once per occurrence among their deps:
+   * one record, or a list when there are several (most ids have one).
+   */
+  waiters: Rec | Rec[] | undefined = undefined
+  constructor (readonly id: EventId) {}
+}
+
+/** What an id is known as: its folded event, or its record (folded if the record's `event` is set). */
+type Ref = PlanEvent | Rec
+
+function eventOf (r: Ref | undefined): PlanEvent | undefined {
+  return r instanceof Rec ? r.event : r
+}
+
+/** An event's deps, resolved (for `checkDeps` and the plan index) without looking them up again. */
+class DepLookup implements DepSource {
+  deps: readonly EventId[] = []
+  refs: ReadonlyArray<Ref | undefined> = []
+
+  get (id: EventId): PlanEvent | undefined {
+    const deps = this.deps
+    for (let i = 0; i < deps.length; i++) if (deps[i] === id) return eventOf(this.refs[i])
+    return undefined
+  }
+
+  own (id: EventId): PlanEvent | undefined {
+    return this.get(id)
+  }
+
+  at (i: number): PlanEvent | undefined {
+    return eventOf(this.refs[i])
+  }
+}
+
+/** A parked event as `tick` found it. */
+interface Snapshot {
   readonly event: PlanEvent
   readonly since: number
   readonly why: ParkReason
-  missing: number
+  readonly refs: Ref[]
 }
 
 /**
@@ -43,13 +98,28 @@ interface Parked {
  * events ever added (minus those still waiting), never of their order.
  * Time enters only as the `nowMs` argument, for holding back stamps from the
  * future and for expiring parked events.
+ *
+ * One map holds every id the set knows: its folded event, or a record (parked,
+ * or waited for). Waiter lists hold the waiting events' records and a parked
+ * event holds what its deps are known as, so folding what waits costs no
+ * further lookups.
  */
 export class EventSet {
-  private readonly folded = new Map<EventId, PlanEvent>()
+  private readonly known = new Map<EventId, PlanEvent | Rec>()
+  private foldedCount = 0
   private readonly plans = new Map<PlanId, PlanIndex>()
-  private readonly parked = new Map<EventId, Parked>()
-  private readonly waiters = new Map<EventId, EventId[]>()
+  private lastPlan: PlanIndex | undefined = undefined
+  /**
+   * Parked events in the order they were parked (an event parked again goes
+   * to the end). Entry i is live while its record's seq is i; `head` skips
+   * the dead entries at the front, and the list is compacted when most are dead.
+   */
+  private order: Rec[] = []
+  private head = 0
+  private parkedSize = 0
   private readonly rejected = new Set<EventId>()
+  private readonly scratch: Ref[] = []
+  private readonly lookup = new DepLookup()
   private readonly maxParked: number
   private readonly parkTtlMs: number
   private readonly maxClockAheadMs: number
@@ -66,28 +136,35 @@ export class EventSet {
 
   /** Folded or parked: either way, sync should not send it to us again. */
   has (id: EventId): boolean {
-    return this.folded.has(id) || this.parked.has(id)
+    const r = this.known.get(id)
+    return r !== undefined && (!(r instanceof Rec) || r.event !== undefined || r.parked !== undefined)
   }
 
   isFolded (id: EventId): boolean {
-    return this.folded.has(id)
+    return eventOf(this.known.get(id)) !== undefined
   }
 
   get (id: EventId): PlanEvent | undefined {
-    return this.folded.get(id)
+    return eventOf(this.known.get(id))
   }
 
   get size (): number {
-    return this.folded.size
+    return this.foldedCount
   }
 
   get parkedCount (): number {
-    return this.parked.size
+    return this.parkedSize
   }
 
   /** Ids of parked events, with why they wait. */
   parkedEvents (): Array<{ id: EventId, why: ParkReason, since: number, missing: number }> {
-    return [...this.parked.values()].map(p => ({ id: p.event.id, why: p.why, since: p.since, missing: p.missing }))
+    const out: Array<{ id: EventId, why: ParkReason, since: number, missing: number }> = []
+    const order = this.order
+    for (let i = this.head; i < order.length; i++) {
+      const r = order[i] as Rec
+      if (r.seq === i) out.push({ id: r.id, why: r.why, since: r.since, missing: r.missing })
+    }
+    return out
   }
 
   plan (id: PlanId): PlanIndex | undefined {
@@ -100,27 +177,42 @@ export class EventSet {
 
   /** Add one verified event. `nowMs` is local wall time, used only to hold back stamps from the future. */
   add (e: PlanEvent, nowMs: number): AddOutcome {
-    if (this.folded.has(e.id) || this.parked.has(e.id)) return { status: 'duplicate' }
+    const known = this.known
+    const k = known.get(e.id)
+    if (k !== undefined && (!(k instanceof Rec) || k.event !== undefined || k.parked !== undefined)) return { status: 'duplicate' }
+    const own = k
+    const deps = e.env.deps
     if (this.rejected.size > 0) {
       if (this.rejected.has(e.id)) return { status: 'rejected', reason: 'builds-on-rejected', detail: 'this event was rejected before' }
-      for (const d of e.env.deps) if (this.rejected.has(d)) return this.rejectOutcome(e.id, 'builds-on-rejected', `dep ${d} was rejected`)
+      for (const d of deps) if (this.rejected.has(d)) return this.rejectOutcome(e.id, 'builds-on-rejected', `dep ${d} was rejected`)
     }
-    let missing: EventId[] | undefined
-    for (const d of e.env.deps) {
-      if (!this.folded.has(d)) (missing ??= []).push(d)
+    const refs = this.scratch
+    let missing = 0
+    for (let i = 0; i < deps.length; i++) {
+      const d = deps[i] as EventId
+      let r = known.get(d)
+      if (r === undefined) {
+        // Missing, and nothing waited for it yet: the event parks and will wait for it here.
+        r = new Rec(d)
+        known.set(d, r)
+      }
+      refs[i] = r
+      if (r instanceof Rec && r.event === undefined) missing++
     }
-    if (missing !== undefined) {
-      this.park(e, nowMs, 'missing-deps', missing)
-      return { status: 'parked', why: 'missing-deps', missing }
+    if (missing > 0) {
+      const ids = new Array<EventId>(missing)
+      for (let i = 0, j = 0; j < missing; i++) if (eventOf(refs[i]) === undefined) ids[j++] = deps[i] as EventId
+      this.park(e, own, nowMs, 'missing-deps', missing)
+      return { status: 'parked', why: 'missing-deps', missing: ids }
     }
     if (e.env.hlc.ms > nowMs + this.maxClockAheadMs) {
-      this.park(e, nowMs, 'clock-ahead', [])
+      this.park(e, own, nowMs, 'clock-ahead', 0)
       return { status: 'parked', why: 'clock-ahead', missing: [] }
     }
-    const r = this.tryFold(e)
-    if (r !== null) return r
+    const rejection = this.tryFold(e, refs, own)
+    if (rejection !== null) return rejection
     const folded = [e]
-    this.foldWaiters(e.id, nowMs, folded)
+    if (own !== undefined) this.foldWaiters(own, nowMs, folded)
     return { status: 'folded', folded }
   }
 
@@ -131,36 +223,68 @@ export class EventSet {
   tick (nowMs: number): { folded: PlanEvent[], expired: EventId[] } {
     const folded: PlanEvent[] = []
     const expired: EventId[] = []
-    for (const p of [...this.parked.values()]) {
-      if (!this.parked.has(p.event.id)) continue
-      if (nowMs - p.since > this.parkTtlMs) {
-        this.unpark(p.event.id)
-        expired.push(p.event.id)
-      } else if (p.why === 'clock-ahead' && p.event.env.hlc.ms <= nowMs + this.maxClockAheadMs) {
-        this.unpark(p.event.id)
-        const r = this.tryFold(p.event)
+    const snapshot: Snapshot[] = []
+    const order = this.order
+    for (let i = this.head; i < order.length; i++) {
+      const r = order[i] as Rec
+      if (r.seq === i) snapshot.push({ event: r.parked as PlanEvent, since: r.since, why: r.why, refs: r.refs as Ref[] })
+    }
+    for (const s of snapshot) {
+      // It may have been dropped or folded meanwhile, or parked again.
+      const current = this.known.get(s.event.id)
+      if (!(current instanceof Rec) || current.parked === undefined) continue
+      if (nowMs - s.since > this.parkTtlMs) {
+        this.unpark(current)
+        expired.push(s.event.id)
+      } else if (s.why === 'clock-ahead' && s.event.env.hlc.ms <= nowMs + this.maxClockAheadMs) {
+        this.unpark(current)
+        const own = this.recOf(s.event.id)
+        const r = this.tryFold(s.event, s.refs, own)
         if (r === null) {
-          folded.push(p.event)
-          this.foldWaiters(p.event.id, nowMs, folded)
+          folded.push(s.event)
+          if (own !== undefined) this.foldWaiters(own, nowMs, folded)
         } else if (r.status === 'rejected') {
-          this.onRejected?.(p.event.id, r.reason, r.detail)
+          this.onRejected?.(s.event.id, r.reason, r.detail)
         }
       }
     }
     return { folded, expired }
   }
 
-  private tryFold (e: PlanEvent): AddOutcome | null {
-    const rejection = checkDeps(e, this.folded)
-    if (rejection !== null) return this.rejectOutcome(e.id, rejection.reason, rejection.detail)
-    this.folded.set(e.id, e)
-    const planId = (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
-    let index = this.plans.get(planId)
-    if (index === undefined) {
-      index = new PlanIndex(planId)
-      this.plans.set(planId, index)
+  /** The record of an id that is not folded, if there is one. */
+  private recOf (id: EventId): Rec | undefined {
+    const r = this.known.get(id)
+    return r instanceof Rec && r.event === undefined ? r : undefined
+  }
+
+  /**
+   * Check `e` against its deps (`refs`: what they are known as, all folded)
+   * and fold it. `own` is its record, if it has one.
+   */
+  private tryFold (e: PlanEvent, refs: ReadonlyArray<Ref | undefined>, own: Rec | undefined): AddOutcome | null {
+    const lookup = this.lookup
+    lookup.deps = e.env.deps
+    lookup.refs = refs
+    const rejection = checkDeps(e, lookup)
+    if (rejection !== null) {
+      lookup.refs = this.scratch
+      return this.rejectOutcome(e.id, rejection.reason, rejection.detail)
     }
-    index.add(e)
+    if (own !== undefined) own.event = e
+    else this.known.set(e.id, e)
+    this.foldedCount++
+    const planId = (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
+    let index = this.lastPlan
+    if (index === undefined || index.id !== planId) {
+      index = this.plans.get(planId)
+      if (index === undefined) {
+        index = new PlanIndex(planId, this)
+        this.plans.set(planId, index)
+      }
+      this.lastPlan = index
+    }
+    index.add(e, lookup)
+    lookup.refs = this.scratch
     return null
   }
 
@@ -171,73 +295,158 @@ export class EventSet {
   private rejectOutcome (id: EventId, reason: DepRejectReason | 'builds-on-rejected', detail: string): AddOutcome {
     if (this.rejected.size >= this.maxRejectedIds) this.rejected.clear()
     this.rejected.add(id)
-    const stack = [id]
+    const stack: EventId[] = [id]
     while (stack.length > 0) {
       const bad = stack.pop() as EventId
-      const w = this.waiters.get(bad)
+      const rec = this.recOf(bad)
+      if (rec === undefined) continue
+      const w = rec.waiters
       if (w === undefined) continue
-      this.waiters.delete(bad)
-      for (const waiting of w) {
-        if (!this.parked.has(waiting)) continue
+      rec.waiters = undefined
+      this.release(rec)
+      for (const waiting of w instanceof Rec ? [w] : w) {
+        if (waiting.parked === undefined) continue
         this.unpark(waiting)
-        this.rejected.add(waiting)
-        this.onRejected?.(waiting, 'builds-on-rejected', `dep ${bad} was rejected`)
-        stack.push(waiting)
+        this.rejected.add(waiting.id)
+        this.onRejected?.(waiting.id, 'builds-on-rejected', `dep ${bad} was rejected`)
+        stack.push(waiting.id)
       }
     }
     return { status: 'rejected', reason, detail }
   }
 
-  private park (e: PlanEvent, nowMs: number, why: ParkReason, missing: readonly EventId[]): void {
-    if (this.parked.size >= this.maxParked) {
-      const oldest = this.parked.keys().next()
-      if (oldest.done !== true) this.unpark(oldest.value)
+  /**
+   * Park `e` (`own`: its record, if something waits for it already). Its
+   * deps' records are in `this.scratch`, one per dep.
+   */
+  private park (e: PlanEvent, own: Rec | undefined, nowMs: number, why: ParkReason, missing: number): void {
+    const deps = e.env.deps
+    const refs = this.scratch
+    if (this.parkedSize >= this.maxParked && this.parkedSize > 0) {
+      this.unpark(this.oldestParked())
+      // Dropping it may have dropped records that `refs` or `own` point to: look them up again.
+      own = this.recOf(e.id)
+      for (let i = 0; i < deps.length; i++) {
+        if (eventOf(refs[i]) !== undefined) continue
+        const d = deps[i] as EventId
+        let r = this.known.get(d)
+        if (r === undefined) {
+          r = new Rec(d)
+          this.known.set(d, r)
+        }
+        refs[i] = r
+      }
     }
-    this.parked.set(e.id, { event: e, since: nowMs, why, missing: missing.length })
-    for (const d of missing) {
-      const w = this.waiters.get(d)
-      if (w === undefined) this.waiters.set(d, [e.id])
-      else w.push(e.id)
+    // (An event listed among its own deps, which no valid event can be, has its record already.)
+    if (own === undefined && deps.includes(e.id)) own = this.recOf(e.id)
+    if (own === undefined) {
+      own = new Rec(e.id)
+      this.known.set(e.id, own)
+    }
+    const mine = new Array<Ref>(deps.length)
+    for (let i = 0; i < deps.length; i++) {
+      const r = refs[i] as Ref
+      mine[i] = r
+      if (r instanceof Rec && r.event === undefined) {
+        const w = r.waiters
+        if (w === undefined) r.waiters = own
+        else if (w instanceof Rec) r.waiters = [w, own]
+        else w.push(own)
+      }
+    }
+    own.refs = mine
+    this.link(own, e, nowMs, why, missing)
+  }
+
+  private link (r: Rec, e: PlanEvent, since: number, why: ParkReason, missing: number): void {
+    r.parked = e
+    r.since = since
+    r.why = why
+    r.missing = missing
+    r.seq = this.order.length
+    this.order.push(r)
+    this.parkedSize++
+  }
+
+  /** No longer parked (it is being folded, dropped or parked again). */
+  private unlink (r: Rec): void {
+    r.parked = undefined
+    r.seq = -1
+    this.parkedSize--
+    const order = this.order
+    const dead = order.length - this.head - this.parkedSize
+    if (dead > 1024 && dead > 2 * this.parkedSize) {
+      const live: Rec[] = []
+      for (let i = this.head; i < order.length; i++) {
+        const x = order[i] as Rec
+        if (x.seq === i) {
+          x.seq = live.length
+          live.push(x)
+        }
+      }
+      this.order = live
+      this.head = 0
     }
   }
 
-  private unpark (id: EventId): void {
-    const p = this.parked.get(id)
-    if (p === undefined) return
-    this.parked.delete(id)
-    for (const d of p.event.env.deps) {
-      const w = this.waiters.get(d)
-      if (w === undefined) continue
-      const rest = w.filter(x => x !== id)
-      if (rest.length === 0) this.waiters.delete(d)
-      else this.waiters.set(d, rest)
-    }
+  private oldestParked (): Rec {
+    const order = this.order
+    while ((order[this.head] as Rec).seq !== this.head) this.head++
+    return order[this.head] as Rec
   }
 
-  /** Fold everything that was waiting only for `id`, transitively, without recursion. */
-  private foldWaiters (id: EventId, nowMs: number, out: PlanEvent[]): void {
-    const stack = [id]
+  /** Drop a parked event: it no longer waits for anything. */
+  private unpark (r: Rec): void {
+    if (r.parked === undefined) return
+    this.unlink(r)
+    const refs = r.refs as Ref[]
+    r.refs = undefined
+    for (let i = 0; i < refs.length; i++) {
+      const d = refs[i]
+      if (!(d instanceof Rec) || d.waiters === undefined) continue
+      const w = d.waiters
+      const rest = w instanceof Rec ? (w === r ? [] : [w]) : w.filter(x => x !== r)
+      d.waiters = rest.length === 0 ? undefined : rest.length === 1 ? rest[0] : rest
+      this.release(d)
+    }
+    this.release(r)
+  }
+
+  /** Forget a record that no longer stands for anything. */
+  private release (r: Rec): void {
+    if (r.event === undefined && r.parked === undefined && r.waiters === undefined && this.known.get(r.id) === r) this.known.delete(r.id)
+  }
+
+  /** Fold everything that was waiting only for `first`'s event, transitively, without recursion. */
+  private foldWaiters (first: Rec, nowMs: number, out: PlanEvent[]): void {
+    const stack: Rec[] = [first]
     while (stack.length > 0) {
-      const done = stack.pop() as EventId
-      const w = this.waiters.get(done)
+      const done = stack.pop() as Rec
+      const w = done.waiters
       if (w === undefined) continue
-      this.waiters.delete(done)
-      for (const waiting of w) {
-        const p = this.parked.get(waiting)
-        if (p === undefined) continue
-        p.missing -= 1
-        if (p.missing > 0) continue
-        this.parked.delete(waiting)
-        if (p.event.env.hlc.ms > nowMs + this.maxClockAheadMs) {
-          this.parked.set(waiting, { event: p.event, since: p.since, why: 'clock-ahead', missing: 0 })
+      done.waiters = undefined
+      const n = w instanceof Rec ? 1 : w.length
+      for (let j = 0; j < n; j++) {
+        const r = w instanceof Rec ? w : w[j] as Rec
+        const e = r.parked
+        if (e === undefined) continue
+        r.missing -= 1
+        if (r.missing > 0) continue
+        const since = r.since
+        this.unlink(r)
+        if (e.env.hlc.ms > nowMs + this.maxClockAheadMs) {
+          this.link(r, e, since, 'clock-ahead', 0)
           continue
         }
-        const r = this.tryFold(p.event)
-        if (r === null) {
-          out.push(p.event)
-          stack.push(p.event.id)
-        } else if (r.status === 'rejected') {
-          this.onRejected?.(p.event.id, r.reason, r.detail)
+        const refs = r.refs as Ref[]
+        r.refs = undefined
+        const rejection = this.tryFold(e, refs, r)
+        if (rejection === null) {
+          out.push(e)
+          stack.push(r)
+        } else {
+          this.release(r)
+          if (rejection.status === 'rejected') this.onRejected?.(e.id, rejection.reason, rejection.detail)
         }
       }
     }

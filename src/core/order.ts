@@ -17,5 +17,6 @@ export function earliest<T extends PlanEvent> (events: Iterable<T>): T | undefin
 }
 
 export function sortEvents<T extends PlanEvent> (events: Iterable<T>): T[] {
-  return [...events].sort(compareEvents)
+  const out = Array.isArray(events) ? (events as T[]).slice() : [...events]
+  return out.length < 2 ? out : out.sort(compareEvents)
 }

@@ -1,5 +1,5 @@
-import { compareHlc } from './hlc.js'
-import { compareEvents, earliest, sortEvents } from './order.js'
+import { HLC_ZERO, compareHlc } from './hlc.js'
+import { compareEvents, sortEvents } from './order.js'
 import { bySlot } from './decide-node.js'
 import type { PlanIndex } from './plan-index.js'
 import type { EventId, Hlc, PlanEvent, PlanParams, TaskId } from './events.js'
@@ -20,9 +20,16 @@ export interface TaskOutcome {
 
 type Review = { kind: 'none' } | { kind: 'pending' } | { kind: 'accepted' | 'rejected', by: PlanEvent<'result-reviewed'> }
 
+const NO_REVIEW: Review = { kind: 'none' }
+const PENDING: Review = { kind: 'pending' }
+
+function reviewSlot (r: PlanEvent<'result-reviewed'>): string {
+  return `${r.env.author}@${r.env.body.committee}`
+}
+
 /** A result's review: `quorum` accepts (or rejects) under one committee event decide it; the earlier deciding review wins. */
 function reviewOf (index: PlanIndex, result: EventId, committees: readonly CommitteeView[], equivocations: Equivocation[]): Review {
-  const reviews = bySlot(sortEvents(index.reviews.get(result) ?? []), r => `${r.env.author}@${r.env.body.committee}`, `review:${result}`, equivocations).valid
+  const reviews = bySlot(sortEvents(index.reviews.get(result) ?? []), reviewSlot, `review:${result}`, equivocations).valid
   const byCommittee = new Map(committees.map(c => [c.event, c]))
   const tally = new Map<string, number>()
   for (const r of reviews) {
@@ -33,7 +40,34 @@ function reviewOf (index: PlanIndex, result: EventId, committees: readonly Commi
     tally.set(k, n)
     if (n === c.quorum) return { kind: r.env.body.verdict === 'accept' ? 'accepted' : 'rejected', by: r }
   }
-  return { kind: 'pending' }
+  return PENDING
+}
+
+/** What the deciding of one task reads, and the reviews it has worked out so far. */
+class TaskCtx {
+  private reviews: Map<EventId, Review> | undefined = undefined
+  constructor (
+    readonly index: PlanIndex,
+    readonly review: boolean,
+    readonly committees: readonly CommitteeView[],
+    readonly equivocations: Equivocation[]
+  ) {}
+
+  /** A result's review (memoised; `none` when the plan does not ask for review). */
+  of (r: PlanEvent<'result-reported'>): Review {
+    if (!this.review) return NO_REVIEW
+    const memo = this.reviews ??= new Map()
+    let v = memo.get(r.id)
+    if (v === undefined) {
+      v = reviewOf(this.index, r.id, this.committees, this.equivocations)
+      memo.set(r.id, v)
+    }
+    return v
+  }
+}
+
+function chainView (claim: PlanEvent<'task-claimed'>, renewals: number, last: PlanEvent, lapseMs: number, end: ChainView['end']): ChainView {
+  return { claim: claim.id, owner: claim.env.author, claimedAt: claim.env.hlc, renewals, last: last.id, lapseMs, end }
 }
 
 /**
@@ -50,89 +84,84 @@ function reviewOf (index: PlanIndex, result: EventId, committees: readonly Commi
  * The accepted result is the earliest result of any claim stamped after
  * `readyAt`, owner or not (with review: the earliest the committee accepted),
  * so a done task never reopens; every other result is a duplicate.
+ *
+ * A chain's renewals are stamped after one another (each is stamped after its
+ * predecessor, a dep), and claims are taken in the total order, so the
+ * renewals stamped before each later claim are a growing prefix of the chain.
  */
 export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params: PlanParams, committees: readonly CommitteeView[], equivocations: Equivocation[]): TaskOutcome {
   const claims = sortEvents(index.claims.get(task) ?? [])
   const retries = (index.retries.get(task) ?? []).length
   const attemptsAllowed = params.maxAttempts * (1 + retries)
+  const leaseMs = params.leaseMs
+  const maxClaimMs = params.maxClaimMs
+  const ctx = new TaskCtx(index, params.review, committees, equivocations)
   const chains: ChainView[] = []
-  const owners: Array<PlanEvent<'task-claimed'>> = []
+  let owners = 0
   let after = readyAt
   let cursor = 0
   let failures = 0
   let status: TaskOutcome['status'] = 'ready'
   let finish: { at: Hlc, event: EventId, accepted: EventId | null } | null = null
-  const reviews = new Map<EventId, Review>()
-  const review = (r: PlanEvent<'result-reported'>): Review => {
-    if (!params.review) return { kind: 'none' }
-    let v = reviews.get(r.id)
-    if (v === undefined) {
-      v = reviewOf(index, r.id, committees, equivocations)
-      reviews.set(r.id, v)
-    }
-    return v
-  }
 
   while (true) {
     while (cursor < claims.length && compareHlc((claims[cursor] as PlanEvent).env.hlc, after) <= 0) cursor++
     const claim = claims[cursor]
     if (claim === undefined) break
     cursor++
-    owners.push(claim)
-    const links = renewalChain(index, claim, equivocations)
-    const lapseAt = (before: Hlc | null): number => {
-      let last: PlanEvent = claim
-      for (const r of links) if (before === null || compareHlc(r.env.hlc, before) < 0) last = r
-      return Math.min(last.env.hlc.ms + params.leaseMs, claim.env.hlc.ms + params.maxClaimMs)
-    }
+    owners++
+    const group = index.claimEvents(claim)
+    const links = renewalChain(group.renewals, claim, equivocations)
+    const cap = claim.env.hlc.ms + maxClaimMs
     let takeoverAt = -1
+    let before = 0
+    let lastMs = claim.env.hlc.ms
     for (let i = cursor; i < claims.length; i++) {
       const c = claims[i] as PlanEvent<'task-claimed'>
-      if (c.env.hlc.ms > lapseAt(c.env.hlc)) { takeoverAt = i; break }
+      for (; before < links.length && compareHlc((links[before] as PlanEvent).env.hlc, c.env.hlc) < 0; before++) lastMs = (links[before] as PlanEvent).env.hlc.ms
+      if (c.env.hlc.ms > Math.min(lastMs + leaseMs, cap)) { takeoverAt = i; break }
     }
     const takeover = takeoverAt >= 0 ? claims[takeoverAt] as PlanEvent : undefined
-    const results = sortEvents(index.results.get(claim.id) ?? [])
-    const ends: PlanEvent[] = [...results, ...(index.releases.get(claim.id) ?? []), ...(index.failures.get(claim.id) ?? [])]
-    const end = earliest(ends)
-    const last = links[links.length - 1] ?? claim
-    const view = (e: ChainView['end']): ChainView => ({
-      claim: claim.id, owner: claim.env.author, claimedAt: claim.env.hlc, renewals: links.length, last: last.id, lapseMs: lapseAt(null), end: e
-    })
+    let end: PlanEvent | undefined
+    for (const x of group.results) if (end === undefined || compareEvents(x, end) < 0) end = x
+    for (const x of group.releases) if (end === undefined || compareEvents(x, end) < 0) end = x
+    for (const x of group.failures) if (end === undefined || compareEvents(x, end) < 0) end = x
+    const last: PlanEvent = links[links.length - 1] ?? claim
+    const lapseMs = Math.min(last.env.hlc.ms + leaseMs, cap)
     if (end !== undefined && (takeover === undefined || compareEvents(end, takeover) < 0)) {
       if (end.env.type === 'result-reported') {
-        const r = review(end as PlanEvent<'result-reported'>)
+        const r = ctx.of(end as PlanEvent<'result-reported'>)
         if (r.kind === 'rejected') {
-          chains.push(view({ kind: 'rejected', event: end.id }))
+          chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'rejected', event: end.id }))
           failures++
           after = r.by.env.hlc
           // A task reopens only when all its results are rejected: a superseded owner's result may still await review.
-          const waiting = claims.some(o => compareHlc(o.env.hlc, readyAt) > 0 && (index.results.get(o.id) ?? []).some(x => review(x).kind === 'pending'))
-          if (waiting) { status = 'in-review'; break }
+          if (anyPending(ctx, claims, readyAt)) { status = 'in-review'; break }
           if (failures >= attemptsAllowed) { status = 'failed'; finish = { at: r.by.env.hlc, event: r.by.id, accepted: null }; break }
           continue
         }
-        chains.push(view({ kind: 'result', event: end.id }))
+        chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'result', event: end.id }))
         status = r.kind === 'pending' ? 'in-review' : 'done'
         break
       }
       if (end.env.type === 'task-failed') {
-        chains.push(view({ kind: 'failed', event: end.id }))
+        chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'failed', event: end.id }))
         failures++
         after = end.env.hlc
         if (failures >= attemptsAllowed) { status = 'failed'; finish = { at: end.env.hlc, event: end.id, accepted: null }; break }
         continue
       }
-      chains.push(view({ kind: 'released', event: end.id }))
+      chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'released', event: end.id }))
       after = end.env.hlc
       continue
     }
     if (takeover !== undefined) {
-      chains.push(view({ kind: 'superseded', event: takeover.id }))
+      chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'superseded', event: takeover.id }))
       cursor = takeoverAt
-      after = { ms: 0, c: 0 }
+      after = HLC_ZERO
       continue
     }
-    chains.push(view(null))
+    chains.push(chainView(claim, links.length, last, lapseMs, null))
     status = 'claimed'
     break
   }
@@ -141,23 +170,26 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
   // result is valid once and valid forever, so a claim that turns out to have lost a race, or a
   // takeover made moot by a late renewal, never undoes a task. Chains decide who should work;
   // they do not decide whose result counts.
-  const counted = claims.filter(c => compareHlc(c.env.hlc, readyAt) > 0)
-  const countedResults = sortEvents(counted.flatMap(c => index.results.get(c.id) ?? []))
   // Failures: every failure of a counted claim, and every result the committee rejected. The task
   // fails at the attemptsAllowed-th of them; more of them can only bring that moment earlier.
-  const failureEvents: PlanEvent[] = counted.flatMap(c => index.failures.get(c.id) ?? [])
+  const failureEvents: PlanEvent[] = []
   let accepted: PlanEvent<'result-reported'> | undefined
   let acceptedAt: PlanEvent | undefined
-  for (const r of countedResults) {
-    const rv = review(r)
-    if (rv.kind === 'rejected') failureEvents.push(rv.by)
-    const at = rv.kind === 'none' ? r : rv.kind === 'accepted' ? rv.by : undefined
-    if (at !== undefined && (acceptedAt === undefined || compareEvents(at, acceptedAt) < 0)) {
-      accepted = r
-      acceptedAt = at
+  for (const c of claims) {
+    if (compareHlc(c.env.hlc, readyAt) <= 0) continue
+    const group = index.claimEvents(c)
+    for (const f of group.failures) failureEvents.push(f)
+    for (const r of group.results) {
+      const rv = ctx.of(r)
+      if (rv.kind === 'rejected') failureEvents.push(rv.by)
+      const at = rv.kind === 'none' ? r : rv.kind === 'accepted' ? rv.by : undefined
+      if (at !== undefined && (acceptedAt === undefined || compareEvents(at, acceptedAt) < 0)) {
+        accepted = r
+        acceptedAt = at
+      }
     }
   }
-  const failed = sortEvents(failureEvents)[attemptsAllowed - 1]
+  const failed = failureEvents.length < attemptsAllowed ? undefined : sortEvents(failureEvents)[attemptsAllowed - 1]
   // A result wins over failure (done never reopens); the task finished at whichever came first, so
   // the stamp that dependants wait for only ever moves earlier as events arrive.
   if (accepted !== undefined && acceptedAt !== undefined) {
@@ -173,9 +205,13 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
   }
   failures = failureEvents.length
   const resultsForTask = sortEvents(index.resultsByTask.get(task) ?? [])
-  const results: ResultView[] = resultsForTask.map(r => {
-    const rv = review(r)
-    return {
+  const results: ResultView[] = []
+  let duplicates = 0
+  for (const r of resultsForTask) {
+    const rv = ctx.of(r)
+    const isAccepted = accepted !== undefined && accepted.id === r.id
+    if (!isAccepted && rv.kind !== 'rejected') duplicates++
+    results.push({
       id: r.id,
       author: r.env.author,
       claim: r.env.body.claim,
@@ -183,36 +219,62 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
       output: r.env.body.output,
       model: r.env.body.model,
       source: r.env.body.source,
-      accepted: accepted?.id === r.id,
+      accepted: isAccepted,
       review: rv.kind
-    }
-  })
+    })
+  }
   return {
     status,
     chains,
     results,
     accepted: accepted?.id ?? null,
-    duplicates: accepted === undefined ? 0 : results.filter(r => !r.accepted && r.review !== 'rejected').length,
+    duplicates: accepted === undefined ? 0 : duplicates,
     failures,
     attemptsAllowed,
     finishedAt: finish?.at ?? null,
     finishEvent: finish?.event ?? null,
-    ignoredClaims: claims.length - owners.length
+    ignoredClaims: claims.length - owners
   }
 }
 
-/** A claim's renewals, following one renewal per predecessor; an equivocating renewal ends the chain. */
-function renewalChain (index: PlanIndex, claim: PlanEvent<'task-claimed'>, equivocations: Equivocation[]): Array<PlanEvent<'claim-renewed'>> {
+/** Whether a result of some claim stamped after `readyAt` still awaits its review. */
+function anyPending (ctx: TaskCtx, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, readyAt: Hlc): boolean {
+  for (const o of claims) {
+    if (compareHlc(o.env.hlc, readyAt) <= 0) continue
+    for (const x of ctx.index.claimEvents(o).results) if (ctx.of(x).kind === 'pending') return true
+  }
+  return false
+}
+
+/**
+ * A claim's renewals (`renewals`: every renewal citing the claim), following
+ * one renewal per predecessor; an equivocating renewal ends the chain.
+ */
+function renewalChain (renewals: ReadonlyArray<PlanEvent<'claim-renewed'>>, claim: PlanEvent<'task-claimed'>, equivocations: Equivocation[]): Array<PlanEvent<'claim-renewed'>> {
+  const n = renewals.length
+  if (n === 0) return []
+  // Usually the renewals form one chain: in the total order, each renews the one before (a renewal is
+  // stamped after its predecessor, one of its deps). Then every renewal is a link, in that order.
+  const sorted = sortEvents(renewals)
+  let simple = (sorted[0] as PlanEvent<'claim-renewed'>).env.body.prev === claim.id
+  for (let i = 1; simple && i < n; i++) simple = (sorted[i] as PlanEvent<'claim-renewed'>).env.body.prev === (sorted[i - 1] as PlanEvent).id
+  if (simple) return sorted
   const links: Array<PlanEvent<'claim-renewed'>> = []
+  // The renewal of each predecessor; null where there are several (equivocation).
+  const next = new Map<EventId, PlanEvent<'claim-renewed'> | null>()
+  for (const r of renewals) {
+    const prev = r.env.body.prev
+    next.set(prev, next.has(prev) ? null : r)
+  }
   let cur: EventId = claim.id
   while (true) {
-    const next = (index.renewals.get(cur) ?? []).filter(r => r.env.body.claim === claim.id)
-    if (next.length === 0) break
-    if (next.length > 1) {
-      equivocations.push({ author: claim.env.author, slot: `renewal:${cur}`, events: next.map(r => r.id).sort() })
+    const r = next.get(cur)
+    if (r === undefined) break
+    if (r === null) {
+      const forks = renewals.filter(x => x.env.body.prev === cur).map(x => x.id).sort()
+      equivocations.push({ author: claim.env.author, slot: `renewal:${cur}`, events: forks })
       break
     }
-    const r = next[0] as PlanEvent<'claim-renewed'>
     links.push(r)
     cur = r.id
   }

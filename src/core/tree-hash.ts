@@ -1,5 +1,4 @@
-import { sha256 } from '@noble/hashes/sha2.js'
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
+import { sha256HexOfText } from './hash.js'
 import type { PlanTree } from './tree.js'
 
 /**
@@ -30,5 +29,5 @@ export function canonicalJson (value: unknown): string {
  * changes the hashes: it is a protocol change, and the golden test says so.
  */
 export function treeHash (tree: PlanTree): string {
-  return bytesToHex(sha256(utf8ToBytes(canonicalJson(tree))))
+  return sha256HexOfText(canonicalJson(tree))
 }
