@@ -9,7 +9,7 @@ const IMPURE_MODULES = [
 ]
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'bench/zz-*'] },
   ...tseslint.configs.recommended,
   {
     rules: {

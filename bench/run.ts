@@ -1,12 +1,14 @@
 import '../src/polyfill.js'
 import { benchFold } from './fold.js'
+import { benchNet } from './net.js'
 
 /**
  * `npm run bench -- <name>`: runs one benchmark (or all), prints progress on
  * stderr and, as its last line on stdout, one JSON object with the figures.
  */
 const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
-  fold: benchFold
+  fold: benchFold,
+  net: benchNet
 }
 
 const names = process.argv.slice(2).filter(a => !a.startsWith('-'))
