@@ -13,7 +13,7 @@ import {
   MAX_DETAIL_CHARS, MAX_EVENT_BYTES, MAX_NOTES_CHARS, MAX_OUTPUT_CHARS, MAX_RATIONALE_CHARS, MAX_SCORE,
   MAX_SUBGOALS, MAX_TITLE_CHARS, MIN_SUBGOALS
 } from '../core/limits.js'
-import { normalizeTitle, validateBody } from '../wire/shape.js'
+import { findCycle, normalizeTitle, validateBody } from '../wire/shape.js'
 
 export type Checked<T> = { readonly ok: true, readonly value: T } | { readonly ok: false, readonly problem: string }
 
@@ -111,29 +111,8 @@ export function checkSplit (input: unknown, minChildren: number, maxChildren: nu
   return { ok: true, value }
 }
 
-/** A node on a cycle of the graph (node -> dependencies), or null when acyclic. */
-export function findCycle (edges: ReadonlyArray<readonly number[]>): number | null {
-  const state = new Array<number>(edges.length).fill(0)
-  const visit = (i: number): number | null => {
-    state[i] = 1
-    for (const j of edges[i] ?? []) {
-      if (state[j] === 1) return j
-      if (state[j] === 0) {
-        const c = visit(j)
-        if (c !== null) return c
-      }
-    }
-    state[i] = 2
-    return null
-  }
-  for (let i = 0; i < edges.length; i++) {
-    if (state[i] === 0) {
-      const c = visit(i)
-      if (c !== null) return c
-    }
-  }
-  return null
-}
+/** A node on a cycle of the graph (node -> dependencies), or null when acyclic: the wire's own check. */
+export { findCycle }
 
 export interface ScoreAnswer {
   readonly scores: ReadonlyArray<{ readonly proposal: string, readonly score: number, readonly notes: string }>

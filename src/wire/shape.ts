@@ -266,7 +266,7 @@ function subgoals (value: unknown, path: string): Problem {
 }
 
 /** A node on a cycle of the dependency graph (node -> its dependencies), or null if it is acyclic. */
-function findCycle (edges: readonly (readonly number[])[]): number | null {
+export function findCycle (edges: readonly (readonly number[])[]): number | null {
   const state = new Array<number>(edges.length).fill(0) // 0 new, 1 on stack, 2 done
   const visit = (i: number): number | null => {
     state[i] = 1
