@@ -105,7 +105,7 @@ export async function startSwarm (kind: Kind, n: number, policy: Policy, set: Re
     await stopChildren(children)
     throw err
   }
-  log(`  ${label}: up and meshed in ${Date.now() - t0} ms`)
+  log(`  ${label}: up in ${Date.now() - t0} ms (full mesh of topic subscribers: ${sw.topology?.full === true ? "yes" : "NO"})`)
   return sw
 }
 

@@ -316,8 +316,9 @@ export class EventSet {
   }
 
   /**
-   * Park `e` (`own`: its record, if something waits for it already). Its
-   * deps' records are in `this.scratch`, one per dep.
+   * Park `e` (`own`: its record, if something waits for it already). What
+   * its deps are known as is in `this.scratch`, one per dep, each missing dep
+   * with a record.
    */
   private park (e: PlanEvent, own: Rec | undefined, nowMs: number, why: ParkReason, missing: number): void {
     const deps = e.env.deps
