@@ -114,12 +114,12 @@ async function follow (peer: Peer, plan: PlanId, deadline: number, say: Say): Pr
   }
 }
 
-async function withClient<T> (argv: readonly string[], run: (peer: Peer, positionals: string[], values: Values, say: Say, json: boolean) => Promise<T>): Promise<T> {
+async function withClient<T> (argv: readonly string[], run: (peer: Peer, positionals: string[], values: Values, say: Say, json: boolean, config: NodeConfig) => Promise<T>): Promise<T> {
   const { config, values, positionals } = parseClientArgs(argv)
   const say: Say = line => { console.error(config.json ? JSON.stringify({ progress: line }) : line) }
   const peer = await startClient(config, say)
   try {
-    return await run(peer, positionals, values, say, config.json)
+    return await run(peer, positionals, values, say, config.json, config)
   } finally {
     await peer.stop()
   }
@@ -223,10 +223,10 @@ export async function retry (argv: readonly string[]): Promise<number> {
  */
 export async function exportPlan (argv: readonly string[]): Promise<number> {
   const args = argv.flatMap((a, i) => a === '--markdown' && (argv[i + 1] === undefined || argv[i + 1]?.startsWith('--') === true) ? ['--markdown=-'] : [a])
-  return await withClient(args, async (peer, positionals, values, say, json) => {
+  return await withClient(args, async (peer, positionals, values, say, json, config) => {
     const tree = await waitForPlan(peer, positionals[0], deadlineOf(values, 60), say)
     const { renderMarkdown } = await import('../../roles/render.js')
-    const file = parseClientArgs(args).config.markdown
+    const file = config.markdown
     const text = json ? JSON.stringify({ treeHash: peer.replica.fold.treeHash(tree.plan), tree }, null, 2) + '\n' : renderMarkdown(tree)
     if (file === undefined || file === '-' || json) process.stdout.write(text)
     else {
