@@ -104,25 +104,26 @@ export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number,
     const latestCast = cast.get(latest.event) ?? NONE_CAST
     const waitingFor = latest.members.filter(m => !latestCast.has(m))
 
+    // Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying.
     const proposalViews: ProposalView[] = proposals.map(p => ({
-      id: p.id,
       author: p.env.author,
-      titles: p.env.body.subgoals.map(s => s.title),
+      equivocated: props.equivocated.has(p.id),
+      id: p.id,
       rationale: p.env.body.rationale,
-      votes: votesFor(tally, committees, p.id),
-      equivocated: props.equivocated.has(p.id)
+      titles: p.env.body.subgoals.map(s => s.title),
+      votes: votesFor(tally, committees, p.id)
     }))
     const ballotViews: BallotView[] = allBallots.map(b => ({
-      id: b.id,
       author: b.env.author,
-      committee: b.env.body.committee,
       choice: b.env.body.choice,
-      notes: b.env.body.notes,
-      equivocated: ballots.equivocated.has(b.id)
+      committee: b.env.body.committee,
+      equivocated: ballots.equivocated.has(b.id),
+      id: b.id,
+      notes: b.env.body.notes
     }))
 
     if (best !== undefined) {
-      attempts.push({ attempt, proposals: proposalViews, ballots: ballotViews, outcome: 'won', winner: best.proposal, decidedBy: best.decidedBy.id, waitingFor: [] })
+      attempts.push({ attempt, ballots: ballotViews, decidedBy: best.decidedBy.id, outcome: 'won', proposals: proposalViews, waitingFor: [], winner: best.proposal })
       const winner = best.proposal
       const proposal = props.valid.find(p => p.id === winner) as PlanEvent<'split-proposed'>
       return { kind: 'won', attempts, proposal, decidedBy: best.decidedBy, deciding: best.deciding }
@@ -130,13 +131,13 @@ export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number,
 
     const complete = committees.find(c => { const authors = cast.get(c.event) ?? NONE_CAST; return c.members.every(m => authors.has(m)) })
     if (complete === undefined) {
-      attempts.push({ attempt, proposals: proposalViews, ballots: ballotViews, outcome: 'open', winner: null, decidedBy: null, waitingFor })
+      attempts.push({ attempt, ballots: ballotViews, decidedBy: null, outcome: 'open', proposals: proposalViews, waitingFor, winner: null })
       const waiting = proposalViews.length === 0
         ? `attempt ${attempt}: waiting for proposals from decomposers`
         : `attempt ${attempt}: waiting for ballots from ${waitingFor.length} of ${latest.members.length} committee members (quorum ${latest.quorum}): ${waitingFor.join(', ')}`
       return { kind: 'open', attempts, waiting }
     }
-    attempts.push({ attempt, proposals: proposalViews, ballots: ballotViews, outcome: 'failed', winner: null, decidedBy: null, waitingFor: [] })
+    attempts.push({ attempt, ballots: ballotViews, decidedBy: null, outcome: 'failed', proposals: proposalViews, waitingFor: [], winner: null })
     if (attempt === maxAttempts) {
       const last = allBallots.filter(b => b.env.body.committee === complete.event)
       const failedAt = (last[last.length - 1] as PlanEvent).env.hlc

@@ -202,31 +202,31 @@ export function derivePlan (index: PlanIndex): PlanTree {
     const kind = d.kind === 'leaf' ? 'leaf' : 'rollup'
     if (blockedBy.length > 0) {
       const view: TaskView = {
-        id: task, node: d.id, kind, status: 'blocked', blockedBy, readyAt: null, evidence: [], chains: [], owner: null, results: [],
-        accepted: null, duplicates: 0, failures: 0, attemptsAllowed: params.maxAttempts, finishedAt: null, finishEvent: null, ignoredClaims: (index.claims.get(task) ?? []).length
+        accepted: null, attemptsAllowed: params.maxAttempts, blockedBy, chains: [], duplicates: 0, evidence: [], failures: 0, finishedAt: null,
+        finishEvent: null, id: task, ignoredClaims: (index.claims.get(task) ?? []).length, kind, node: d.id, owner: null, readyAt: null, results: [], status: 'blocked'
       }
       return { task, status: 'blocked', at: null, event: null, view, blockedBy }
     }
     const o: TaskOutcome = decideTask(index, task, readyAt, params, committees, equivocations)
     const owner = o.status === 'claimed' ? (o.chains[o.chains.length - 1]?.owner ?? null) : null
     const view: TaskView = {
-      id: task,
-      node: d.id,
-      kind,
-      status: o.status,
-      blockedBy: [],
-      readyAt,
-      evidence: sortedUnique(evidence),
-      chains: o.chains,
-      owner,
-      results: o.results,
       accepted: o.accepted,
-      duplicates: o.duplicates,
-      failures: o.failures,
       attemptsAllowed: o.attemptsAllowed,
-      finishedAt: o.finishedAt,
+      blockedBy: [],
+      chains: o.chains,
+      duplicates: o.duplicates,
+      evidence: sortedUnique(evidence),
+      failures: o.failures,
       finishEvent: o.finishEvent,
-      ignoredClaims: o.ignoredClaims
+      finishedAt: o.finishedAt,
+      id: task,
+      ignoredClaims: o.ignoredClaims,
+      kind,
+      node: d.id,
+      owner,
+      readyAt,
+      results: o.results,
+      status: o.status
     }
     return { task, status: o.status, at: o.finishedAt, event: o.finishEvent, view, blockedBy: [] }
   }
@@ -244,22 +244,23 @@ export function derivePlan (index: PlanIndex): PlanTree {
   for (const d of order) {
     const f = finishOf(d)
     if (f.view !== null) tasks.push(f.view)
+    // Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying.
     nodes.push({
-      id: d.id,
-      parent: d.parent?.id ?? null,
-      index: d.index,
-      depth: d.depth,
-      title: d.title,
-      detail: d.detail,
+      accepted: d.accepted,
+      attempts: d.decision?.attempts ?? [],
+      children: d.children.map(c => c.id),
       dependsOn: d.dependsOnIdx.map(i => d.parent?.children[i]?.id).filter((x): x is NodeId => x !== undefined),
+      depth: d.depth,
+      detail: d.detail,
       evidence: d.evidence,
+      id: d.id,
+      index: d.index,
       kind: d.kind,
       leafReason: d.leafReason,
-      attempts: d.decision?.attempts ?? [],
-      accepted: d.accepted,
-      children: d.children.map(c => c.id),
-      task: f.task,
+      parent: d.parent?.id ?? null,
       status: f.status,
+      task: f.task,
+      title: d.title,
       waiting: waitingReason(d, f, titles)
     })
   }
@@ -274,24 +275,24 @@ export function derivePlan (index: PlanIndex): PlanTree {
   equivocations.sort((a, b) => a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0)
   const dedup = equivocations.filter((e, i) => i === 0 || e.slot !== (equivocations[i - 1] as Equivocation).slot)
   return {
-    plan: index.id,
-    goal: goal.env.body.text,
     author: goal.env.author,
-    submittedAt: goal.env.hlc,
-    params,
+    budgetTokens,
     committees,
+    deliverable: status === 'completed' && rootTask !== null && accepted !== undefined ? { output: accepted.output, result: accepted.id, task: rootTask.id } : null,
+    duplicates: tasks.reduce((n, t) => n + t.duplicates, 0),
+    equivocations: dedup,
+    events: index.size,
+    goal: goal.env.body.text,
+    ignoredClaims: tasks.reduce((n, t) => n + t.ignoredClaims, 0),
+    nodes,
+    params,
+    plan: index.id,
+    root: root.id,
+    spentTokens: index.spentTokens,
     status,
     statusReason,
-    budgetTokens,
-    spentTokens: index.spentTokens,
-    root: root.id,
-    nodes,
-    tasks,
-    equivocations: dedup,
-    deliverable: status === 'completed' && rootTask !== null && accepted !== undefined ? { task: rootTask.id, result: accepted.id, output: accepted.output } : null,
-    events: index.size,
-    duplicates: tasks.reduce((n, t) => n + t.duplicates, 0),
-    ignoredClaims: tasks.reduce((n, t) => n + t.ignoredClaims, 0)
+    submittedAt: goal.env.hlc,
+    tasks
   }
 }
 

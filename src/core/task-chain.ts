@@ -67,7 +67,7 @@ class TaskCtx {
 }
 
 function chainView (claim: PlanEvent<'task-claimed'>, renewals: number, last: PlanEvent, lapseMs: number, end: ChainView['end']): ChainView {
-  return { claim: claim.id, owner: claim.env.author, claimedAt: claim.env.hlc, renewals, last: last.id, lapseMs, end }
+  return { claim: claim.id, claimedAt: claim.env.hlc, end, lapseMs, last: last.id, owner: claim.env.author, renewals }
 }
 
 /**
@@ -132,7 +132,7 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
       if (end.env.type === 'result-reported') {
         const r = ctx.of(end as PlanEvent<'result-reported'>)
         if (r.kind === 'rejected') {
-          chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'rejected', event: end.id }))
+          chains.push(chainView(claim, links.length, last, lapseMs, { event: end.id, kind: 'rejected' }))
           failures++
           after = r.by.env.hlc
           // A task reopens only when all its results are rejected: a superseded owner's result may still await review.
@@ -140,23 +140,23 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
           if (failures >= attemptsAllowed) { status = 'failed'; finish = { at: r.by.env.hlc, event: r.by.id, accepted: null }; break }
           continue
         }
-        chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'result', event: end.id }))
+        chains.push(chainView(claim, links.length, last, lapseMs, { event: end.id, kind: 'result' }))
         status = r.kind === 'pending' ? 'in-review' : 'done'
         break
       }
       if (end.env.type === 'task-failed') {
-        chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'failed', event: end.id }))
+        chains.push(chainView(claim, links.length, last, lapseMs, { event: end.id, kind: 'failed' }))
         failures++
         after = end.env.hlc
         if (failures >= attemptsAllowed) { status = 'failed'; finish = { at: end.env.hlc, event: end.id, accepted: null }; break }
         continue
       }
-      chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'released', event: end.id }))
+      chains.push(chainView(claim, links.length, last, lapseMs, { event: end.id, kind: 'released' }))
       after = end.env.hlc
       continue
     }
     if (takeover !== undefined) {
-      chains.push(chainView(claim, links.length, last, lapseMs, { kind: 'superseded', event: takeover.id }))
+      chains.push(chainView(claim, links.length, last, lapseMs, { event: takeover.id, kind: 'superseded' }))
       cursor = takeoverAt
       after = HLC_ZERO
       continue
@@ -211,16 +211,17 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
     const rv = ctx.of(r)
     const isAccepted = accepted !== undefined && accepted.id === r.id
     if (!isAccepted && rv.kind !== 'rejected') duplicates++
+    // Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying.
     results.push({
-      id: r.id,
+      accepted: isAccepted,
+      at: r.env.hlc,
       author: r.env.author,
       claim: r.env.body.claim,
-      at: r.env.hlc,
-      output: r.env.body.output,
+      id: r.id,
       model: r.env.body.model,
-      source: r.env.body.source,
-      accepted: isAccepted,
-      review: rv.kind
+      output: r.env.body.output,
+      review: rv.kind,
+      source: r.env.body.source
     })
   }
   return {

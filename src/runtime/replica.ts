@@ -5,6 +5,7 @@ import { IdSet } from '../core/reconcile.js'
 import { PROTOCOL_VERSION } from '../core/events.js'
 import { decodeEvent } from '../wire/decode.js'
 import { signEvent } from '../wire/sign.js'
+import { nativeSha256HexOfText } from './hash-text.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { EventStore } from '../store/event-store.js'
 import type { NodeMetrics } from './metrics.js'
@@ -59,6 +60,7 @@ export class Replica {
   constructor (private readonly init: ReplicaInit) {
     this.clock = new HybridClock(init.now)
     this.fold = new Fold({
+      hashText: nativeSha256HexOfText,
       onRejected: (id, reason, detail) => {
         init.metrics.reject(reason, 'parked')
         log('rejected parked event %s: %s (%s)', id, reason, detail)

@@ -325,6 +325,33 @@ describe('fold: incremental equals rebuild', () => {
   })
 })
 
+describe('fold: batches equal single adds', () => {
+  it('arrivals cut into random batches (addBatch sorts each by stamp), mixed with single adds, fold to the reference tree', () => {
+    const arb = fc.record({ plan: fc.nat({ max: CORPUS - 1 }), order: fc.noBias(fc.integer()), cuts: fc.array(fc.nat({ max: 60 }), { minLength: 1, maxLength: 8 }) })
+    fc.assert(fc.property(arb, c => {
+      const p = corpus.plan(c.plan)
+      const rng = new Rng(c.order)
+      const arrival = arrivalOrder(p.events, rng)
+      const f = new Fold()
+      let at = 0
+      for (const [i, size] of c.cuts.entries()) {
+        const chunk = arrival.slice(at, at + size)
+        at += size
+        // Every other chunk one at a time, so batches meet a set that already has parked events.
+        if (i % 2 === 0) {
+          const out = f.addBatch(chunk, NO_CLOCK)
+          expect(out.map(o => o.event).sort(compareEvents)).toStrictEqual([...chunk].sort(compareEvents))
+        } else {
+          for (const e of chunk) f.add(e, NO_CLOCK)
+        }
+      }
+      f.addBatch(arrival.slice(at), NO_CLOCK)
+      expect(f.treeHash(p.plan), `plan seed ${p.seed}, order ${c.order}`).toBe(corpus.reference(c.plan).hash)
+      expect(f.events.parkedCount).toBe(0)
+    }), { numRuns: RUNS, seed: SEED, reporter: reportWith(REPLAY) })
+  })
+})
+
 /** What claims and acceptance decided, per node and per task. */
 function outcomes (tree: PlanTree): unknown {
   return {
