@@ -2,9 +2,13 @@ import { generatePlan } from './gen-plan.js'
 import { Fold, foldAll } from '../src/core/fold.js'
 import { signEvent } from '../src/wire/sign.js'
 import { decodeEvent } from '../src/wire/decode.js'
+import { createNativeVerifier } from '../src/runtime/verify.js'
 import { nativeSha256HexOfText } from '../src/runtime/hash-text.js'
 import { machine, median, shuffle, report } from './util.js'
 import type { PlanEvent } from '../src/core/events.js'
+
+/** The node's own signature check (src/runtime/replica.ts): native, keeping each author's key object. */
+const verifier = createNativeVerifier()
 
 /**
  * `npm run bench -- fold`: how fast the pure fold takes decoded, verified
@@ -30,7 +34,7 @@ export async function benchFold (): Promise<Record<string, unknown>> {
   const verifyMs: number[] = []
   for (let r = 0; r < Math.min(runs, 3); r++) {
     const t0 = performance.now()
-    for (const b of sample) { if (decodeEvent(b, { swarm: 'test', verify: true }).kind !== 'event') throw new Error('verify failed') }
+    for (const b of sample) { if (decodeEvent(b, { swarm: 'test', verify: true, verifier }).kind !== 'event') throw new Error('verify failed') }
     verifyMs.push(performance.now() - t0)
   }
 

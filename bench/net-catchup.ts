@@ -3,20 +3,24 @@
  * full peer process joins with --bootstrap to it; time from the joiner's first
  * connection to holding every event with the same hash. Baseline, in this
  * (parent) process between trials: one core decoding and verifying the same
- * wire bytes (decodeEvent, verify: true), nothing else.
+ * wire bytes (decodeEvent, verify: true, with the node's native verifier), nothing else.
  */
 import { join } from 'node:path'
 import { loadavg } from 'node:os'
 import { decodeEvent } from '../src/wire/decode.js'
+import { createNativeVerifier } from '../src/runtime/verify.js'
 import { log, spawnChild, stopChildren, tempDir } from './net-harness.js'
 import type { Child } from './net-harness.js'
 import { makeWholePlan } from './net-events.js'
 import { median } from './util.js'
 
+/** The node's own signature check (src/runtime/replica.ts): native, keeping each author's key object. */
+const verifier = createNativeVerifier()
+
 function verifyAll (bytes: readonly Uint8Array[]): number {
   const t0 = performance.now()
   for (const b of bytes) {
-    if (decodeEvent(b, { swarm: 'test', verify: true }).kind !== 'event') throw new Error('baseline: an event did not verify')
+    if (decodeEvent(b, { swarm: 'test', verify: true, verifier }).kind !== 'event') throw new Error('baseline: an event did not verify')
   }
   return performance.now() - t0
 }

@@ -16,7 +16,7 @@
  *             every WANT), it closes its writable end; the session is OK
  *             when the peer's end closes too.
  *
- * Events received go to `ingest`, awaited one by one in order; the next frame
+ * Events received go to `ingestMany` a frame at a time (or to `ingest`, one by one, in order); the next frame
  * is read only afterwards (the stream is paused when a few frames are
  * buffered), so a fast sender cannot outrun verification.
  *
@@ -142,6 +142,8 @@ export interface SessionHost {
   readonly has: (id: string) => boolean
   readonly getBytes: (id: string) => Uint8Array | undefined
   readonly ingest: (bytes: Uint8Array, from: string) => Promise<unknown>
+  /** Takes a whole EVENTS frame at once, when the service was given one (see SyncServiceInit). */
+  readonly ingestMany?: (batch: readonly Uint8Array[], from: string) => Promise<unknown>
   readonly inflight: InflightIds
   readonly limits: SyncLimits
   readonly log: Logger
@@ -385,24 +387,39 @@ export class SyncSession {
     this.kickWriter()
     const peer = this.peer
     const host = this.host
-    for (const bytes of events) {
-      if (this.failure !== null) break
-      let ingested: Promise<unknown>
-      try {
-        ingested = host.ingest(bytes, peer).catch(this.onIngestError)
-      } catch (err) {
-        ingested = Promise.resolve()
-        this.onIngestError(err)
+    const ingestMany = host.ingestMany
+    if (ingestMany !== undefined && events.length > 1) {
+      await this.handOver(() => ingestMany(events, peer))
+      if (this.failure === null) {
+        this.counters.eventsReceived += events.length
+        for (const bytes of events) this.counters.eventBytesReceived += bytes.length
+        this.progress()
       }
-      await Promise.race([ingested, this.failed.promise])
-      if (this.failure !== null) break
-      this.counters.eventsReceived++
-      this.counters.eventBytesReceived += bytes.length
-      this.progress()
+    } else {
+      for (const bytes of events) {
+        if (this.failure !== null) break
+        await this.handOver(() => host.ingest(bytes, peer))
+        if (this.failure !== null) break
+        this.counters.eventsReceived++
+        this.counters.eventBytesReceived += bytes.length
+        this.progress()
+      }
     }
     // Only now may other sessions ask for these ids (if they are still missing).
     for (const id of window) this.claimed.delete(id)
     this.host.inflight.release(window, this)
+  }
+
+  /** Run an ingest call; wait for it, or for the session to fail (an ingest that hangs must not hold the session). */
+  private async handOver (work: () => Promise<unknown>): Promise<void> {
+    let ingested: Promise<unknown>
+    try {
+      ingested = work().catch(this.onIngestError)
+    } catch (err) {
+      ingested = Promise.resolve()
+      this.onIngestError(err)
+    }
+    await Promise.race([ingested, this.failed.promise])
   }
 
   private onDone (payload: Uint8Array): void {

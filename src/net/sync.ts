@@ -42,6 +42,11 @@ export interface SyncServiceInit {
   readonly getBytes: (id: string) => Uint8Array | undefined
   /** Verifies and stores an event received by sync (exactly like gossip). Awaited, in order. */
   readonly ingest: (bytes: Uint8Array, from: string) => Promise<unknown>
+  /**
+   * Optional: takes all the events of one EVENTS frame at once (same checks
+   * as `ingest`, e.g. with signatures checked in parallel). Awaited.
+   */
+  readonly ingestMany?: (batch: readonly Uint8Array[], from: string) => Promise<unknown>
   /** Periodic sync with a random connected peer; default 10 000 ms (jittered ±20 %); 0 turns it off. */
   readonly intervalMs?: number
   /** Delay after `peer:connect` before the on-connect sync; default 100 ms. */
@@ -279,8 +284,8 @@ class SyncServiceImpl implements SyncService {
   }
 
   private host (): ConstructorParameters<typeof SyncSession>[0] {
-    const { ids, has, getBytes, ingest } = this.init
-    return { ids, has, getBytes, ingest, inflight: this.inflight, limits: this.limits, log: this.log }
+    const { ids, has, getBytes, ingest, ingestMany } = this.init
+    return { ids, has, getBytes, ingest, ingestMany, inflight: this.inflight, limits: this.limits, log: this.log }
   }
 
   private record (stats: SyncStats): void {

@@ -129,12 +129,14 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
     cleanup.push(() => node.stop())
     self.node = node
 
+    cleanup.push(() => replica.verifyPool.close())
     const sync = createSyncService({
       libp2p: node.libp2p,
       ids: replica.ids,
       has: id => replica.has(id),
       getBytes: id => replica.getBytes(id),
       ingest: async bytes => replica.ingest(bytes, 'sync'),
+      ingestMany: async batch => await replica.ingestMany(batch, 'sync'),
       intervalMs: opts.syncIntervalMs,
       onSession: s => {
         metrics.syncRounds.inc({ outcome: s.ok ? 'ok' : 'failed' })

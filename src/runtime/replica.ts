@@ -3,16 +3,27 @@ import { Fold } from '../core/fold.js'
 import { HybridClock } from '../core/hlc.js'
 import { IdSet } from '../core/reconcile.js'
 import { PROTOCOL_VERSION } from '../core/events.js'
+import { isFinished } from '../core/view.js'
 import { decodeEvent } from '../wire/decode.js'
+import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
 import { signEvent } from '../wire/sign.js'
 import { nativeSha256HexOfText } from './hash-text.js'
+import { VerifyPool, createNativeVerifier } from './verify.js'
 import type { PrivateKey } from '@libp2p/interface'
+import type { AddOutcome } from '../core/event-set.js'
+import type { EventRow } from '../store/event-store.js'
 import type { EventStore } from '../store/event-store.js'
 import type { NodeMetrics } from './metrics.js'
 import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
 import type { PlanTree } from '../core/tree.js'
 
 const log = logger('plan-swarm:replica')
+
+/** Waiting nodes a plan's /status line names at most. */
+export const STATUS_WAITING_MAX = 5
+
+/** Stored rows folded per batch when a node starts. */
+const LOAD_PAGE = 5_000
 
 export type EventSource = 'gossip' | 'sync' | 'local' | 'store'
 
@@ -56,9 +67,13 @@ export class Replica {
   lagMs = 0
   /** Wire bytes of parked events, kept to store them when they fold; pruned with the parked set. */
   private readonly parkedBytes = new Map<EventId, Uint8Array>()
+  private readonly verifier: SignatureVerifier = createNativeVerifier()
+  /** Signature checks of sync batches, on worker threads. */
+  readonly verifyPool: VerifyPool
 
   constructor (private readonly init: ReplicaInit) {
     this.clock = new HybridClock(init.now)
+    this.verifyPool = new VerifyPool(init.swarm)
     this.fold = new Fold({
       hashText: nativeSha256HexOfText,
       onRejected: (id, reason, detail) => {
@@ -76,13 +91,20 @@ export class Replica {
     return this.init.swarm
   }
 
-  /** Fold everything in the store (already verified when it was stored). */
+  /** Fold everything in the store (already verified when it was stored), a page of rows at a time. */
   load (): { loaded: number, damaged: number, rejected: number } {
     let rejected = 0
+    let page: Uint8Array[] = []
+    const flush = (): void => {
+      const { decoded, results } = this.screen(page, 'store')
+      for (const r of this.foldScreened(page, decoded, results, 'store')) if (r.verdict === 'reject') rejected++
+      page = []
+    }
     const counts = this.init.store.load(row => {
-      const r = this.ingest(row.bytes, 'store')
-      if (r.verdict === 'reject') rejected++
+      page.push(row.bytes)
+      if (page.length >= LOAD_PAGE) flush()
     }, d => { log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem) })
+    flush()
     return { ...counts, rejected }
   }
 
@@ -105,37 +127,110 @@ export class Replica {
    * rejection is a verdict with a reason, counted in the metrics.
    */
   ingest (bytes: Uint8Array, source: EventSource): IngestResult {
-    const m = this.init.metrics
-    const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify: source !== 'store' })
-    if (decoded.kind === 'rejected') {
-      m.reject(decoded.reason, source)
-      log('rejected %s event: %s (%s)', source, decoded.reason, decoded.detail)
-      return { verdict: 'reject', why: decoded.reason, detail: decoded.detail }
-    }
-    if (decoded.kind === 'other-version') {
-      if (this.ids.has(decoded.id)) return { verdict: 'ignore', id: decoded.id, why: 'duplicate' }
-      if (source !== 'store') this.init.store.put({ id: decoded.id, plan: decoded.plan, bytes, receivedMs: this.init.now() })
-      this.ids.add(decoded.id)
-      m.ignored.inc({ why: `version-${decoded.v}`, source })
-      return { verdict: 'accept', id: decoded.id, why: 'other-version' }
-    }
+    const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify: source !== 'store', verifier: this.verifier })
+    if (decoded.kind === 'rejected') return this.rejected(decoded.reason, decoded.detail, source)
+    if (decoded.kind === 'other-version') return this.otherVersion(decoded, bytes, source)
     const e = decoded.event
-    const outcome = this.fold.add(e, this.init.now())
+    return this.settle(e, bytes, this.fold.add(e, this.init.now()), source)
+  }
+
+  /**
+   * `ingest` for many events at once (a sync round, the store at start):
+   * events already held are skipped before their signatures are checked, the
+   * rest are checked in parallel on worker threads, folded as one batch (in
+   * stamp order, so little waits for its deps) and stored in one
+   * transaction. The same verdicts as ingesting them one by one, in order.
+   */
+  async ingestMany (batch: readonly Uint8Array[], source: EventSource): Promise<IngestResult[]> {
+    const { decoded, results } = this.screen(batch, source)
+    const toCheck: number[] = []
+    decoded.forEach((d, i) => { if (results[i] === undefined && source !== 'store') toCheck.push(i) })
+    if (toCheck.length > 0) {
+      const ok = await this.verifyPool.verifyMany(toCheck.map(i => {
+        const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
+        return { author: d.kind === 'event' ? d.event.env.author : d.author, bytes: batch[i] as Uint8Array }
+      }))
+      toCheck.forEach((i, k) => {
+        if (ok[k] === true) return
+        const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
+        results[i] = this.rejected('bad-signature', 'signature does not verify for its author', source, d.kind === 'event' ? d.event.id : d.id)
+      })
+    }
+    return this.foldScreened(batch, decoded, results, source)
+  }
+
+  /** Decode a batch without checking signatures; settle what is undecodable or held already. */
+  private screen (batch: readonly Uint8Array[], source: EventSource): { decoded: DecodeResult[], results: Array<IngestResult | undefined> } {
+    const results = new Array<IngestResult | undefined>(batch.length).fill(undefined)
+    const decoded = batch.map((bytes, i) => {
+      const d = decodeEvent(bytes, { swarm: this.init.swarm, verify: false })
+      if (d.kind === 'rejected') results[i] = this.rejected(d.reason, d.detail, source)
+      else {
+        const id = d.kind === 'event' ? d.event.id : d.id
+        if (this.has(id)) results[i] = this.duplicate(id, source)
+      }
+      return d
+    })
+    return { decoded, results }
+  }
+
+  /** Fold (and store, in one transaction) the events of a screened, checked batch that are not settled yet. */
+  private foldScreened (batch: readonly Uint8Array[], decoded: readonly DecodeResult[], results: Array<IngestResult | undefined>, source: EventSource): IngestResult[] {
+    const events: PlanEvent[] = []
+    const bytesOf = new Map<EventId, { i: number, bytes: Uint8Array }>()
+    decoded.forEach((d, i) => {
+      if (results[i] !== undefined || d.kind === 'rejected') return
+      if (d.kind === 'other-version') { results[i] = this.otherVersion(d, batch[i] as Uint8Array, source); return }
+      if (bytesOf.has(d.event.id)) return
+      events.push(d.event)
+      bytesOf.set(d.event.id, { i, bytes: batch[i] as Uint8Array })
+    })
+    if (events.length > 0) {
+      const rows: EventRow[] = []
+      for (const { event, outcome } of this.fold.addBatch(events, this.init.now())) {
+        const at = bytesOf.get(event.id) as { i: number, bytes: Uint8Array }
+        results[at.i] = this.settle(event, at.bytes, outcome, source, rows)
+      }
+      if (rows.length > 0) this.init.store.putMany(rows)
+    }
+    // What is still unsettled was a second copy of an event earlier in the batch.
+    return results.map((r, i) => r ?? this.duplicate((decoded[i] as DecodedEvent).event.id, source))
+  }
+
+  private rejected (reason: string, detail: string, source: EventSource, id?: EventId): IngestResult {
+    this.init.metrics.reject(reason, source)
+    log('rejected %s event %s: %s (%s)', source, id ?? '', reason, detail)
+    return { verdict: 'reject', id, why: reason, detail }
+  }
+
+  private duplicate (id: EventId, source: EventSource): IngestResult {
+    this.init.metrics.ignored.inc({ why: 'duplicate', source })
+    return { verdict: 'ignore', id, why: 'duplicate' }
+  }
+
+  private otherVersion (d: { id: EventId, v: number, plan: string }, bytes: Uint8Array, source: EventSource): IngestResult {
+    if (this.ids.has(d.id)) return { verdict: 'ignore', id: d.id, why: 'duplicate' }
+    if (source !== 'store') this.init.store.put({ id: d.id, plan: d.plan, bytes, receivedMs: this.init.now() })
+    this.ids.add(d.id)
+    this.init.metrics.ignored.inc({ why: `version-${d.v}`, source })
+    return { verdict: 'accept', id: d.id, why: 'other-version' }
+  }
+
+  /** What an outcome of the fold means for the network and the store. `rows`: collect rows to store instead of storing each. */
+  private settle (e: PlanEvent, bytes: Uint8Array, outcome: AddOutcome, source: EventSource, rows?: EventRow[]): IngestResult {
+    const m = this.init.metrics
     switch (outcome.status) {
       case 'duplicate':
-        m.ignored.inc({ why: 'duplicate', source })
-        return { verdict: 'ignore', id: e.id, why: 'duplicate' }
+        return this.duplicate(e.id, source)
       case 'parked':
         this.parkedBytes.set(e.id, bytes)
         m.ignored.inc({ why: outcome.why, source })
         m.parked.set(this.fold.events.parkedCount)
         return { verdict: 'ignore', id: e.id, why: 'parked', detail: outcome.why === 'clock-ahead' ? 'stamped too far ahead of local time' : `waiting for ${outcome.missing.length} deps` }
       case 'rejected':
-        m.reject(outcome.reason, source)
-        log('rejected %s event %s: %s (%s)', source, e.id, outcome.reason, outcome.detail)
-        return { verdict: 'reject', id: e.id, why: outcome.reason, detail: outcome.detail }
+        return this.rejected(outcome.reason, outcome.detail, source, e.id)
       case 'folded':
-        this.afterFold(outcome.folded, e, bytes, source)
+        this.afterFold(outcome.folded, e, bytes, source, rows)
         return { verdict: 'accept', id: e.id }
       default: {
         const never: never = outcome
@@ -154,14 +249,18 @@ export class Replica {
     this.init.metrics.parked.set(this.fold.events.parkedCount)
   }
 
-  private afterFold (folded: readonly PlanEvent[], first: PlanEvent | undefined, firstBytes: Uint8Array | undefined, source: EventSource): void {
+  private afterFold (folded: readonly PlanEvent[], first: PlanEvent | undefined, firstBytes: Uint8Array | undefined, source: EventSource, rows?: EventRow[]): void {
     const now = this.init.now()
     for (const f of folded) {
       this.clock.observe(f.env.hlc)
       if (source !== 'store') {
         // Events unparked by this one waited in memory only: their bytes come from the parked copy.
         const bytes = f === first ? firstBytes : this.parkedBytes.get(f.id)
-        if (bytes !== undefined) this.init.store.put({ id: f.id, plan: planOf(f), bytes, receivedMs: now })
+        if (bytes !== undefined) {
+          const row = { id: f.id, plan: planOf(f), bytes, receivedMs: now }
+          if (rows !== undefined) rows.push(row)
+          else this.init.store.put(row)
+        }
       }
       this.parkedBytes.delete(f.id)
       this.ids.add(f.id)
@@ -205,8 +304,12 @@ export class Replica {
     return tree
   }
 
-  /** One line per plan, as /status shows it. */
-  planSummaries (): Array<{ id: PlanId, goal: string, status: string, treeHash: string, nodes: number, done: number, spentTokens: number, budgetTokens: number }> {
+  /**
+   * One line per plan, as /status shows it; `waiting` says why the plan
+   * cannot go on where it stands (nodes waiting for proposals, ballots or an
+   * executor; at most STATUS_WAITING_MAX of them), empty once it is finished.
+   */
+  planSummaries (): Array<{ id: PlanId, goal: string, status: string, treeHash: string, nodes: number, done: number, spentTokens: number, budgetTokens: number, waiting: string[] }> {
     return this.fold.plans().map(id => {
       const t = this.tree(id) as PlanTree
       return {
@@ -217,7 +320,8 @@ export class Replica {
         nodes: t.nodes.length,
         done: t.nodes.filter(n => n.status === 'done').length,
         spentTokens: t.spentTokens,
-        budgetTokens: t.budgetTokens
+        budgetTokens: t.budgetTokens,
+        waiting: isFinished(t) ? [] : t.nodes.filter(n => n.waiting !== null && n.status !== 'blocked').slice(0, STATUS_WAITING_MAX).map(n => `"${n.title}": ${n.waiting as string}`)
       }
     })
   }

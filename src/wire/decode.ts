@@ -67,7 +67,16 @@ export interface DecodeOptions {
    * the network is verified, gossip and sync alike.
    */
   readonly verify?: boolean
+  /**
+   * Checks an Ed25519 signature; default: @libp2p/crypto's. The runtime
+   * passes Node's native check with the author's key object kept between
+   * events (the default rebuilds it from the raw key every time).
+   */
+  readonly verifier?: SignatureVerifier
 }
+
+/** Whether `signature` is `author`'s (raw 32-byte Ed25519 `publicKey`) over `message`. */
+export type SignatureVerifier = (author: string, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean
 
 function reject (reason: WireRejectReason, detail: string): WireRejection {
   return { kind: 'rejected', reason, detail }
@@ -159,7 +168,8 @@ export function decodeEvent (bytes: Uint8Array, opts: DecodeOptions): DecodeResu
   if (opts.verify !== false) {
     let ok: boolean | Promise<boolean>
     try {
-      ok = key.verify(signedMessage(frame.swarm, envelopeBytes), signature)
+      const msg = signedMessage(frame.swarm, envelopeBytes)
+      ok = opts.verifier !== undefined ? opts.verifier(frame.author, key.raw, msg, signature) : key.verify(msg, signature)
     } catch (err) {
       return reject('bad-signature', message(err))
     }

@@ -13,7 +13,7 @@ export {
 export type { EnvelopeFrame } from './shape.js'
 export { decodeEvent, WIRE_REJECT_REASONS } from './decode.js'
 export type {
-  DecodeResult, DecodeOptions, DecodedEvent, OtherVersionEvent, WireRejection, WireRejectReason
+  DecodeResult, DecodeOptions, DecodedEvent, OtherVersionEvent, SignatureVerifier, WireRejection, WireRejectReason
 } from './decode.js'
 export { signEvent, signEventSync, signRawSync } from './sign.js'
 export type { SignedEvent } from './sign.js'

@@ -24,7 +24,7 @@ describe('peers catch up through sync', () => {
   let fleet: PeerFleet
   afterEach(async () => { await fleet.stopAll() })
 
-  it('a late joiner gets all 10k events and the same treeHash; a restarted node reloads and catches up', async () => {
+  it('a late joiner gets all 10k events and the same treeHash; a restarted node reloads and catches up', { timeout: 240_000 }, async () => {
     fleet = new PeerFleet()
     const { events, peers } = await generatePlan({ fanout: 5, depth: 4, renewals: 12 })
     expect(events.length).toBeGreaterThan(9_000)
@@ -34,7 +34,7 @@ describe('peers catch up through sync', () => {
     await loadEvents(a, events.slice(0, half), keys)
 
     const b = await fleet.start('b', ['--bootstrap', a.node.addresses()[0] as string])
-    await waitFor('b to hold the first half', () => b.replica.ids.size === half, 60_000)
+    await waitFor('b to hold the first half', () => b.replica.ids.size === half, 120_000)
     expect(b.replica.fold.swarmHash()).toBe(a.replica.fold.swarmHash())
 
     // b goes away; a learns the rest; b comes back on its data dir with the same peer id.
@@ -45,7 +45,7 @@ describe('peers catch up through sync', () => {
     const b2 = await fleet.start('b2', ['--bootstrap', a.node.addresses()[0] as string], { dataDir: bDir })
     expect(b2.node.peerId).toBe(bId)
     expect(b2.replica.ids.size).toBe(half)
-    await waitFor('the restarted node to catch up', () => b2.replica.ids.size === events.length, 60_000)
+    await waitFor('the restarted node to catch up', () => b2.replica.ids.size === events.length, 120_000)
 
     const plan = a.replica.fold.plans()[0]
     expect(plan).toBeDefined()
