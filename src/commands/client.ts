@@ -1,15 +1,14 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { DEFAULT_PARAMS, majority } from '../core/events.js'
+import { majority } from '../core/events.js'
 import { isFinished } from '../core/view.js'
-import { validateParams } from '../wire/shape.js'
-import { isEd25519PeerIdString } from '../wire/peer-keys.js'
+import { checkAuthor, parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from './author-events.js'
 import { startPeer } from '../runtime/peer.js'
 import { ConfigError, intOption, parseClientArgs } from '../runtime/config.js'
 import { DataDirLockedError } from '../store/errors.js'
 import type { Peer } from '../runtime/peer.js'
 import type { NodeConfig } from '../runtime/config.js'
-import type { EventId, PeerIdString, PlanId, PlanParams, TaskId } from '../core/events.js'
+import type { EventId, PlanId, TaskId } from '../core/events.js'
 import type { PlanTree } from '../core/tree.js'
 
 /** Exit codes of the client commands beyond the common ones (0 ok, 1 failure, 2 configuration, 3 data dir). */
@@ -64,36 +63,6 @@ async function confirmHeld (peer: Peer, deadline: number, say: Say): Promise<str
   throw new TimeoutError('no peer took the event; it is stored here and will reach the swarm when a peer connects')
 }
 
-function planParams (values: Values, committee: PeerIdString[]): PlanParams {
-  const num = (name: string, fallback: number): number => intOption(values, name) ?? fallback
-  const params: PlanParams = {
-    committee,
-    quorum: num('quorum', majority(committee.length)),
-    maxDepth: num('max-depth', DEFAULT_PARAMS.maxDepth),
-    minChildren: num('min-children', DEFAULT_PARAMS.minChildren),
-    maxChildren: num('max-children', DEFAULT_PARAMS.maxChildren),
-    maxAttempts: num('max-attempts', DEFAULT_PARAMS.maxAttempts),
-    leaseMs: num('lease-ms', DEFAULT_PARAMS.leaseMs),
-    maxClaimMs: num('max-claim-ms', DEFAULT_PARAMS.maxClaimMs),
-    maxNodes: num('max-nodes', DEFAULT_PARAMS.maxNodes),
-    budgetTokens: num('budget', DEFAULT_PARAMS.budgetTokens),
-    maxTokensPerCall: num('max-tokens-per-call', DEFAULT_PARAMS.maxTokensPerCall),
-    review: values.review === true,
-    maxClaimsPerExecutor: num('max-claims-per-executor', DEFAULT_PARAMS.maxClaimsPerExecutor)
-  }
-  const problem = validateParams(params)
-  if (problem !== null) throw new ConfigError(`plan parameters: ${problem}`)
-  return params
-}
-
-function parseCommittee (raw: unknown): PeerIdString[] | undefined {
-  if (raw === undefined) return undefined
-  const ids = String(raw).split(/[\s,]+/).filter(Boolean)
-  const bad = ids.find(id => !isEd25519PeerIdString(id))
-  if (bad !== undefined) throw new ConfigError(`--committee: ${JSON.stringify(bad)} is not a peer id; copy scorer peer ids from their /status`)
-  return [...new Set(ids)].sort() as PeerIdString[]
-}
-
 function deadlineOf (values: Values, fallbackSeconds: number): number {
   return Date.now() + 1_000 * (intOption(values, 'timeout') ?? fallbackSeconds)
 }
@@ -131,14 +100,13 @@ export async function submit (argv: readonly string[]): Promise<number> {
     const text = positionals.join(' ').trim()
     if (text === '') throw new ConfigError('submit needs the goal, e.g. npm start -- submit "plan a two-week trip to Japan"')
     const deadline = deadlineOf(values, values.wait === true ? 1_800 : 60)
-    const scorers = (): string[] => peer.roster.list(peer.now()).filter(r => r.role === 'scorer').map(r => r.peerId)
+    const scorers = (): string[] => scorersInSight(peer)
     const given = parseCommittee(values.committee)
     await until('a scorer and a peer to hold the goal', () => (given !== undefined || scorers().length > 0) && peer.node.eventTopicPeers().length > 0, deadline, say,
       () => `${peer.node.connectedPeers().length} peers connected, ${scorers().length} scorers seen`)
-    const committee = given ?? ([...new Set(scorers())].sort() as PeerIdString[])
+    const committee = given ?? scorersInSight(peer)
     const params = planParams(values, committee)
-    const { event } = await peer.publish('goal-submitted', '', [], { text, params })
-    const plan = event.id as string as PlanId
+    const plan = await publishGoal(peer, text, params)
     const holder = await confirmHeld(peer, deadline, say)
     if (json) console.log(JSON.stringify({ plan, committee, quorum: params.quorum, heldBy: holder }))
     else console.log(plan)
@@ -163,9 +131,7 @@ async function waitForPlan (peer: Peer, planArg: string | undefined, deadline: n
 /** Wait until this client holds the plan and check that it is its author. */
 async function authorOf (peer: Peer, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
   const tree = await waitForPlan(peer, planArg, deadline, say)
-  if (tree.author !== peer.replica.peerId) {
-    throw new ConfigError(`plan ${tree.plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${peer.replica.peerId}); run this from the submitter's --data-dir`)
-  }
+  checkAuthor(peer, tree, 'run this from the submitter\'s --data-dir')
   return tree
 }
 
@@ -182,7 +148,7 @@ async function authorCommand (argv: readonly string[], act: (peer: Peer, tree: P
 
 export async function cancel (argv: readonly string[]): Promise<number> {
   return await authorCommand(argv, async (peer, tree, _rest, values) => {
-    await peer.publish('goal-cancelled', tree.plan, [], { reason: String(values.reason ?? 'cancelled by its author') })
+    await publishCancel(peer, tree, values.reason === undefined ? undefined : String(values.reason))
     return `cancelled plan ${tree.plan}`
   })
 }

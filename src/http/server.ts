@@ -23,14 +23,24 @@ export interface StatusSource {
   metrics: NodeMetrics
 }
 
+/**
+ * More routes on the same server (the observer's dashboard). A route answers
+ * and returns true, or returns false to let the next one (then the built-in
+ * read-only routes) answer.
+ */
+export type HttpRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>
+
 export interface HttpServer {
   readonly host: string
   readonly port: number
   readonly url: string
+  /** Add routes, tried before the built-in ones; the function returned removes them. */
+  mount: (route: HttpRoute) => () => void
   close: () => Promise<void>
 }
 
-function send (res: ServerResponse, code: number, body: unknown, type = 'application/json; charset=utf-8'): void {
+/** Send JSON (or text), never cached. */
+export function send (res: ServerResponse, code: number, body: unknown, type = 'application/json; charset=utf-8'): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body, null, 2) + '\n'
   res.writeHead(code, { 'content-type': type, 'cache-control': 'no-store' })
   res.end(text)
@@ -41,8 +51,10 @@ function send (res: ServerResponse, code: number, body: unknown, type = 'applica
  * Read-only; binds exactly where told.
  */
 export async function startHttpServer (host: string, port: number, src: StatusSource): Promise<HttpServer> {
+  const routes: HttpRoute[] = []
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
+    for (const route of [...routes]) if (await route(req, res, url)) return
     if (req.method !== 'GET' && req.method !== 'HEAD') { send(res, 405, { error: 'only GET is served here' }); return }
     const parts = url.pathname.split('/').filter(Boolean)
     if (url.pathname === '/status') { send(res, 200, src.status()); return }
@@ -80,6 +92,10 @@ export async function startHttpServer (host: string, port: number, src: StatusSo
     host,
     port: bound,
     url: `http://${shownHost}:${bound}`,
+    mount: route => {
+      routes.push(route)
+      return () => { const i = routes.indexOf(route); if (i >= 0) routes.splice(i, 1) }
+    },
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>(resolve => server.close(() => resolve()))

@@ -23,7 +23,8 @@ export const OPTIONS = {
   'swarm-key': { type: 'string', help: 'pre-shared key file (from `keygen`): only peers with the same key connect' },
   'allow-peers': { type: 'string', help: 'file of peer ids (one per line): only these peers may connect' },
   'data-dir': { type: 'string', help: 'where events and the identity key live (default: lowest free ~/.plan-swarm/<swarm>/<role>-<n>)' },
-  http: { type: 'string', help: 'HOST:PORT for /status, /plans/<id>, /metrics (e.g. 127.0.0.1:7070)' },
+  http: { type: 'string', help: 'HOST:PORT for /status, /plans/<id>, /metrics, and the observer\'s live dashboard at / (e.g. 127.0.0.1:7070)' },
+  'allow-submit': { type: 'boolean', help: 'observer: let the dashboard submit goals and cancel plans (signed with this observer\'s key; needs the token it prints)' },
   provider: { type: 'string', help: 'anthropic | openai | offline (default: anthropic when ANTHROPIC_API_KEY is set, else offline)' },
   model: { type: 'string', help: 'model name for the provider' },
   'cheap-model': { type: 'string', help: 'cheaper model used when a plan has less than 20% of its budget left' },
@@ -48,6 +49,8 @@ export interface NodeConfig {
   readonly dataDir: string | undefined
   readonly dataRoot: string
   readonly http: { host: string, port: number } | undefined
+  /** Observer: the dashboard may publish goals and cancellations, on explicit user action, with the printed token. */
+  readonly allowSubmit: boolean
   readonly provider: string | undefined
   readonly model: string | undefined
   readonly cheapModel: string | undefined
@@ -137,6 +140,9 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
   const listen = (get<string[]>('listen') ?? ['/ip4/0.0.0.0/tcp/0']).map(a => checkMultiaddr(a, 'listen'))
   const bootstrap = (get<string[]>('bootstrap') ?? []).map(a => checkMultiaddr(a, 'bootstrap'))
   const httpValue = get<string>('http')
+  const allowSubmit = !client && get<boolean>('allow-submit') === true
+  if (allowSubmit && !help && role !== 'observer') throw new ConfigError(`--allow-submit is for the observer's dashboard, not --role ${role ?? ''}; drop it, or run it on an observer`)
+  if (allowSubmit && !help && httpValue === undefined) throw new ConfigError('--allow-submit needs --http HOST:PORT: the dashboard that submits is served there')
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
   const config = {
@@ -151,6 +157,7 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
     dataDir: get<string>('data-dir'),
     dataRoot: join(env.PLAN_SWARM_HOME ?? join(homedir(), '.plan-swarm'), swarm),
     http: httpValue === undefined ? undefined : parseHostPort(httpValue, '--http'),
+    allowSubmit,
     provider: get<string>('provider'),
     model: get<string>('model'),
     cheapModel: get<string>('cheap-model'),
@@ -211,6 +218,7 @@ export function helpText (): string {
     '',
     'Examples:',
     '  npm start -- --role scorer --http 127.0.0.1:7070',
+    '  npm start -- --role observer --http 127.0.0.1:8080 --allow-submit   (open the printed dashboard URL)',
     '  npm start -- --role executor --no-mdns --bootstrap /ip4/10.0.0.5/tcp/4001/p2p/12D3KooW...',
     '  PLAN_SWARM_ROLE=observer PLAN_SWARM_SWARM_KEY=swarm.key npm start',
     '',

@@ -5,6 +5,9 @@ import { createDecomposer } from '../../roles/decomposer.js'
 import { createScorer } from '../../roles/scorer.js'
 import { createExecutor } from '../../roles/executor.js'
 import { startObserver } from '../../roles/observer.js'
+import { createDashboard } from '../http/dashboard/routes.js'
+import { dashboardSource } from '../http/dashboard/peer-source.js'
+import { createSubmitToken } from '../http/dashboard/guard.js'
 import type { NodeConfig } from './config.js'
 import type { RoleHandler, RoleContext } from '../../roles/driver.js'
 
@@ -26,13 +29,20 @@ export async function runNode (config: NodeConfig): Promise<number> {
     console.log(config.json ? JSON.stringify({ t: new Date().toISOString(), ...line }) : text)
   }
   if (config.role === 'observer' && config.once) return await observeOnce(peer, config)
+  // The observer's dashboard: read-only, unless --allow-submit, which makes a token the page must present.
+  const submitToken = config.role === 'observer' && config.allowSubmit ? createSubmitToken() : undefined
+  const dashboard = config.role === 'observer' && peer.http !== undefined ? createDashboard(dashboardSource(peer), { submitToken }) : undefined
+  const unmount = dashboard === undefined ? undefined : peer.http?.mount(dashboard.route)
+  const dashboardUrl = dashboard === undefined || peer.http === undefined ? null : `${peer.http.url}/`
   const s = peer.status()
-  print({ event: 'started', ...s, http: peer.http?.url ?? null },
+  print({ event: 'started', ...s, http: peer.http?.url ?? null, dashboard: dashboardUrl, ...(submitToken === undefined ? {} : { submitToken }) },
     [
       `plan-swarm ${config.role} ${s.peerId} in swarm "${config.swarm}"`,
       `  data dir  ${s.dataDir}`,
       ...s.addresses.map(a => `  listening ${a}`),
       `  status    ${peer.http === undefined ? '(no --http)' : `${peer.http.url}/status`}`,
+      ...(dashboardUrl === null ? [] : [`  dashboard ${dashboardUrl}${submitToken === undefined ? ' (read-only; --allow-submit lets it submit and cancel)' : ''}`]),
+      ...(submitToken === undefined ? [] : [`  submit token ${submitToken}  (the page asks for it; or open ${dashboardUrl ?? ''}#token=${submitToken})`]),
       `  discovery ${config.mdns ? 'mDNS' : 'no mDNS'}${config.bootstrap.length > 0 ? ` + ${config.bootstrap.length} bootstrap address(es)` : ''}${config.swarmKeyFile !== undefined ? ', swarm key' : ''}${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
       `  holding   ${s.events.held} events in ${s.plans.length} plans`,
       ...(choice === undefined ? [] : [`  model     ${choice.banner}`])
@@ -66,6 +76,8 @@ export async function runNode (config: NodeConfig): Promise<number> {
   clearInterval(progress)
   print({ event: 'stopping' }, 'stopping...')
   observer?.stop()
+  unmount?.()
+  dashboard?.close()
   await role?.stop()
   await peer.stop()
   return 0

@@ -163,8 +163,21 @@ describe('docker-compose.yml: the topology it promises', () => {
     expect(submit.healthcheckDisabled).toBe(true)
     expect(submit.restart).toBe('no')
     expect(submit.dependsOn.sort()).toEqual(['decomposer', 'executor', 'scorer'])
-    expect(byName('observer').ports).toEqual(['8080:8080'])
     expect(compose.services.filter(s => s.ports.length > 0).map(s => s.name)).toEqual(['observer'])
+  })
+
+  it('publishes the observer\'s dashboard on this host\'s port 8080, read-only unless PLAN_SWARM_ALLOW_SUBMIT=true', () => {
+    const observer = byName('observer')
+    expect(observer.ports).toEqual(['127.0.0.1:8080:8080'])
+    const [hostIp, hostPort, containerPort] = (observer.ports[0] as string).split(':')
+    expect(hostIp, 'only this host sees the dashboard').toBe('127.0.0.1')
+    expect(hostPort).toBe('8080')
+    const config = parseNodeArgs(observer.command, observer.environment)
+    expect(config.http?.port, 'the published port is the one the observer serves its dashboard on').toBe(Number(containerPort))
+    expect(config.http?.host, 'inside the container it listens on every interface, or the port mapping could not reach it').toBe('0.0.0.0')
+    expect(config.allowSubmit).toBe(false)
+    const writable = loadCompose({ PLAN_SWARM_ALLOW_SUBMIT: 'true' }).services.find(s => s.name === 'observer') as ComposeService
+    expect(parseNodeArgs(writable.command, writable.environment).allowSubmit).toBe(true)
   })
 })
 

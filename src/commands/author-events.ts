@@ -1,0 +1,77 @@
+import { DEFAULT_PARAMS, majority } from '../core/events.js'
+import { MAX_GOAL_CHARS, MAX_REASON_CHARS } from '../core/limits.js'
+import { validateParams } from '../wire/shape.js'
+import { isEd25519PeerIdString } from '../wire/peer-keys.js'
+import { ConfigError, intOption } from '../runtime/config.js'
+import type { Peer } from '../runtime/peer.js'
+import type { PeerIdString, PlanId, PlanParams } from '../core/events.js'
+import type { PlanTree } from '../core/tree.js'
+
+/**
+ * The events a goal's author publishes, built one way whoever asks: the
+ * `submit` and `cancel` commands and the observer's dashboard (with
+ * `--allow-submit`). Input comes as flag-named values (`max-depth`,
+ * `budget`, ...), so a bad value gets the same message from either.
+ */
+export type AuthorValues = Readonly<Record<string, string | string[] | boolean | undefined>>
+
+/** Plan parameters from flag-named values and a committee; throws ConfigError saying what to change. */
+export function planParams (values: AuthorValues, committee: PeerIdString[]): PlanParams {
+  const num = (name: string, fallback: number): number => intOption(values, name) ?? fallback
+  const params: PlanParams = {
+    committee,
+    quorum: num('quorum', majority(committee.length)),
+    maxDepth: num('max-depth', DEFAULT_PARAMS.maxDepth),
+    minChildren: num('min-children', DEFAULT_PARAMS.minChildren),
+    maxChildren: num('max-children', DEFAULT_PARAMS.maxChildren),
+    maxAttempts: num('max-attempts', DEFAULT_PARAMS.maxAttempts),
+    leaseMs: num('lease-ms', DEFAULT_PARAMS.leaseMs),
+    maxClaimMs: num('max-claim-ms', DEFAULT_PARAMS.maxClaimMs),
+    maxNodes: num('max-nodes', DEFAULT_PARAMS.maxNodes),
+    budgetTokens: num('budget', DEFAULT_PARAMS.budgetTokens),
+    maxTokensPerCall: num('max-tokens-per-call', DEFAULT_PARAMS.maxTokensPerCall),
+    review: values.review === true,
+    maxClaimsPerExecutor: num('max-claims-per-executor', DEFAULT_PARAMS.maxClaimsPerExecutor)
+  }
+  const problem = validateParams(params)
+  if (problem !== null) throw new ConfigError(`plan parameters: ${problem}`)
+  return params
+}
+
+/** `--committee ID,ID,...`: sorted, unique Ed25519 peer ids, or undefined when not given. */
+export function parseCommittee (raw: unknown): PeerIdString[] | undefined {
+  if (raw === undefined) return undefined
+  const ids = String(raw).split(/[\s,]+/).filter(Boolean)
+  const bad = ids.find(id => !isEd25519PeerIdString(id))
+  if (bad !== undefined) throw new ConfigError(`--committee: ${JSON.stringify(bad)} is not a peer id; copy scorer peer ids from their /status`)
+  return [...new Set(ids)].sort() as PeerIdString[]
+}
+
+/** The default committee: every scorer in this peer's roster, sorted. */
+export function scorersInSight (peer: Pick<Peer, 'roster' | 'now'>): PeerIdString[] {
+  return [...new Set(peer.roster.list(peer.now()).filter(r => r.role === 'scorer').map(r => r.peerId))].sort() as PeerIdString[]
+}
+
+/** Publish `goal-submitted`; its id is the plan id. */
+export async function publishGoal (peer: Pick<Peer, 'publish'>, text: string, params: PlanParams): Promise<PlanId> {
+  const goal = text.trim()
+  if (goal === '') throw new ConfigError('the goal is empty; say what to plan, e.g. "plan a two-week trip to Japan"')
+  if (goal.length > MAX_GOAL_CHARS) throw new ConfigError(`the goal is ${goal.length} characters long; the most is ${MAX_GOAL_CHARS}: say it shorter`)
+  const { event } = await peer.publish('goal-submitted', '', [], { text: goal, params })
+  return event.id as string as PlanId
+}
+
+/** The author commands act only as the goal's author: anyone else's events would not count. */
+export function checkAuthor (peer: Pick<Peer, 'replica'>, tree: PlanTree, hint: string): void {
+  if (tree.author !== peer.replica.peerId) {
+    throw new ConfigError(`plan ${tree.plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${peer.replica.peerId}); ${hint}`)
+  }
+}
+
+/** Publish `goal-cancelled` for a plan this peer authored. */
+export async function publishCancel (peer: Pick<Peer, 'publish' | 'replica'>, tree: PlanTree, reason: string | undefined, hint = 'run this from the submitter\'s --data-dir'): Promise<void> {
+  checkAuthor(peer, tree, hint)
+  const why = (reason ?? '').trim()
+  if (why.length > MAX_REASON_CHARS) throw new ConfigError(`the reason is ${why.length} characters long; the most is ${MAX_REASON_CHARS}`)
+  await peer.publish('goal-cancelled', tree.plan, [], { reason: why === '' ? 'cancelled by its author' : why })
+}

@@ -1,0 +1,111 @@
+import type { PlanId } from '../../core/events.js'
+import type { PlanTree } from '../../core/tree.js'
+
+/**
+ * What the dashboard reads from (and, with `--allow-submit`, asks of) its
+ * node. The observer's peer provides it (peer-source.ts); tests provide a
+ * stub. Everything here is read-only except `submit` and `cancel`.
+ */
+export interface DashboardSource {
+  now: () => number
+  status: () => {
+    peerId: string
+    role: string
+    swarm: string
+    peers: number
+    roster: ReadonlyArray<{ peerId: string, role: string, lastSeenMs: number }>
+    events: { held: number, parked: number }
+  }
+  plans: () => readonly PlanId[]
+  tree: (plan: PlanId) => PlanTree | undefined
+  treeHash: (plan: PlanId) => string | undefined
+  /** Called with the number of events folded, whenever some are. */
+  onFolded: (fn: (count: number) => void) => () => void
+  /** Events this node rejected since it started, by reason. */
+  rejected: () => Record<string, number>
+  /** Publish a goal as this node; values are flag-named (`max-depth`, `budget`, `committee`, ...). */
+  submit: (goal: string, values: Readonly<Record<string, string | boolean | undefined>>) => Promise<{ plan: PlanId, committee: readonly string[], quorum: number }>
+  /** Publish `goal-cancelled` as this node (it must be the goal's author). */
+  cancel: (plan: PlanId, reason: string | undefined) => Promise<void>
+}
+
+export interface PlanLine {
+  id: PlanId
+  goal: string
+  status: string
+  statusReason: string
+  nodes: number
+  done: number
+  spentTokens: number
+  budgetTokens: number
+  submittedMs: number
+  /** This node authored the goal: with --allow-submit, the page may cancel it. */
+  mine: boolean
+}
+
+/** Everything on the page but the tree: sent as `summary` on the stream. */
+export interface Summary {
+  now: number
+  peerId: string
+  role: string
+  swarm: string
+  allowSubmit: boolean
+  peers: number
+  roster: Array<{ peerId: string, role: string, lastSeenMs: number }>
+  events: { held: number, parked: number, perSecond: number }
+  rejected: Record<string, number>
+  plans: PlanLine[]
+}
+
+const FINISHED = new Set(['completed', 'failed', 'cancelled'])
+
+/** The plans as the page lists them: newest first. */
+export function planLines (source: Pick<DashboardSource, 'plans' | 'tree'>, self: string): PlanLine[] {
+  const lines: PlanLine[] = []
+  for (const id of source.plans()) {
+    const t = source.tree(id)
+    if (t === undefined) continue
+    lines.push({
+      id,
+      goal: t.goal,
+      status: t.status,
+      statusReason: t.statusReason,
+      nodes: t.nodes.length,
+      done: t.nodes.filter(n => n.status === 'done').length,
+      spentTokens: t.spentTokens,
+      budgetTokens: t.budgetTokens,
+      submittedMs: t.submittedAt.ms,
+      mine: t.author === self
+    })
+  }
+  return lines.sort((a, b) => b.submittedMs - a.submittedMs || (a.id < b.id ? -1 : 1))
+}
+
+/** The plan a page follows when it has not chosen one: the newest still running, else the newest. */
+export function defaultPlan (lines: readonly PlanLine[]): PlanId | null {
+  return (lines.find(l => !FINISHED.has(l.status)) ?? lines[0])?.id ?? null
+}
+
+/**
+ * Events folded per second over a sliding window of whole seconds. `now` is
+ * passed in so tests can drive it.
+ */
+export class RateMeter {
+  private readonly buckets = new Map<number, number>()
+  constructor (private readonly windowS = 10, private readonly startedMs = 0) {}
+
+  add (count: number, nowMs: number): void {
+    const s = Math.floor(nowMs / 1000)
+    this.buckets.set(s, (this.buckets.get(s) ?? 0) + count)
+    for (const k of this.buckets.keys()) if (k <= s - this.windowS) this.buckets.delete(k)
+  }
+
+  /** Mean over the last `windowS` whole seconds (or since start, when that is shorter). */
+  perSecond (nowMs: number): number {
+    const s = Math.floor(nowMs / 1000)
+    let sum = 0
+    for (const [k, n] of this.buckets) if (k > s - this.windowS && k < s) sum += n
+    const span = Math.max(1, Math.min(this.windowS - 1, s - Math.floor(this.startedMs / 1000)))
+    return Math.round((sum / span) * 10) / 10
+  }
+}
