@@ -7,6 +7,7 @@ import { isFinished } from '../core/view.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
 import { signEvent } from '../wire/sign.js'
+import { eventIdOfWire } from '../wire/codec.js'
 import { nativeSha256HexOfText } from './hash-text.js'
 import { VerifyPool, createNativeVerifier } from './verify.js'
 import type { PrivateKey } from '@libp2p/interface'
@@ -18,6 +19,9 @@ import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from
 import type { PlanTree } from '../core/tree.js'
 
 const log = logger('plan-swarm:replica')
+
+/** Wire-rejected ids remembered so sync does not fetch them again. */
+export const MAX_REFUSED_IDS = 10_000
 
 /** Waiting nodes a plan's /status line names at most. */
 export const STATUS_WAITING_MAX = 5
@@ -67,6 +71,13 @@ export class Replica {
   lagMs = 0
   /** Wire bytes of parked events, kept to store them when they fold; pruned with the parked set. */
   private readonly parkedBytes = new Map<EventId, Uint8Array>()
+  /**
+   * Ids whose envelope the wire rejected (anything but a bad signature: every copy with that
+   * envelope is rejected the same way), so sync does not fetch them again from a peer that
+   * keeps offering them. Bounded, oldest first out. A bad signature is left out: a genuine
+   * event with the same envelope (and so the same id) may still come.
+   */
+  private readonly refusedIds = new Set<string>()
   private readonly verifier: SignatureVerifier = createNativeVerifier()
   /** Signature checks of sync batches, on worker threads. */
   readonly verifyPool: VerifyPool
@@ -108,9 +119,9 @@ export class Replica {
     return { ...counts, rejected }
   }
 
-  /** Held (folded, parked, or of another version): sync need not send it again. */
+  /** Held (folded, parked, or of another version), or refused at the wire for its envelope: sync need not fetch it again. */
   has (id: string): boolean {
-    return this.ids.has(id) || this.fold.events.has(id as EventId)
+    return this.ids.has(id) || this.fold.events.has(id as EventId) || this.refusedIds.has(id)
   }
 
   getBytes (id: string): Uint8Array | undefined {
@@ -128,7 +139,7 @@ export class Replica {
    */
   ingest (bytes: Uint8Array, source: EventSource): IngestResult {
     const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify: source !== 'store', verifier: this.verifier })
-    if (decoded.kind === 'rejected') return this.rejected(decoded.reason, decoded.detail, source)
+    if (decoded.kind === 'rejected') return this.refused(bytes, decoded.reason, decoded.detail, source)
     if (decoded.kind === 'other-version') return this.otherVersion(decoded, bytes, source)
     const e = decoded.event
     return this.settle(e, bytes, this.fold.add(e, this.init.now()), source)
@@ -164,7 +175,7 @@ export class Replica {
     const results = new Array<IngestResult | undefined>(batch.length).fill(undefined)
     const decoded = batch.map((bytes, i) => {
       const d = decodeEvent(bytes, { swarm: this.init.swarm, verify: false })
-      if (d.kind === 'rejected') results[i] = this.rejected(d.reason, d.detail, source)
+      if (d.kind === 'rejected') results[i] = this.refused(bytes, d.reason, d.detail, source)
       else {
         const id = d.kind === 'event' ? d.event.id : d.id
         if (this.has(id)) results[i] = this.duplicate(id, source)
@@ -195,6 +206,16 @@ export class Replica {
     }
     // What is still unsettled was a second copy of an event earlier in the batch.
     return results.map((r, i) => r ?? this.duplicate((decoded[i] as DecodedEvent).event.id, source))
+  }
+
+  /** A wire rejection: counted, and its id remembered (see `refusedIds`) unless only the signature was bad. */
+  private refused (bytes: Uint8Array, reason: string, detail: string, source: EventSource): IngestResult {
+    const id = reason === 'bad-signature' || source === 'store' ? null : eventIdOfWire(bytes)
+    if (id !== null) {
+      this.refusedIds.add(id)
+      if (this.refusedIds.size > MAX_REFUSED_IDS) this.refusedIds.delete(this.refusedIds.values().next().value as string)
+    }
+    return this.rejected(reason, detail, source)
   }
 
   private rejected (reason: string, detail: string, source: EventSource, id?: EventId): IngestResult {

@@ -99,7 +99,7 @@ describe('a hostile peer in the swarm', () => {
       expect(p.replica.ids.size).toBe(events.length)
       for (const x of bad) {
         const id = eventIdOfWire(x.bytes)
-        if (id !== null) expect(p.replica.has(id), `${x.what} must not be held`).toBe(false)
+        if (id !== null) expect(p.replica.ids.has(id), `${x.what} must not be held`).toBe(false)
       }
     }
     // a is the hostile peer's neighbour: it saw every bad event and counted each by reason.
