@@ -1,6 +1,7 @@
 import '../src/polyfill.js'
 import { benchFold } from './fold.js'
 import { benchNet } from './net.js'
+import { benchE2e } from './e2e.js'
 
 /**
  * `npm run bench -- <name>`: runs one benchmark (or all), prints progress on
@@ -8,7 +9,8 @@ import { benchNet } from './net.js'
  */
 const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   fold: benchFold,
-  net: benchNet
+  net: benchNet,
+  e2e: benchE2e
 }
 
 const names = process.argv.slice(2).filter(a => !a.startsWith('-'))

@@ -28,6 +28,13 @@ export interface RoleHandler {
   act: (intent: never, tree: PlanTree) => Promise<void>
   /** Called on every pass, for timers of work in flight (e.g. lease renewals). */
   tick?: (nowMs: number) => void
+  /**
+   * After a pass: the earliest time at which a decision this pass put off
+   * (a claim's stagger, a ballot window) comes due, or null. The driver
+   * evaluates again at that moment instead of at the next poll, so a wait of
+   * W ms costs W, not up to W + pollMs. Reading it clears it.
+   */
+  nextWakeAt?: () => number | null
   stop?: () => void
 }
 
@@ -52,12 +59,23 @@ export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDri
   const failedAt = new Map<string, number>()
   let stopped = false
   let scheduled = false
+  let wakeTimer: NodeJS.Timeout | undefined
+  let wakeAt = Infinity
 
   const evaluate = (): void => {
     scheduled = false
     if (stopped) return
     const now = ctx.peer.now()
     handler.tick?.(now)
+    pass(now)
+    const next = handler.nextWakeAt?.() ?? null
+    if (next !== null && next < wakeAt && next - now < pollMs) {
+      clearTimeout(wakeTimer)
+      wakeAt = next
+      wakeTimer = setTimeout(() => { wakeAt = Infinity; schedule() }, Math.max(0, next - ctx.peer.now()) + 1)
+    }
+  }
+  const pass = (now: number): void => {
     for (const plan of ctx.peer.replica.fold.plans()) {
       const tree = ctx.peer.replica.tree(plan)
       if (tree === undefined) continue
@@ -101,6 +119,7 @@ export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDri
       stopped = true
       unsubscribe()
       clearInterval(timer)
+      clearTimeout(wakeTimer)
       handler.stop?.()
       await Promise.allSettled([...running.values()])
     }

@@ -1,10 +1,14 @@
+import { logger } from '@libp2p/logger'
 import { hashParts } from '../src/core/hash.js'
 import { view } from '../src/core/view.js'
 import { MAX_OUTPUT_CHARS, MAX_REASON_CHARS } from '../src/core/limits.js'
+import { PRESENCE_INTERVAL_MS } from '../src/net/presence-announcer.js'
 import { isIdle, nearBudget, nodeMap, pathOf, inputsOf } from './plan-context.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId } from '../src/core/events.js'
-import type { PlanTree, TaskView } from '../src/core/tree.js'
+import type { PlanTree, TaskView, TreeNode } from '../src/core/tree.js'
 import type { RoleContext, RoleHandler } from './driver.js'
+
+const log = logger('plan-swarm:executor')
 
 /**
  * Each later-ranked executor waits this much longer, after it first sees a
@@ -16,6 +20,34 @@ export const STAGGER_MS = 250
 export const SKEW_ALLOWANCE_MS = 2_000
 /** After claiming, wait this long for an earlier competing claim to show up before calling the model. */
 export const CONFIRM_MS = 150
+/**
+ * The executors this node sees must have stayed the same this long before it
+ * trusts that every other executor ranks tasks as it does: two presence
+ * announcements, so a newcomer has heard of everyone and everyone of it.
+ */
+export const STABLE_VIEW_MS = 2 * PRESENCE_INTERVAL_MS
+
+/**
+ * Whether a claim needs the confirmation wait. It does not when nobody else
+ * can have claimed the task before this claim reaches them: this executor
+ * ranks first for the task, its view of the executors has been stable for
+ * STABLE_VIEW_MS (so the others rank alike), it is not a takeover, and
+ * either it is the only executor it knows of, or it claims within a quarter
+ * of the stagger S both of first seeing the task and of the stamp at which
+ * the task became ready. Another executor may claim S after it saw the task
+ * at the earliest (so not before ready + S), while this claim, made by
+ * ready + S/4, reaches it after one gossip delay L <= S/2 (S >= 2L by
+ * propagationWait): a quarter of S to spare. The stamp matters because
+ * delays differ between peers on a loaded machine (one peer may see a task
+ * half a second after another); the local time matters across machines,
+ * where stamps carry clock skew. Every other claim confirms: a late claim
+ * (e.g. after waiting for room) can cross another executor's claim in flight.
+ */
+export function needsConfirm (o: { rank: number, executors: number, stableView: boolean, takeover: boolean, sinceSeenMs: number, sinceReadyMs: number, lagMs: number, staggerMs: number }): boolean {
+  if (o.rank !== 0 || !o.stableView || o.takeover) return true
+  if (o.executors <= 1) return false
+  return !(o.sinceSeenMs <= o.staggerMs / 4 && o.sinceReadyMs <= o.staggerMs / 4 && o.lagMs <= o.staggerMs / 2)
+}
 
 /**
  * Waits that must outlast propagation grow with the delay this node observes
@@ -34,6 +66,64 @@ export interface ClaimIntent {
   readonly task: TaskView
   /** The last event of the chain this claim takes over, or null for a fresh claim. */
   readonly prev: EventId | null
+  /** Wait for an earlier competing claim before calling the model (see needsConfirm). */
+  readonly confirm: boolean
+}
+
+/**
+ * For each task, how many tasks lie on the longest chain from it to the
+ * plan's end (itself included): a leaf is followed by its parent's roll-up
+ * and by the siblings that depend on it; a roll-up by its parent's roll-up
+ * and by whatever depends on its node. Executors take the longest chains
+ * first, as a list scheduler on the critical path does.
+ */
+export function chainLengths (tree: PlanTree): Map<string, number> {
+  const nodes = nodeMap(tree)
+  const dependents = new Map<string, TreeNode[]>()
+  for (const n of tree.nodes) for (const d of n.dependsOn) dependents.set(d, [...(dependents.get(d) ?? []), n])
+  const memo = new Map<string, number>()
+  // The chain that starts when node `n` starts (its first task): a leaf's own task, a composite's deepest leaf.
+  const fromStart = (n: TreeNode, depth: number): number => {
+    if (depth > 64) return 0
+    if (n.kind !== 'composite') return fromNode(n, depth + 1)
+    return Math.max(0, ...n.children.map(c => { const x = nodes.get(c); return x === undefined ? 0 : fromStart(x, depth + 1) }))
+  }
+  // The chain from node `n`'s task (leaf task or roll-up) to the end.
+  const fromNode = (n: TreeNode, depth: number): number => {
+    const hit = memo.get(n.id)
+    if (hit !== undefined) return hit
+    if (depth > 64) return 1
+    const parent = n.parent === null ? undefined : nodes.get(n.parent)
+    const after = Math.max(parent === undefined ? 0 : fromNode(parent, depth + 1), ...(dependents.get(n.id) ?? []).map(d => fromStart(d, depth + 1)))
+    memo.set(n.id, 1 + after)
+    return 1 + after
+  }
+  const out = new Map<string, number>()
+  for (const t of tree.tasks) { const n = nodes.get(t.node); if (n !== undefined) out.set(t.id, fromNode(n, 0)) }
+  return out
+}
+
+export interface ExecutorView {
+  /** This executor's view of the live executors has not changed for STABLE_VIEW_MS. */
+  readonly stableView?: boolean
+  /** The observed gossip delay (ms). */
+  readonly lagMs?: number
+  /**
+   * Whether this process is working on a task (default: yes for every task it
+   * owns). A lapsed claim of this peer that no work holds is the claim of an
+   * earlier run that was killed: this executor takes it over like anyone's.
+   */
+  readonly workingOn?: (task: string) => boolean
+  /**
+   * Local time this executor first saw an event (default: none kept). With
+   * it, a takeover also waits until the chain's last claim or renewal was
+   * heard a lease ago by this node's own clock: durations on one clock, so an
+   * executor whose clock runs ahead does not see live leases as lapsed and
+   * take them all over (a takeover storm).
+   */
+  readonly heardAt?: (event: string) => number
+  /** Told the time at which a task put off for its stagger comes due (the driver wakes then). */
+  readonly wake?: (atMs: number) => void
 }
 
 /** This executor's rank for a task among the live executors (0 = it prefers the task most). */
@@ -45,27 +135,45 @@ export function rankFor (task: string, me: string, executors: readonly string[])
 }
 
 /**
- * Claim claimable tasks (leaves and roll-ups), at most the plan's limit at
- * once: each waits `rank * STAGGER_MS` after this executor first saw the task
- * claimable (`seenAt`), so the executor that prefers it most gets it first; a
- * lapsed claim is taken over only once this executor's clock is past the
- * lapse plus the skew allowance.
+ * Claim claimable tasks (leaves and roll-ups), longest chain to the plan's
+ * end first, at most the plan's limit at once: each waits `rank * STAGGER_MS`
+ * after this executor first saw the task claimable (`seenAt`, noted for every
+ * claimable task, whether or not there is room), so the executor that
+ * prefers it most gets it first; an executor whose view of the others is not
+ * yet stable waits one stagger more, deferring to those that know the swarm.
+ * A lapsed claim is taken over only once this executor's clock is past the
+ * lapse plus the skew allowance, and (with `ev.heardAt`) a lease after this
+ * node heard the chain's last claim or renewal.
  */
-export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number, executors: readonly string[], working: number, seenAt: (task: string) => number, staggerMs = STAGGER_MS): ClaimIntent[] {
+export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number, executors: readonly string[], working: number, seenAt: (task: string) => number, staggerMs = STAGGER_MS, ev: ExecutorView = {}): ClaimIntent[] {
   if (isIdle(tree)) return []
   const v = view(tree, nowMs, SKEW_ALLOWANCE_MS)
-  let room = tree.params.maxClaimsPerExecutor - Math.max(working, v.ownedBy(me).length)
+  const workingOn = ev.workingOn ?? (() => true)
+  const lapsed = new Set(v.claimable.map(t => t.id))
+  let room = tree.params.maxClaimsPerExecutor - Math.max(working, v.ownedBy(me).filter(t => !lapsed.has(t.id) || workingOn(t.id)).length)
+  const stable = ev.stableView === true
   const out: ClaimIntent[] = []
-  for (const task of v.claimable) {
+  const seen = new Map(v.claimable.map(t => [t.id, seenAt(t.id)]))
+  if (ev.heardAt !== undefined) for (const t of tree.tasks) if (t.status === 'claimed') { const c = t.chains[t.chains.length - 1]; if (c !== undefined) ev.heardAt(c.last) }
+  if (room <= 0) return out
+  const chain = chainLengths(tree)
+  const order = [...v.claimable].sort((a, b) => (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0))
+  for (const task of order) {
     if (room <= 0) break
     const current = task.chains[task.chains.length - 1]
     const takeover = task.status === 'claimed' && current !== undefined
-    if (takeover && current.owner === me) continue
-    const since = takeover ? current.lapseMs + SKEW_ALLOWANCE_MS : seenAt(task.id)
-    if (nowMs < since + rankFor(task.id, me, executors) * staggerMs) continue
+    if (takeover && current.owner === me && workingOn(task.id)) continue
+    const first = seen.get(task.id) as number
+    const since = takeover ? Math.max(current.lapseMs, ev.heardAt === undefined ? 0 : ev.heardAt(current.last) + tree.params.leaseMs) + SKEW_ALLOWANCE_MS : first
+    const rank = rankFor(task.id, me, executors)
+    const due = since + (rank + (stable ? 0 : 1)) * staggerMs
+    if (nowMs < due) { ev.wake?.(due); continue }
     const ended = current?.end
     const prev = takeover ? current.last : ended !== null && ended !== undefined && ended.kind !== 'superseded' ? ended.event : null
-    out.push({ kind: 'claim', key: `claim:${tree.plan}:${task.id}`, plan: tree.plan, task, prev })
+    const sinceReadyMs = nowMs - (task.readyAt?.ms ?? -Infinity)
+    const confirm = needsConfirm({ rank, executors: new Set([...executors, me]).size, stableView: stable, takeover, sinceSeenMs: nowMs - first, sinceReadyMs, lagMs: ev.lagMs ?? 0, staggerMs })
+    log('claim %s: rank %d of %d, view %s, %d ms after first seen, %d ms after ready, lag %d ms, stagger %d ms: %s', task.id.slice(0, 8), rank, executors.length, stable ? 'stable' : 'changing', nowMs - first, sinceReadyMs, Math.round(ev.lagMs ?? 0), staggerMs, confirm ? 'confirm' : 'no confirm')
+    out.push({ kind: 'claim', key: `claim:${tree.plan}:${task.id}`, plan: tree.plan, task, prev, confirm })
     room--
   }
   return out
@@ -80,6 +188,11 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
   const me = ctx.peer.replica.peerId
   const working = new Map<string, { check: () => void, stop: () => void }>()
   const firstSeen = new Map<string, number>()
+  // When the set of live executors this node sees last changed.
+  let viewKey = ''
+  let viewSince = ctx.peer.now()
+  let wakeAt: number | null = null
+  const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
   const seenAt = (task: string): number => {
     let t = firstSeen.get(task)
     if (t === undefined) {
@@ -101,14 +214,19 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
   return {
     decide: (tree, now) => {
       const executors = ctx.peer.roster.list(now).filter(r => r.role === 'executor').map(r => r.peerId)
-      return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt, propagationWait(STAGGER_MS, ctx.peer.replica.lagMs))
+      const key = [...new Set([...executors, me])].sort().join(',')
+      if (key !== viewKey) { viewKey = key; viewSince = now }
+      const lagMs = ctx.peer.replica.lagMs
+      return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt, propagationWait(STAGGER_MS, lagMs),
+        { stableView: now - viewSince >= STABLE_VIEW_MS, lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake })
     },
+    nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
     tick: () => { for (const w of working.values()) w.check() },
     stop: () => { for (const w of working.values()) w.stop() },
     act: async (intent: ClaimIntent, tree) => {
       const cites = intent.prev === null ? intent.task.evidence : [...intent.task.evidence, intent.prev]
       const { event: claim } = await ctx.peer.publish('task-claimed', intent.plan, cites, { task: intent.task.id, prev: intent.prev })
-      await new Promise(resolve => setTimeout(resolve, propagationWait(CONFIRM_MS, ctx.peer.replica.lagMs)))
+      if (intent.confirm) await new Promise(resolve => setTimeout(resolve, propagationWait(CONFIRM_MS, ctx.peer.replica.lagMs)))
       const now = ctx.peer.replica.tree(intent.plan)
       if (now !== undefined && isIdle(now)) {
         // Cancelled, finished or out of budget while we confirmed: no model call. Out of budget, hand

@@ -36,7 +36,7 @@ export interface ReviewIntent {
  * window since the first proposal has passed; and reviews results when the
  * plan asks for review. Scorers outside the committee stay idle.
  */
-export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, liveDecomposers: readonly string[], events: EventLookup, reviewsBy: (result: EventId) => readonly PlanEvent<'result-reviewed'>[]): Array<BallotIntent | ReviewIntent> {
+export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, liveDecomposers: readonly string[], events: EventLookup, reviewsBy: (result: EventId) => readonly PlanEvent<'result-reviewed'>[], wake?: (atMs: number) => void): Array<BallotIntent | ReviewIntent> {
   if (isIdle(tree)) return []
   const committee = tree.committees[tree.committees.length - 1]
   if (committee === undefined || !committee.members.includes(me)) return []
@@ -51,7 +51,7 @@ export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, l
     const authors = new Set(proposals.map(p => p.env.author as string))
     const first = Math.min(...proposals.map(p => p.env.hlc.ms))
     const heardAll = liveDecomposers.length > 0 && liveDecomposers.every(d => authors.has(d))
-    if (!heardAll && nowMs < first + BALLOT_WINDOW_MS) continue
+    if (!heardAll && nowMs < first + BALLOT_WINDOW_MS) { wake?.(first + BALLOT_WINDOW_MS); continue }
     out.push({ kind: 'ballot', key: `ballot:${tree.plan}:${node.id}#${attempt}@${committee.event}`, plan: tree.plan, node, attempt, committee: committee.event, proposals, path: pathOf(tree, node, nodes) })
   }
   if (tree.params.review) {
@@ -72,12 +72,15 @@ export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, l
 export function createScorer (ctx: RoleContext): RoleHandler {
   const me = ctx.peer.replica.peerId
   const events: EventLookup = { get: id => ctx.peer.replica.fold.events.get(id) }
+  let wakeAt: number | null = null
+  const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
   return {
     decide: (tree, now) => {
       const live = ctx.peer.roster.list(now).filter(r => r.role === 'decomposer').map(r => r.peerId)
       const index = ctx.peer.replica.fold.events.plan(tree.plan)
-      return decideScorer(tree, me, now, live, events, id => index?.reviews.get(id) ?? [])
+      return decideScorer(tree, me, now, live, events, id => index?.reviews.get(id) ?? [], wake)
     },
+    nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
     act: async (intent: BallotIntent | ReviewIntent, tree) => {
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
       if (intent.kind === 'review') {
