@@ -62,11 +62,28 @@ export async function startTcpProxy (routes: readonly ProxyRoute[], opts: TcpPro
   const servers: Server[] = []
   const listening: Array<{ host: string, port: number }> = []
 
-  /** Forward `from` to `to`, each chunk held for the delay, in order. */
+  /**
+   * Forward `from` to `to`, each chunk held for the delay, in order. One timer
+   * per direction drains a FIFO: a timer per chunk does not keep the order,
+   * since Node starts a timer from the event loop's cached time, so a chunk
+   * scheduled later in the same loop turn, with the same due time, can fire
+   * first (seen: reordered bytes broke Noise handshakes and stalled streams).
+   */
   const pipeDelayed = (from: Socket, to: Socket): void => {
     let lastDue = 0
-    let pending = 0
     let ended = false
+    const queue: Array<{ chunk: Buffer, due: number }> = []
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const drain = (): void => {
+      timer = undefined
+      const now = Date.now()
+      while (queue.length > 0 && (queue[0]?.due ?? 0) <= now) {
+        const { chunk } = queue.shift() as { chunk: Buffer }
+        if (!to.destroyed) to.write(chunk)
+      }
+      if (queue.length > 0) timer = setTimeout(drain, (queue[0]?.due ?? now) - now)
+      else if (ended && !to.destroyed) to.end()
+    }
     from.on('data', (chunk: Buffer) => {
       const hold = Math.max(0, delay + (2 * random() - 1) * jitter)
       const due = Math.max(Date.now() + hold, lastDue)
@@ -79,16 +96,16 @@ export async function startTcpProxy (routes: readonly ProxyRoute[], opts: TcpPro
         if (!to.destroyed) to.write(chunk)
         return
       }
-      pending++
-      setTimeout(() => {
-        pending--
-        if (!to.destroyed) to.write(chunk)
-        if (ended && pending === 0 && !to.destroyed) to.end()
-      }, due - Date.now())
+      queue.push({ chunk, due })
+      timer ??= setTimeout(drain, due - Date.now())
     })
     from.on('end', () => {
       ended = true
-      if (pending === 0 && !to.destroyed) to.end()
+      if (queue.length === 0 && !to.destroyed) to.end()
+    })
+    to.on('close', () => {
+      if (timer !== undefined) clearTimeout(timer)
+      queue.length = 0
     })
   }
 
