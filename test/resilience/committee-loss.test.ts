@@ -13,7 +13,7 @@
  * committee can decide.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { ResilienceSwarm, Stopwatch, printMeasured } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from './swarm.js'
 import { modelOf, promptOf, titleIn } from '../helpers/roles-swarm.js'
 import type { ScriptStep } from '../helpers/fake-llm.js'
 
@@ -114,11 +114,7 @@ describe('resilience: committee members and decomposers killed mid-plan', () => 
       lateScorerStartToAmendMs: (m.amended ?? 0) - (m['scorer-4 started'] ?? 0),
       amendToCompletedMs: (m.completed ?? 0) - (m.amended ?? 0),
       submitToCompletedMs: (m.completed ?? 0) - (m.submitted ?? 0),
-      convergedMs: report.convergedMs,
-      events: report.unionEvents,
-      deadOnly: report.deadOnly,
-      duplicates: report.plans.map(p => p.duplicates),
-      rssMB: Object.fromEntries(Object.entries(report.rssBytes).map(([k, v]) => [k, Math.round(v / 2 ** 20)]))
+      ...invariantFigures(report)
     })
   }, 900_000)
 })

@@ -7,7 +7,7 @@
  * minute-long delay): it holds its claim, renewing the lease, until it dies.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { ResilienceSwarm, Stopwatch, printMeasured } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from './swarm.js'
 import type { RecordedRequest } from '../helpers/fake-llm.js'
 
 const LEASE_MS = 3_000
@@ -85,11 +85,7 @@ describe('resilience: kill -9 an executor holding a claim', () => {
       killToTakeoverMs: takeoverMs - (clock.marks.killed ?? 0),
       killToCompletedMs: (clock.marks.completed ?? 0) - (clock.marks.killed ?? 0),
       submitToCompletedMs: (clock.marks.completed ?? 0) - (clock.marks.submitted ?? 0),
-      convergedMs: report.convergedMs,
-      events: report.unionEvents,
-      deadOnly: report.deadOnly,
-      duplicates: report.plans.map(p => p.duplicates),
-      rssMB: Object.fromEntries(Object.entries(report.rssBytes).map(([k, v]) => [k, Math.round(v / 2 ** 20)]))
+      ...invariantFigures(report)
     })
   }, 900_000)
 })

@@ -11,7 +11,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { promptOf, titleIn } from '../helpers/roles-swarm.js'
-import { ResilienceSwarm, Stopwatch, printMeasured } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from './swarm.js'
 
 const PLAN_MS = 240_000
 
@@ -83,11 +83,7 @@ describe('resilience: restart a node on its data dir mid-plan', () => {
       downMs: (m.restarted ?? 0) - (m.killed ?? 0),
       restartToCaughtUpMs: (m['caught up'] ?? 0) - (m.restarted ?? 0),
       submitToCompletedMs: (m.completed ?? 0) - (m.submitted ?? 0),
-      convergedMs: report.convergedMs,
-      events: report.unionEvents,
-      deadOnly: report.deadOnly,
-      duplicates: report.plans.map(p => p.duplicates),
-      rssMB: Object.fromEntries(Object.entries(report.rssBytes).map(([k, v]) => [k, Math.round(v / 2 ** 20)]))
+      ...invariantFigures(report)
     })
   }, 900_000)
 })

@@ -84,6 +84,17 @@ export function printMeasured (scenario: string, figures: Record<string, unknown
   console.log(JSON.stringify({ resilience: scenario, date: new Date().toISOString(), loadavg: load, ...figures }))
 }
 
+/** The figures every scenario reports from its invariant check. */
+export function invariantFigures (report: InvariantReport): Record<string, unknown> {
+  return {
+    convergedMs: report.convergedMs,
+    events: report.unionEvents,
+    deadOnly: report.deadOnly,
+    duplicates: report.plans.map(p => p.duplicates),
+    rssMB: Object.fromEntries(Object.entries(report.rssBytes).map(([k, v]) => [k, Math.round(v / 2 ** 20)]))
+  }
+}
+
 export class ResilienceSwarm {
   readonly swarm: string
   readonly home: string
