@@ -64,6 +64,8 @@ describe('roles: the scorer committee', () => {
     expect(fake.calls('report_result')).toHaveLength(0)
 
     // A new scorer joins after the goal and the proposals were published; the author amends the committee to it and the live member.
+    // First let gossipsub's history window (3 heartbeats of 1 s) pass, so that only sync can bring it what came before.
+    await sleep(3_500)
     const late = await swarm.add('scorer', 'scorer-late')
     await swarm.waitMeshed()
     const amended = [live.id, late.id].sort() as PeerIdString[]
