@@ -4,8 +4,6 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import type { ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -23,18 +21,7 @@ export function writerId (seed: string, n: number): string {
   return createHash('sha256').update(`${seed}:${n}`).digest('hex')
 }
 
-/** Temp dirs made by `tempDir`, removed by `removeTempDirs`. */
-const made: string[] = []
-
-export function tempDir (label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `plan-swarm-${label}-`))
-  made.push(dir)
-  return dir
-}
-
-export function removeTempDirs (): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true })
-}
+export { removeTempDirs, tempDir } from './cli-process.js'
 
 /** A running store-child.ts with its stdout split into lines. */
 export interface Child {

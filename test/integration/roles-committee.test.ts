@@ -4,6 +4,7 @@
  * later catches up through sync and votes; a scorer outside the committee
  * never votes.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js'
 import { waitFor } from '../helpers/peers.js'
@@ -26,7 +27,6 @@ afterEach(async () => {
   fake = undefined
 })
 
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 describe('roles: the scorer committee', () => {
   it('silent members leave the root waiting and named; an amendment to a live scorer and a late one lets the plan complete; an outsider never votes', async () => {

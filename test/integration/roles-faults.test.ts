@@ -3,6 +3,7 @@
  * the fake Messages API: an executor that dies holding a claim, a plan that
  * runs out of budget and is resumed, a plan cancelled mid-way.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm, type RecordedRequest } from '../helpers/fake-llm.js'
 import { waitFor } from '../helpers/peers.js'
@@ -23,7 +24,6 @@ afterEach(async () => {
   fake = undefined
 })
 
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 function taskTitled (tree: PlanTree, title: string): TaskView | undefined {
   const node = tree.nodes.find(n => n.title === title)
