@@ -79,7 +79,7 @@ export function tempDir (prefix: string): string {
 /** Spawn a child (optionally inside a network namespace) and wait for its ready line. */
 export async function spawnChild (name: string, mode: 'peer' | 'bare', cfg: ChildCfg, opts: { netns?: string, readyTimeoutMs?: number } = {}): Promise<Child> {
   hookExit()
-  const nodeArgs = [process.execPath, '--import', 'tsx', CHILD, mode, JSON.stringify(cfg)]
+  const nodeArgs = [process.execPath, ...(process.env.NET_CHILD_PROF !== undefined && mode === 'peer' ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.NET_CHILD_PROF] : []), '--import', 'tsx', CHILD, mode, JSON.stringify(cfg)]
   const proc = opts.netns === undefined
     ? spawn(nodeArgs[0] as string, nodeArgs.slice(1), { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
     : spawn('ip', ['netns', 'exec', opts.netns, ...nodeArgs], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })

@@ -18,7 +18,7 @@
  * CATCHUP_TRIALS (3), HEAL_TRIALS (20), HEAL_MODES (drop,reset),
  * HEAL_PARTITION_MS (3000), HEAL_EVENTS (5 per side), NET_IDLE_S (20),
  * NET_SAMPLE_S (10), NET_MESH_WAIT_MS (90000), NET_DEBUG (children's stderr
- * to ours).
+ * to ours), NET_CHILD_PROF=DIR (full peers write V8 CPU profiles there).
  *
  * Every ratio is ours over a baseline measured in the same run. The last
  * stdout line (printed by bench/run.ts) is the JSON returned here, also

@@ -91,6 +91,7 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
     cleanup.push(() => store.close())
     const metrics = new NodeMetrics({ processMetrics: true })
     const replica = new Replica({ swarm: config.swarm, key: identity.privateKey, peerId: identity.peerId as PeerIdString, store, metrics, now })
+    cleanup.push(() => replica.flush())
     const loaded = replica.load()
     log('loaded %d events from %s (%d damaged rows skipped)', loaded.loaded, dir, loaded.damaged)
     const roster = createRoster()

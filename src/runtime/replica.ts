@@ -57,9 +57,16 @@ export interface ReplicaInit {
  * (gossip, sync, this node's roles, its own store at start), goes through
  * decode -> verify -> fold -> store -> notify here, one at a time.
  *
- * Invariant: an event is stored once it is folded (or, for another protocol
- * version, once verified), and only then relayed; so what this node tells its
- * peers it has, it can always send them, including after a restart.
+ * Writes to the store are queued when an event folds and committed together,
+ * in one transaction, as soon as the event loop turns (`flush`): a SQLite
+ * commit costs about as much as the rest of the per-event work, and keeping
+ * it off the gossip validator's path lets the event be relayed (and the roles
+ * act on it) a commit sooner. Until then `getBytes` answers from the queue,
+ * so what this node tells its peers it has, it can always send them. A kill
+ * in that window loses only others' events folded in the same turn; they were
+ * relayed already, and sync brings them back after a restart. This node's own
+ * events are committed before `author` returns, so before they are published
+ * (docs/decisions.md).
  */
 export class Replica {
   readonly fold: Fold
@@ -79,6 +86,9 @@ export class Replica {
    */
   private readonly refusedIds = new Set<string>()
   private readonly verifier: SignatureVerifier = createNativeVerifier()
+  /** Rows folded but not yet committed; see the class comment. */
+  private readonly unwritten = new Map<string, EventRow>()
+  private flushTimer: NodeJS.Immediate | undefined
   /** Signature checks of sync batches, on worker threads. */
   readonly verifyPool: VerifyPool
 
@@ -125,7 +135,29 @@ export class Replica {
   }
 
   getBytes (id: string): Uint8Array | undefined {
-    return this.init.store.get(id)
+    return this.unwritten.get(id)?.bytes ?? this.init.store.get(id)
+  }
+
+  /**
+   * Commit queued rows now (the queue commits itself when the event loop
+   * turns; call this before closing the store). If the store refuses them
+   * (disk full, say), they stay queued and the next flush tries again.
+   */
+  flush (): void {
+    if (this.flushTimer !== undefined) clearImmediate(this.flushTimer)
+    this.flushTimer = undefined
+    if (this.unwritten.size === 0) return
+    try {
+      this.init.store.putMany(this.unwritten.values())
+      this.unwritten.clear()
+    } catch (err) {
+      log.error('could not store %d folded events (kept in memory, retried with the next write): %s', this.unwritten.size, (err as Error).message)
+    }
+  }
+
+  private write (row: EventRow): void {
+    this.unwritten.set(row.id, row)
+    this.flushTimer ??= setImmediate(() => { this.flush() })
   }
 
   onFolded (fn: (events: readonly PlanEvent[]) => void): () => void {
@@ -136,9 +168,12 @@ export class Replica {
   /**
    * Take one event's bytes from anywhere. Never throws for bad input: a
    * rejection is a verdict with a reason, counted in the metrics.
+   * `signedHere`: the bytes were just signed with this node's key, so the
+   * signature check (the largest part of the work) is skipped.
    */
-  ingest (bytes: Uint8Array, source: EventSource): IngestResult {
-    const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify: source !== 'store', verifier: this.verifier })
+  ingest (bytes: Uint8Array, source: EventSource, opts: { signedHere?: boolean } = {}): IngestResult {
+    const verify = source !== 'store' && opts.signedHere !== true
+    const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify, verifier: this.verifier })
     if (decoded.kind === 'rejected') return this.refused(bytes, decoded.reason, decoded.detail, source)
     if (decoded.kind === 'other-version') return this.otherVersion(decoded, bytes, source)
     const e = decoded.event
@@ -197,12 +232,11 @@ export class Replica {
       bytesOf.set(d.event.id, { i, bytes: batch[i] as Uint8Array })
     })
     if (events.length > 0) {
-      const rows: EventRow[] = []
       for (const { event, outcome } of this.fold.addBatch(events, this.init.now())) {
         const at = bytesOf.get(event.id) as { i: number, bytes: Uint8Array }
-        results[at.i] = this.settle(event, at.bytes, outcome, source, rows)
+        results[at.i] = this.settle(event, at.bytes, outcome, source)
       }
-      if (rows.length > 0) this.init.store.putMany(rows)
+      this.flush()
     }
     // What is still unsettled was a second copy of an event earlier in the batch.
     return results.map((r, i) => r ?? this.duplicate((decoded[i] as DecodedEvent).event.id, source))
@@ -231,14 +265,14 @@ export class Replica {
 
   private otherVersion (d: { id: EventId, v: number, plan: string }, bytes: Uint8Array, source: EventSource): IngestResult {
     if (this.ids.has(d.id)) return { verdict: 'ignore', id: d.id, why: 'duplicate' }
-    if (source !== 'store') this.init.store.put({ id: d.id, plan: d.plan, bytes, receivedMs: this.init.now() })
+    if (source !== 'store') this.write({ id: d.id, plan: d.plan, bytes, receivedMs: this.init.now() })
     this.ids.add(d.id)
     this.init.metrics.ignored.inc({ why: `version-${d.v}`, source })
     return { verdict: 'accept', id: d.id, why: 'other-version' }
   }
 
-  /** What an outcome of the fold means for the network and the store. `rows`: collect rows to store instead of storing each. */
-  private settle (e: PlanEvent, bytes: Uint8Array, outcome: AddOutcome, source: EventSource, rows?: EventRow[]): IngestResult {
+  /** What an outcome of the fold means for the network and the store. */
+  private settle (e: PlanEvent, bytes: Uint8Array, outcome: AddOutcome, source: EventSource): IngestResult {
     const m = this.init.metrics
     switch (outcome.status) {
       case 'duplicate':
@@ -251,7 +285,7 @@ export class Replica {
       case 'rejected':
         return this.rejected(outcome.reason, outcome.detail, source, e.id)
       case 'folded':
-        this.afterFold(outcome.folded, e, bytes, source, rows)
+        this.afterFold(outcome.folded, e, bytes, source)
         return { verdict: 'accept', id: e.id }
       default: {
         const never: never = outcome
@@ -270,18 +304,14 @@ export class Replica {
     this.init.metrics.parked.set(this.fold.events.parkedCount)
   }
 
-  private afterFold (folded: readonly PlanEvent[], first: PlanEvent | undefined, firstBytes: Uint8Array | undefined, source: EventSource, rows?: EventRow[]): void {
+  private afterFold (folded: readonly PlanEvent[], first: PlanEvent | undefined, firstBytes: Uint8Array | undefined, source: EventSource): void {
     const now = this.init.now()
     for (const f of folded) {
       this.clock.observe(f.env.hlc)
       if (source !== 'store') {
         // Events unparked by this one waited in memory only: their bytes come from the parked copy.
         const bytes = f === first ? firstBytes : this.parkedBytes.get(f.id)
-        if (bytes !== undefined) {
-          const row = { id: f.id, plan: planOf(f), bytes, receivedMs: now }
-          if (rows !== undefined) rows.push(row)
-          else this.init.store.put(row)
-        }
+        if (bytes !== undefined) this.write({ id: f.id, plan: planOf(f), bytes, receivedMs: now })
       }
       this.parkedBytes.delete(f.id)
       this.ids.add(f.id)
@@ -313,8 +343,11 @@ export class Replica {
     const hlc = this.clock.stamp(depEvents.map(d => d.env.hlc))
     const env = { v: PROTOCOL_VERSION, swarm: this.init.swarm, type, plan, author: this.init.peerId, hlc, deps, body }
     const signed = await signEvent(env, this.init.key)
-    const r = this.ingest(signed.bytes, 'local')
+    const r = this.ingest(signed.bytes, 'local', { signedHere: true })
     if (r.verdict !== 'accept') throw new Error(`own ${type} event was not folded: ${r.why ?? ''} ${r.detail ?? ''}`)
+    // Own events are on disk before anyone can hear of them: after a kill and a restart this node
+    // still knows what it signed, and does not sign a different claim or ballot in its place.
+    this.flush()
     return { event: signed.event as PlanEvent<T>, bytes: signed.bytes }
   }
 

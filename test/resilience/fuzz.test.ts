@@ -95,6 +95,7 @@ function signedByAuthor (bytes: Uint8Array): boolean {
  * replica's trees are the fold of exactly its stored events.
  */
 function checkReplica (r: Replica, store: Store): { folded: number } {
+  r.flush()
   const stored: PlanEvent[] = []
   store.load(row => {
     expect(signedByAuthor(row.bytes), `stored row ${row.id} is not signed by its author`).toBe(true)
