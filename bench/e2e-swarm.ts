@@ -1,6 +1,6 @@
 /**
- * A local swarm of real processes for the e2e benchmark: `node --import tsx
- * src/cli.ts --role <role>` children on 127.0.0.1, each with its own data
+ * A local swarm of real processes for the e2e benchmark: CLI children
+ * (`--role <role>`, built or through tsx: `CliMode`) on 127.0.0.1, each with its own data
  * dir, `--http` for /status, and the fake LLM as its Anthropic base URL; plus
  * this process as the goal's author (an in-process peer, like `submit`, that
  * every child bootstraps to and that folds every event, so it sees the plan
@@ -12,7 +12,8 @@ import { parseNodeArgs } from '../src/runtime/config.js'
 import { startPeer, type Peer } from '../src/runtime/peer.js'
 import { DEFAULT_PARAMS, majority } from '../src/core/events.js'
 import { encodeEnvelope, SIGNATURE_BYTES } from '../src/wire/codec.js'
-import { cliEnv, spawnCli, stopCliChildren, tempDir, waitUntil, type CliChild } from '../test/helpers/cli-process.js'
+import { CLI, REPO_ROOT, cliEnv, spawnCommand, stopCliChildren, tempDir, waitUntil, type CliChild } from '../test/helpers/cli-process.js'
+import { bytesBetween, socketSnapshot, tcpPortOf } from './socket-bytes.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId, PlanParams } from '../src/core/events.js'
 import type { PlanTree } from '../src/core/tree.js'
 
@@ -27,6 +28,19 @@ export interface SwarmNode {
   readonly child: CliChild
   readonly peerId: PeerIdString
   readonly http: string
+  /** Its libp2p TCP port. */
+  readonly port: number | undefined
+}
+
+/**
+ * How the children run: `built` is `node dist/src/cli.js` (what a deployment
+ * runs, after `npm run build`; about half the RSS of running the sources
+ * through tsx), `tsx` is `npm start`'s `node --import tsx src/cli.ts`.
+ */
+export type CliMode = 'built' | 'tsx'
+
+export function cliCommand (mode: CliMode): readonly string[] {
+  return mode === 'tsx' ? CLI : [process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli.js')]
 }
 
 /** How many of each role a swarm of `n` processes runs: 30% decomposers, 30% scorers, the rest executors (1/1/1 at 3). */
@@ -65,6 +79,10 @@ export interface PlanRun {
   readonly convergenceMs: number | null
   readonly events: number
   readonly eventBytes: number
+  /** TCP payload bytes among the swarm's processes from submit to convergence (all traffic: events, gossip control, presence, sync, pings). */
+  readonly wireBytes: number
+  /** Sockets that closed during the plan (their bytes are not counted). */
+  readonly wireSocketsClosed: number
   readonly eventsByType: Record<string, number>
   /** The critical path of the plan, split into LLM time and the overheads between calls (ms). */
   readonly criticalPath: CriticalPath
@@ -93,7 +111,7 @@ export class BenchSwarm {
   rosterShare = 0
   private readonly home = tempDir('bench-e2e')
 
-  static async start (n: number, llmUrl: string, log: (s: string) => void, meshTimeoutMs = 240_000): Promise<BenchSwarm> {
+  static async start (n: number, llmUrl: string, log: (s: string) => void, cli: CliMode = 'built', meshTimeoutMs = 240_000): Promise<BenchSwarm> {
     const s = new BenchSwarm()
     const config = { ...parseNodeArgs(['--role', 'observer', '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(s.home, 'client')], {}), role: 'client' as const }
     s.client = await startPeer(config)
@@ -104,10 +122,10 @@ export class BenchSwarm {
     for (const role of ['decomposer', 'scorer', 'executor'] as const) {
       for (let i = 1; i <= counts[role]; i++) {
         const name = `${role[0] as string}${i}`
-        const child = spawnCli(['--role', role, '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(s.home, name),
+        const child = spawnCommand([...cliCommand(cli), '--role', role, '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(s.home, name),
           '--bootstrap', seed, '--http', '127.0.0.1:0', '--json', '--provider', 'anthropic', '--base-url', llmUrl, '--model', `fake-${name}`], { env, name })
         starting.push(child.waitForJson(o => o.event === 'started', 300_000).then(o => {
-          s.nodes.push({ name, role, child, peerId: o.peerId as PeerIdString, http: o.http as string })
+          s.nodes.push({ name, role, child, peerId: o.peerId as PeerIdString, http: o.http as string, port: tcpPortOf(String((o.addresses as string[] | undefined)?.[0] ?? '')) })
         }))
       }
     }
@@ -146,6 +164,19 @@ export class BenchSwarm {
     return this.nodes.map(n => n.child.pid)
   }
 
+  /** The libp2p ports of the children and of the author peer in this process. */
+  ports (): Set<number> {
+    const ports = [...this.nodes.map(n => n.port), ...this.client.node.addresses().map(tcpPortOf)]
+    return new Set(ports.filter((p): p is number => p !== undefined))
+  }
+
+  /** Bytes per second among the swarm's processes while no plan runs (presence, gossip heartbeats, sync rounds, pings). */
+  async idleWireBytesPerS (ms: number): Promise<number> {
+    const before = socketSnapshot(this.ports())
+    await new Promise(resolve => setTimeout(resolve, ms))
+    return Math.round(bytesBetween(before, socketSnapshot(this.ports())).bytes * 1000 / ms)
+  }
+
   /** Publish a goal as its author and wait for the plan to finish; then measure it. */
   async runPlan (goal: string, latencyMs: number, params: Partial<PlanParams>, timeoutMs: number): Promise<PlanRun> {
     const committee = this.nodes.filter(n => n.role === 'scorer').map(n => n.peerId).sort()
@@ -154,6 +185,7 @@ export class BenchSwarm {
     const watch: { plan?: PlanId, done?: () => void } = {}
     const over = new Promise<void>(resolve => { watch.done = resolve })
     const off = this.client.replica.onFolded(() => { if (watch.plan !== undefined && finished(this.client.replica.tree(watch.plan))) watch.done?.() })
+    const wire0 = socketSnapshot(this.ports())
     const t0 = Date.now()
     const { event: goalEvent } = await this.client.publish('goal-submitted', '', [], { text: goal, params: full })
     const plan = goalEvent.id as string as PlanId
@@ -176,6 +208,7 @@ export class BenchSwarm {
     } catch {
       convergenceMs = null
     }
+    const wire = bytesBetween(wire0, socketSnapshot(this.ports()))
     const events = [...(this.client.replica.fold.events.plan(plan)?.events.values() ?? [])]
     const byType: Record<string, number> = {}
     let bytes = 0
@@ -196,6 +229,8 @@ export class BenchSwarm {
       convergenceMs,
       events: events.length,
       eventBytes: bytes,
+      wireBytes: wire.bytes,
+      wireSocketsClosed: wire.closed,
       eventsByType: byType,
       criticalPath: criticalPath(tree, new Map(events.map(e => [e.id, e])), latencyMs, t0, t1),
       taskDuplicates: tree.tasks.reduce((s, t) => s + t.duplicates, 0)

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- e2e [--quick] [--sizes=3,10,30] [--latencies=50,300,2000] [--repeats=N] [--sensitivity-sizes=3,10]`
+ * `npm run bench -- e2e [--quick] [--sizes=3,10,30] [--latencies=50,300,2000] [--repeats=N] [--sensitivity-sizes=3,10] [--cli=built|tsx]`
  *
  * A plan run end to end on a local swarm of real processes against a fake
  * Messages API with a fixed latency per call, and in the same run, against
@@ -9,23 +9,28 @@
  * bench/results/e2e.json and bench/results/e2e.svg.
  *
  * --quick: 3 processes at 300 ms only, 3 repeats (about a minute).
+ * --cli: how the swarm's processes run: `built` (default; runs `npm run
+ * build` first, then `node dist/src/cli.js`, as a deployment would) or `tsx`
+ * (`npm start`'s way, from the sources).
+ * Bytes on the wire come from the kernel's TCP counters (`ss`, iproute2).
  * E2E_TRACE=/tmp/prefix: also write each plan's events and model requests as
  * a timeline, and the executors' claim decisions (DEBUG plan-swarm:executor).
  */
 import { loadavg } from 'node:os'
+import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { machine, median, report } from './util.js'
 import { startBenchLlm, countCalls, TREE, type CallCounts } from './e2e-llm.js'
 import { runCentral } from './e2e-central.js'
-import { BenchSwarm, rolesFor, sampleProc, type PlanRun, type ProcSample } from './e2e-swarm.js'
+import { BenchSwarm, rolesFor, sampleProc, type CliMode, type PlanRun, type ProcSample } from './e2e-swarm.js'
 import { e2eSvg } from './e2e-svg.js'
-import { removeTempDirs } from '../test/helpers/cli-process.js'
+import { REPO_ROOT, removeTempDirs } from '../test/helpers/cli-process.js'
 
 const MAX_DEPTH = 2
 const HEADLINE_LATENCY_MS = 300
 
-interface Options { sizes: number[], latencies: number[], repeats: number, sensitivitySizes: number[] }
+interface Options { sizes: number[], latencies: number[], repeats: number, sensitivitySizes: number[], cli: CliMode }
 
 function options (argv: readonly string[]): Options {
   // `--flag=value`: bench/run.ts takes every bare word for a benchmark name.
@@ -38,8 +43,14 @@ function options (argv: readonly string[]): Options {
     latencies: list('--latencies', quick ? [HEADLINE_LATENCY_MS] : [50, HEADLINE_LATENCY_MS, 2_000]),
     repeats: Number(value('--repeats') ?? (quick ? 3 : 3)),
     // The latency sweep runs at these sizes; the others run at 300 ms only.
-    sensitivitySizes: list('--sensitivity-sizes', quick ? sizes : [3, 10])
+    sensitivitySizes: list('--sensitivity-sizes', quick ? sizes : [3, 10]),
+    cli: cliMode(value('--cli') ?? 'built')
   }
+}
+
+function cliMode (v: string): CliMode {
+  if (v !== 'built' && v !== 'tsx') throw new Error(`--cli=${v}: use --cli=built (node dist/src/cli.js) or --cli=tsx (node --import tsx src/cli.ts)`)
+  return v
 }
 
 const log = (s: string): void => { console.error(s) }
@@ -62,6 +73,10 @@ interface Repeat {
 export async function benchE2e (): Promise<Record<string, unknown>> {
   const opts = options(process.argv.slice(2))
   const started = Date.now()
+  if (opts.cli === 'built') {
+    log('e2e: npm run build (the swarm runs node dist/src/cli.js; --cli=tsx runs the sources)')
+    execFileSync('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  }
   const llm = await startBenchLlm(HEADLINE_LATENCY_MS)
   const cells: Array<Record<string, unknown>> = []
   // Plans that did not finish in time: reported, never dropped silently.
@@ -73,7 +88,7 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
       const t = Date.now()
       let swarm: BenchSwarm
       try {
-        swarm = await BenchSwarm.start(size, llm.fake.url, log)
+        swarm = await BenchSwarm.start(size, llm.fake.url, log, opts.cli)
       } catch (err) {
         log(`  the swarm of ${size} did not come up: ${(err as Error).message.slice(0, 300)}`)
         cells.push({ size, roles, error: `did not mesh: ${(err as Error).message.slice(0, 200)}`, load: load() })
@@ -93,7 +108,8 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
           failures.push({ size, latencyMs: HEADLINE_LATENCY_MS, repeat: 0, error: `warm-up: ${(err as Error).message}`, load: load() })
         }
         await runCentral(`warm-up central ${size}`, { baseUrl: llm.fake.url, ...counts(roles), maxDepth: MAX_DEPTH, label: 'warm' })
-        log(`  warmed up, load ${load().join(' ')}`)
+        const idleWireBytesPerS = await swarm.idleWireBytesPerS(5_000)
+        log(`  warmed up; idle traffic ${idleWireBytesPerS} B/s among the swarm; load ${load().join(' ')}`)
         for (const latency of latencies) {
           llm.setLatency(latency)
           const repeats: Repeat[] = []
@@ -128,11 +144,11 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
             const rep: Repeat = { swarm: run, swarmCalls, centralMs: central.makespanMs, centralCalls, centralFirstExecuteMs: central.firstExecuteMs, singleMs, tax: r3(run.makespanMs / central.makespanMs), loadBefore, nodes }
             repeats.push(rep)
             log(`  ${size}p ${latency} ms #${k + 1}: swarm ${run.makespanMs} ms (${run.status}), central ${central.makespanMs} ms, tax ${rep.tax}${singleMs === null ? '' : `, single ${singleMs} ms`}; ` +
-              `calls ${swarmCalls.total} (central ${centralCalls}), duplicate executions ${swarmCalls.duplicateExecutions}, first claim ${run.firstClaimMs} ms, converged +${run.convergenceMs ?? 'never'} ms; ` +
+              `calls ${swarmCalls.total} (central ${centralCalls}), duplicate executions ${swarmCalls.duplicateExecutions}, wire ${run.wireBytes} B, first claim ${run.firstClaimMs} ms, converged +${run.convergenceMs ?? 'never'} ms; ` +
               `path gaps: propose ${run.criticalPath.proposeMs}, ballot ${run.criticalPath.ballotMs}, claim ${run.criticalPath.claimMs}, execute ${run.criticalPath.executeMs}, edges ${run.criticalPath.edgesMs}; load ${loadBefore.join(' ')}`)
           }
           // Written after every cell, so a run cut short keeps what it measured.
-          if (repeats.length > 0) cells.push({ ...summarise(size, roles, latency, startupMs, repeats), rosterShare: r3(swarm.rosterShare) })
+          if (repeats.length > 0) cells.push({ ...summarise(size, roles, latency, startupMs, repeats), rosterShare: r3(swarm.rosterShare), idleWireBytesPerS, cli: opts.cli })
           report('e2e', { partial: true, cells, failures, machine: machine() })
         }
       } finally {
@@ -158,6 +174,7 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
     failures,
     machine: machine(),
     loadAtEnd: load(),
+    cli: opts.cli,
     command: `npm run bench -- e2e ${process.argv.slice(2).filter(a => a !== 'e2e').join(' ')}`.trim(),
     wallS: Math.round((Date.now() - started) / 1000)
   }
@@ -202,6 +219,8 @@ function summarise (size: number, roles: Record<string, number>, latencyMs: numb
     statuses: reps.map(r => r.swarm.status),
     events: m(r => r.swarm.events),
     eventBytes: m(r => r.swarm.eventBytes),
+    wireBytes: m(r => r.swarm.wireBytes),
+    wireSocketsClosed: reps.reduce((s, r) => s + r.swarm.wireSocketsClosed, 0),
     eventsByType: reps[0]?.swarm.eventsByType,
     criticalPath: { calls: cp('calls'), llmMs: cp('llmMs'), proposeMs: cp('proposeMs'), ballotMs: cp('ballotMs'), claimMs: cp('claimMs'), executeMs: cp('executeMs'), edgesMs: cp('edgesMs') },
     cpuPctOfCorePerNode: { median: r1(median(allNodes.map(n => n.cpuPctOfCore))), max: r1(Math.max(...allNodes.map(n => n.cpuPctOfCore))) },
