@@ -209,7 +209,7 @@ export class BenchSwarm {
       convergenceMs = null
     }
     const wire = bytesBetween(wire0, socketSnapshot(this.ports()))
-    const events = [...(this.client.replica.fold.events.plan(plan)?.events.values() ?? [])]
+    const events = this.client.replica.planEvents(plan) ?? []
     const byType: Record<string, number> = {}
     let bytes = 0
     for (const e of events) {
@@ -239,7 +239,7 @@ export class BenchSwarm {
 
   /** The plan's events and the model requests, in time order, relative to the goal's stamp (for E2E_TRACE). */
   trace (plan: PlanId, reqs: ReadonlyArray<{ at: number, tool: string | null, body: unknown }>): string[] {
-    const events = [...(this.client.replica.fold.events.plan(plan)?.events.values() ?? [])]
+    const events = this.client.replica.planEvents(plan) ?? []
     const goal = events.find(e => e.env.type === 'goal-submitted')
     const t0 = goal?.env.hlc.ms ?? 0
     const who = new Map(this.nodes.map(n => [n.peerId as string, n.name]))

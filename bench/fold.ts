@@ -1,4 +1,5 @@
 import { generatePlan } from './gen-plan.js'
+import { benchFoldMemory } from './fold-memory.js'
 import { Fold, foldAll } from '../src/core/fold.js'
 import { signEvent } from '../src/wire/sign.js'
 import { decodeEvent } from '../src/wire/decode.js'
@@ -13,7 +14,8 @@ const verifier = createNativeVerifier()
 /**
  * `npm run bench -- fold`: how fast the pure fold takes decoded, verified
  * events in shuffled order, how long a full rebuild takes, and (separately)
- * what decoding and signature checks cost per event.
+ * what decoding and signature checks cost per event; `memory`: what finished
+ * plans hold with and without eviction (bench/fold-memory.ts).
  */
 export async function benchFold (): Promise<Record<string, unknown>> {
   const runs = Number(process.env.BENCH_RUNS ?? 5)
@@ -82,6 +84,7 @@ export async function benchFold (): Promise<Record<string, unknown>> {
     batchCpuMs.push(cpuMs() - c2)
   }
   const n = events.length
+  const memory = await benchFoldMemory()
   return report('fold', {
     events: n,
     eventsPerSec: Math.round(n / (median(foldMs) / 1000)),
@@ -95,6 +98,7 @@ export async function benchFold (): Promise<Record<string, unknown>> {
     decodePerSec: Math.round(n / (median(decodeMs) / 1000)),
     verifyPerSec: Math.round(sample.length / (median(verifyMs) / 1000)),
     heapUsedMb: Math.round(heapMb),
+    memory,
     runs,
     machine: machine()
   })

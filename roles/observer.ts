@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs'
-import { renderMarkdown, renderTree } from './render.js'
+import { renderMarkdown, renderTree, short } from './render.js'
 import type { Peer } from '../src/runtime/peer.js'
 import type { PlanId } from '../src/core/events.js'
 
@@ -23,14 +23,20 @@ export function startObserver (peer: Peer, opts: ObserverOptions): { stop: () =>
   const render = (): string => {
     const plans = peer.replica.fold.plans()
     if (plans.length === 0) return `no plans yet · ${peer.node.connectedPeers().length} peers · waiting for a goal (npm start -- submit "...")`
-    return plans.map(p => renderTree(peer.replica.tree(p) as never, peer.now(), { treeHash: peer.replica.fold.treeHash(p), peers: peer.node.connectedPeers().length, parked: peer.replica.fold.events.parkedCount, rejected: Object.fromEntries(peer.metrics.rejectedByReason) })).join('\n\n')
+    return plans.map(p => {
+      const tree = peer.replica.tree(p)
+      if (tree === undefined) return evictedLine(peer, p)
+      return renderTree(tree, peer.now(), { treeHash: peer.replica.fold.treeHash(p), peers: peer.node.connectedPeers().length, parked: peer.replica.fold.events.parkedCount, rejected: Object.fromEntries(peer.metrics.rejectedByReason) })
+    }).join('\n\n')
   }
   const exportFinished = (): void => {
     if (opts.markdown === undefined) return
     const plans = peer.replica.fold.plans()
     for (const p of plans) {
-      const tree = peer.replica.tree(p)
-      if (tree === undefined || exported.has(p) || !['completed', 'failed', 'cancelled'].includes(tree.status)) continue
+      if (exported.has(p)) continue
+      // A finished plan that has left memory is loaded back once to be exported.
+      const tree = peer.replica.fold.isEvicted(p) ? peer.replica.loadTree(p) : peer.replica.tree(p)
+      if (tree === undefined || !['completed', 'failed', 'cancelled'].includes(tree.status)) continue
       const path = plans.length === 1 ? opts.markdown : opts.markdown.replace(/(\.md)?$/, `-${p.slice(0, 12)}.md`)
       writeFileSync(path, renderMarkdown(tree))
       exported.add(p)
@@ -44,7 +50,7 @@ export function startObserver (peer: Peer, opts: ObserverOptions): { stop: () =>
         const hash = peer.replica.fold.treeHash(p) ?? ''
         if (shown.get(p) === hash) continue
         shown.set(p, hash)
-        opts.write(JSON.stringify({ event: 'tree', treeHash: hash, tree: peer.replica.tree(p) }) + '\n')
+        opts.write(JSON.stringify({ event: 'tree', treeHash: hash, tree: peer.replica.tree(p) ?? null }) + '\n')
       }
     } else {
       const screen = render()
@@ -58,4 +64,11 @@ export function startObserver (peer: Peer, opts: ObserverOptions): { stop: () =>
   const timer = setInterval(draw, opts.tty ? 500 : 1_000)
   draw()
   return { stop: () => { clearInterval(timer); draw() }, render }
+}
+
+/** A finished plan that has left memory (it stays on disk): one line from its summary, not its tree. */
+function evictedLine (peer: Peer, plan: PlanId): string {
+  const s = peer.replica.fold.summary(plan)
+  const hash = (peer.replica.fold.treeHash(plan) ?? '').slice(0, 12)
+  return `plan ${short(plan)} "${s?.goal ?? ''}"\n  ${s?.status ?? ''}${s?.statusReason === undefined || s.statusReason === '' ? '' : `: ${s.statusReason}`} · ${s?.done ?? 0}/${s?.nodes ?? 0} nodes done · treeHash ${hash} · out of memory, on disk (GET /plans/<id> loads it)`
 }

@@ -11,7 +11,7 @@ const GLYPH: Record<NodeStatus, string> = {
   failed: '✗'
 }
 
-function short (id: string): string {
+export function short (id: string): string {
   return id.length > 12 ? `…${id.slice(-6)}` : id
 }
 

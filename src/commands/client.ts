@@ -71,7 +71,7 @@ function deadlineOf (values: Values, fallbackSeconds: number): number {
 async function follow (peer: Peer, plan: PlanId, deadline: number, say: Say): Promise<PlanTree> {
   let last = ''
   while (true) {
-    const tree = peer.replica.tree(plan)
+    const tree = peer.replica.loadTree(plan)
     if (tree !== undefined) {
       const done = tree.nodes.filter(n => n.status === 'done').length
       const line = `${tree.status}: ${done}/${tree.nodes.length} nodes done, ${tree.spentTokens} tokens`
@@ -124,8 +124,8 @@ export async function submit (argv: readonly string[]): Promise<number> {
 async function waitForPlan (peer: Peer, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
   if (planArg === undefined || !/^[0-9a-f]{64}$/.test(planArg)) throw new ConfigError(`expected a plan id (64 hex digits, as printed by submit), got ${JSON.stringify(planArg ?? '')}`)
   const plan = planArg as PlanId
-  await until(`plan ${plan.slice(0, 12)} to arrive`, () => peer.replica.tree(plan) !== undefined, deadline, say, () => `${peer.node.connectedPeers().length} peers connected`)
-  return peer.replica.tree(plan) as PlanTree
+  await until(`plan ${plan.slice(0, 12)} to arrive`, () => peer.replica.loadTree(plan) !== undefined, deadline, say, () => `${peer.node.connectedPeers().length} peers connected`)
+  return peer.replica.loadTree(plan) as PlanTree
 }
 
 /** Wait until this client holds the plan and check that it is its author. */

@@ -58,6 +58,11 @@ class Rec {
 /** What an id is known as: its folded event, or its record (folded if the record's `event` is set). */
 type Ref = PlanEvent | Rec
 
+/** The plan an event belongs to: a goal's own id, otherwise the plan it names. */
+export function planOf (e: PlanEvent): PlanId {
+  return (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
+}
+
 function eventOf (r: Ref | undefined): PlanEvent | undefined {
   return r instanceof Rec ? r.event : r
 }
@@ -175,6 +180,44 @@ export class EventSet {
     return [...this.plans.keys()]
   }
 
+  /** Whether an event of `plan` is parked (a scan of the parked events, which are few). */
+  hasParked (plan: PlanId): boolean {
+    if (this.parkedSize === 0) return false
+    const order = this.order
+    for (let i = this.head; i < order.length; i++) {
+      const r = order[i] as Rec
+      if (r.seq === i && planOf(r.parked as PlanEvent) === plan) return true
+    }
+    return false
+  }
+
+  /**
+   * Forget a plan's folded events and its index: the fold's `evict`. The
+   * caller makes sure no parked event belongs to the plan (`hasParked`): one
+   * would later fold into a fresh index without its goal. Parked events of
+   * other plans that cite its events keep what they hold, and are rejected
+   * when they fold (an event's deps all belong to its own plan), as they
+   * would have been. Returns how many events were dropped.
+   */
+  dropPlan (plan: PlanId): number {
+    const index = this.plans.get(plan)
+    if (index === undefined) return 0
+    const known = this.known
+    let n = 0
+    for (const e of index.events.values()) {
+      const r = known.get(e.id)
+      // A folded event is kept as itself or by its record (which nothing waits on once it folded).
+      if (r === e || (r instanceof Rec && r.event === e && r.parked === undefined && r.waiters === undefined)) {
+        known.delete(e.id)
+        n++
+      }
+    }
+    this.foldedCount -= n
+    this.plans.delete(plan)
+    if (this.lastPlan === index) this.lastPlan = undefined
+    return n
+  }
+
   /** Add one verified event. `nowMs` is local wall time, used only to hold back stamps from the future. */
   add (e: PlanEvent, nowMs: number): AddOutcome {
     const known = this.known
@@ -273,7 +316,7 @@ export class EventSet {
     if (own !== undefined) own.event = e
     else this.known.set(e.id, e)
     this.foldedCount++
-    const planId = (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
+    const planId = planOf(e)
     let index = this.lastPlan
     if (index === undefined || index.id !== planId) {
       index = this.plans.get(planId)

@@ -1,10 +1,10 @@
 import { derivePlan } from './derive.js'
-import { EventSet } from './event-set.js'
+import { EventSet, planOf } from './event-set.js'
 import { hashParts, sha256HexOfText } from './hash.js'
 import { treeHash } from './tree-hash.js'
 import type { AddOutcome, EventSetOptions } from './event-set.js'
-import type { PlanEvent, PlanId } from './events.js'
-import type { PlanTree } from './tree.js'
+import type { Hlc, PeerIdString, PlanEvent, PlanId } from './events.js'
+import type { PlanStatus, PlanTree } from './tree.js'
 
 /** Wall time far enough ahead that no stamp counts as "from the future": for folding a stored set outside any clock. */
 export const NO_CLOCK = Number.MAX_SAFE_INTEGER
@@ -16,6 +16,51 @@ export interface FoldOptions extends EventSetOptions {
    * must give the same hex for every string (a unit test holds them equal).
    */
   readonly hashText?: (text: string) => string
+  /**
+   * A plan's events again, after `evict` took them out of memory (the runtime
+   * reads its store): at least every event the plan had folded when it left.
+   * Without it `evict` refuses, since the plan could never come back.
+   */
+  readonly loadPlan?: (plan: PlanId) => Iterable<PlanEvent>
+  /**
+   * Told each time an evicted plan comes back: how many events were loaded,
+   * and whether its treeHash is the one it left with (it is, unless events
+   * were lost from the store meanwhile).
+   */
+  readonly onReloaded?: (plan: PlanId, info: { events: number, sameHash: boolean }) => void
+}
+
+/** A plan in a line: what /status and the plan lists show, and all that is kept of an evicted plan besides its treeHash. */
+export interface PlanSummary {
+  readonly plan: PlanId
+  readonly goal: string
+  readonly author: PeerIdString
+  readonly submittedAt: Hlc
+  readonly status: PlanStatus
+  readonly statusReason: string
+  readonly nodes: number
+  readonly done: number
+  readonly spentTokens: number
+  readonly budgetTokens: number
+  readonly events: number
+}
+
+export function summarizeTree (tree: PlanTree): PlanSummary {
+  let done = 0
+  for (const n of tree.nodes) if (n.status === 'done') done++
+  return {
+    plan: tree.plan,
+    goal: tree.goal,
+    author: tree.author,
+    submittedAt: tree.submittedAt,
+    status: tree.status,
+    statusReason: tree.statusReason,
+    nodes: tree.nodes.length,
+    done,
+    spentTokens: tree.spentTokens,
+    budgetTokens: tree.budgetTokens,
+    events: tree.events
+  }
 }
 
 /**
@@ -25,18 +70,32 @@ export interface FoldOptions extends EventSetOptions {
  * per plan until that plan gets another event. Incremental adds and a full
  * rebuild of the same set give the same trees: the derivation reads only the
  * set.
+ *
+ * A plan can be taken out of memory (`evict`) and brought back from
+ * `loadPlan` (`reload`, or any `add` of one of its events). An evicted plan
+ * keeps its treeHash and summary, so `plans`, `treeHash` and `swarmHash`
+ * answer exactly as if it were still folded: the tree is a function of the
+ * set, and evicting changes what is in memory, not the set. Only `tree` (and
+ * the event set's lookups) see it gone.
  */
 export class Fold {
   readonly events: EventSet
   private readonly cache = new Map<PlanId, { version: number, tree: PlanTree, hash: string }>()
+  private readonly evicted = new Map<PlanId, { readonly hash: string, readonly summary: PlanSummary }>()
   private readonly hashText: (text: string) => string
+  private readonly loadPlan: FoldOptions['loadPlan']
+  private readonly onReloaded: FoldOptions['onReloaded']
 
   constructor (opts: FoldOptions = {}) {
     this.events = new EventSet(opts)
     this.hashText = opts.hashText ?? sha256HexOfText
+    this.loadPlan = opts.loadPlan
+    this.onReloaded = opts.onReloaded
   }
 
+  /** Add one event; an event of an evicted plan brings the plan back first, so it meets its deps. */
   add (e: PlanEvent, nowMs: number): AddOutcome {
+    if (this.evicted.size > 0) this.reloadFor(e)
     return this.events.add(e, nowMs)
   }
 
@@ -49,24 +108,86 @@ export class Fold {
    * in the order they were added.
    */
   addBatch (events: readonly PlanEvent[], nowMs: number): Array<{ event: PlanEvent, outcome: AddOutcome }> {
+    if (this.evicted.size > 0) for (const e of events) this.reloadFor(e)
     return byStamp(events).map(event => ({ event, outcome: this.events.add(event, nowMs) }))
   }
 
+  /** Every plan with a goal, in memory or evicted, sorted. */
   plans (): PlanId[] {
-    return this.events.planIds().filter(p => this.events.plan(p)?.goal !== undefined).sort()
+    const live = this.events.planIds().filter(p => this.events.plan(p)?.goal !== undefined)
+    return (this.evicted.size === 0 ? live : [...live, ...this.evicted.keys()]).sort()
   }
 
+  /** The folded tree; undefined for an unknown plan and for an evicted one (`isEvicted` tells them apart, `reload` brings it back). */
   tree (plan: PlanId): PlanTree | undefined {
     return this.entry(plan)?.tree
   }
 
   treeHash (plan: PlanId): string | undefined {
-    return this.entry(plan)?.hash
+    return this.evicted.get(plan)?.hash ?? this.entry(plan)?.hash
   }
 
-  /** One hash over every plan's treeHash: equal for replicas holding equal sets. */
+  /** One hash over every plan's treeHash: equal for replicas holding equal sets, whatever each has evicted. */
   swarmHash (): string {
     return hashParts(...this.plans().map(p => `${p}=${this.treeHash(p) ?? ''}`))
+  }
+
+  /** A plan's summary, in memory or evicted (cheap for an evicted plan; derives the tree otherwise). */
+  summary (plan: PlanId): PlanSummary | undefined {
+    const gone = this.evicted.get(plan)
+    if (gone !== undefined) return gone.summary
+    const tree = this.tree(plan)
+    return tree === undefined ? undefined : summarizeTree(tree)
+  }
+
+  isEvicted (plan: PlanId): boolean {
+    return this.evicted.has(plan)
+  }
+
+  /** How many plans are out of memory. */
+  get evictedCount (): number {
+    return this.evicted.size
+  }
+
+  /**
+   * Take a plan out of memory: its events, its index and its cached tree go;
+   * its treeHash and summary stay. Refused (false) without `loadPlan`, for a
+   * plan not in memory, and while an event of the plan is parked (it would
+   * fold into an index without its goal). Events never cite another plan's
+   * events (`checkDeps` rejects them: 'dep-other-plan'), so no other plan
+   * needs this one in memory. Which plans to evict, and when, is the
+   * caller's policy: any plan may go, and comes back as it was.
+   */
+  evict (plan: PlanId): boolean {
+    if (this.loadPlan === undefined) return false
+    const entry = this.entry(plan)
+    if (entry === undefined || this.events.hasParked(plan)) return false
+    this.evicted.set(plan, { hash: entry.hash, summary: summarizeTree(entry.tree) })
+    this.cache.delete(plan)
+    this.events.dropPlan(plan)
+    return true
+  }
+
+  /**
+   * Bring an evicted plan back: fold what `loadPlan` gives as one batch. No
+   * clock holds any of it back: each of its events folded once, and a valid
+   * event stays valid. False if the plan was not evicted.
+   */
+  reload (plan: PlanId): boolean {
+    const gone = this.evicted.get(plan)
+    if (gone === undefined || this.loadPlan === undefined) return false
+    // Loaded before the plan stops counting as evicted: if loading throws, it stays evicted, hashes intact.
+    // Only the plan's own events: a stray event of another evicted plan would park without its deps.
+    const events = [...this.loadPlan(plan)].filter(e => planOf(e) === plan)
+    this.evicted.delete(plan)
+    this.addBatch(events, NO_CLOCK)
+    this.onReloaded?.(plan, { events: events.length, sameHash: this.treeHash(plan) === gone.hash })
+    return true
+  }
+
+  private reloadFor (e: PlanEvent): void {
+    const plan = planOf(e)
+    if (this.evicted.has(plan)) this.reload(plan)
   }
 
   private entry (plan: PlanId): { tree: PlanTree, hash: string } | undefined {

@@ -62,11 +62,11 @@ export async function startHttpServer (host: string, port: number, src: StatusSo
     if (parts[0] === 'plans' && parts.length === 1) { send(res, 200, src.replica.planSummaries()); return }
     if (parts[0] === 'plans' && (parts.length === 2 || (parts.length === 3 && parts[2] === 'events'))) {
       const id = parts[1] as PlanId
-      const tree = /^[0-9a-f]{64}$/.test(id) ? src.replica.tree(id) : undefined
+      // A finished plan that left memory is loaded back from the store for this read (and leaves again once quiet).
+      const tree = /^[0-9a-f]{64}$/.test(id) ? src.replica.loadTree(id) : undefined
       if (tree === undefined) { send(res, 404, { error: `no plan ${id} here; GET /plans lists the plans this node holds` }); return }
       if (parts.length === 2) { send(res, 200, { treeHash: src.replica.fold.treeHash(id), tree }); return }
-      const index = src.replica.fold.events.plan(id)
-      const events = sortEvents(index?.events.values() ?? []).map(e => ({ id: e.id, ...e.env }))
+      const events = sortEvents(src.replica.planEvents(id) ?? []).map(e => ({ id: e.id, ...e.env }))
       send(res, 200, events)
       return
     }

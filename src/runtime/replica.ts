@@ -1,5 +1,6 @@
 import { logger } from '@libp2p/logger'
-import { Fold } from '../core/fold.js'
+import { Fold, summarizeTree } from '../core/fold.js'
+import { planOf } from '../core/event-set.js'
 import { HybridClock } from '../core/hlc.js'
 import { IdSet } from '../core/reconcile.js'
 import { PROTOCOL_VERSION } from '../core/events.js'
@@ -16,6 +17,7 @@ import type { EventRow } from '../store/event-store.js'
 import type { EventStore } from '../store/event-store.js'
 import type { NodeMetrics } from './metrics.js'
 import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
+import type { PlanSummary } from '../core/fold.js'
 import type { PlanTree } from '../core/tree.js'
 
 const log = logger('plan-swarm:replica')
@@ -28,6 +30,14 @@ export const STATUS_WAITING_MAX = 5
 
 /** Stored rows folded per batch when a node starts. */
 const LOAD_PAGE = 5_000
+
+/**
+ * A finished plan leaves memory once it has folded no event for this long,
+ * by the replica's clock (docs/decisions.md): long enough that the stragglers
+ * of its end (late renewals, duplicate results, a roll-up's echo) find it in
+ * memory, short enough that memory follows the plans under way.
+ */
+export const EVICT_QUIET_MS = 60_000
 
 export type EventSource = 'gossip' | 'sync' | 'local' | 'store'
 
@@ -50,6 +60,8 @@ export interface ReplicaInit {
   readonly metrics: NodeMetrics
   /** Local wall clock in ms (tests skew it). */
   readonly now: () => number
+  /** How long a finished plan stays in memory after its last event; default EVICT_QUIET_MS, Infinity keeps every plan. */
+  readonly evictQuietMs?: number
 }
 
 /**
@@ -67,6 +79,13 @@ export interface ReplicaInit {
  * relayed already, and sync brings them back after a restart. This node's own
  * events are committed before `author` returns, so before they are published
  * (docs/decisions.md).
+ *
+ * Memory follows the plans under way, not every plan ever held: `tick`
+ * evicts a finished plan once it has been quiet for `evictQuietMs` (after
+ * committing the queue). Its ids stay in `ids` and its rows in the store; its
+ * treeHash and summary stay in the fold. Any event of it, from any source,
+ * brings it back from the store first (the fold's `loadPlan`), and so does
+ * `loadTree` for a reader that needs the whole tree.
  */
 export class Replica {
   readonly fold: Fold
@@ -91,15 +110,29 @@ export class Replica {
   private flushTimer: NodeJS.Immediate | undefined
   /** Signature checks of sync batches, on worker threads. */
   readonly verifyPool: VerifyPool
+  /** Per plan in memory: local ms of its last folded event, or of its return to memory. */
+  private readonly lastActive = new Map<PlanId, number>()
+  private readonly evictQuietMs: number
+  /** Plans taken out of memory and brought back since start (a plan may do both several times). */
+  readonly evictions = { evicted: 0, reloaded: 0 }
 
   constructor (private readonly init: ReplicaInit) {
     this.clock = new HybridClock(init.now)
     this.verifyPool = new VerifyPool(init.swarm)
+    this.evictQuietMs = init.evictQuietMs ?? EVICT_QUIET_MS
     this.fold = new Fold({
       hashText: nativeSha256HexOfText,
       onRejected: (id, reason, detail) => {
         init.metrics.reject(reason, 'parked')
         log('rejected parked event %s: %s (%s)', id, reason, detail)
+      },
+      loadPlan: plan => this.storedEvents(plan),
+      onReloaded: (plan, { events, sameHash }) => {
+        this.evictions.reloaded++
+        this.lastActive.set(plan, init.now())
+        if (sameHash) log('plan %s back in memory: %d events', plan, events)
+        // Only lost rows do this (a damaged row moved aside); a restart reloads the ids from the store, and sync fetches what is missing.
+        else log.error('plan %s came back from the store with %d events and another treeHash than it left with: rows are missing; restart this node to fetch them again', plan, events)
       }
     })
   }
@@ -127,6 +160,22 @@ export class Replica {
     }, d => { log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem) })
     flush()
     return { ...counts, rejected }
+  }
+
+  /**
+   * An evicted plan's events as stored, plus any still queued (the queue is
+   * committed before a plan is evicted, but a store that refused a commit
+   * keeps them queued).
+   */
+  private storedEvents (plan: PlanId): PlanEvent[] {
+    const out: PlanEvent[] = []
+    const take = (bytes: Uint8Array): void => {
+      const d = decodeEvent(bytes, { swarm: this.init.swarm, verify: false })
+      if (d.kind === 'event') out.push(d.event)
+    }
+    this.init.store.loadPlan(plan, row => { take(row.bytes) }, d => { log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem) })
+    for (const row of this.unwritten.values()) if (row.plan === plan) take(row.bytes)
+    return out
   }
 
   /** Held (folded, parked, or of another version), or refused at the wire for its envelope: sync need not fetch it again. */
@@ -177,6 +226,8 @@ export class Replica {
     if (decoded.kind === 'rejected') return this.refused(bytes, decoded.reason, decoded.detail, source)
     if (decoded.kind === 'other-version') return this.otherVersion(decoded, bytes, source)
     const e = decoded.event
+    // Held already, perhaps by a plan out of memory: a duplicate, without bringing the plan back.
+    if (this.ids.has(e.id)) return this.duplicate(e.id, source)
     return this.settle(e, bytes, this.fold.add(e, this.init.now()), source)
   }
 
@@ -294,7 +345,11 @@ export class Replica {
     }
   }
 
-  /** Fold events whose time has come (stamped ahead of our clock) and expire old parked ones; call about once a second. */
+  /**
+   * Fold events whose time has come (stamped ahead of our clock), expire old
+   * parked ones, and evict finished plans that went quiet; call about once a
+   * second.
+   */
   tick (): void {
     const { folded } = this.fold.events.tick(this.init.now())
     if (folded.length > 0) this.afterFold(folded, undefined, undefined, 'gossip')
@@ -302,6 +357,31 @@ export class Replica {
       for (const id of this.parkedBytes.keys()) if (!this.fold.events.has(id)) this.parkedBytes.delete(id)
     }
     this.init.metrics.parked.set(this.fold.events.parkedCount)
+    this.evictQuiet()
+  }
+
+  /**
+   * Take finished plans that folded nothing for `evictQuietMs` out of memory.
+   * The queue is committed first, so that the store can give their events
+   * back (`storedEvents` reads what a refused commit left queued, too).
+   * Finished only: a plan under way (or out of budget, which a raise
+   * resumes) is read by the roles on every pass.
+   */
+  private evictQuiet (): void {
+    const now = this.init.now()
+    let flushed = false
+    for (const [plan, at] of this.lastActive) {
+      if (!(now - at >= this.evictQuietMs)) continue
+      const tree = this.fold.tree(plan)
+      if (tree === undefined) { this.lastActive.delete(plan); continue }
+      if (!isFinished(tree)) continue
+      if (!flushed) { this.flush(); flushed = true }
+      if (this.fold.evict(plan)) {
+        this.lastActive.delete(plan)
+        this.evictions.evicted++
+        log('plan %s (%s) left memory after %d ms quiet', plan, tree.status, now - at)
+      }
+    }
   }
 
   private afterFold (folded: readonly PlanEvent[], first: PlanEvent | undefined, firstBytes: Uint8Array | undefined, source: EventSource): void {
@@ -315,6 +395,7 @@ export class Replica {
       }
       this.parkedBytes.delete(f.id)
       this.ids.add(f.id)
+      this.lastActive.set(planOf(f), now)
       this.init.metrics.accepted.inc({ source })
       if (source === 'gossip' && f.env.author !== this.init.peerId) {
         // How late others' events reach us (their stamp is their wall clock at signing): a moving
@@ -335,6 +416,8 @@ export class Replica {
    */
   async author<T extends EventType> (type: T, plan: PlanId | '', cites: readonly EventId[], body: Bodies[T]): Promise<{ event: PlanEvent<T>, bytes: Uint8Array }> {
     const deps = [...new Set(plan === '' ? cites : [plan as string as EventId, ...cites])].sort()
+    // What it cites must be in memory to stamp after it.
+    if (plan !== '') this.fold.reload(plan)
     const depEvents = deps.map(d => {
       const e = this.fold.events.get(d)
       if (e === undefined) throw new Error(`cannot cite ${d}: this node does not hold it folded`)
@@ -351,11 +434,33 @@ export class Replica {
     return { event: signed.event as PlanEvent<T>, bytes: signed.bytes }
   }
 
+  /**
+   * The plan's tree if it is in memory: undefined for an evicted plan, so
+   * that loops over every plan (the roles, the observer) stay as cheap as the
+   * plans under way. A reader of one plan that must see it whole uses
+   * `loadTree`.
+   */
   tree (plan: PlanId): PlanTree | undefined {
     const t0 = performance.now()
     const tree = this.fold.tree(plan)
     this.init.metrics.foldSeconds.observe((performance.now() - t0) / 1000)
     return tree
+  }
+
+  /**
+   * The plan's tree, bringing an evicted plan back into memory first: one
+   * indexed store read and a fold of its events (docs/decisions.md). It
+   * leaves again once quiet for `evictQuietMs`.
+   */
+  loadTree (plan: PlanId): PlanTree | undefined {
+    this.fold.reload(plan)
+    return this.tree(plan)
+  }
+
+  /** The plan's events (loading an evicted plan back, as `loadTree`), or undefined for a plan this node does not hold. */
+  planEvents (plan: PlanId): PlanEvent[] | undefined {
+    if (this.loadTree(plan) === undefined) return undefined
+    return [...(this.fold.events.plan(plan)?.events.values() ?? [])]
   }
 
   /**
@@ -365,22 +470,20 @@ export class Replica {
    */
   planSummaries (): Array<{ id: PlanId, goal: string, status: string, treeHash: string, nodes: number, done: number, spentTokens: number, budgetTokens: number, waiting: string[] }> {
     return this.fold.plans().map(id => {
-      const t = this.tree(id) as PlanTree
+      // An evicted plan answers from its summary: it is finished, so nothing waits.
+      const t = this.tree(id)
+      const s = t === undefined ? this.fold.summary(id) as PlanSummary : summarizeTree(t)
       return {
         id,
-        goal: t.goal,
-        status: t.status,
+        goal: s.goal,
+        status: s.status,
         treeHash: this.fold.treeHash(id) as string,
-        nodes: t.nodes.length,
-        done: t.nodes.filter(n => n.status === 'done').length,
-        spentTokens: t.spentTokens,
-        budgetTokens: t.budgetTokens,
-        waiting: isFinished(t) ? [] : t.nodes.filter(n => n.waiting !== null && n.status !== 'blocked').slice(0, STATUS_WAITING_MAX).map(n => `"${n.title}": ${n.waiting as string}`)
+        nodes: s.nodes,
+        done: s.done,
+        spentTokens: s.spentTokens,
+        budgetTokens: s.budgetTokens,
+        waiting: t === undefined || isFinished(t) ? [] : t.nodes.filter(n => n.waiting !== null && n.status !== 'blocked').slice(0, STATUS_WAITING_MAX).map(n => `"${n.title}": ${n.waiting as string}`)
       }
     })
   }
-}
-
-function planOf (e: PlanEvent): string {
-  return e.env.type === 'goal-submitted' ? e.id : e.env.plan
 }

@@ -302,14 +302,14 @@ export class RoleSwarm {
   unionTreeHash (plan: PlanId): string | undefined {
     const all = new Map<string, PlanEvent>()
     for (const p of this.peers()) {
-      for (const [id, e] of p.replica.fold.events.plan(plan)?.events ?? []) all.set(id, e)
+      for (const e of p.replica.planEvents(plan) ?? []) all.set(e.id, e)
     }
     return foldAll(all.values()).treeHash(plan)
   }
 
   /** Events of the plan authored by `author`, in a peer's fold. */
   eventsBy (plan: PlanId, author: string, peer: Peer = this.client): PlanEvent[] {
-    return [...(peer.replica.fold.events.plan(plan)?.events.values() ?? [])].filter(e => e.env.author === author)
+    return (peer.replica.planEvents(plan) ?? []).filter(e => e.env.author === author)
   }
 
   async stop (): Promise<void> {

@@ -14,8 +14,10 @@ export function dashboardSource (peer: Peer): DashboardSource {
     now: peer.now,
     status: () => peer.status(),
     plans: () => peer.replica.fold.plans(),
-    tree: plan => peer.replica.tree(plan),
+    // One plan at a time (the one a page shows): a finished plan out of memory is loaded back for it.
+    tree: plan => peer.replica.loadTree(plan),
     treeHash: plan => peer.replica.fold.treeHash(plan),
+    summary: plan => peer.replica.fold.summary(plan),
     onFolded: fn => peer.replica.onFolded(events => { fn(events.length) }),
     rejected: () => Object.fromEntries(peer.metrics.rejectedByReason),
     submit: async (goal, values) => {
@@ -26,7 +28,7 @@ export function dashboardSource (peer: Peer): DashboardSource {
       return { plan, committee, quorum: params.quorum }
     },
     cancel: async (plan, reason) => {
-      const tree = peer.replica.tree(plan)
+      const tree = peer.replica.loadTree(plan)
       if (tree === undefined) throw new DashboardRequestError(404, `no plan ${plan} here`)
       if (tree.author !== peer.replica.peerId) throw new DashboardRequestError(403, `plan ${plan.slice(0, 12)} was submitted by ${tree.author}, not by this observer: only its author can cancel it (npm start -- cancel ${plan} from the submitter's --data-dir)`)
       if (isFinished(tree)) throw new DashboardRequestError(409, `plan ${plan.slice(0, 12)} is already ${tree.status}: nothing to cancel`)

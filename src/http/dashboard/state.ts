@@ -1,4 +1,6 @@
 import type { PlanId } from '../../core/events.js'
+import { summarizeTree } from '../../core/fold.js'
+import type { PlanSummary } from '../../core/fold.js'
 import type { PlanTree } from '../../core/tree.js'
 
 /**
@@ -19,6 +21,12 @@ export interface DashboardSource {
   plans: () => readonly PlanId[]
   tree: (plan: PlanId) => PlanTree | undefined
   treeHash: (plan: PlanId) => string | undefined
+  /**
+   * A plan's line without its tree: also for finished plans that left
+   * memory, which the list shows without loading them back. Without it the
+   * list is made from `tree`.
+   */
+  summary?: (plan: PlanId) => PlanSummary | undefined
   /** Called with the number of events folded, whenever some are. */
   onFolded: (fn: (count: number) => void) => () => void
   /** Events this node rejected since it started, by reason. */
@@ -60,18 +68,18 @@ export interface Summary {
 const FINISHED = new Set(['completed', 'failed', 'cancelled'])
 
 /** The plans as the page lists them: newest first. */
-export function planLines (source: Pick<DashboardSource, 'plans' | 'tree'>, self: string): PlanLine[] {
+export function planLines (source: Pick<DashboardSource, 'plans' | 'tree' | 'summary'>, self: string): PlanLine[] {
   const lines: PlanLine[] = []
   for (const id of source.plans()) {
-    const t = source.tree(id)
+    const t = source.summary !== undefined ? source.summary(id) : summaryOf(source.tree(id))
     if (t === undefined) continue
     lines.push({
       id,
       goal: t.goal,
       status: t.status,
       statusReason: t.statusReason,
-      nodes: t.nodes.length,
-      done: t.nodes.filter(n => n.status === 'done').length,
+      nodes: t.nodes,
+      done: t.done,
       spentTokens: t.spentTokens,
       budgetTokens: t.budgetTokens,
       submittedMs: t.submittedAt.ms,
@@ -79,6 +87,10 @@ export function planLines (source: Pick<DashboardSource, 'plans' | 'tree'>, self
     })
   }
   return lines.sort((a, b) => b.submittedMs - a.submittedMs || (a.id < b.id ? -1 : 1))
+}
+
+function summaryOf (tree: PlanTree | undefined): PlanSummary | undefined {
+  return tree === undefined ? undefined : summarizeTree(tree)
 }
 
 /** The plan a page follows when it has not chosen one: the newest still running, else the newest. */
