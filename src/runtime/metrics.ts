@@ -11,6 +11,7 @@ export class NodeMetrics {
   readonly ignored = new Counter({ name: 'plan_swarm_events_ignored_total', help: 'Events not folded yet or already held, by why', labelNames: ['why', 'source'] as const, registers: [this.registry] })
   readonly parked = new Gauge({ name: 'plan_swarm_events_parked', help: 'Events waiting for deps or for the clock', registers: [this.registry] })
   readonly stored = new Gauge({ name: 'plan_swarm_events_stored', help: 'Events held', registers: [this.registry] })
+  readonly plans = new Gauge({ name: 'plan_swarm_plans', help: 'Plans held, by where: in memory, or finished and out of memory (on disk only)', labelNames: ['where'] as const, registers: [this.registry] })
   readonly peers = new Gauge({ name: 'plan_swarm_peers', help: 'Connected peers', registers: [this.registry] })
   readonly syncRounds = new Counter({ name: 'plan_swarm_sync_sessions_total', help: 'Sync sessions, by outcome', labelNames: ['outcome'] as const, registers: [this.registry] })
   readonly syncEvents = new Counter({ name: 'plan_swarm_sync_events_received_total', help: 'Events received through sync', registers: [this.registry] })

@@ -358,6 +358,9 @@ export class Replica {
     }
     this.init.metrics.parked.set(this.fold.events.parkedCount)
     this.evictQuiet()
+    const out = this.fold.evictedCount
+    this.init.metrics.plans.set({ where: 'disk' }, out)
+    this.init.metrics.plans.set({ where: 'memory' }, this.fold.plans().length - out)
   }
 
   /**

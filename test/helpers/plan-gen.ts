@@ -642,6 +642,15 @@ export function arrivalOrder (events: readonly PlanEvent[], rng: Rng, dupRate = 
   return rng.shuffle(out)
 }
 
+/** The same order with copies of some events inserted at random places (after their original or before it). */
+export function withDuplicates (events: readonly PlanEvent[], rng: Rng, rate: number): PlanEvent[] {
+  const out = [...events]
+  for (const e of events) {
+    while (rng.chance(rate)) out.splice(rng.int(0, out.length), 0, e)
+  }
+  return out
+}
+
 /** A random causal order (a random linear extension of the deps DAG): every event after its deps. */
 export function causalOrder (events: readonly PlanEvent[], rng: Rng): PlanEvent[] {
   const ids = new Set(events.map(e => e.id))

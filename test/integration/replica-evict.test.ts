@@ -65,10 +65,11 @@ beforeAll(async () => {
 afterAll(() => { removeTempDirs() })
 
 /** A replica whose clock the test moves; it starts past every stamp the generator made. */
-function replicaOn (store: EventStore, key: PrivateKey, peerId: PeerIdString, startMs = 1_000_000): { replica: Replica, clock: { ms: number } } {
+function replicaOn (store: EventStore, key: PrivateKey, peerId: PeerIdString, startMs = 1_000_000): { replica: Replica, clock: { ms: number }, metrics: NodeMetrics } {
   const clock = { ms: startMs }
-  const replica = new Replica({ swarm: 'test', key, peerId, store, metrics: new NodeMetrics(), now: () => clock.ms })
-  return { replica, clock }
+  const metrics = new NodeMetrics()
+  const replica = new Replica({ swarm: 'test', key, peerId, store, metrics, now: () => clock.ms })
+  return { replica, clock, metrics }
 }
 
 function expectSameAsFoldAll (replica: Replica, label: string): void {
@@ -91,7 +92,7 @@ describe('replica: finished plans leave memory', () => {
     const first = plans[0] as Plan
     // The replica signs as the first plan's author, so that it may cancel that plan itself.
     const authorKey = first.keys.get(first.builder.author) as PrivateKey
-    const { replica, clock } = replicaOn(store, authorKey, first.builder.author)
+    const { replica, clock, metrics } = replicaOn(store, authorKey, first.builder.author)
     const biggest = Math.max(...plans.map(p => p.events.length))
     let peak = 0
     try {
@@ -113,6 +114,10 @@ describe('replica: finished plans leave memory', () => {
       expect(replica.ids.size).toBe(total)
       for (const e of all.values()) expect(replica.has(e.id)).toBe(true)
       expectSameAsFoldAll(replica, 'after many plans')
+      // /metrics says how many plans are out of memory.
+      const text = await metrics.text()
+      expect(Number(/^plan_swarm_plans\{where="disk"\} (\d+)$/m.exec(text)?.[1])).toBe(replica.fold.evictedCount)
+      expect(Number(/^plan_swarm_plans\{where="memory"\} (\d+)$/m.exec(text)?.[1])).toBe(PLANS - replica.fold.evictedCount)
 
       // /status answers for evicted plans from their summaries, as it did from their trees.
       const ref = foldAll(all.values())

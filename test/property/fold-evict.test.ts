@@ -23,7 +23,7 @@ import fc from 'fast-check'
 import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { planOf } from '../../src/core/event-set.js'
 import { isFinished } from '../../src/core/view.js'
-import { CaseCounter, Corpus, Rng, arrivalOrder, causalOrder, loadActors, runSeed } from '../helpers/plan-gen.js'
+import { CaseCounter, Corpus, Rng, arrivalOrder, causalOrder, loadActors, runSeed, withDuplicates } from '../helpers/plan-gen.js'
 import type { AddOutcome } from '../../src/core/event-set.js'
 import type { FoldOptions } from '../../src/core/fold.js'
 import type { PlanEvent, PlanId } from '../../src/core/events.js'
@@ -55,14 +55,6 @@ const arbCase = fc.record({
 })
 type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
 
-/** With copies of some events inserted at random places (after their original or before it). */
-function withDuplicates (events: readonly PlanEvent[], rng: Rng, rate: number): PlanEvent[] {
-  const out = [...events]
-  for (const e of events) {
-    while (rng.chance(rate)) out.splice(rng.int(0, out.length), 0, e)
-  }
-  return out
-}
 
 /** A fold under test: `evict` is the one to exercise (a canary overrides it). */
 type MakeFold = (opts: FoldOptions) => Fold

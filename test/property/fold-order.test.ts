@@ -30,7 +30,7 @@ import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { treeHash } from '../../src/core/tree-hash.js'
 import { compareEvents, sortEvents } from '../../src/core/order.js'
 import { validateEnvelope } from '../../src/wire/index.js'
-import { CaseCounter, Corpus, Rng, arrivalOrder, causalOrder, loadActors, runSeed } from '../helpers/plan-gen.js'
+import { CaseCounter, Corpus, Rng, arrivalOrder, causalOrder, loadActors, runSeed, withDuplicates } from '../helpers/plan-gen.js'
 import type { EventId, PlanEvent, PlanId } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
 import type { GeneratedPlan } from '../helpers/plan-gen.js'
@@ -65,14 +65,6 @@ const arbCase = fc.record({
 })
 type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
 
-/** With duplicates sprinkled in at random places. */
-function withDuplicates (events: readonly PlanEvent[], rng: Rng, rate: number): PlanEvent[] {
-  const out = [...events]
-  for (const e of events) {
-    while (rng.chance(rate)) out.splice(rng.int(0, out.length), 0, e)
-  }
-  return out
-}
 
 function arrange (p: GeneratedPlan, c: Case): PlanEvent[] {
   const rng = new Rng(c.order)
