@@ -14,9 +14,25 @@ export interface PartitionNet {
   destroy: () => void
 }
 
-function ip (...args: string[]): void {
+/** Runs `ip` (iproute2), throwing its stderr on failure. */
+export function ip (...args: string[]): void {
   const r = spawnSync('ip', args, { encoding: 'utf8' })
   if (r.status !== 0) throw new Error(`ip ${args.join(' ')} failed: ${r.stderr || r.error?.message}`)
+}
+
+/** A hub namespace `name` with bridges brA and brB joined by the veth pair ab0/ab1 (the link `cut` takes down). */
+export function addTwoBridgeHub (name: string): void {
+  ip('netns', 'add', name)
+  ip('-n', name, 'link', 'set', 'lo', 'up')
+  for (const br of ['brA', 'brB']) {
+    ip('-n', name, 'link', 'add', br, 'type', 'bridge')
+    ip('-n', name, 'link', 'set', br, 'up')
+  }
+  ip('-n', name, 'link', 'add', 'ab0', 'type', 'veth', 'peer', 'name', 'ab1')
+  ip('-n', name, 'link', 'set', 'ab0', 'master', 'brA')
+  ip('-n', name, 'link', 'set', 'ab1', 'master', 'brB')
+  ip('-n', name, 'link', 'set', 'ab0', 'up')
+  ip('-n', name, 'link', 'set', 'ab1', 'up')
 }
 
 export function createPartitionNet (): PartitionNet {
@@ -24,17 +40,7 @@ export function createPartitionNet (): PartitionNet {
   const hub = `pp-${id}-hub`
   const subnet = `10.216.${parseInt(id.slice(0, 2), 16)}`
   const made = [hub]
-  ip('netns', 'add', hub)
-  ip('-n', hub, 'link', 'set', 'lo', 'up')
-  for (const br of ['brA', 'brB']) {
-    ip('-n', hub, 'link', 'add', br, 'type', 'bridge')
-    ip('-n', hub, 'link', 'set', br, 'up')
-  }
-  ip('-n', hub, 'link', 'add', 'ab0', 'type', 'veth', 'peer', 'name', 'ab1')
-  ip('-n', hub, 'link', 'set', 'ab0', 'master', 'brA')
-  ip('-n', hub, 'link', 'set', 'ab1', 'master', 'brB')
-  ip('-n', hub, 'link', 'set', 'ab0', 'up')
-  ip('-n', hub, 'link', 'set', 'ab1', 'up')
+  addTwoBridgeHub(hub)
   let n = 0
   return {
     addHost (side) {

@@ -20,6 +20,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { addTwoBridgeHub, ip } from '../helpers/partition-net.js'
 
 export interface LabHost {
   readonly ns: string
@@ -47,11 +48,6 @@ export function labUnavailable (): string | undefined {
   return undefined
 }
 
-function ip (...args: string[]): void {
-  const r = spawnSync('ip', args, { encoding: 'utf8' })
-  if (r.status !== 0) throw new Error(`ip ${args.join(' ')} failed: ${r.stderr || r.error?.message}`)
-}
-
 export function createLab (): Lab {
   const id = randomBytes(3).toString('hex')
   // 10.M.0.0/16 with M in 100..179: other labs (partition-net uses 10.216.x) rarely collide.
@@ -64,18 +60,8 @@ export function createLab (): Lab {
   const ensureHub = (): string => {
     if (hub !== undefined) return hub
     hub = `rl-${id}-hub`
-    ip('netns', 'add', hub)
     made.push(hub)
-    ip('-n', hub, 'link', 'set', 'lo', 'up')
-    for (const br of ['brA', 'brB']) {
-      ip('-n', hub, 'link', 'add', br, 'type', 'bridge')
-      ip('-n', hub, 'link', 'set', br, 'up')
-    }
-    ip('-n', hub, 'link', 'add', 'ab0', 'type', 'veth', 'peer', 'name', 'ab1')
-    ip('-n', hub, 'link', 'set', 'ab0', 'master', 'brA')
-    ip('-n', hub, 'link', 'set', 'ab1', 'master', 'brB')
-    ip('-n', hub, 'link', 'set', 'ab0', 'up')
-    ip('-n', hub, 'link', 'set', 'ab1', 'up')
+    addTwoBridgeHub(hub)
     return hub
   }
 

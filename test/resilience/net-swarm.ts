@@ -12,11 +12,13 @@
  */
 import { join } from 'node:path'
 import { loadOrCreateIdentity } from '../../src/store/identity.js'
-import { EXIT, cliEnv, parseJsonLine, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { EXIT, cliEnv, parseJsonLine, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
 import { startFakeLlm } from '../helpers/fake-llm.js'
 import { checkInvariants } from './invariants.js'
 import { startTcpProxy } from './tcp-proxy.js'
 import { createLab } from './net-lab.js'
+import { CLIENT_MS, START_MS, fetchPlan, fetchStatus, waitForPlan, waitForRoster } from './swarm.js'
+import type { NodeStatus, PlanBody } from './swarm.js'
 import type { CliChild, Finished } from '../helpers/cli-process.js'
 import type { FakeLlm, FakeLlmOptions } from '../helpers/fake-llm.js'
 import type { InvariantInput, InvariantReport } from './invariants.js'
@@ -24,8 +26,7 @@ import type { Lab, LabHost } from './net-lab.js'
 import type { TcpProxy } from './tcp-proxy.js'
 import type { PlanTree } from '../../src/core/tree.js'
 
-export const START_MS = 120_000
-export const CLIENT_MS = 120_000
+export { START_MS, CLIENT_MS }
 const HTTP_PORT = 7070
 
 export interface NetNode {
@@ -99,29 +100,21 @@ export class NetSwarm {
     node.alive = true
   }
 
-  async status (node: NetNode): Promise<{ roster: Array<{ peerId: string, role: string }>, peers: number, plans: Array<{ id: string, status: string, treeHash: string }> }> {
-    const r = await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(10_000) })
-    return await r.json() as Awaited<ReturnType<NetSwarm['status']>>
+  async status (node: NetNode): Promise<NodeStatus> {
+    return await fetchStatus(node)
   }
 
-  async plan (node: NetNode, plan: string): Promise<{ treeHash: string, tree: PlanTree } | undefined> {
-    const r = await fetch(`${node.http}/plans/${plan}`, { signal: AbortSignal.timeout(10_000) })
-    return r.ok ? await r.json() as { treeHash: string, tree: PlanTree } : undefined
+  async plan (node: NetNode, plan: string): Promise<PlanBody | undefined> {
+    return await fetchPlan(node, plan)
   }
 
   /** Until `node`'s roster lists every other node of these. */
   async waitRoster (node: NetNode, others: readonly NetNode[], timeoutMs = START_MS): Promise<void> {
-    await waitUntil(`${node.name} to see ${others.length} peers in its roster`, async () => {
-      const seen = new Set((await this.status(node)).roster.map(r => r.peerId))
-      return others.every(o => o === node || seen.has(o.peerId)) ? true : undefined
-    }, timeoutMs)
+    await waitForRoster(node, others.filter(o => o !== node).map(o => o.peerId), timeoutMs)
   }
 
   async waitPlan (node: NetNode, plan: string, what: string, pred: (t: PlanTree) => boolean, timeoutMs: number): Promise<PlanTree> {
-    return await waitUntil(`${what} (on ${node.name})`, async () => {
-      const b = await this.plan(node, plan)
-      return b !== undefined && pred(b.tree) ? b.tree : undefined
-    }, timeoutMs)
+    return await waitForPlan(node, plan, what, pred, timeoutMs)
   }
 
   /** `submit` from a client on host `h` (its data dir is `<home>/client`). */

@@ -63,6 +63,44 @@ export interface ResilienceSwarmOptions {
 
 export interface PlanBody { treeHash: string, tree: PlanTree }
 
+/** What the scenarios read of a node's `GET /status`. */
+export interface NodeStatus {
+  peerId: string
+  peers: number
+  roster: Array<{ peerId: string, role: string }>
+  plans: Array<{ id: string, status: string, treeHash: string }>
+  events: { held: number, parked: number }
+}
+
+/** A running node as the HTTP helpers below need it (both swarms' nodes are). */
+interface HttpNode { readonly name: string, readonly http: string }
+
+export async function fetchStatus (node: HttpNode): Promise<NodeStatus> {
+  const r = await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(10_000) })
+  return await r.json() as NodeStatus
+}
+
+export async function fetchPlan (node: HttpNode, plan: string): Promise<PlanBody | undefined> {
+  const r = await fetch(`${node.http}/plans/${plan}`, { signal: AbortSignal.timeout(10_000) })
+  return r.ok ? await r.json() as PlanBody : undefined
+}
+
+/** Until `node`'s roster lists every peer id. */
+export async function waitForRoster (node: HttpNode, peerIds: readonly string[], timeoutMs = START_MS): Promise<void> {
+  await waitUntil(`${node.name} to see ${peerIds.length} peers in its roster`, async () => {
+    const seen = new Set((await fetchStatus(node)).roster.map(r => r.peerId))
+    return peerIds.every(p => seen.has(p)) ? true : undefined
+  }, timeoutMs)
+}
+
+/** Until `pred` holds for the plan as `node` folds it; returns that tree. */
+export async function waitForPlan (node: HttpNode, plan: string, what: string, pred: (t: PlanTree) => boolean, timeoutMs: number): Promise<PlanTree> {
+  return await waitUntil(`${what} (on ${node.name})`, async () => {
+    const b = await fetchPlan(node, plan)
+    return b !== undefined && pred(b.tree) ? b.tree : undefined
+  }, timeoutMs)
+}
+
 /** A moment of the scenario, for the measured times. */
 export class Stopwatch {
   private readonly t0 = Date.now()
@@ -214,30 +252,20 @@ export class ResilienceSwarm {
     return s
   }
 
-  async status (node: SwarmNode): Promise<{ peerId: string, roster: Array<{ peerId: string, role: string }>, plans: Array<{ id: string, status: string, treeHash: string }>, events: { held: number, parked: number } }> {
-    const r = await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(10_000) })
-    return await r.json() as Awaited<ReturnType<ResilienceSwarm['status']>>
+  async status (node: SwarmNode): Promise<NodeStatus> {
+    return await fetchStatus(node)
   }
 
   async plan (node: SwarmNode, plan: string): Promise<PlanBody | undefined> {
-    const r = await fetch(`${node.http}/plans/${plan}`, { signal: AbortSignal.timeout(10_000) })
-    return r.ok ? await r.json() as PlanBody : undefined
+    return await fetchPlan(node, plan)
   }
 
-  /** Until `node`'s roster lists every peer id. */
   async waitRoster (node: SwarmNode, peerIds: readonly string[], timeoutMs = START_MS): Promise<void> {
-    await waitUntil(`${node.name} to see ${peerIds.length} peers in its roster`, async () => {
-      const seen = new Set((await this.status(node)).roster.map(r => r.peerId))
-      return peerIds.every(p => seen.has(p)) ? true : undefined
-    }, timeoutMs)
+    await waitForRoster(node, peerIds, timeoutMs)
   }
 
-  /** Until `pred` holds for the plan as `node` folds it; returns that tree. */
   async waitPlan (node: SwarmNode, plan: string, what: string, pred: (t: PlanTree) => boolean, timeoutMs: number): Promise<PlanTree> {
-    return await waitUntil(`${what} (on ${node.name})`, async () => {
-      const b = await this.plan(node, plan)
-      return b !== undefined && pred(b.tree) ? b.tree : undefined
-    }, timeoutMs)
+    return await waitForPlan(node, plan, what, pred, timeoutMs)
   }
 
   private async client (args: readonly string[]): Promise<Finished> {
