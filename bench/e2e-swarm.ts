@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseNodeArgs } from '../src/runtime/config.js'
-import { startPeer, type Peer } from '../src/runtime/peer.js'
+import { startPeer, type Peer } from '../src/app/peer.js'
 import { DEFAULT_PARAMS, majority } from '../src/core/events.js'
 import { encodeEnvelope, SIGNATURE_BYTES } from '../src/wire/codec.js'
 import { CLI, REPO_ROOT, cliEnv, spawnCommand, stopCliChildren, tempDir, waitUntil, type CliChild } from '../test/helpers/cli-process.js'

@@ -4,7 +4,7 @@ import { Fold, foldAll } from '../src/core/fold.js'
 import { signEvent } from '../src/wire/sign.js'
 import { decodeEvent } from '../src/wire/decode.js'
 import { createNativeVerifier } from '../src/runtime/verify.js'
-import { nativeSha256HexOfText } from '../src/runtime/hash-text.js'
+import { nativeSha256HexOfText } from '../src/sync/native-hash.js'
 import { machine, median, shuffle, report } from './util.js'
 import type { PlanEvent } from '../src/core/events.js'
 

@@ -4,7 +4,7 @@
  * defaults, as an observer (no role logic, so nothing publishes by itself).
  */
 import { parseNodeArgs } from '../src/runtime/config.js'
-import { startPeer } from '../src/runtime/peer.js'
+import { startPeer } from '../src/app/peer.js'
 import { multiaddr } from '@multiformats/multiaddr'
 import type { Connection } from '@libp2p/interface'
 import type { ChildCfg, NetImpl } from './net-proto.js'

@@ -39,10 +39,10 @@ export function decideDecomposer (tree: PlanTree, me: PeerIdString, nowMs: numbe
 }
 
 export function createDecomposer (ctx: RoleContext): RoleHandler {
-  const angle = angleOf(ctx.peer.replica.peerId)
+  const angle = angleOf(ctx.view.me)
   ctx.say(`decomposer angle: ${angle}`)
   return {
-    decide: (tree, now) => decideDecomposer(tree, ctx.peer.replica.peerId, now),
+    decide: (tree, now) => decideDecomposer(tree, ctx.view.me, now),
     act: async (intent: ProposeIntent, tree) => {
       const p = tree.params
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
@@ -56,7 +56,7 @@ export function createDecomposer (ctx: RoleContext): RoleHandler {
         leafHint: intent.node.depth + 1 >= p.maxDepth,
         notes: intent.notes
       })
-      await ctx.peer.publish('split-proposed', intent.plan, intent.node.evidence, {
+      await ctx.view.publish('split-proposed', intent.plan, intent.node.evidence, {
         node: intent.node.id, attempt: intent.attempt, subgoals: out.subgoals, rationale: out.rationale, usage: out.usage
       })
       ctx.say(`proposed ${out.subgoals.length} subgoals for "${intent.node.title}" (attempt ${intent.attempt})`)

@@ -1,13 +1,14 @@
 import { logger } from '@libp2p/logger'
-import type { Peer } from '../src/runtime/peer.js'
 import type { LlmProvider } from '../src/llm/types.js'
 import type { PlanTree } from '../src/core/tree.js'
+import type { NodeView } from '../src/ports/node-view.js'
+import type { Cancel } from '../src/ports/scheduler.js'
 
 const log = logger('plan-swarm:role')
 
-/** What a role may use: its peer (replica, publish, roster, clock), its model, and a line printer. */
+/** What a role may use: its node's view (trees, roster, clock and timers, publish), its model, and a line printer. */
 export interface RoleContext {
-  readonly peer: Peer
+  readonly view: NodeView
   readonly provider: LlmProvider
   readonly say: (line: string) => void
 }
@@ -59,25 +60,27 @@ export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDri
   const failedAt = new Map<string, number>()
   let stopped = false
   let scheduled = false
-  let wakeTimer: NodeJS.Timeout | undefined
+  let cancelWake: Cancel | undefined
   let wakeAt = Infinity
+  const view = ctx.view
+  const scheduler = view.scheduler
 
   const evaluate = (): void => {
     scheduled = false
     if (stopped) return
-    const now = ctx.peer.now()
+    const now = view.now()
     handler.tick?.(now)
     pass(now)
     const next = handler.nextWakeAt?.() ?? null
     if (next !== null && next < wakeAt && next - now < pollMs) {
-      clearTimeout(wakeTimer)
+      cancelWake?.()
       wakeAt = next
-      wakeTimer = setTimeout(() => { wakeAt = Infinity; schedule() }, Math.max(0, next - ctx.peer.now()) + 1)
+      cancelWake = scheduler.after(Math.max(0, next - view.now()) + 1, () => { wakeAt = Infinity; schedule() })
     }
   }
   const pass = (now: number): void => {
-    for (const plan of ctx.peer.replica.fold.plans()) {
-      const tree = ctx.peer.replica.tree(plan)
+    for (const plan of view.plans()) {
+      const tree = view.tree(plan)
       if (tree === undefined) continue
       let intents: Intent[]
       try {
@@ -94,7 +97,7 @@ export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDri
         const p = handler.act(intent as never, tree).then(() => {
           failedAt.delete(intent.key)
         }, (err: Error) => {
-          failedAt.set(intent.key, ctx.peer.now())
+          failedAt.set(intent.key, view.now())
           ctx.say(`could not ${intent.key.split(':')[0] ?? 'act'}: ${err.message}`)
           log.error('act %s failed: %s', intent.key, err.stack)
         }).finally(() => {
@@ -108,18 +111,18 @@ export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDri
   const schedule = (): void => {
     if (scheduled || stopped) return
     scheduled = true
-    setTimeout(evaluate, 5)
+    scheduler.after(5, evaluate)
   }
-  const unsubscribe = ctx.peer.replica.onFolded(schedule)
-  const timer = setInterval(schedule, pollMs)
+  const unsubscribe = view.onFolded(schedule)
+  const stopPoll = scheduler.every(pollMs, schedule)
   schedule()
   return {
     idle: () => running.size === 0,
     stop: async () => {
       stopped = true
       unsubscribe()
-      clearInterval(timer)
-      clearTimeout(wakeTimer)
+      stopPoll()
+      cancelWake?.()
       handler.stop?.()
       await Promise.allSettled([...running.values()])
     }

@@ -2,7 +2,7 @@ import { logger } from '@libp2p/logger'
 import { hashParts } from '../src/core/hash.js'
 import { view } from '../src/core/view.js'
 import { MAX_OUTPUT_CHARS, MAX_REASON_CHARS } from '../src/core/limits.js'
-import { PRESENCE_INTERVAL_MS } from '../src/net/presence-announcer.js'
+import { sleep } from '../src/ports/scheduler.js'
 import { isIdle, nearBudget, nodeMap, pathOf, inputsOf } from './plan-context.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId } from '../src/core/events.js'
 import type { PlanTree, TaskView, TreeNode } from '../src/core/tree.js'
@@ -23,15 +23,18 @@ export const CONFIRM_MS = 150
 /**
  * The executors this node sees must have stayed the same this long before it
  * trusts that every other executor ranks tasks as it does: two presence
- * announcements, so a newcomer has heard of everyone and everyone of it.
+ * announcements (at the node's current presence interval), so a newcomer has
+ * heard of everyone and everyone of it.
  */
-export const STABLE_VIEW_MS = 2 * PRESENCE_INTERVAL_MS
+export function stableViewMs (presenceIntervalMs: number): number {
+  return 2 * presenceIntervalMs
+}
 
 /**
  * Whether a claim needs the confirmation wait. It does not when nobody else
  * can have claimed the task before this claim reaches them: this executor
  * ranks first for the task, its view of the executors has been stable for
- * STABLE_VIEW_MS (so the others rank alike), it is not a takeover, and
+ * stableViewMs (so the others rank alike), it is not a takeover, and
  * either it is the only executor it knows of, or it claims within a quarter
  * of the stagger S both of first seeing the task and of the stamp at which
  * the task became ready. Another executor may claim S after it saw the task
@@ -104,7 +107,7 @@ export function chainLengths (tree: PlanTree): Map<string, number> {
 }
 
 export interface ExecutorView {
-  /** This executor's view of the live executors has not changed for STABLE_VIEW_MS. */
+  /** This executor's view of the live executors has not changed for stableViewMs(presence interval). */
   readonly stableView?: boolean
   /** The observed gossip delay (ms). */
   readonly lagMs?: number
@@ -185,18 +188,19 @@ function fit (text: string, max: number): string {
 }
 
 export function createExecutor (ctx: RoleContext): RoleHandler {
-  const me = ctx.peer.replica.peerId
+  const view = ctx.view
+  const me = view.me
   const working = new Map<string, { check: () => void, stop: () => void }>()
   const firstSeen = new Map<string, number>()
   // When the set of live executors this node sees last changed.
   let viewKey = ''
-  let viewSince = ctx.peer.now()
+  let viewSince = view.now()
   let wakeAt: number | null = null
   const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
   const seenAt = (task: string): number => {
     let t = firstSeen.get(task)
     if (t === undefined) {
-      t = ctx.peer.now()
+      t = view.now()
       firstSeen.set(task, t)
       if (firstSeen.size > 10_000) firstSeen.delete(firstSeen.keys().next().value as string)
     }
@@ -205,7 +209,7 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
 
   /** Where our claim stands: heading the task now, once owner (then superseded or ended), or never owner (an earlier claim won). */
   const standing = (plan: PlanId, task: string, claim: EventId): 'owner' | 'was-owner' | 'lost' => {
-    const t = ctx.peer.replica.tree(plan)?.tasks.find(x => x.id === task)
+    const t = view.tree(plan)?.tasks.find(x => x.id === task)
     const chain = t?.chains[t.chains.length - 1]
     if (chain?.claim === claim && chain.end === null && t?.status === 'claimed') return 'owner'
     return t?.chains.some(c => c.claim === claim) === true ? 'was-owner' : 'lost'
@@ -213,25 +217,25 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
 
   return {
     decide: (tree, now) => {
-      const executors = ctx.peer.roster.list(now).filter(r => r.role === 'executor').map(r => r.peerId)
+      const executors = view.roster().filter(r => r.role === 'executor').map(r => r.peerId)
       const key = [...new Set([...executors, me])].sort().join(',')
       if (key !== viewKey) { viewKey = key; viewSince = now }
-      const lagMs = ctx.peer.replica.lagMs
+      const lagMs = view.lagMs()
       return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt, propagationWait(STAGGER_MS, lagMs),
-        { stableView: now - viewSince >= STABLE_VIEW_MS, lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake })
+        { stableView: now - viewSince >= stableViewMs(view.presenceIntervalMs()), lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake })
     },
     nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
     tick: () => { for (const w of working.values()) w.check() },
     stop: () => { for (const w of working.values()) w.stop() },
     act: async (intent: ClaimIntent, tree) => {
       const cites = intent.prev === null ? intent.task.evidence : [...intent.task.evidence, intent.prev]
-      const { event: claim } = await ctx.peer.publish('task-claimed', intent.plan, cites, { task: intent.task.id, prev: intent.prev })
-      if (intent.confirm) await new Promise(resolve => setTimeout(resolve, propagationWait(CONFIRM_MS, ctx.peer.replica.lagMs)))
-      const now = ctx.peer.replica.tree(intent.plan)
+      const { event: claim } = await view.publish('task-claimed', intent.plan, cites, { task: intent.task.id, prev: intent.prev })
+      if (intent.confirm) await sleep(view.scheduler, propagationWait(CONFIRM_MS, view.lagMs()))
+      const now = view.tree(intent.plan)
       if (now !== undefined && isIdle(now)) {
         // Cancelled, finished or out of budget while we confirmed: no model call. Out of budget, hand
         // the task back so that it is free at once when the author raises the budget.
-        if (now.status === 'budget-exhausted') await ctx.peer.publish('task-released', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, reason: 'the plan ran out of budget' })
+        if (now.status === 'budget-exhausted') await view.publish('task-released', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, reason: 'the plan ran out of budget' })
         ctx.say(`not executing "${intent.task.id.slice(0, 8)}": the plan is ${now.status}`)
         return
       }
@@ -251,9 +255,9 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
         // On every pass: stop at once when an earlier claim turns out to have won; renew the lease when due.
         check: () => {
           if (standing(intent.plan, intent.task.id, claim.id) === 'lost') { abort.abort(); return }
-          if (renewing || ctx.peer.now() - last.env.hlc.ms < renewEveryMs) return
+          if (renewing || view.now() - last.env.hlc.ms < renewEveryMs) return
           renewing = true
-          ctx.peer.publish('claim-renewed', intent.plan, [claim.id, last.id], { task: intent.task.id, claim: claim.id, prev: last.id })
+          view.publish('claim-renewed', intent.plan, [claim.id, last.id], { task: intent.task.id, claim: claim.id, prev: last.id })
             .then(r => { last = r.event }, (err: Error) => { ctx.say(`could not renew a lease: ${err.message}`) })
             .finally(() => { renewing = false })
         },
@@ -273,7 +277,7 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
           }, { signal: abort.signal, maxOutputTokens: tree.params.maxTokensPerCall })
         } catch (err) {
           if (abort.signal.aborted) { ctx.say(`stopped "${node.title}": an earlier claim won or the node is stopping`); return }
-          await ctx.peer.publish('task-failed', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, error: fit((err as Error).message, MAX_REASON_CHARS), usage: { inputTokens: 0, outputTokens: 0 } })
+          await view.publish('task-failed', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, error: fit((err as Error).message, MAX_REASON_CHARS), usage: { inputTokens: 0, outputTokens: 0 } })
           ctx.say(`"${node.title}" failed: ${(err as Error).message}`)
           return
         }
@@ -281,7 +285,7 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
           ctx.say(`dropped the result of "${node.title}": an earlier claim won while it ran`)
           return
         }
-        await ctx.peer.publish('result-reported', intent.plan, [claim.id, last.id], {
+        await view.publish('result-reported', intent.plan, [claim.id, last.id], {
           task: intent.task.id, claim: claim.id, output: fit(out.output, MAX_OUTPUT_CHARS), usage: out.usage, model: out.model, source: out.source
         })
         ctx.say(`done "${node.title}"`)

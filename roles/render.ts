@@ -16,7 +16,7 @@ export function short (id: string): string {
 }
 
 /** One plan as an indented tree with status glyphs, votes, owners, lease left and why nodes wait. */
-export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: string, peers?: number, parked?: number, rejected?: Record<string, number> } = {}): string {
+export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: string, peers?: number, parked?: number, rejected?: Readonly<Record<string, number>> } = {}): string {
   const v = view(tree, nowMs)
   const byId = new Map(tree.nodes.map(n => [n.id, n]))
   const tasks = new Map(tree.tasks.map(t => [t.id, t]))

@@ -70,22 +70,21 @@ export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, l
 }
 
 export function createScorer (ctx: RoleContext): RoleHandler {
-  const me = ctx.peer.replica.peerId
-  const events: EventLookup = { get: id => ctx.peer.replica.fold.events.get(id) }
+  const me = ctx.view.me
+  const events: EventLookup = { get: id => ctx.view.event(id) }
   let wakeAt: number | null = null
   const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
   return {
     decide: (tree, now) => {
-      const live = ctx.peer.roster.list(now).filter(r => r.role === 'decomposer').map(r => r.peerId)
-      const index = ctx.peer.replica.fold.events.plan(tree.plan)
-      return decideScorer(tree, me, now, live, events, id => index?.reviews.get(id) ?? [], wake)
+      const live = ctx.view.roster().filter(r => r.role === 'decomposer').map(r => r.peerId)
+      return decideScorer(tree, me, now, live, events, id => ctx.view.reviewsOf(tree.plan, id), wake)
     },
     nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
     act: async (intent: BallotIntent | ReviewIntent, tree) => {
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
       if (intent.kind === 'review') {
         const out = await provider.review({ goal: tree.goal, path: intent.path, task: { title: intent.node.title, detail: intent.node.detail }, output: intent.result.output })
-        await ctx.peer.publish('result-reviewed', intent.plan, [intent.result.id, intent.committee], {
+        await ctx.view.publish('result-reviewed', intent.plan, [intent.result.id, intent.committee], {
           task: intent.task.id, result: intent.result.id, committee: intent.committee, verdict: out.verdict, notes: out.notes, usage: out.usage
         })
         ctx.say(`reviewed "${intent.node.title}": ${out.verdict}`)
@@ -97,7 +96,7 @@ export function createScorer (ctx: RoleContext): RoleHandler {
         node: { title: intent.node.title, detail: intent.node.detail },
         proposals: intent.proposals.map(p => ({ id: p.id, subgoals: p.env.body.subgoals, rationale: p.env.body.rationale }))
       })
-      await ctx.peer.publish('ballot-cast', intent.plan, [intent.committee, ...intent.proposals.map(p => p.id)], {
+      await ctx.view.publish('ballot-cast', intent.plan, [intent.committee, ...intent.proposals.map(p => p.id)], {
         node: intent.node.id,
         attempt: intent.attempt,
         committee: intent.committee,

@@ -39,7 +39,7 @@ async function main (argv: readonly string[]): Promise<number> {
     console.log(helpText())
     return 0
   }
-  const { runNode } = await import('./runtime/run-node.js')
+  const { runNode } = await import('./app/run-node.js')
   return await runNode(config)
 }
 

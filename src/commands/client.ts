@@ -2,12 +2,12 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { majority } from '../core/events.js'
 import { isFinished } from '../core/view.js'
-import { checkAuthor, parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from './author-events.js'
-import { startPeer } from '../runtime/peer.js'
+import { checkAuthor, parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from '../author/author-events.js'
+import { startPeer } from '../app/peer.js'
 import { ConfigError, intOption, parseClientArgs } from '../runtime/config.js'
-import { DataDirLockedError } from '../store/errors.js'
-import type { Peer } from '../runtime/peer.js'
+import type { Peer } from '../app/peer.js'
 import type { NodeConfig } from '../runtime/config.js'
+import type { NodeView } from '../ports/node-view.js'
 import type { EventId, PlanId, TaskId } from '../core/events.js'
 import type { PlanTree } from '../core/tree.js'
 
@@ -24,6 +24,16 @@ type Values = ReturnType<typeof parseClientArgs>['values']
 type Say = (line: string) => void
 
 /**
+ * A wait on the process's own timer. Commands see their peer only through
+ * its view, but keep time with Date.now and setTimeout: they only ever run
+ * for real, and a wait must hold the process open (the scheduler's timers
+ * do not).
+ */
+async function pause (ms: number): Promise<void> {
+  await new Promise(resolve => setTimeout(resolve, ms))
+}
+
+/**
  * The author's key lives in `--data-dir`, or `<swarm dir>/client-1` by
  * default, so `cancel` and the other author commands sign as the submitter.
  * When that dir is in use (a `submit --wait` still running), the command
@@ -34,7 +44,8 @@ async function startClient (config: NodeConfig, say: Say): Promise<Peer> {
   try {
     return await startPeer({ ...config, dataDir: authorDir }, { syncIntervalMs: 2_000, presenceIntervalMs: 1_000 })
   } catch (err) {
-    if (!(err instanceof DataDirLockedError)) throw err
+    // By name: the store's error class stays below the composition root.
+    if (!(err instanceof Error && err.name === 'DataDirLockedError')) throw err
     const scratch = join(config.dataRoot, `client-scratch-${process.pid}`)
     say(`${authorDir} is in use; signing with its key from a scratch dir ${scratch}`)
     return await startPeer({ ...config, dataDir: scratch }, { syncIntervalMs: 2_000, presenceIntervalMs: 1_000, identityDir: authorDir })
@@ -46,19 +57,17 @@ async function until (what: string, check: () => boolean, deadline: number, say:
   while (!check()) {
     if (Date.now() > deadline) throw new TimeoutError(`gave up waiting for ${what} (${progress()}); check that peers are running and reachable (--bootstrap, mDNS, --swarm-key)`)
     if (Date.now() - lastSaid > 2_000) { say(`waiting for ${what}: ${progress()}`); lastSaid = Date.now() }
-    await new Promise(resolve => setTimeout(resolve, 100))
+    await pause(100)
   }
 }
 
 /** Make sure at least one other peer holds what we published: a sync session with it that succeeds pulls it across. */
-async function confirmHeld (peer: Peer, deadline: number, say: Say): Promise<string> {
+async function confirmHeld (view: NodeView, deadline: number, say: Say): Promise<string> {
   while (Date.now() < deadline) {
-    for (const other of peer.node.connectedPeers()) {
-      const s = await peer.sync.syncWith(other)
-      if (s.ok) return other
-    }
+    const holder = await view.syncOnce()
+    if (holder !== null) return holder
     say('waiting for a peer to take the event...')
-    await new Promise(resolve => setTimeout(resolve, 500))
+    await pause(500)
   }
   throw new TimeoutError('no peer took the event; it is stored here and will reach the swarm when a peer connects')
 }
@@ -68,10 +77,10 @@ function deadlineOf (values: Values, fallbackSeconds: number): number {
 }
 
 /** Print a plan's progress whenever it changes, until it ends; returns the final tree. */
-async function follow (peer: Peer, plan: PlanId, deadline: number, say: Say): Promise<PlanTree> {
+async function follow (view: NodeView, plan: PlanId, deadline: number, say: Say): Promise<PlanTree> {
   let last = ''
   while (true) {
-    const tree = peer.replica.loadTree(plan)
+    const tree = view.loadTree(plan)
     if (tree !== undefined) {
       const done = tree.nodes.filter(n => n.status === 'done').length
       const line = `${tree.status}: ${done}/${tree.nodes.length} nodes done, ${tree.spentTokens} tokens`
@@ -79,16 +88,16 @@ async function follow (peer: Peer, plan: PlanId, deadline: number, say: Say): Pr
       if (isFinished(tree)) return tree
     }
     if (Date.now() > deadline) throw new TimeoutError(`the plan did not finish in time (${last}); it goes on in the swarm: follow it with the observer`)
-    await new Promise(resolve => setTimeout(resolve, 250))
+    await pause(250)
   }
 }
 
-async function withClient<T> (argv: readonly string[], run: (peer: Peer, positionals: string[], values: Values, say: Say, json: boolean, config: NodeConfig) => Promise<T>): Promise<T> {
+async function withClient<T> (argv: readonly string[], run: (view: NodeView, positionals: string[], values: Values, say: Say, json: boolean, config: NodeConfig) => Promise<T>): Promise<T> {
   const { config, values, positionals } = parseClientArgs(argv)
   const say: Say = line => { console.error(config.json ? JSON.stringify({ progress: line }) : line) }
   const peer = await startClient(config, say)
   try {
-    return await run(peer, positionals, values, say, config.json, config)
+    return await run(peer.view, positionals, values, say, config.json, config)
   } finally {
     await peer.stop()
   }
@@ -96,24 +105,24 @@ async function withClient<T> (argv: readonly string[], run: (peer: Peer, positio
 
 /** `submit "goal"`: publish a goal once a scorer and a peer to hold it are in sight; `--wait` follows it to the end. */
 export async function submit (argv: readonly string[]): Promise<number> {
-  return await withClient(argv, async (peer, positionals, values, say, json) => {
+  return await withClient(argv, async (view, positionals, values, say, json) => {
     const text = positionals.join(' ').trim()
     if (text === '') throw new ConfigError('submit needs the goal, e.g. npm start -- submit "plan a two-week trip to Japan"')
     const deadline = deadlineOf(values, values.wait === true ? 1_800 : 60)
-    const scorers = (): string[] => scorersInSight(peer)
+    const scorers = (): string[] => scorersInSight(view)
     const given = parseCommittee(values.committee)
-    await until('a scorer and a peer to hold the goal', () => (given !== undefined || scorers().length > 0) && peer.node.eventTopicPeers().length > 0, deadline, say,
-      () => `${peer.node.connectedPeers().length} peers connected, ${scorers().length} scorers seen`)
-    const committee = given ?? scorersInSight(peer)
+    await until('a scorer and a peer to hold the goal', () => (given !== undefined || scorers().length > 0) && view.health().topicPeers > 0, deadline, say,
+      () => `${view.health().peers} peers connected, ${scorers().length} scorers seen`)
+    const committee = given ?? scorersInSight(view)
     const params = planParams(values, committee)
-    const plan = await publishGoal(peer, text, params)
-    const holder = await confirmHeld(peer, deadline, say)
+    const plan = await publishGoal(view, text, params)
+    const holder = await confirmHeld(view, deadline, say)
     if (json) console.log(JSON.stringify({ plan, committee, quorum: params.quorum, heldBy: holder }))
     else console.log(plan)
     say(`submitted plan ${plan} (committee of ${committee.length}, quorum ${params.quorum}); held by ${holder}`)
     if (values.wait !== true) return 0
-    const tree = await follow(peer, plan, deadline, say)
-    if (json) console.log(JSON.stringify({ plan, status: tree.status, deliverable: tree.deliverable?.output ?? null, treeHash: peer.replica.fold.treeHash(plan) }))
+    const tree = await follow(view, plan, deadline, say)
+    if (json) console.log(JSON.stringify({ plan, status: tree.status, deliverable: tree.deliverable?.output ?? null, treeHash: view.treeHash(plan) }))
     else if (tree.deliverable !== null) console.log(`\n${tree.deliverable.output}`)
     say(`plan ${tree.status}: ${tree.statusReason}`)
     return tree.status === 'completed' ? 0 : tree.status === 'cancelled' ? EXIT_CANCELLED : 1
@@ -121,64 +130,64 @@ export async function submit (argv: readonly string[]): Promise<number> {
 }
 
 /** Wait until this client holds the plan, synced from the swarm. */
-async function waitForPlan (peer: Peer, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
+async function waitForPlan (view: NodeView, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
   if (planArg === undefined || !/^[0-9a-f]{64}$/.test(planArg)) throw new ConfigError(`expected a plan id (64 hex digits, as printed by submit), got ${JSON.stringify(planArg ?? '')}`)
   const plan = planArg as PlanId
-  await until(`plan ${plan.slice(0, 12)} to arrive`, () => peer.replica.loadTree(plan) !== undefined, deadline, say, () => `${peer.node.connectedPeers().length} peers connected`)
-  return peer.replica.loadTree(plan) as PlanTree
+  await until(`plan ${plan.slice(0, 12)} to arrive`, () => view.loadTree(plan) !== undefined, deadline, say, () => `${view.health().peers} peers connected`)
+  return view.loadTree(plan) as PlanTree
 }
 
 /** Wait until this client holds the plan and check that it is its author. */
-async function authorOf (peer: Peer, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
-  const tree = await waitForPlan(peer, planArg, deadline, say)
-  checkAuthor(peer, tree, 'run this from the submitter\'s --data-dir')
+async function authorOf (view: NodeView, planArg: string | undefined, deadline: number, say: Say): Promise<PlanTree> {
+  const tree = await waitForPlan(view, planArg, deadline, say)
+  checkAuthor(view, tree, 'run this from the submitter\'s --data-dir')
   return tree
 }
 
-async function authorCommand (argv: readonly string[], act: (peer: Peer, tree: PlanTree, positionals: string[], values: Values) => Promise<string>): Promise<number> {
-  return await withClient(argv, async (peer, positionals, values, say) => {
+async function authorCommand (argv: readonly string[], act: (view: NodeView, tree: PlanTree, positionals: string[], values: Values) => Promise<string>): Promise<number> {
+  return await withClient(argv, async (view, positionals, values, say) => {
     const deadline = deadlineOf(values, 60)
-    const tree = await authorOf(peer, positionals[0], deadline, say)
-    const done = await act(peer, tree, positionals.slice(1), values)
-    const holder = await confirmHeld(peer, deadline, say)
+    const tree = await authorOf(view, positionals[0], deadline, say)
+    const done = await act(view, tree, positionals.slice(1), values)
+    const holder = await confirmHeld(view, deadline, say)
     say(`${done}; held by ${holder}`)
     return 0
   })
 }
 
 export async function cancel (argv: readonly string[]): Promise<number> {
-  return await authorCommand(argv, async (peer, tree, _rest, values) => {
-    await publishCancel(peer, tree, values.reason === undefined ? undefined : String(values.reason))
+  return await authorCommand(argv, async (view, tree, _rest, values) => {
+    await publishCancel(view, tree, values.reason === undefined ? undefined : String(values.reason))
     return `cancelled plan ${tree.plan}`
   })
 }
 
 export async function amend (argv: readonly string[]): Promise<number> {
-  return await authorCommand(argv, async (peer, tree, _rest, values) => {
+  return await authorCommand(argv, async (view, tree, _rest, values) => {
     const committee = parseCommittee(values.committee)
     if (committee === undefined) throw new ConfigError('amend needs --committee <peer ids> (and optionally --quorum)')
     const quorum = intOption(values, 'quorum') ?? majority(committee.length)
     if (quorum < majority(committee.length) || quorum > committee.length) throw new ConfigError(`--quorum ${quorum}: must be a majority of the ${committee.length} members, at most all of them`)
-    await peer.publish('committee-amended', tree.plan, [], { committee, quorum })
+    await view.publish('committee-amended', tree.plan, [], { committee, quorum })
     return `amended the committee of plan ${tree.plan} to ${committee.length} members, quorum ${quorum}`
   })
 }
 
 export async function raiseBudget (argv: readonly string[]): Promise<number> {
-  return await authorCommand(argv, async (peer, tree, _rest, values) => {
+  return await authorCommand(argv, async (view, tree, _rest, values) => {
     const budget = intOption(values, 'budget')
     if (budget === undefined || budget <= tree.budgetTokens) throw new ConfigError(`raise-budget needs --budget above the current ${tree.budgetTokens} tokens`)
-    await peer.publish('budget-raised', tree.plan, [], { budgetTokens: budget })
+    await view.publish('budget-raised', tree.plan, [], { budgetTokens: budget })
     return `raised the budget of plan ${tree.plan} to ${budget} tokens`
   })
 }
 
 export async function retry (argv: readonly string[]): Promise<number> {
-  return await authorCommand(argv, async (peer, tree, rest) => {
+  return await authorCommand(argv, async (view, tree, rest) => {
     const task = tree.tasks.find(t => t.id === rest[0] || t.node === rest[0])
     if (task === undefined) throw new ConfigError(`retry needs a task or node id of plan ${tree.plan.slice(0, 12)} (see GET /plans/<id>)`)
     if (task.status !== 'failed') throw new ConfigError(`task ${task.id.slice(0, 12)} is ${task.status}, not failed: nothing to retry`)
-    await peer.publish('task-retried', tree.plan, task.finishEvent === null ? [] : [task.finishEvent as EventId], { task: task.id as TaskId })
+    await view.publish('task-retried', tree.plan, task.finishEvent === null ? [] : [task.finishEvent as EventId], { task: task.id as TaskId })
     return `retried task ${task.id}`
   })
 }
@@ -189,11 +198,11 @@ export async function retry (argv: readonly string[]): Promise<number> {
  */
 export async function exportPlan (argv: readonly string[]): Promise<number> {
   const args = argv.flatMap((a, i) => a === '--markdown' && (argv[i + 1] === undefined || argv[i + 1]?.startsWith('--') === true) ? ['--markdown=-'] : [a])
-  return await withClient(args, async (peer, positionals, values, say, json, config) => {
-    const tree = await waitForPlan(peer, positionals[0], deadlineOf(values, 60), say)
+  return await withClient(args, async (view, positionals, values, say, json, config) => {
+    const tree = await waitForPlan(view, positionals[0], deadlineOf(values, 60), say)
     const { renderMarkdown } = await import('../../roles/render.js')
     const file = config.markdown
-    const text = json ? JSON.stringify({ treeHash: peer.replica.fold.treeHash(tree.plan), tree }, null, 2) + '\n' : renderMarkdown(tree)
+    const text = json ? JSON.stringify({ treeHash: view.treeHash(tree.plan), tree }, null, 2) + '\n' : renderMarkdown(tree)
     if (file === undefined || file === '-' || json) process.stdout.write(text)
     else {
       writeFileSync(file, text)

@@ -3,8 +3,7 @@ import { logger } from '@libp2p/logger'
 import { sortEvents } from '../core/order.js'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { PlanId } from '../core/events.js'
-import type { Replica } from '../runtime/replica.js'
-import type { NodeMetrics } from '../runtime/metrics.js'
+import type { NodeView } from '../ports/node-view.js'
 
 const log = logger('plan-swarm:http')
 
@@ -17,11 +16,11 @@ export class PortInUseError extends Error {
   }
 }
 
-export interface StatusSource {
-  status: () => object
-  replica: Replica
-  metrics: NodeMetrics
-}
+/** The Prometheus text exposition format, as GET /metrics serves it. */
+const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+
+/** The part of a node's view the built-in routes read: nothing here publishes. */
+export type HttpView = Pick<NodeView, 'status' | 'planLines' | 'loadTree' | 'treeHash' | 'planEvents' | 'metricsText'>
 
 /**
  * More routes on the same server (the observer's dashboard). A route answers
@@ -50,23 +49,23 @@ export function send (res: ServerResponse, code: number, body: unknown, type = '
  * `--http HOST:PORT`: /status, /plans/<id>, /plans/<id>/events, /metrics.
  * Read-only; binds exactly where told.
  */
-export async function startHttpServer (host: string, port: number, src: StatusSource): Promise<HttpServer> {
+export async function startHttpServer (host: string, port: number, view: HttpView): Promise<HttpServer> {
   const routes: HttpRoute[] = []
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
     for (const route of [...routes]) if (await route(req, res, url)) return
     if (req.method !== 'GET' && req.method !== 'HEAD') { send(res, 405, { error: 'only GET is served here' }); return }
     const parts = url.pathname.split('/').filter(Boolean)
-    if (url.pathname === '/status') { send(res, 200, src.status()); return }
-    if (url.pathname === '/metrics') { send(res, 200, await src.metrics.text(), src.metrics.registry.contentType); return }
-    if (parts[0] === 'plans' && parts.length === 1) { send(res, 200, src.replica.planSummaries()); return }
+    if (url.pathname === '/status') { send(res, 200, view.status()); return }
+    if (url.pathname === '/metrics') { send(res, 200, await view.metricsText(), METRICS_CONTENT_TYPE); return }
+    if (parts[0] === 'plans' && parts.length === 1) { send(res, 200, view.planLines()); return }
     if (parts[0] === 'plans' && (parts.length === 2 || (parts.length === 3 && parts[2] === 'events'))) {
       const id = parts[1] as PlanId
       // A finished plan that left memory is loaded back from the store for this read (and leaves again once quiet).
-      const tree = /^[0-9a-f]{64}$/.test(id) ? src.replica.loadTree(id) : undefined
+      const tree = /^[0-9a-f]{64}$/.test(id) ? view.loadTree(id) : undefined
       if (tree === undefined) { send(res, 404, { error: `no plan ${id} here; GET /plans lists the plans this node holds` }); return }
-      if (parts.length === 2) { send(res, 200, { treeHash: src.replica.fold.treeHash(id), tree }); return }
-      const events = sortEvents(src.replica.planEvents(id) ?? []).map(e => ({ id: e.id, ...e.env }))
+      if (parts.length === 2) { send(res, 200, { treeHash: view.treeHash(id), tree }); return }
+      const events = sortEvents(view.planEvents(id) ?? []).map(e => ({ id: e.id, ...e.env }))
       send(res, 200, events)
       return
     }

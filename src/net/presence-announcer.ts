@@ -5,6 +5,8 @@
  * so "on new connection" means "once the new peer has subscribed").
  */
 import { logger } from '@libp2p/logger'
+import { realScheduler } from '../ports/scheduler.js'
+import type { Cancel, Scheduler } from '../ports/scheduler.js'
 import type { PresenceInfo } from './presence.js'
 
 const log = logger('plan-swarm:net:presence')
@@ -27,12 +29,15 @@ export interface PresenceAnnouncerInit {
   /** Signs and publishes one announcement of `info`. */
   readonly publish: (info: PresenceInfo) => Promise<void>
   readonly initial?: PresenceInfo
+  /** Timers; default the real clock. */
+  readonly scheduler?: Scheduler
 }
 
 export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceAnnouncer {
   let info = init.initial
   let stopped = false
-  let debounce: ReturnType<typeof setTimeout> | undefined
+  let debounce: Cancel | undefined
+  const scheduler = init.scheduler ?? realScheduler()
 
   const publishNow = async (): Promise<void> => {
     if (stopped || info === undefined) return
@@ -43,7 +48,7 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
     }
   }
 
-  const interval = setInterval(() => { void publishNow() }, init.intervalMs)
+  const stopInterval = scheduler.every(init.intervalMs, () => { void publishNow() })
 
   return {
     async announce (next) {
@@ -52,15 +57,15 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
     },
     peerJoined () {
       if (stopped || debounce !== undefined) return
-      debounce = setTimeout(() => {
+      debounce = scheduler.after(PRESENCE_JOIN_DEBOUNCE_MS, () => {
         debounce = undefined
         void publishNow()
-      }, PRESENCE_JOIN_DEBOUNCE_MS)
+      })
     },
     stop () {
       stopped = true
-      clearInterval(interval)
-      if (debounce !== undefined) clearTimeout(debounce)
+      stopInterval()
+      debounce?.()
     }
   }
 }

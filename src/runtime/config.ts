@@ -2,12 +2,9 @@ import { parseArgs } from 'node:util'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
+import { ConfigError } from '../errors.js'
 
-/** A bad command line or environment: the message says what to change. Exit code 2. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError'
-  readonly exitCode = 2
-}
+export { ConfigError } from '../errors.js'
 
 export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
 /** A node's role; 'client' is the short-lived peer of submit, cancel and the other author commands. */

@@ -2,16 +2,19 @@ import { logger } from '@libp2p/logger'
 import { Fold, summarizeTree } from '../core/fold.js'
 import { planOf } from '../core/event-set.js'
 import { HybridClock } from '../core/hlc.js'
-import { IdSet } from '../core/reconcile.js'
+import { IdSet } from '../sync/reconcile/index.js'
 import { PROTOCOL_VERSION } from '../core/events.js'
 import { isFinished } from '../core/view.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
 import { signEvent } from '../wire/sign.js'
 import { eventIdOfWire } from '../wire/codec.js'
-import { nativeSha256HexOfText } from './hash-text.js'
-import { VerifyPool, createNativeVerifier } from './verify.js'
+import { nativeSha256HexOfText } from '../sync/native-hash.js'
+import { VerifyPool, checkWireSignature, createNativeVerifier } from './verify.js'
 import type { PrivateKey } from '@libp2p/interface'
+import { realScheduler } from '../ports/scheduler.js'
+import type { Cancel, Scheduler } from '../ports/scheduler.js'
+import type { Verdict } from '../ports/transport.js'
 import type { AddOutcome } from '../core/event-set.js'
 import type { EventRow } from '../store/event-store.js'
 import type { EventStore } from '../store/event-store.js'
@@ -41,8 +44,7 @@ export const EVICT_QUIET_MS = 60_000
 
 export type EventSource = 'gossip' | 'sync' | 'local' | 'store'
 
-/** What gossipsub should do with a message: forward it, penalise the sender, or drop it quietly. */
-export type Verdict = 'accept' | 'reject' | 'ignore'
+export type { Verdict }
 
 export interface IngestResult {
   readonly verdict: Verdict
@@ -58,8 +60,14 @@ export interface ReplicaInit {
   readonly peerId: PeerIdString
   readonly store: EventStore
   readonly metrics: NodeMetrics
-  /** Local wall clock in ms (tests skew it). */
-  readonly now: () => number
+  /** Local wall clock in ms (tests skew it); default the scheduler's. */
+  readonly now?: () => number
+  /** Timers (the write queue commits on `soon`); default the real clock. */
+  readonly scheduler?: Scheduler
+  /** Signature checks; default Node's native Ed25519 (the simulator shares a memoized one). */
+  readonly verifier?: SignatureVerifier
+  /** Check sync batches on this thread with `verifier` instead of worker threads (the simulator: one thread, no real time). */
+  readonly inlineVerify?: boolean
   /** How long a finished plan stays in memory after its last event; default EVICT_QUIET_MS, Infinity keeps every plan. */
   readonly evictQuietMs?: number
 }
@@ -104,10 +112,12 @@ export class Replica {
    * event with the same envelope (and so the same id) may still come.
    */
   private readonly refusedIds = new Set<string>()
-  private readonly verifier: SignatureVerifier = createNativeVerifier()
+  private readonly verifier: SignatureVerifier
+  private readonly scheduler: Scheduler
+  private readonly now: () => number
   /** Rows folded but not yet committed; see the class comment. */
   private readonly unwritten = new Map<string, EventRow>()
-  private flushTimer: NodeJS.Immediate | undefined
+  private flushTimer: Cancel | undefined
   /** Signature checks of sync batches, on worker threads. */
   readonly verifyPool: VerifyPool
   /** Per plan in memory: local ms of its last folded event, or of its return to memory. */
@@ -117,7 +127,11 @@ export class Replica {
   readonly evictions = { evicted: 0, reloaded: 0 }
 
   constructor (private readonly init: ReplicaInit) {
-    this.clock = new HybridClock(init.now)
+    this.scheduler = init.scheduler ?? realScheduler()
+    const now = init.now ?? this.scheduler.now
+    this.now = now
+    this.verifier = init.verifier ?? createNativeVerifier()
+    this.clock = new HybridClock(now)
     this.verifyPool = new VerifyPool(init.swarm)
     this.evictQuietMs = init.evictQuietMs ?? EVICT_QUIET_MS
     this.fold = new Fold({
@@ -129,7 +143,7 @@ export class Replica {
       loadPlan: plan => this.storedEvents(plan),
       onReloaded: (plan, { events, sameHash }) => {
         this.evictions.reloaded++
-        this.lastActive.set(plan, init.now())
+        this.lastActive.set(plan, now())
         if (sameHash) log('plan %s back in memory: %d events', plan, events)
         // Only lost rows do this (a damaged row moved aside); a restart reloads the ids from the store, and sync fetches what is missing.
         else log.error('plan %s came back from the store with %d events and another treeHash than it left with: rows are missing; restart this node to fetch them again', plan, events)
@@ -193,7 +207,7 @@ export class Replica {
    * (disk full, say), they stay queued and the next flush tries again.
    */
   flush (): void {
-    if (this.flushTimer !== undefined) clearImmediate(this.flushTimer)
+    this.flushTimer?.()
     this.flushTimer = undefined
     if (this.unwritten.size === 0) return
     try {
@@ -206,7 +220,7 @@ export class Replica {
 
   private write (row: EventRow): void {
     this.unwritten.set(row.id, row)
-    this.flushTimer ??= setImmediate(() => { this.flush() })
+    this.flushTimer ??= this.scheduler.soon(() => { this.flush() })
   }
 
   onFolded (fn: (events: readonly PlanEvent[]) => void): () => void {
@@ -228,7 +242,7 @@ export class Replica {
     const e = decoded.event
     // Held already, perhaps by a plan out of memory: a duplicate, without bringing the plan back.
     if (this.ids.has(e.id)) return this.duplicate(e.id, source)
-    return this.settle(e, bytes, this.fold.add(e, this.init.now()), source)
+    return this.settle(e, bytes, this.fold.add(e, this.now()), source)
   }
 
   /**
@@ -243,10 +257,13 @@ export class Replica {
     const toCheck: number[] = []
     decoded.forEach((d, i) => { if (results[i] === undefined && source !== 'store') toCheck.push(i) })
     if (toCheck.length > 0) {
-      const ok = await this.verifyPool.verifyMany(toCheck.map(i => {
+      const jobs = toCheck.map(i => {
         const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
         return { author: d.kind === 'event' ? d.event.env.author : d.author, bytes: batch[i] as Uint8Array }
-      }))
+      })
+      const ok = this.init.inlineVerify === true
+        ? jobs.map(j => checkWireSignature(this.verifier, this.init.swarm, j.author, j.bytes))
+        : await this.verifyPool.verifyMany(jobs)
       toCheck.forEach((i, k) => {
         if (ok[k] === true) return
         const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
@@ -283,7 +300,7 @@ export class Replica {
       bytesOf.set(d.event.id, { i, bytes: batch[i] as Uint8Array })
     })
     if (events.length > 0) {
-      for (const { event, outcome } of this.fold.addBatch(events, this.init.now())) {
+      for (const { event, outcome } of this.fold.addBatch(events, this.now())) {
         const at = bytesOf.get(event.id) as { i: number, bytes: Uint8Array }
         results[at.i] = this.settle(event, at.bytes, outcome, source)
       }
@@ -316,7 +333,7 @@ export class Replica {
 
   private otherVersion (d: { id: EventId, v: number, plan: string }, bytes: Uint8Array, source: EventSource): IngestResult {
     if (this.ids.has(d.id)) return { verdict: 'ignore', id: d.id, why: 'duplicate' }
-    if (source !== 'store') this.write({ id: d.id, plan: d.plan, bytes, receivedMs: this.init.now() })
+    if (source !== 'store') this.write({ id: d.id, plan: d.plan, bytes, receivedMs: this.now() })
     this.ids.add(d.id)
     this.init.metrics.ignored.inc({ why: `version-${d.v}`, source })
     return { verdict: 'accept', id: d.id, why: 'other-version' }
@@ -351,7 +368,7 @@ export class Replica {
    * second.
    */
   tick (): void {
-    const { folded } = this.fold.events.tick(this.init.now())
+    const { folded } = this.fold.events.tick(this.now())
     if (folded.length > 0) this.afterFold(folded, undefined, undefined, 'gossip')
     if (this.parkedBytes.size > this.fold.events.parkedCount) {
       for (const id of this.parkedBytes.keys()) if (!this.fold.events.has(id)) this.parkedBytes.delete(id)
@@ -371,7 +388,7 @@ export class Replica {
    * resumes) is read by the roles on every pass.
    */
   private evictQuiet (): void {
-    const now = this.init.now()
+    const now = this.now()
     let flushed = false
     for (const [plan, at] of this.lastActive) {
       if (!(now - at >= this.evictQuietMs)) continue
@@ -388,7 +405,7 @@ export class Replica {
   }
 
   private afterFold (folded: readonly PlanEvent[], first: PlanEvent | undefined, firstBytes: Uint8Array | undefined, source: EventSource): void {
-    const now = this.init.now()
+    const now = this.now()
     for (const f of folded) {
       this.clock.observe(f.env.hlc)
       if (source !== 'store') {

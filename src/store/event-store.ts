@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { logger } from '@libp2p/logger'
 import Database from 'better-sqlite3'
 import { EventStoreFileError, InvalidEventRowError } from './errors.js'
+import type { EventStore, EventRow, StoredEvent, DamagedRow, LoadCounts } from '../ports/event-store.js'
 
 const log = logger('plan-swarm:store')
 
@@ -38,101 +39,7 @@ const WAL_AUTOCHECKPOINT_PAGES = 4_000
 /** The WAL file is truncated back to at most this after a checkpoint. */
 const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
 
-/** An event as it is written. */
-export interface EventRow {
-  /** The event id: 64 lowercase hex characters. */
-  readonly id: string
-  /** The plan the event belongs to (for a `goal-submitted`, its own id). */
-  readonly plan: string
-  /** The event exactly as received (envelope and signature); never empty. */
-  readonly bytes: Uint8Array
-  /** Local wall time of arrival, for operators; not part of the plan. */
-  readonly receivedMs: number
-}
-
-/** An event as it is read back. */
-export interface StoredEvent {
-  readonly id: string
-  readonly plan: string
-  readonly bytes: Uint8Array
-}
-
-/**
- * A row that `load` skipped because it cannot be an event this store wrote
- * (only another tool or disk trouble makes one). It has been moved from
- * `events` to the `damaged_events` table, where an operator can inspect it.
- */
-export interface DamagedRow {
-  /** SQLite's rowid, so an operator can find the row. */
-  readonly rowid: number
-  /** Whatever the id column held (it may not even be a string). */
-  readonly id: unknown
-  readonly problem: string
-}
-
-export interface LoadCounts {
-  /** Rows handed to `onRow`. */
-  readonly loaded: number
-  /** Rows handed to `onDamaged` and skipped. */
-  readonly damaged: number
-}
-
-/**
- * A node's durable set of events.
- *
- * Invariants: a row is either *valid* (64 lowercase hex id, text plan,
- * non-empty blob bytes) or *damaged*. `put` only ever writes valid rows (the
- * schema's CHECK constraints back that up), so damage can only come from
- * outside: another tool, or the disk. `load` and `loadPlan` deliver exactly
- * the valid rows and move damaged ones aside into `damaged_events`, after
- * which `count`, `countByPlan`, `ids` and `plans` (plain, fast queries) are
- * exact again. `has` and `get` check the row itself, so a damaged row looks
- * absent even before a load, and sync fetches the event again (the next `put`
- * of that id replaces the damaged row).
- *
- * Every method is synchronous. A write is durable against a process kill
- * (SIGKILL included) once it returns (WAL, synchronous=NORMAL), though not
- * against power loss: so a node can store its own event before publishing
- * it, and after a restart still knows what it signed (no accidental
- * equivocation).
- */
-export interface EventStore {
-  /** `<dir>/events.sqlite`, or `:memory:`. */
-  readonly path: string
-  /**
-   * Stores an event if its id is not there yet. Idempotent: returns true only
-   * when this call stored it (a new id, or a repair of a damaged row).
-   * @throws InvalidEventRowError for a row the store would call damaged.
-   */
-  put (row: EventRow): boolean
-  /**
-   * `put` for many rows in one transaction: all are stored or, if one is
-   * invalid, none. Returns how many were newly stored.
-   */
-  putMany (rows: Iterable<EventRow>): number
-  has (id: string): boolean
-  get (id: string): Uint8Array | undefined
-  /** How many events the store holds (rows damaged behind its back count until a load moves them aside). */
-  count (): number
-  countByPlan (plan: string): number
-  /**
-   * Streams every row to `onRow`, in insertion order, a page at a time, so
-   * memory stays bounded however large the store. A damaged row goes to
-   * `onDamaged` instead, is moved into `damaged_events`, and is skipped:
-   * never fatal. The callbacks may call back into the store, writes included
-   * (the connection is free between pages); rows stored during the load may
-   * or may not be visited.
-   */
-  load (onRow: (row: StoredEvent) => void, onDamaged: (info: DamagedRow) => void): LoadCounts
-  /** `load` restricted to one plan: how a finished plan that left memory is brought back on demand. */
-  loadPlan (plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts
-  /** Every id, sorted ascending (the order set reconciliation ranges over). */
-  ids (): string[]
-  /** Every plan id that has at least one event, sorted ascending. */
-  plans (): string[]
-  /** Closes the database. Idempotent; any other call afterwards throws. */
-  close (): void
-}
+export type { EventStore, EventRow, StoredEvent, DamagedRow, LoadCounts } from '../ports/event-store.js'
 
 const HEX_ID = /^[0-9a-f]{64}$/
 

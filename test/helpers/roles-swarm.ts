@@ -15,7 +15,7 @@ import { treeHash } from '../../src/core/tree-hash.js'
 import { foldAll } from '../../src/core/fold.js'
 import { validateParams } from '../../src/wire/shape.js'
 import { parseNodeArgs } from '../../src/runtime/config.js'
-import { startPeer } from '../../src/runtime/peer.js'
+import { startPeer } from '../../src/app/peer.js'
 import { createProvider, createOfflineProvider } from '../../src/llm/index.js'
 import { startRole } from '../../roles/driver.js'
 import { createDecomposer } from '../../roles/decomposer.js'
@@ -24,7 +24,7 @@ import { createExecutor } from '../../roles/executor.js'
 import { startObserver } from '../../roles/observer.js'
 import { PeerFleet, waitFor } from './peers.js'
 import { autoInput, type AutoOptions, type FakeLlm, type FakeUsage, type RecordedRequest, type ScriptStep } from './fake-llm.js'
-import type { Peer } from '../../src/runtime/peer.js'
+import type { Peer } from '../../src/app/peer.js'
 import type { LlmProvider } from '../../src/llm/types.js'
 import type { PeerIdString, PlanEvent, PlanId, PlanParams } from '../../src/core/events.js'
 import type { PlanStatus, PlanTree } from '../../src/core/tree.js'
@@ -182,7 +182,7 @@ export class RoleSwarm {
     let stopRole: () => Promise<void>
     let render: (() => string) | undefined
     if (role === 'observer') {
-      const o = startObserver(peer, { json: false, tty: false, write: t => { say(t) } })
+      const o = startObserver(peer.view, { json: false, tty: false, write: t => { say(t) } })
       stopRole = async () => { o.stop() }
       render = o.render
     } else {
@@ -193,7 +193,7 @@ export class RoleSwarm {
         await hook?.({ name: label, role, peer }, r.event)
         return r
       }
-      const ctx: RoleContext = { peer: hook === undefined ? peer : { ...peer, publish }, provider, say }
+      const ctx: RoleContext = { view: hook === undefined ? peer.view : { ...peer.view, publish }, provider, say }
       const handler = HANDLERS[role](ctx)
       const handle = startRole(ctx, this.opts.wrap?.({ name: label, role, peer }, handler) ?? handler)
       stopRole = handle.stop

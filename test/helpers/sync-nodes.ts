@@ -9,9 +9,9 @@ import { yamux } from '@chainsafe/libp2p-yamux'
 import type { Libp2p } from '@libp2p/interface'
 import { tcp } from '@libp2p/tcp'
 import { createLibp2p } from 'libp2p'
-import { IdSet } from '../../src/core/reconcile.js'
-import type { SyncService, SyncServiceInit, SyncStats } from '../../src/net/sync.js'
-import { createSyncService } from '../../src/net/sync.js'
+import { IdSet } from '../../src/sync/reconcile/index.js'
+import type { SyncService, SyncServiceInit, SyncStats } from '../../src/sync/libp2p-service.js'
+import { createSyncService } from '../../src/sync/libp2p-service.js'
 import { SIGNATURE_BYTES, eventIdOfWire } from '../../src/wire/codec.js'
 
 export async function createTestNode (): Promise<Libp2p> {

@@ -13,7 +13,7 @@ import { PROTOCOL_VERSION } from '../../src/core/events.js'
 import { PeerFleet, loadEvents, waitFor } from '../helpers/peers.js'
 import type { Envelope, EventId, PeerIdString } from '../../src/core/events.js'
 import type { SwarmNode } from '../../src/net/node.js'
-import type { Peer } from '../../src/runtime/peer.js'
+import type { Peer } from '../../src/app/peer.js'
 
 async function rejected (peer: Peer): Promise<Record<string, number>> {
   const m = await peer.metrics.rejected.get()

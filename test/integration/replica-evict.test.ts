@@ -23,12 +23,14 @@ import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { EVICT_QUIET_MS, Replica } from '../../src/runtime/replica.js'
 import { openEventStore } from '../../src/store/event-store.js'
 import { signEvent } from '../../src/wire/sign.js'
+import { realScheduler } from '../../src/ports/scheduler.js'
 import { removeTempDirs, tempDir } from '../helpers/cli-process.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { EventId, PeerIdString, PlanEvent, PlanId } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
 import type { PlanBuilder } from '../helpers/plan-builder.js'
 import type { EventStore } from '../../src/store/event-store.js'
+import type { ObserverView } from '../../roles/observer.js'
 
 const PLANS = 14
 /** One plan finishes every this many ms of the replica's clock. */
@@ -173,7 +175,14 @@ describe('replica: finished plans leave memory', () => {
       // GET /plans/<id> and its events answer for an evicted plan, loading it back.
       const third = plans[2] as Plan
       expect(replica.fold.isEvicted(third.plan)).toBe(true)
-      const http = await startHttpServer('127.0.0.1', 0, { status: () => ({}), replica, metrics: new NodeMetrics() })
+      const http = await startHttpServer('127.0.0.1', 0, {
+        status: () => { throw new Error('GET /status is not read here') },
+        planLines: () => replica.planSummaries(),
+        loadTree: plan => replica.loadTree(plan),
+        treeHash: plan => replica.fold.treeHash(plan),
+        planEvents: plan => replica.planEvents(plan),
+        metricsText: async () => await new NodeMetrics().text()
+      })
       try {
         const res = await fetch(`${http.url}/plans/${third.plan}`)
         expect(res.status).toBe(200)
@@ -268,8 +277,18 @@ describe('replica: finished plans leave memory', () => {
     replica.tick()
     for (const bytes of b.wire) replica.ingest(bytes, 'gossip')
     expect(replica.fold.isEvicted(a.plan)).toBe(true)
-    const peer = { replica, now: () => clock.ms, node: { connectedPeers: () => [] }, metrics: { rejectedByReason: new Map() } }
-    const view = startObserver(peer as never, { json: false, tty: false, write: () => {} })
+    const nodeView: ObserverView = {
+      plans: () => replica.fold.plans(),
+      tree: plan => replica.tree(plan),
+      loadTree: plan => replica.loadTree(plan),
+      isEvicted: plan => replica.fold.isEvicted(plan),
+      treeHash: plan => replica.fold.treeHash(plan),
+      summary: plan => replica.fold.summary(plan),
+      now: () => clock.ms,
+      scheduler: realScheduler(),
+      health: () => ({ peers: 0, topicPeers: 0, held: replica.ids.size, parked: replica.fold.events.parkedCount, rejected: {} })
+    }
+    const view = startObserver(nodeView, { json: false, tty: false, write: () => {} })
     view.stop()
     const screen = view.render()
     expect(screen).toContain(`plan …${a.plan.slice(-6)}`)
@@ -279,7 +298,7 @@ describe('replica: finished plans leave memory', () => {
     expect(screen.split('out of memory').length).toBe(2)
     // Exporting loads the evicted plan back once; both finished plans are written.
     const out: string[] = []
-    const exporter = startObserver(peer as never, { json: false, tty: false, write: t => out.push(t), markdown: `${tempDir('observer-evict')}/plan.md` })
+    const exporter = startObserver(nodeView, { json: false, tty: false, write: t => out.push(t), markdown: `${tempDir('observer-evict')}/plan.md` })
     exporter.stop()
     expect(out.filter(t => t.startsWith('wrote '))).toHaveLength(2)
   })

@@ -70,7 +70,7 @@ describe('replica: store writes', () => {
   })
 
   it('a peer stopped right after folding a gossiped event has it on disk', async () => {
-    const { startPeer } = await import('../../src/runtime/peer.js')
+    const { startPeer } = await import('../../src/app/peer.js')
     const { parseNodeArgs } = await import('../../src/runtime/config.js')
     const source = await replicaOn(openEventStore({ memory: true }))
     const { id, bytes } = await submit(source.replica, source.me)

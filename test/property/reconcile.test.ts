@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { IdSet, createReconcileSession } from '../../src/core/reconcile.js'
-import type { ReconcileOptions, ReconcileSession } from '../../src/core/reconcile.js'
+import { IdSet, createReconcileSession } from '../../src/sync/reconcile/index.js'
+import type { ReconcileOptions, ReconcileSession } from '../../src/sync/reconcile/index.js'
 
 /** splitmix32: ids come from a seed that fast-check picks (and reports on failure). */
 function rng (seed: number): () => number {

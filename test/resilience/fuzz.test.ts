@@ -24,7 +24,7 @@ import { generatePlan } from '../../bench/gen-plan.js'
 import { foldAll } from '../../src/core/fold.js'
 import { checkDeps, committeeOf } from '../../src/core/dep-rules.js'
 import { EVENT_TYPES, isType } from '../../src/core/events.js'
-import { IdSet, createReconcileSession, decodeReconcileMessage } from '../../src/core/reconcile.js'
+import { IdSet, createReconcileSession, decodeReconcileMessage } from '../../src/sync/reconcile/index.js'
 import type { EventId, PeerIdString, PlanEvent } from '../../src/core/events.js'
 import { decodeEvent, WIRE_REJECT_REASONS } from '../../src/wire/decode.js'
 import { encodeEnvelope, signedMessage } from '../../src/wire/codec.js'
@@ -35,9 +35,13 @@ import { openEventStore } from '../../src/store/event-store.js'
 import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { Replica } from '../../src/runtime/replica.js'
 import {
-  FRAME_DONE, FRAME_EVENTS, FRAME_RECONCILE, FRAME_WANT, FrameReader, decodeEvents, encodeEvents, encodeFrame, encodeWant
-} from '../../src/net/sync-frames.js'
-import { DEFAULT_SYNC_LIMITS, InflightIds, SyncSession, wireEventId } from '../../src/net/sync-session.js'
+  FRAME_DONE, FRAME_EVENTS, FRAME_RECONCILE, FRAME_WANT, decodeEvents, encodeEvents, encodeFrame, encodeWant
+} from '../../src/sync/frames.js'
+import { FrameReader } from '../../src/sync/frame-reader.js'
+import { DEFAULT_SYNC_LIMITS, InflightIds, SyncSession } from '../../src/sync/index.js'
+import { syncStreamOfLibp2p } from '../../src/sync/libp2p-stream.js'
+import { nativeEventIdOfWire as wireEventId } from '../../src/sync/native-hash.js'
+import { realScheduler } from '../../src/ports/scheduler.js'
 import { makePeers } from '../helpers/plan-builder.js'
 
 const SWARM = 'test'
@@ -426,7 +430,7 @@ describe('fuzzing the sync protocol', () => {
   it('a frame reader over arbitrary chunks yields frames or a protocol error, never anything else', async () => {
     await fc.assert(fc.asyncProperty(fc.array(fc.uint8Array({ maxLength: 80 }), { maxLength: 8 }), async chunks => {
       const [a, b] = streamPair()
-      const reader = new FrameReader(b as unknown as Stream, 1024, 4096, () => {})
+      const reader = new FrameReader(syncStreamOfLibp2p(b as unknown as Stream, 1024), 1024, 4096, () => {})
       for (const c of chunks) if (c.length > 0) a.send(c)
       void a.close()
       try {
@@ -458,8 +462,8 @@ describe('fuzzing the sync protocol', () => {
         liarBytes.set(id, s.bytes)
       }
       const [mine, theirs] = streamPair()
-      const honestSession = new SyncSession(hostOf(r.ids, id => r.getBytes(id), async b => r.ingest(b, 'sync')), mine as unknown as Stream, 'liar', 'outbound')
-      const liarSession = new SyncSession(hostOf(liarIds, id => liarBytes.get(id), async () => undefined), theirs as unknown as Stream, 'honest', 'inbound')
+      const honestSession = new SyncSession(hostOf(r.ids, id => r.getBytes(id), async b => r.ingest(b, 'sync')), syncStreamOfLibp2p(mine as unknown as Stream, LIMITS.maxFrameBytes), 'liar', 'outbound', realScheduler())
+      const liarSession = new SyncSession(hostOf(liarIds, id => liarBytes.get(id), async () => undefined), syncStreamOfLibp2p(theirs as unknown as Stream, LIMITS.maxFrameBytes), 'honest', 'inbound', realScheduler())
       const [mineStats] = await Promise.all([honestSession.run(), liarSession.run()])
       const label = mineStats.ok ? 'ok' : (mineStats.error ?? '').replace(/[0-9a-f]{64}/g, 'ID').replace(/\d+/g, 'N').slice(0, 60)
       outcomes.set(label, (outcomes.get(label) ?? 0) + 1)
@@ -491,7 +495,7 @@ describe('fuzzing the sync protocol', () => {
       for (const b of honestBytes.slice(0, 10)) r.ingest(b, 'local')
       const [mine, theirs] = streamPair()
       theirs.addEventListener('message', () => {})
-      const session = new SyncSession(hostOf(r.ids, id => r.getBytes(id), async b => r.ingest(b, 'sync')), mine as unknown as Stream, 'fuzzer', direction)
+      const session = new SyncSession(hostOf(r.ids, id => r.getBytes(id), async b => r.ingest(b, 'sync')), syncStreamOfLibp2p(mine as unknown as Stream, LIMITS.maxFrameBytes), 'fuzzer', direction, realScheduler())
       const running = session.run()
       for (const f of frames) {
         if (theirs.status !== 'open') break

@@ -8,8 +8,8 @@ import {
   isEventIdHex,
   reconcileInMemory,
   separatingBound
-} from '../../src/core/reconcile.js'
-import type { ReconcileOptions, ReconcileSession, WireRange } from '../../src/core/reconcile.js'
+} from '../../src/sync/reconcile/index.js'
+import type { ReconcileOptions, ReconcileSession, WireRange } from '../../src/sync/reconcile/index.js'
 import type { EventId } from '../../src/core/events.js'
 
 /** splitmix32: a small seeded generator, so every run sees the same ids. */

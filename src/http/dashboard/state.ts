@@ -5,7 +5,7 @@ import type { PlanTree } from '../../core/tree.js'
 
 /**
  * What the dashboard reads from (and, with `--allow-submit`, asks of) its
- * node. The observer's peer provides it (peer-source.ts); tests provide a
+ * node. The observer's node view provides it (peer-source.ts); tests provide a
  * stub. Everything here is read-only except `submit` and `cancel`.
  */
 export interface DashboardSource {

@@ -18,16 +18,13 @@
  * Pure: no I/O, clock or randomness. The network stream and the simulator
  * drive the same session objects.
  */
-import type { EventId } from './events.js'
-import type { Bound, IdSet, IdSnapshot } from './reconcile-id-set.js'
-import { END_BOUND, separatingBound } from './reconcile-id-set.js'
-import type { WireRange } from './reconcile-codec.js'
-import { boundSize, decodeMessage, encodeMessage, missingSize, rangeSize, varintSize } from './reconcile-codec.js'
-
-export { IdSet, IdSnapshot, isEventIdHex, separatingBound, END_BOUND, START_BOUND, FINGERPRINT_BYTES } from './reconcile-id-set.js'
-export type { Bound, IdSetAddOutcome } from './reconcile-id-set.js'
-export { RECONCILE_WIRE_VERSION, decodeMessage as decodeReconcileMessage, encodeMessage as encodeReconcileMessage } from './reconcile-codec.js'
-export type { WireRange } from './reconcile-codec.js'
+import type { EventId } from '../../core/events.js'
+import { ID_BYTES } from '../../wire/id-bytes.js'
+import { varintSize } from '../../wire/varint.js'
+import type { Bound, IdSet, IdSnapshot } from './id-set.js'
+import { END_BOUND, separatingBound } from './id-set.js'
+import type { WireRange } from './codec.js'
+import { boundSize, decodeMessage, encodeMessage, missingSize, rangeSize } from './codec.js'
 
 /** Tuning of one side of a reconciliation. Out-of-range values are clamped (see each field), never refused. */
 export interface ReconcileOptions {
@@ -160,7 +157,6 @@ const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
 const DEFAULT_MAX_ROUNDS = 256
 const MAX_MESSAGE_BYTES_LIMIT = 64 << 20
 const MIN_MESSAGE_BYTES = 512
-const ID_BYTES = 32
 /** Room always kept for a final "pending to the end" range (a 1-byte end bound and the mode). */
 const RESERVE = 2
 

@@ -8,7 +8,8 @@ import { startObserver } from '../../roles/observer.js'
 import { createDashboard } from '../http/dashboard/routes.js'
 import { dashboardSource } from '../http/dashboard/peer-source.js'
 import { createSubmitToken } from '../http/dashboard/guard.js'
-import type { NodeConfig } from './config.js'
+import type { NodeConfig } from '../runtime/config.js'
+import type { Peer } from './peer.js'
 import type { RoleHandler, RoleContext } from '../../roles/driver.js'
 
 const HANDLERS: Record<string, (ctx: RoleContext) => RoleHandler> = {
@@ -25,16 +26,17 @@ export async function runNode (config: NodeConfig): Promise<number> {
   // Choose the model first: a provider asked for but not configured is a config error before anything starts.
   const choice = config.role === 'observer' ? undefined : createProvider({ provider: config.provider, model: config.model, cheapModel: config.cheapModel, baseUrl: config.baseUrl, env: process.env })
   const peer = await startPeer(config)
+  const view = peer.view
   const print = (line: Record<string, unknown>, text: string): void => {
     console.log(config.json ? JSON.stringify({ t: new Date().toISOString(), ...line }) : text)
   }
   if (config.role === 'observer' && config.once) return await observeOnce(peer, config)
   // The observer's dashboard: read-only, unless --allow-submit, which makes a token the page must present.
   const submitToken = config.role === 'observer' && config.allowSubmit ? createSubmitToken() : undefined
-  const dashboard = config.role === 'observer' && peer.http !== undefined ? createDashboard(dashboardSource(peer), { submitToken }) : undefined
+  const dashboard = config.role === 'observer' && peer.http !== undefined ? createDashboard(dashboardSource(view), { submitToken }) : undefined
   const unmount = dashboard === undefined ? undefined : peer.http?.mount(dashboard.route)
   const dashboardUrl = dashboard === undefined || peer.http === undefined ? null : `${peer.http.url}/`
-  const s = peer.status()
+  const s = view.status()
   print({ event: 'started', ...s, http: peer.http?.url ?? null, dashboard: dashboardUrl, ...(submitToken === undefined ? {} : { submitToken }) },
     [
       `plan-swarm ${config.role} ${s.peerId} in swarm "${config.swarm}"`,
@@ -51,15 +53,16 @@ export async function runNode (config: NodeConfig): Promise<number> {
 
   const say = (line: string): void => { print({ event: 'role', line }, `[${config.role}] ${line}`) }
   const make = HANDLERS[config.role]
-  const role = make === undefined || choice === undefined ? undefined : startRole({ peer, provider: choice.provider, say }, make({ peer, provider: choice.provider, say }))
+  const ctx: RoleContext | undefined = choice === undefined ? undefined : { view, provider: choice.provider, say }
+  const role = make === undefined || ctx === undefined ? undefined : startRole(ctx, make(ctx))
   const observer = config.role === 'observer'
-    ? startObserver(peer, { json: config.json, markdown: config.markdown, tty: process.stdout.isTTY, write: t => process.stdout.write(t) })
+    ? startObserver(view, { json: config.json, markdown: config.markdown, tty: process.stdout.isTTY, write: t => process.stdout.write(t) })
     : undefined
 
   let last = ''
   const progress = setInterval(() => {
     if (observer !== undefined) return
-    const st = peer.status()
+    const st = view.status()
     const line = `${st.peers} peers, ${st.roster.length} in roster, ${st.events.held} events (${st.events.parked} parked), ${st.plans.length} plans` +
       st.plans.map(p => `\n  ${p.status.padEnd(16)} ${p.done}/${p.nodes} done  ${p.goal.slice(0, 60)}`).join('')
     if (line !== last) {
@@ -84,17 +87,16 @@ export async function runNode (config: NodeConfig): Promise<number> {
 }
 
 /** `--role observer --once`: catch up with a peer (or give up after a while), print what there is, exit. */
-async function observeOnce (peer: Awaited<ReturnType<typeof startPeer>>, config: NodeConfig): Promise<number> {
+async function observeOnce (peer: Peer, config: NodeConfig): Promise<number> {
+  const view = peer.view
   const deadline = Date.now() + 15_000
   let synced = false
   while (!synced && Date.now() < deadline) {
-    for (const other of peer.node.connectedPeers()) {
-      if ((await peer.sync.syncWith(other)).ok) { synced = true; break }
-    }
+    synced = (await view.syncOnce()) !== null
     if (!synced) await new Promise(resolve => setTimeout(resolve, 250))
   }
   if (!synced) console.error('no peer answered within 15 s: printing what this node holds')
-  const o = startObserver(peer, { json: config.json, markdown: config.markdown, tty: false, write: t => process.stdout.write(t) })
+  const o = startObserver(view, { json: config.json, markdown: config.markdown, tty: false, write: t => process.stdout.write(t) })
   o.stop()
   await peer.stop()
   return 0

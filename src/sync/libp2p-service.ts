@@ -2,7 +2,7 @@
  * Catch-up: the `/plan-swarm/sync/1.0.0` stream protocol.
  *
  * Two peers reconcile their event-id sets with the pure range-reconciliation
- * core (src/core/reconcile.ts), so the cost is in proportion to the
+ * core (src/sync/reconcile/), so the cost is in proportion to the
  * difference, and each side pulls the events it lacks. It runs
  *
  *   - on every new connection (only the peer with the smaller peer id string
@@ -16,21 +16,34 @@
  * refused. Events received are handed to `ingest`, which must verify them
  * exactly like gossiped ones.
  *
- * Frames and session rules: see sync-frames.ts and sync-session.ts.
+ * This is the one part of src/sync that knows libp2p: it registers the
+ * protocol, hooks `peer:connect`, dials, and hands each stream (through
+ * syncStreamOfLibp2p) to a SyncSession. Its timers and its random choices
+ * come from the Scheduler it is given (the real one by default).
+ *
+ * Frames and session rules: see frames.ts and session.ts.
  */
 import type { Connection, Libp2p, Logger, PeerId, Stream } from '@libp2p/interface'
 import { logger } from '@libp2p/logger'
 import { peerIdFromString } from '@libp2p/peer-id'
-import type { IdSet } from '../core/reconcile.js'
+import type { Cancel, Scheduler } from '../ports/scheduler.js'
+import { realScheduler } from '../ports/scheduler.js'
 import { SYNC_PROTOCOL } from '../wire/topics.js'
-import { SyncAbortedError } from './sync-frames.js'
-import type { SyncLimits, SyncStats } from './sync-session.js'
-import { DEFAULT_SYNC_LIMITS, InflightIds, SyncSession } from './sync-session.js'
+import { asError, SyncAbortedError } from './errors.js'
+import { InflightIds } from './inflight.js'
+import { syncStreamOfLibp2p } from './libp2p-stream.js'
+import type { SyncLimits } from './limits.js'
+import { DEFAULT_SYNC_LIMITS } from './limits.js'
+import type { IdSet } from './reconcile/index.js'
+import { SyncSession } from './session.js'
+import type { SessionHost } from './session-host.js'
+import type { SyncStats } from './stats.js'
+import { failedStats } from './stats.js'
 
 export { SYNC_PROTOCOL }
 export type { SyncLimits, SyncStats }
-export { DEFAULT_SYNC_LIMITS, MAX_OUTSTANDING_WANTS, MAX_WANT_IDS_PER_FRAME } from './sync-session.js'
-export { SyncAbortedError, SyncProtocolError, SyncTimeoutError } from './sync-frames.js'
+export { DEFAULT_SYNC_LIMITS, MAX_OUTSTANDING_WANTS, MAX_WANT_IDS_PER_FRAME } from './limits.js'
+export { SyncAbortedError, SyncProtocolError, SyncTimeoutError } from './errors.js'
 
 export interface SyncServiceInit {
   readonly libp2p: Libp2p
@@ -62,6 +75,8 @@ export interface SyncServiceInit {
   /** Called with the stats of every finished session, inbound and outbound. */
   readonly onSession?: (stats: SyncStats) => void
   readonly log?: Logger
+  /** Clock, timers and randomness of the service and its sessions (default: realScheduler()). */
+  readonly scheduler?: Scheduler
 }
 
 /** Totals since start. */
@@ -94,13 +109,6 @@ export function createSyncService (init: SyncServiceInit): SyncService {
   return new SyncServiceImpl(init)
 }
 
-function failedStats (peer: string, error: string, ms: number): SyncStats {
-  return {
-    peer, direction: 'outbound', ok: false, error, rounds: 0, bytesSent: 0, bytesReceived: 0,
-    eventBytesSent: 0, eventBytesReceived: 0, eventsSent: 0, eventsReceived: 0, wanted: 0, ingestErrors: 0, ms
-  }
-}
-
 class SyncServiceImpl implements SyncService {
   private readonly libp2p: Libp2p
   private readonly log: Logger
@@ -109,13 +117,14 @@ class SyncServiceImpl implements SyncService {
   private readonly onConnectDelayMs: number
   private readonly openTimeoutMs: number
   private readonly maxInbound: number
+  private readonly scheduler: Scheduler
   private readonly inflight = new InflightIds()
   private readonly inbound = new Map<string, { session: SyncSession, done: Promise<unknown> }>()
   private readonly outbound = new Map<string, { session: SyncSession | null, done: Promise<SyncStats> }>()
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>()
+  private readonly timers = new Set<Cancel>()
   private controller = new AbortController()
   private running = false
-  private periodic: ReturnType<typeof setTimeout> | null = null
+  private periodic: Cancel | null = null
   private totals = {
     sessions: 0, inbound: 0, outbound: 0, ok: 0, failures: 0, rejected: 0,
     bytesSent: 0, bytesReceived: 0, eventsSent: 0, eventsReceived: 0
@@ -123,12 +132,13 @@ class SyncServiceImpl implements SyncService {
 
   constructor (private readonly init: SyncServiceInit) {
     this.libp2p = init.libp2p
-    this.log = init.log ?? logger('plan-swarm:net:sync')
+    this.log = init.log ?? logger('plan-swarm:sync')
     this.limits = { ...DEFAULT_SYNC_LIMITS, ...init.limits }
     this.intervalMs = init.intervalMs ?? 10_000
     this.onConnectDelayMs = init.onConnectDelayMs ?? 100
     this.openTimeoutMs = init.openTimeoutMs ?? 10_000
     this.maxInbound = init.maxInboundSessions ?? 16
+    this.scheduler = init.scheduler ?? realScheduler()
   }
 
   async start (): Promise<void> {
@@ -144,9 +154,9 @@ class SyncServiceImpl implements SyncService {
     if (!this.running) return
     this.running = false
     this.libp2p.removeEventListener('peer:connect', this.onConnect)
-    for (const t of this.timers) clearTimeout(t)
+    for (const cancel of this.timers) cancel()
     this.timers.clear()
-    if (this.periodic !== null) clearTimeout(this.periodic)
+    this.periodic?.()
     this.periodic = null
     this.controller.abort(new SyncAbortedError('sync service stopped'))
     const pending: Array<Promise<unknown>> = []
@@ -187,27 +197,34 @@ class SyncServiceImpl implements SyncService {
   }
 
   private async runOutbound (peer: PeerId | string, key: string, entry: { session: SyncSession | null }): Promise<SyncStats> {
-    const started = performance.now()
+    const started = this.scheduler.monotonic()
     if (!this.running) return failedStats(key, 'sync service is not running', 0)
     let stream: Stream
+    const timeout = new AbortController()
+    const cancelTimeout = this.scheduler.after(this.openTimeoutMs, () => {
+      // what AbortSignal.timeout would abort with
+      timeout.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))
+    })
     try {
       const peerId = typeof peer === 'string' ? peerIdFromString(peer) : peer
-      const signal = AbortSignal.any([this.controller.signal, AbortSignal.timeout(this.openTimeoutMs)])
+      const signal = AbortSignal.any([this.controller.signal, timeout.signal])
       stream = await this.libp2p.dialProtocol(peerId, SYNC_PROTOCOL, { signal })
     } catch (err) {
       const error = `open: ${err instanceof Error ? err.message : String(err)}`
       this.log('sync with %s failed to open: %s', key, error)
-      return failedStats(key, error, Math.round(performance.now() - started))
+      return failedStats(key, error, Math.round(this.scheduler.monotonic() - started))
+    } finally {
+      cancelTimeout()
     }
     if (!this.running) {
       stream.abort(new SyncAbortedError('sync service stopped'))
-      return failedStats(key, 'sync service stopped', Math.round(performance.now() - started))
+      return failedStats(key, 'sync service stopped', Math.round(this.scheduler.monotonic() - started))
     }
     let session: SyncSession
     try {
-      session = new SyncSession(this.host(), stream, key, 'outbound')
+      session = this.newSession(stream, key, 'outbound')
     } catch (err) {
-      stream.abort(err instanceof Error ? err : new Error(String(err)))
+      stream.abort(asError(err))
       throw err
     }
     entry.session = session
@@ -228,10 +245,10 @@ class SyncServiceImpl implements SyncService {
     }
     let session: SyncSession
     try {
-      session = new SyncSession(this.host(), stream, peer, 'inbound')
+      session = this.newSession(stream, peer, 'inbound')
     } catch (err) {
       this.log.error('sync session from %s could not start: %e', peer, err)
-      stream.abort(err instanceof Error ? err : new Error(String(err)))
+      stream.abort(asError(err))
       return
     }
     const done = session.run()
@@ -245,23 +262,21 @@ class SyncServiceImpl implements SyncService {
     const peer = evt.detail
     const key = peer.toString()
     if (!(this.libp2p.peerId.toString() < key)) return
-    const timer = setTimeout(() => {
+    const timer = this.scheduler.after(this.onConnectDelayMs, () => {
       this.timers.delete(timer)
       if (!this.running || this.libp2p.getConnections(peer).length === 0) return
       void this.syncWith(peer)
-    }, this.onConnectDelayMs)
-    timer.unref?.()
+    })
     this.timers.add(timer)
   }
 
   private schedulePeriodic (): void {
     if (!this.running || this.intervalMs <= 0) return
-    const delay = this.intervalMs * (0.8 + 0.4 * Math.random())
-    this.periodic = setTimeout(() => {
+    const delay = this.intervalMs * (0.8 + 0.4 * this.scheduler.random())
+    this.periodic = this.scheduler.after(delay, () => {
       this.periodic = null
       void this.periodicTick().finally(() => { this.schedulePeriodic() })
-    }, delay)
-    this.periodic.unref?.()
+    })
   }
 
   private async periodicTick (): Promise<void> {
@@ -279,11 +294,15 @@ class SyncServiceImpl implements SyncService {
       candidates.push(peer)
     }
     if (candidates.length === 0 || !this.running) return
-    const peer = candidates[Math.floor(Math.random() * candidates.length)] as PeerId
+    const peer = candidates[Math.floor(this.scheduler.random() * candidates.length)] as PeerId
     void this.syncWith(peer)
   }
 
-  private host (): ConstructorParameters<typeof SyncSession>[0] {
+  private newSession (stream: Stream, peer: string, direction: 'inbound' | 'outbound'): SyncSession {
+    return new SyncSession(this.host(), syncStreamOfLibp2p(stream, this.limits.maxFrameBytes), peer, direction, this.scheduler)
+  }
+
+  private host (): SessionHost {
     const { ids, has, getBytes, ingest, ingestMany } = this.init
     return { ids, has, getBytes, ingest, ingestMany, inflight: this.inflight, limits: this.limits, log: this.log }
   }

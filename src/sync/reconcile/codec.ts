@@ -24,8 +24,10 @@
  * within the bytes left) and returns errors as values; it never throws and
  * allocates no more than the message's own size justifies.
  */
-import type { Bound } from './reconcile-id-set.js'
-import { END_BOUND, FINGERPRINT_BYTES, START_BOUND } from './reconcile-id-set.js'
+import { ID_BYTES, hexOfBytes, writeHexBytes } from '../../wire/id-bytes.js'
+import { MAX_VARINT, readVarint, varintSize, writeVarint } from '../../wire/varint.js'
+import type { Bound } from './id-set.js'
+import { END_BOUND, FINGERPRINT_BYTES, START_BOUND } from './id-set.js'
 
 /** First byte of every message: the wire version. */
 export const RECONCILE_WIRE_VERSION = 1
@@ -39,33 +41,6 @@ export type WireRange =
   | { readonly mode: 'pending', readonly hi: Bound }
 
 const MODE_CODE = { skip: 0, fingerprint: 1, ids: 2, diff: 3, pending: 4 } as const
-const ID_BYTES = 32
-const MAX_VARINT = 0xffffffff
-
-
-/** ASCII codes of the two lowercase hex digits of each byte value, at 2b and 2b + 1. */
-const HEX_CODES = new Uint8Array(512)
-for (let b = 0; b < 256; b++) {
-  const hex = b.toString(16).padStart(2, '0')
-  HEX_CODES[2 * b] = hex.charCodeAt(0)
-  HEX_CODES[2 * b + 1] = hex.charCodeAt(1)
-}
-/** Ids become strings through one decode of their ASCII digits: a flat string, unlike 32 concatenations. */
-const ASCII = new TextDecoder()
-
-/** Byte value of two lowercase hex digits, indexed by (first char code << 7) | second char code. */
-const BYTE_OF_HEX_PAIR = new Uint8Array(1 << 14)
-for (let b = 0; b < 256; b++) BYTE_OF_HEX_PAIR[((HEX_CODES[2 * b] as number) << 7) | (HEX_CODES[2 * b + 1] as number)] = b
-
-/** Bytes a varint of this value takes. */
-export function varintSize (value: number): number {
-  let size = 1
-  while (value >= 0x80) {
-    value = Math.floor(value / 128)
-    size++
-  }
-  return size
-}
 
 /** Bytes a bound takes on the wire. */
 export function boundSize (bound: Bound): number {
@@ -120,21 +95,12 @@ class Writer {
   }
 
   varint (value: number): void {
-    while (value >= 0x80) {
-      this.byte((value % 128) | 0x80)
-      value = Math.floor(value / 128)
-    }
-    this.byte(value)
+    this.pos = writeVarint(this.bytes, this.pos, value)
   }
 
   /** Writes lowercase hex digits (inputs are validated ids and bounds) as bytes. */
   hex (hex: string): void {
-    const bytes = this.bytes
-    let pos = this.pos
-    for (let i = 0; i < hex.length; i += 2) {
-      bytes[pos++] = BYTE_OF_HEX_PAIR[(hex.charCodeAt(i) << 7) | hex.charCodeAt(i + 1)] as number
-    }
-    this.pos = pos
+    this.pos = writeHexBytes(hex, this.bytes, this.pos)
   }
 }
 
@@ -192,31 +158,17 @@ class Reader {
 
   /** An unsigned LEB128 varint of at most 5 bytes and 2^32 - 1, minimally encoded. */
   varint (): number | null {
-    let value = 0
-    let scale = 1
-    for (let i = 0; i < 5; i++) {
-      const b = this.byte()
-      if (b === null) return null
-      value += (b & 0x7f) * scale
-      if ((b & 0x80) === 0) {
-        if (i > 0 && b === 0) return null
-        return value <= MAX_VARINT ? value : null
-      }
-      scale *= 128
-    }
-    return null
+    const value = readVarint(this.bytes, this.pos)
+    if (value < 0) return null
+    this.pos += varintSize(value)
+    return value
   }
 
-  /** The next len bytes as lowercase hex. */
+  /** The next len bytes (len <= left) as lowercase hex. */
   hex (len: number): string {
-    const digits = new Uint8Array(2 * len)
-    for (let i = 0; i < len; i++) {
-      const b = this.bytes[this.pos + i] as number
-      digits[2 * i] = HEX_CODES[2 * b] as number
-      digits[2 * i + 1] = HEX_CODES[2 * b + 1] as number
-    }
+    const hex = hexOfBytes(this.bytes, this.pos, len)
     this.pos += len
-    return ASCII.decode(digits)
+    return hex
   }
 }
 

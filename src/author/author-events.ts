@@ -2,22 +2,32 @@ import { DEFAULT_PARAMS, majority } from '../core/events.js'
 import { MAX_GOAL_CHARS, MAX_REASON_CHARS } from '../core/limits.js'
 import { validateParams } from '../wire/shape.js'
 import { isEd25519PeerIdString } from '../wire/peer-keys.js'
-import { ConfigError, intOption } from '../runtime/config.js'
-import type { Peer } from '../runtime/peer.js'
+import { ConfigError } from '../errors.js'
+import type { NodeView } from '../ports/node-view.js'
 import type { PeerIdString, PlanId, PlanParams } from '../core/events.js'
 import type { PlanTree } from '../core/tree.js'
 
 /**
  * The events a goal's author publishes, built one way whoever asks: the
  * `submit` and `cancel` commands and the observer's dashboard (with
- * `--allow-submit`). Input comes as flag-named values (`max-depth`,
- * `budget`, ...), so a bad value gets the same message from either.
+ * `--allow-submit`), each through its node's view. Input comes as
+ * flag-named values (`max-depth`, `budget`, ...), so a bad value gets the
+ * same message from either.
  */
 export type AuthorValues = Readonly<Record<string, string | string[] | boolean | undefined>>
 
+/** A non-negative whole-number value, or undefined when absent (the message of the flag parser's `intOption`). */
+function wholeNumber (values: AuthorValues, name: string): number | undefined {
+  const raw = values[name]
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected a whole number`)
+  return n
+}
+
 /** Plan parameters from flag-named values and a committee; throws ConfigError saying what to change. */
 export function planParams (values: AuthorValues, committee: PeerIdString[]): PlanParams {
-  const num = (name: string, fallback: number): number => intOption(values, name) ?? fallback
+  const num = (name: string, fallback: number): number => wholeNumber(values, name) ?? fallback
   const params: PlanParams = {
     committee,
     quorum: num('quorum', majority(committee.length)),
@@ -47,31 +57,31 @@ export function parseCommittee (raw: unknown): PeerIdString[] | undefined {
   return [...new Set(ids)].sort() as PeerIdString[]
 }
 
-/** The default committee: every scorer in this peer's roster, sorted. */
-export function scorersInSight (peer: Pick<Peer, 'roster' | 'now'>): PeerIdString[] {
-  return [...new Set(peer.roster.list(peer.now()).filter(r => r.role === 'scorer').map(r => r.peerId))].sort() as PeerIdString[]
+/** The default committee: every scorer in this node's roster, sorted. */
+export function scorersInSight (view: Pick<NodeView, 'roster'>): PeerIdString[] {
+  return [...new Set(view.roster().filter(r => r.role === 'scorer').map(r => r.peerId))].sort() as PeerIdString[]
 }
 
 /** Publish `goal-submitted`; its id is the plan id. */
-export async function publishGoal (peer: Pick<Peer, 'publish'>, text: string, params: PlanParams): Promise<PlanId> {
+export async function publishGoal (view: Pick<NodeView, 'publish'>, text: string, params: PlanParams): Promise<PlanId> {
   const goal = text.trim()
   if (goal === '') throw new ConfigError('the goal is empty; say what to plan, e.g. "plan a two-week trip to Japan"')
   if (goal.length > MAX_GOAL_CHARS) throw new ConfigError(`the goal is ${goal.length} characters long; the most is ${MAX_GOAL_CHARS}: say it shorter`)
-  const { event } = await peer.publish('goal-submitted', '', [], { text: goal, params })
+  const { event } = await view.publish('goal-submitted', '', [], { text: goal, params })
   return event.id as string as PlanId
 }
 
 /** The author commands act only as the goal's author: anyone else's events would not count. */
-export function checkAuthor (peer: Pick<Peer, 'replica'>, tree: PlanTree, hint: string): void {
-  if (tree.author !== peer.replica.peerId) {
-    throw new ConfigError(`plan ${tree.plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${peer.replica.peerId}); ${hint}`)
+export function checkAuthor (view: Pick<NodeView, 'me'>, tree: PlanTree, hint: string): void {
+  if (tree.author !== view.me) {
+    throw new ConfigError(`plan ${tree.plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${view.me}); ${hint}`)
   }
 }
 
-/** Publish `goal-cancelled` for a plan this peer authored. */
-export async function publishCancel (peer: Pick<Peer, 'publish' | 'replica'>, tree: PlanTree, reason: string | undefined, hint = 'run this from the submitter\'s --data-dir'): Promise<void> {
-  checkAuthor(peer, tree, hint)
+/** Publish `goal-cancelled` for a plan this node authored. */
+export async function publishCancel (view: Pick<NodeView, 'publish' | 'me'>, tree: PlanTree, reason: string | undefined, hint = 'run this from the submitter\'s --data-dir'): Promise<void> {
+  checkAuthor(view, tree, hint)
   const why = (reason ?? '').trim()
   if (why.length > MAX_REASON_CHARS) throw new ConfigError(`the reason is ${why.length} characters long; the most is ${MAX_REASON_CHARS}`)
-  await peer.publish('goal-cancelled', tree.plan, [], { reason: why === '' ? 'cancelled by its author' : why })
+  await view.publish('goal-cancelled', tree.plan, [], { reason: why === '' ? 'cancelled by its author' : why })
 }

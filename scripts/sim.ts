@@ -1,0 +1,79 @@
+import '../src/polyfill.js'
+import { parseArgs } from 'node:util'
+import { runSeed } from '../src/sim/run.js'
+import { parseFaultKinds } from '../src/sim/faults.js'
+import type { RunReport } from '../src/sim/run.js'
+
+/**
+ * `npm run sim -- --nodes 1000 --seeds 20 [--seed 1] [--faults all|none|links,partition,crash,pause,skew]`
+ *
+ * Runs the real node (replica, sync sessions, role drivers and roles) in the
+ * deterministic simulator, one seed after another, and prints a line per
+ * run; a failing run prints its problems and the command that replays it.
+ * The last line is one JSON object (medians over the runs).
+ */
+const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--depth D] [--degree D]'
+
+function wholeNumber (name: string, raw: string | undefined, fallback: number, min = 1): number {
+  if (raw === undefined) return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} ${raw}: expected a whole number >= ${min}; ${USAGE}`)
+  return n
+}
+
+function median (xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? 0 : s[Math.floor((s.length - 1) / 2)] as number
+}
+
+async function main (): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: 'string' }, seeds: { type: 'string' }, seed: { type: 'string' }, faults: { type: 'string' },
+      'latency-ms': { type: 'string' }, depth: { type: 'string' }, degree: { type: 'string' }, help: { type: 'boolean' }
+    }
+  })
+  if (values.help === true) { console.log(USAGE); return 0 }
+  const nodes = wholeNumber('nodes', values.nodes, 10, 4)
+  const seeds = wholeNumber('seeds', values.seeds, 1)
+  const first = wholeNumber('seed', values.seed, 1, 0)
+  const faults = parseFaultKinds(values.faults ?? 'none')
+  const llmLatencyMs = wholeNumber('latency-ms', values['latency-ms'], 300, 0)
+  const maxDepth = wholeNumber('depth', values.depth, 2)
+  const degree = wholeNumber('degree', values.degree, 6, 2)
+  const reports: RunReport[] = []
+  for (let seed = first; seed < first + seeds; seed++) {
+    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, degree })
+    reports.push(r)
+    console.log(`seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
+      `${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node (${r.bytesPerNodePerEvent} per event); ` +
+      `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions; wall ${r.wallMs} ms, heap ${r.heapMb} MB`)
+    if (!r.ok) {
+      for (const p of r.checks.problems.slice(0, 10)) console.log(`  - ${p}`)
+      if (r.outcome !== 'done') console.log(`  - the run ended by ${r.outcome} at ${r.virtualMs} ms virtual`)
+      console.log(`  replay: ${r.replay}`)
+    }
+  }
+  const failed = reports.filter(r => !r.ok)
+  console.log(JSON.stringify({
+    nodes, seeds, faults, failed: failed.map(r => r.seed),
+    completionMsMedian: median(reports.map(r => r.completionMs ?? Infinity)),
+    convergenceMsMedian: median(reports.map(r => r.convergenceMs)),
+    convergenceMsMax: Math.max(...reports.map(r => r.convergenceMs)),
+    eventsMedian: median(reports.map(r => r.events)),
+    messagesPerNodeMedian: median(reports.map(r => r.messagesPerNode)),
+    bytesPerNodeMedian: median(reports.map(r => r.bytesPerNode)),
+    bytesPerNodePerEventMedian: median(reports.map(r => r.bytesPerNodePerEvent)),
+    llmCallsMedian: median(reports.map(r => r.llmCalls)),
+    llmMinimumMedian: median(reports.map(r => r.llmMinimum)),
+    duplicateExecutions: reports.reduce((a, r) => a + r.checks.duplicateExecutions, 0),
+    wallMsMedian: median(reports.map(r => r.wallMs)),
+    heapMbMax: Math.max(...reports.map(r => r.heapMb))
+  }))
+  return failed.length === 0 ? 0 : 1
+}
+
+main().then(code => { process.exitCode = code }, (err: Error) => {
+  console.error(`sim: ${err.message}`)
+  process.exitCode = 2
+})

@@ -1,0 +1,24 @@
+/**
+ * How often a node announces itself, given how many peers it knows of: each
+ * node then receives about PRESENCE_MESSAGES_PER_SECOND announcements a
+ * second whatever the swarm's size (n peers announcing every n / R seconds
+ * make R a second), and never announces more often than every
+ * PRESENCE_MIN_INTERVAL_MS. Pure, so the libp2p shell and the simulator use
+ * the same formula.
+ *
+ *     interval(n) = max(PRESENCE_MIN_INTERVAL_MS, 1000 * n / PRESENCE_MESSAGES_PER_SECOND)
+ *     roster TTL  = PRESENCE_TTL_INTERVALS * interval(n)
+ */
+export const PRESENCE_MIN_INTERVAL_MS = 3_000
+/** Announcements a node receives per second, all peers together, once the swarm is past a dozen peers. */
+export const PRESENCE_MESSAGES_PER_SECOND = 4
+/** A roster entry lives this many intervals without news. */
+export const PRESENCE_TTL_INTERVALS = 5
+
+export function presenceIntervalFor (peers: number): number {
+  return Math.max(PRESENCE_MIN_INTERVAL_MS, Math.ceil(1000 * Math.max(0, peers) / PRESENCE_MESSAGES_PER_SECOND))
+}
+
+export function rosterTtlFor (peers: number): number {
+  return PRESENCE_TTL_INTERVALS * presenceIntervalFor(peers)
+}

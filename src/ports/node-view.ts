@@ -1,0 +1,113 @@
+import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
+import type { PlanSummary } from '../core/fold.js'
+import type { PlanTree } from '../core/tree.js'
+import type { Scheduler } from './scheduler.js'
+
+/** One listed peer, as status pages and roles see it. */
+export interface RosterEntry {
+  readonly peerId: string
+  readonly role: string
+  readonly capabilities: readonly string[]
+  /** Milliseconds since we last heard from the peer. */
+  readonly lastSeenMs: number
+  readonly load: number
+  readonly version: string
+  readonly addresses: readonly string[]
+}
+
+/** One plan's line, as /status and the progress printout show it. */
+export interface PlanLine {
+  readonly id: PlanId
+  readonly goal: string
+  readonly status: string
+  readonly treeHash: string
+  readonly nodes: number
+  readonly done: number
+  readonly spentTokens: number
+  readonly budgetTokens: number
+  /** Why the plan cannot go on where it stands (a few nodes at most); empty once finished. */
+  readonly waiting: string[]
+}
+
+/** What GET /status serves. */
+export interface StatusBody {
+  peerId: string
+  role: string
+  swarm: string
+  version: string
+  dataDir: string
+  addresses: string[]
+  peers: number
+  roster: RosterEntry[]
+  plans: PlanLine[]
+  events: { held: number, parked: number }
+}
+
+/** How this node stands in the swarm, for printouts and waits. */
+export interface NodeHealth {
+  /** Connected peers. */
+  readonly peers: number
+  /** Connected peers subscribed to the events topic (a publish reaches them now). */
+  readonly topicPeers: number
+  readonly held: number
+  readonly parked: number
+  /** Events rejected since start, by reason. */
+  readonly rejected: Readonly<Record<string, number>>
+}
+
+/** Sign, fold, store and gossip an event of this node; its deps are the plan's goal plus `cites`. */
+export type Publish = <T extends EventType>(type: T, plan: PlanId | '', cites: readonly EventId[], body: Bodies[T]) => Promise<{ event: PlanEvent<T>, bytes: Uint8Array }>
+
+/**
+ * Everything above the runtime (the roles, the observer, the HTTP server and
+ * dashboard, the client commands) sees a node through this one
+ * read-and-publish view, never through the replica, the fold or the network.
+ * The same view is served by a libp2p peer and by a simulated node.
+ */
+export interface NodeView {
+  /** This node's peer id: the author of what it publishes. */
+  readonly me: PeerIdString
+  readonly swarm: string
+  readonly role: string
+  /** The node's clock, timers and randomness. */
+  readonly scheduler: Scheduler
+  /** The node's wall clock (scheduler.now). */
+  now: () => number
+  /** Every plan held, in memory or not. */
+  plans: () => PlanId[]
+  /** A plan's tree if it is in memory (cheap: what loops over every plan read). */
+  tree: (plan: PlanId) => PlanTree | undefined
+  /** A plan's tree, brought back from the store first if it left memory. */
+  loadTree: (plan: PlanId) => PlanTree | undefined
+  /** Finished and out of memory (on disk only). */
+  isEvicted: (plan: PlanId) => boolean
+  treeHash: (plan: PlanId) => string | undefined
+  /** A plan's line without its tree (also for plans out of memory). */
+  summary: (plan: PlanId) => PlanSummary | undefined
+  /** One line per plan, as /status shows them. */
+  planLines: () => PlanLine[]
+  /** A plan's events (loading it back if needed), or undefined for a plan not held. */
+  planEvents: (plan: PlanId) => PlanEvent[] | undefined
+  /** A folded event by id (in memory). */
+  event: (id: EventId) => PlanEvent | undefined
+  /** The reviews folded for a result of a plan. */
+  reviewsOf: (plan: PlanId, result: EventId) => ReadonlyArray<PlanEvent<'result-reviewed'>>
+  /** The live roster (other peers heard on the presence topic), most recently seen first. */
+  roster: () => RosterEntry[]
+  /** The current presence interval: waits that must outlast "everyone has heard of everyone" scale with it. */
+  presenceIntervalMs: () => number
+  /** Smoothed delay between another peer signing an event and this node folding it from gossip. */
+  lagMs: () => number
+  health: () => NodeHealth
+  status: () => StatusBody
+  /** Called after events fold (from any source). */
+  onFolded: (fn: (events: readonly PlanEvent[]) => void) => () => void
+  publish: Publish
+  /**
+   * Catch up with the swarm now: one sync session with each connected peer
+   * in turn until one succeeds. Returns that peer, or null when none answered.
+   */
+  syncOnce: () => Promise<string | null>
+  /** Prometheus text for GET /metrics. */
+  metricsText: () => Promise<string>
+}

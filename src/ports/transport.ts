@@ -1,0 +1,81 @@
+import type { EventId } from '../core/events.js'
+import type { IdSet } from '../sync/reconcile/index.js'
+
+/**
+ * What gossip should do with a message: forward it, penalise the sender
+ * (provably bad bytes), or drop it quietly (held already, or parked: never
+ * penalise an honest forwarder for a missing dep or clock skew).
+ */
+export type Verdict = 'accept' | 'reject' | 'ignore'
+
+/** What a peer says about itself on the presence topic (never part of the plan log). */
+export interface PresenceInfo {
+  /** decomposer, scorer, executor, observer, client, or another short lowercase word. */
+  readonly role: string
+  readonly capabilities: readonly string[]
+  /** How busy the node is (e.g. tasks in flight); any finite number >= 0. */
+  readonly load: number
+  /** Software version, e.g. `plan-swarm/0.1.0`. */
+  readonly version: string
+}
+
+/** A verified presence announcement of another peer. */
+export interface Presence extends PresenceInfo {
+  readonly peerId: string
+  /** Addresses the peer can be reached at (multiaddrs with `/p2p/<peerId>` on libp2p). */
+  readonly addresses: readonly string[]
+  /** The sender's wall clock when it signed, in ms since the epoch. */
+  readonly sentMs: number
+}
+
+/** What one catch-up session did, as far as the node above the transport cares. */
+export interface SyncOutcome {
+  readonly peer: string
+  readonly ok: boolean
+  readonly eventsReceived: number
+  readonly error?: string
+}
+
+/**
+ * What the replica offers the network: a verdict for each gossiped event,
+ * the id set and bytes sync reconciles and serves, and ingestion of what
+ * sync brings. The transport calls these; it never reaches into the fold.
+ */
+export interface TransportHost {
+  /** A gossiped event's bytes: fold it (or park it) and say what gossip should do with it. */
+  readonly receive: (bytes: Uint8Array, from: string) => Verdict
+  /** The live set of held ids (what sync reconciles). */
+  readonly ids: IdSet
+  /** Held, folded, parked or refused: never fetched again. */
+  readonly has: (id: string) => boolean
+  readonly getBytes: (id: string) => Uint8Array | undefined
+  /** Events from sync, verified exactly like gossiped ones; one frame at a time. */
+  readonly ingestMany: (batch: readonly Uint8Array[], from: string) => Promise<unknown>
+  /** A verified, fresh presence of another peer. */
+  readonly presence: (p: Presence) => void
+  /** Every finished sync session (for metrics). */
+  readonly synced?: (s: SyncOutcome) => void
+}
+
+/**
+ * The network as the node sees it: gossip out and in (with verdicts), sync
+ * sessions with a peer, who is connected, and presence. Implemented by the
+ * libp2p shell (src/net) and by the simulator (src/sim).
+ */
+export interface Transport {
+  readonly peerId: string
+  /** Starts receiving: from here on gossip, sync and presence reach `host`. */
+  start: (host: TransportHost) => Promise<void>
+  /** Gossips an event's wire bytes; never fails for lack of peers (sync delivers it later). */
+  publish: (id: EventId, bytes: Uint8Array) => Promise<void>
+  /** Runs one catch-up session with a connected peer now. Never rejects. */
+  syncWith: (peer: string) => Promise<SyncOutcome>
+  connectedPeers: () => string[]
+  /** Connected peers subscribed to the events topic: those a publish reaches now. */
+  topicPeers: () => string[]
+  /** Addresses others can reach this node at. */
+  addresses: () => string[]
+  /** The current interval between this node's presence announcements (roles size waits by it). */
+  presenceIntervalMs: () => number
+  stop: () => Promise<void>
+}

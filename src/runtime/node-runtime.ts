@@ -1,0 +1,160 @@
+import { logger } from '@libp2p/logger'
+import { createRoster } from '../net/roster.js'
+import { summarizeTree } from '../core/fold.js'
+import { NodeMetrics } from './metrics.js'
+import { Replica } from './replica.js'
+import type { PrivateKey } from '@libp2p/interface'
+import type { SignatureVerifier } from '../wire/decode.js'
+import type { PeerIdString } from '../core/events.js'
+import type { EventStore } from '../ports/event-store.js'
+import type { NodeView, StatusBody } from '../ports/node-view.js'
+import type { Scheduler } from '../ports/scheduler.js'
+import type { Transport } from '../ports/transport.js'
+import type { Roster } from '../net/roster.js'
+
+const log = logger('plan-swarm:runtime')
+
+export const VERSION = 'plan-swarm/0.1.0'
+
+/** How often the replica folds what came due, expires parked events and evicts quiet plans. */
+export const TICK_MS = 1_000
+
+export interface NodeRuntimeInit {
+  readonly swarm: string
+  /** What this node announces and /status says it is. */
+  readonly role: string
+  readonly key: PrivateKey
+  readonly peerId: PeerIdString
+  /** Where the store lives, for /status (":memory:" in the simulator). */
+  readonly dataDir: string
+  /** The node's events; the caller owns it (opens and closes it). */
+  readonly store: EventStore
+  readonly transport: Transport
+  readonly scheduler: Scheduler
+  readonly metrics?: NodeMetrics
+  readonly verifier?: SignatureVerifier
+  readonly inlineVerify?: boolean
+  readonly evictQuietMs?: number
+}
+
+/** A node without its roles: the replica, wired to a transport, seen through a NodeView. */
+export interface NodeRuntime {
+  readonly view: NodeView
+  /** For the composition roots and tests only: everything above sees `view`. */
+  readonly replica: Replica
+  readonly roster: Roster
+  readonly metrics: NodeMetrics
+  readonly transport: Transport
+  /** Stops the ticks and the transport and commits the write queue (the store stays open). */
+  stop: () => Promise<void>
+}
+
+/**
+ * The one wiring of a node, shared by the libp2p peer (src/app/peer.ts) and
+ * the simulator (src/sim): load the store into the replica, hand the
+ * transport what the replica offers (verdicts for gossip, the id set and
+ * bytes for sync, the roster for presence), tick, and serve the view.
+ */
+export async function startNodeRuntime (init: NodeRuntimeInit): Promise<NodeRuntime> {
+  const { scheduler, transport } = init
+  const metrics = init.metrics ?? new NodeMetrics()
+  const replica = new Replica({
+    swarm: init.swarm, key: init.key, peerId: init.peerId, store: init.store, metrics, scheduler,
+    verifier: init.verifier, inlineVerify: init.inlineVerify, evictQuietMs: init.evictQuietMs
+  })
+  const loaded = replica.load()
+  log('loaded %d events (%d damaged rows skipped)', loaded.loaded, loaded.damaged)
+  const roster = createRoster()
+  await transport.start({
+    receive: bytes => replica.ingest(bytes, 'gossip').verdict,
+    ids: replica.ids,
+    has: id => replica.has(id),
+    getBytes: id => replica.getBytes(id),
+    ingestMany: async batch => await replica.ingestMany(batch, 'sync'),
+    presence: p => { roster.update(p, scheduler.now()) },
+    synced: s => {
+      metrics.syncRounds.inc({ outcome: s.ok ? 'ok' : 'failed' })
+      metrics.syncEvents.inc(s.eventsReceived)
+    }
+  })
+  const stopTick = scheduler.every(TICK_MS, () => {
+    replica.tick()
+    metrics.peers.set(transport.connectedPeers().length)
+  })
+  const view = createNodeView(init, replica, roster, metrics, transport, scheduler)
+  let stopped = false
+  return {
+    view,
+    replica,
+    roster,
+    metrics,
+    transport,
+    stop: async () => {
+      if (stopped) return
+      stopped = true
+      stopTick()
+      try { await transport.stop() } finally { replica.flush() }
+    }
+  }
+}
+
+function createNodeView (init: NodeRuntimeInit, replica: Replica, roster: Roster, metrics: NodeMetrics, transport: Transport, scheduler: Scheduler): NodeView {
+  const fold = replica.fold
+  const planLines: NodeView['planLines'] = () => replica.planSummaries()
+  const view: NodeView = {
+    me: init.peerId,
+    swarm: init.swarm,
+    role: init.role,
+    scheduler,
+    now: scheduler.now,
+    plans: () => fold.plans(),
+    tree: plan => replica.tree(plan),
+    loadTree: plan => replica.loadTree(plan),
+    isEvicted: plan => fold.isEvicted(plan),
+    treeHash: plan => fold.treeHash(plan),
+    summary: plan => {
+      const t = replica.tree(plan)
+      return t === undefined ? fold.summary(plan) : summarizeTree(t)
+    },
+    planLines,
+    planEvents: plan => replica.planEvents(plan),
+    event: id => fold.events.get(id),
+    reviewsOf: (plan, result) => fold.events.plan(plan)?.reviews.get(result) ?? [],
+    roster: () => roster.list(scheduler.now()),
+    presenceIntervalMs: () => transport.presenceIntervalMs(),
+    lagMs: () => replica.lagMs,
+    health: () => ({
+      peers: transport.connectedPeers().length,
+      topicPeers: transport.topicPeers().length,
+      held: replica.ids.size,
+      parked: fold.events.parkedCount,
+      rejected: Object.fromEntries(metrics.rejectedByReason)
+    }),
+    status: (): StatusBody => ({
+      peerId: init.peerId,
+      role: init.role,
+      swarm: init.swarm,
+      version: VERSION,
+      dataDir: init.dataDir,
+      addresses: transport.addresses(),
+      peers: transport.connectedPeers().length,
+      roster: roster.list(scheduler.now()),
+      plans: planLines(),
+      events: { held: replica.ids.size, parked: fold.events.parkedCount }
+    }),
+    onFolded: fn => replica.onFolded(fn),
+    publish: async (type, plan, cites, body) => {
+      const signed = await replica.author(type, plan, cites, body)
+      await transport.publish(signed.event.id, signed.bytes)
+      return signed
+    },
+    syncOnce: async () => {
+      for (const other of transport.connectedPeers()) {
+        if ((await transport.syncWith(other)).ok) return other
+      }
+      return null
+    },
+    metricsText: async () => await metrics.text()
+  }
+  return view
+}

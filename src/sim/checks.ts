@@ -1,0 +1,66 @@
+import { decodeEvent } from '../wire/decode.js'
+import { foldAll } from '../core/fold.js'
+import { isFinished } from '../core/view.js'
+import { duplicateExecutions } from './sim-llm.js'
+import type { PlanEvent } from '../core/events.js'
+import type { World } from './world.js'
+
+/** What a run must satisfy once its faults are over. */
+export interface RunChecks {
+  /** Every plan reached a final status on every node. */
+  readonly live: boolean
+  /** Every node's treeHash equals the fold of the union of all stores. */
+  readonly converged: boolean
+  /** No task has more than one accepted result. */
+  readonly oneResultPerTask: boolean
+  /** Every stored row decodes and verifies. */
+  readonly storesValid: boolean
+  /** Parked events per node stayed within the fold's bound. */
+  readonly memoryBounded: boolean
+  readonly duplicateExecutions: number
+  /** What failed, in words (empty when all holds). */
+  readonly problems: string[]
+}
+
+/** Parked events a node may hold at the end of a settled run (none should be left; the cap is the fold's own bound). */
+const MAX_PARKED_AT_END = 0
+
+/** Check a finished run against the invariants (the union fold is the reference). */
+export function checkRun (w: World): RunChecks {
+  const problems: string[] = []
+  const union = new Map<string, PlanEvent>()
+  let storesValid = true
+  for (const n of w.nodes) {
+    n.store.load(row => {
+      const d = decodeEvent(row.bytes, { swarm: 'sim', verify: true })
+      if (d.kind !== 'event') { storesValid = false; problems.push(`node ${n.index} stores an event that does not decode: ${d.kind === 'rejected' ? d.reason : d.kind}`); return }
+      union.set(d.event.id, d.event)
+    }, () => { storesValid = false })
+  }
+  const plan = w.plan
+  const reference = foldAll(union.values())
+  const refHash = plan === undefined ? undefined : reference.treeHash(plan)
+  const refTree = plan === undefined ? undefined : reference.tree(plan)
+  let live = plan !== undefined && refTree !== undefined && isFinished(refTree)
+  if (!live) problems.push(plan === undefined ? 'the goal was never published' : `the plan is ${refTree?.status ?? 'missing'} in the union of all stores, not finished`)
+  let converged = refHash !== undefined
+  let memoryBounded = true
+  for (const n of w.nodes) {
+    const v = n.runtime?.view
+    if (v === undefined) { converged = false; problems.push(`node ${n.index} is down at the end`); continue }
+    const h = plan === undefined ? undefined : v.treeHash(plan)
+    if (h !== refHash) { converged = false; problems.push(`node ${n.index} (${n.role}) has treeHash ${h?.slice(0, 12) ?? 'none'}, the union fold ${refHash?.slice(0, 12) ?? 'none'}`) }
+    const t = plan === undefined ? undefined : v.loadTree(plan)
+    if (t === undefined || !isFinished(t)) { live = false; problems.push(`node ${n.index} sees the plan ${t?.status ?? 'missing'}`) }
+    const parked = v.health().parked
+    if (parked > MAX_PARKED_AT_END) { memoryBounded = false; problems.push(`node ${n.index} still parks ${parked} events`) }
+  }
+  let oneResultPerTask = true
+  for (const task of refTree?.tasks ?? []) {
+    const accepted = task.results.filter(r => r.accepted).length
+    if (accepted > 1) { oneResultPerTask = false; problems.push(`task ${task.id.slice(0, 12)} has ${accepted} accepted results`) }
+  }
+  const dups = duplicateExecutions(w.calls)
+  if (w.faults.kinds.length === 0 && dups > 0) problems.push(`${dups} duplicate LLM executions in a run without faults`)
+  return { live, converged, oneResultPerTask, storesValid, memoryBounded, duplicateExecutions: dups, problems }
+}

@@ -1,0 +1,87 @@
+import { World } from './world.js'
+import { checkRun } from './checks.js'
+import type { RunChecks } from './checks.js'
+import type { FaultKind } from './faults.js'
+import type { WorldOptions } from './world.js'
+
+/** One simulated run, as `npm run sim` prints it and the tests check it. */
+export interface RunReport {
+  readonly seed: number
+  readonly nodes: number
+  readonly faults: readonly FaultKind[]
+  readonly outcome: 'done' | 'deadline' | 'idle'
+  readonly ok: boolean
+  readonly checks: RunChecks
+  /** Virtual ms from the goal to the author's tree finishing. */
+  readonly completionMs: number | null
+  /** Virtual ms from the last event signed to the last node folding anything. */
+  readonly convergenceMs: number
+  readonly events: number
+  readonly messagesPerNode: number
+  readonly bytesPerNode: number
+  readonly bytesPerNodePerEvent: number
+  readonly llmCalls: number
+  readonly llmMinimum: number
+  readonly executions: number
+  readonly tasks: number
+  readonly virtualMs: number
+  readonly steps: number
+  readonly wallMs: number
+  readonly heapMb: number
+  /** The command that replays this run. */
+  readonly replay: string
+}
+
+/** Goal published at this virtual time (World.run). */
+const GOAL_AT_MS = 1_500
+
+export function replayCommand (seed: number, nodes: number, faults: readonly FaultKind[]): string {
+  return `npm run sim -- --seed ${seed} --nodes ${nodes} --faults ${faults.length === 0 ? 'none' : faults.join(',')}`
+}
+
+/** Run one seed to the end, check it, and report. */
+export async function runSeed (opts: WorldOptions): Promise<RunReport> {
+  const t0 = performance.now()
+  const w = await World.create(opts)
+  let outcome: RunReport['outcome']
+  try {
+    outcome = await w.run()
+  } finally {
+    await w.stop()
+  }
+  const checks = checkRun(w)
+  const n = w.nodes.length
+  let messages = 0
+  let bytes = 0
+  for (const t of w.network.traffic.values()) { messages += t.messagesReceived; bytes += t.bytesReceived }
+  const tree = w.plan === undefined ? undefined : w.nodes[0]?.runtime?.view.loadTree(w.plan)
+  const composites = tree?.nodes.filter(x => x.kind === 'composite').length ?? 0
+  const decomposers = w.nodes.filter(x => x.role === 'decomposer').length
+  const committee = tree?.params.committee.length ?? 0
+  const tasks = tree?.tasks.length ?? 0
+  const lastFold = Math.max(...w.nodes.map(x => x.lastFoldAt))
+  const ok = outcome === 'done' && checks.problems.length === 0
+  return {
+    seed: opts.seed,
+    nodes: n,
+    faults: opts.faults,
+    outcome,
+    ok,
+    checks,
+    completionMs: w.finishedAt === undefined ? null : Math.round(w.finishedAt - GOAL_AT_MS),
+    convergenceMs: Math.round(Math.max(0, lastFold - w.lastEventAt)),
+    events: w.events,
+    messagesPerNode: Math.round(messages / n),
+    bytesPerNode: Math.round(bytes / n),
+    bytesPerNodePerEvent: w.events === 0 ? 0 : Math.round(bytes / n / w.events),
+    llmCalls: w.calls.decompose + w.calls.score + w.calls.execute + w.calls.review,
+    llmMinimum: composites * (decomposers + committee) + tasks,
+    executions: w.calls.execute,
+    tasks,
+    virtualMs: Math.round(w.time.elapsed),
+    steps: w.time.steps,
+    wallMs: Math.round(performance.now() - t0),
+    heapMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+    replay: replayCommand(opts.seed, opts.nodes, opts.faults)
+  }
+}

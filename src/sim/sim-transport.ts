@@ -1,0 +1,213 @@
+import { logger } from '@libp2p/logger'
+import { createPresenceAnnouncer } from '../net/presence-announcer.js'
+import { createMemoryStreamPair } from '../sync/memory-stream.js'
+import { runSyncSession, InflightIds, DEFAULT_SYNC_LIMITS } from '../sync/index.js'
+import type { Cancel, Scheduler } from '../ports/scheduler.js'
+import type { EventId } from '../core/events.js'
+import type { PresenceInfo, SyncOutcome, Transport, TransportHost } from '../ports/transport.js'
+import type { SimNetwork } from './network.js'
+import type { NodeClock, VirtualTime } from './virtual-time.js'
+
+const log = logger('plan-swarm:sim:transport')
+
+/** Periodic sync with a random neighbour, as the libp2p sync service does (jittered ±20 %). */
+export const SIM_SYNC_INTERVAL_MS = 10_000
+/** After a link comes up, sync over it this soon (the libp2p service: 100 ms after connect). */
+export const SIM_ON_CONNECT_SYNC_MS = 100
+
+export interface SimTransportInit {
+  readonly peerId: string
+  readonly network: SimNetwork
+  readonly time: VirtualTime
+  readonly clock: NodeClock
+  readonly presence: PresenceInfo
+  readonly presenceIntervalMs: number
+  /** Every live transport by peer id, to run the other end of a sync session. */
+  readonly registry: Map<string, SimTransport>
+}
+
+/**
+ * A node's Transport in the simulator: gossip as flood-and-forward over the
+ * simulated topology (a message id is handled once, forwarded to every other
+ * neighbour only when the replica accepted it, as gossipsub's mesh does),
+ * presence on its own topic through the real presence announcer, and the
+ * real sync sessions over in-memory streams, on connect and every
+ * SIM_SYNC_INTERVAL_MS with a random neighbour.
+ */
+export class SimTransport implements Transport {
+  readonly peerId: string
+  host: TransportHost | undefined
+  private readonly seen = new Set<string>()
+  private readonly inflight = new InflightIds()
+  private readonly streams = new Map<{ cut: () => void }, string>()
+  private readonly sessions = new Map<string, Promise<SyncOutcome>>()
+  private known = new Set<string>()
+  private readonly stops: Cancel[] = []
+  private readonly scheduler: Scheduler
+  private stopped = false
+  private presenceSeq = 0
+
+  constructor (private readonly init: SimTransportInit) {
+    this.peerId = init.peerId
+    this.scheduler = init.clock.scheduler
+  }
+
+  async start (host: TransportHost): Promise<void> {
+    this.host = host
+    const net = this.init.network
+    this.init.registry.set(this.peerId, this)
+    net.attach({ peerId: this.peerId, clock: this.init.clock, deliver: (topic, from, id, payload, size) => { this.deliver(topic, from, id, payload, size) } })
+    const announcer = createPresenceAnnouncer({
+      intervalMs: this.init.presenceIntervalMs,
+      scheduler: this.scheduler,
+      initial: this.init.presence,
+      publish: async info => {
+        const p = { ...info, peerId: this.peerId, addresses: [], sentMs: this.scheduler.now() }
+        const id = `${this.peerId}:${this.presenceSeq++}`
+        this.seen.add(id)
+        this.flood('presence', null, id, p, 200)
+      }
+    })
+    this.stops.push(() => { announcer.stop() })
+    // Announce once every neighbour is attached (the world starts nodes in one turn).
+    this.stops.push(this.scheduler.after(1, () => { void announcer.announce() }))
+    const jitter = (): number => SIM_SYNC_INTERVAL_MS * (0.8 + 0.4 * this.scheduler.random())
+    const periodic = (): void => {
+      const peers = this.connectedPeers()
+      if (peers.length > 0) void this.syncWith(peers[Math.floor(this.scheduler.random() * peers.length)] as string)
+      this.stops.push(this.scheduler.after(jitter(), periodic))
+    }
+    this.stops.push(this.scheduler.after(jitter(), periodic))
+    this.stops.push(net.onChange(() => { this.linksChanged() }))
+    this.linksChanged()
+  }
+
+  /** Links came or went: cut streams that no longer have a path; sync with neighbours newly in reach. */
+  private linksChanged (): void {
+    if (this.stopped) return
+    const now = new Set(this.connectedPeers())
+    for (const p of now) {
+      // Like the libp2p service, only the side with the smaller id opens the on-connect session.
+      if (!this.known.has(p) && this.peerId < p) this.scheduler.after(SIM_ON_CONNECT_SYNC_MS, () => { void this.syncWith(p) })
+    }
+    this.known = now
+  }
+
+  private deliver (topic: 'events' | 'presence', from: string, id: string, payload: Uint8Array | object, size: number): void {
+    if (this.stopped || this.host === undefined) return
+    if (this.seen.has(id)) {
+      const t = this.init.network.traffic.get(this.peerId)
+      if (t !== undefined) t.duplicatesDropped++
+      return
+    }
+    this.seen.add(id)
+    if (topic === 'presence') {
+      this.host.presence(payload as Parameters<TransportHost['presence']>[0])
+      this.flood('presence', from, id, payload, size)
+      return
+    }
+    const verdict = this.host.receive(payload as Uint8Array, from)
+    if (verdict === 'accept') this.flood('events', from, id, payload, size)
+  }
+
+  private flood (topic: 'events' | 'presence', except: string | null, id: string, payload: Uint8Array | object, size: number): void {
+    for (const n of this.init.network.neighbours.get(this.peerId) ?? []) {
+      if (n !== except) this.init.network.send(this.peerId, n, topic, id, payload, size)
+    }
+  }
+
+  async publish (id: EventId, bytes: Uint8Array): Promise<void> {
+    if (this.stopped) return
+    this.seen.add(id)
+    this.flood('events', null, id, bytes, bytes.length)
+  }
+
+  /** One real sync session, this side outbound, the peer's side inbound, over an in-memory stream pair. */
+  async syncWith (peer: string): Promise<SyncOutcome> {
+    const running = this.sessions.get(peer)
+    if (running !== undefined) return await running
+    const p = this.runSession(peer).finally(() => { this.sessions.delete(peer) })
+    this.sessions.set(peer, p)
+    return await p
+  }
+
+  private async runSession (peer: string): Promise<SyncOutcome> {
+    const other = this.init.registry.get(peer)
+    const net = this.init.network
+    if (this.stopped || other === undefined || other.host === undefined || this.host === undefined || !net.reachable(this.peerId, peer) || this.init.clock.isPaused || other.init.clock.isPaused) {
+      return { peer, ok: false, eventsReceived: 0, error: 'no path to the peer' }
+    }
+    const pair = createMemoryStreamPair(worldScheduler(this.init.time, this.scheduler), {
+      delayMs: () => net.delay(),
+      onBytes: (n, direction) => {
+        net.countStream(direction === 'a-to-b' ? this.peerId : peer, 'sent', n)
+        net.countStream(direction === 'a-to-b' ? peer : this.peerId, 'received', n)
+      }
+    })
+    const handle = { cut: () => { pair.cut() } }
+    this.streams.set(handle, peer)
+    other.streams.set(handle, this.peerId)
+    try {
+      const [mine] = await Promise.all([
+        runSyncSession(this.sessionHost(), pair.a, peer, 'outbound', this.scheduler),
+        runSyncSession(other.sessionHost(), pair.b, this.peerId, 'inbound', other.scheduler)
+      ])
+      const outcome: SyncOutcome = { peer, ok: mine.ok, eventsReceived: mine.eventsReceived, error: mine.error }
+      this.host.synced?.(outcome)
+      return outcome
+    } finally {
+      this.streams.delete(handle)
+      other.streams.delete(handle)
+    }
+  }
+
+  private sessionHost (): Parameters<typeof runSyncSession>[0] {
+    const h = this.host as TransportHost
+    return {
+      ids: h.ids,
+      has: h.has,
+      getBytes: h.getBytes,
+      ingest: async (bytes: Uint8Array, from: string) => await h.ingestMany([bytes], from),
+      ingestMany: h.ingestMany,
+      inflight: this.inflight,
+      limits: DEFAULT_SYNC_LIMITS,
+      log
+    }
+  }
+
+  /** Cuts every sync stream of this node (a crash, a pause, a partition). */
+  cutStreams (): void {
+    for (const s of [...this.streams.keys()]) s.cut()
+  }
+
+  /** Cuts the sync streams to peers this node cannot reach any more (a partition began). */
+  cutUnreachable (): void {
+    for (const [s, peer] of [...this.streams]) if (!this.init.network.reachable(this.peerId, peer)) s.cut()
+  }
+
+  connectedPeers (): string[] {
+    if (this.stopped) return []
+    return this.init.network.connected(this.peerId)
+  }
+
+  topicPeers (): string[] { return this.connectedPeers() }
+  addresses (): string[] { return [`/sim/${this.peerId}`] }
+  presenceIntervalMs (): number { return this.init.presenceIntervalMs }
+
+  async stop (): Promise<void> {
+    if (this.stopped) return
+    this.stopped = true
+    for (const s of this.stops) s()
+    this.cutStreams()
+    if (this.init.registry.get(this.peerId) === this) this.init.registry.delete(this.peerId)
+    this.init.network.detach(this.peerId)
+  }
+}
+
+/**
+ * Stream chunks travel on the world's clock (not a node's, which a pause
+ * would hold), while the session's own timers stay on the node's.
+ */
+function worldScheduler (time: VirtualTime, node: Scheduler): Scheduler {
+  return { ...node, after: (ms, fn) => time.schedule(ms, fn, null), soon: fn => time.schedule(0, fn, null) }
+}

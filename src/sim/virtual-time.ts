@@ -1,0 +1,167 @@
+import { seededRandom } from '../ports/scheduler.js'
+import type { Cancel, Scheduler } from '../ports/scheduler.js'
+
+/** Virtual wall time starts here (2026-01-01T00:00:00Z), so stamps look like real ones. */
+export const SIM_EPOCH_MS = Date.UTC(2026, 0, 1)
+
+interface Timer {
+  readonly at: number
+  readonly seq: number
+  readonly fn: () => void
+  readonly owner: NodeClock | null
+  cancelled: boolean
+}
+
+/** A binary min-heap of timers by (at, seq): the order of events in a run, and so the run itself. */
+class TimerHeap {
+  private readonly items: Timer[] = []
+  get size (): number { return this.items.length }
+  push (t: Timer): void {
+    const a = this.items
+    a.push(t)
+    let i = a.length - 1
+    while (i > 0) {
+      const p = (i - 1) >> 1
+      if (!before(a[i] as Timer, a[p] as Timer)) break
+      ;[a[i], a[p]] = [a[p] as Timer, a[i] as Timer]
+      i = p
+    }
+  }
+
+  pop (): Timer | undefined {
+    const a = this.items
+    const top = a[0]
+    const last = a.pop()
+    if (a.length > 0 && last !== undefined) {
+      a[0] = last
+      let i = 0
+      for (;;) {
+        const l = 2 * i + 1
+        const r = l + 1
+        let m = i
+        if (l < a.length && before(a[l] as Timer, a[m] as Timer)) m = l
+        if (r < a.length && before(a[r] as Timer, a[m] as Timer)) m = r
+        if (m === i) break
+        ;[a[i], a[m]] = [a[m] as Timer, a[i] as Timer]
+        i = m
+      }
+    }
+    return top
+  }
+
+  peek (): Timer | undefined { return this.items[0] }
+}
+
+function before (a: Timer, b: Timer): boolean {
+  return a.at < b.at || (a.at === b.at && a.seq < b.seq)
+}
+
+/** Let every promise continuation queued so far run (all microtasks drain before a macrotask). */
+async function drainMicrotasks (): Promise<void> {
+  await new Promise<void>(resolve => { setImmediate(resolve) })
+}
+
+/**
+ * The simulator's one clock: a queue of timers in virtual time, run one at a
+ * time in (time, sequence) order with every promise continuation drained in
+ * between, exactly as Node runs a macrotask and then its microtasks. Nothing
+ * in a run reads the real clock, so a seed decides everything.
+ */
+export class VirtualTime {
+  /** Virtual ms since SIM_EPOCH_MS. */
+  elapsed = 0
+  /** Timers run so far. */
+  steps = 0
+  private seq = 0
+  private readonly heap = new TimerHeap()
+
+  /** Queues `fn` at `elapsed + delayMs`, for `owner` (a node's clock) or for the world. */
+  schedule (delayMs: number, fn: () => void, owner: NodeClock | null = null): Cancel {
+    const t: Timer = { at: this.elapsed + Math.max(0, delayMs), seq: this.seq++, fn, owner, cancelled: false }
+    this.heap.push(t)
+    return () => { t.cancelled = true }
+  }
+
+  /** Runs timers until `done()` holds (checked after each one), virtual time passes `untilMs`, or nothing is left. */
+  async run (untilMs: number, done: () => boolean = () => false): Promise<'done' | 'deadline' | 'idle'> {
+    for (;;) {
+      if (done()) return 'done'
+      const next = this.heap.peek()
+      if (next === undefined) return 'idle'
+      if (next.at > untilMs) { this.elapsed = untilMs; return 'deadline' }
+      this.heap.pop()
+      if (next.cancelled) continue
+      this.elapsed = next.at
+      if (next.owner !== null && !next.owner.accepts(next.fn)) continue
+      this.steps++
+      next.fn()
+      await drainMicrotasks()
+    }
+  }
+
+  get pending (): number { return this.heap.size }
+}
+
+/**
+ * One node's Scheduler on the world's clock: its wall clock is skewed by
+ * `skewMs`, its randomness is a seeded stream of its own. A paused node's
+ * timers are held until it resumes (then they run at once, late, as after a
+ * stop-the-world pause); a crashed node's timers never run again.
+ */
+export class NodeClock {
+  readonly scheduler: Scheduler
+  private paused = false
+  private dead = false
+  private held: Array<() => void> = []
+
+  constructor (private readonly time: VirtualTime, public skewMs: number, seed: number) {
+    const random = seededRandom(seed)
+    this.scheduler = {
+      now: () => SIM_EPOCH_MS + this.time.elapsed + this.skewMs,
+      monotonic: () => this.time.elapsed,
+      after: (ms, fn) => this.dead ? noop : this.time.schedule(ms, fn, this),
+      every: (ms, fn) => {
+        let cancel: Cancel = noop
+        let stopped = false
+        const tick = (): void => {
+          if (stopped) return
+          cancel = this.time.schedule(ms, tick, this)
+          fn()
+        }
+        cancel = this.dead ? noop : this.time.schedule(ms, tick, this)
+        return () => { stopped = true; cancel() }
+      },
+      soon: fn => this.dead ? noop : this.time.schedule(0, fn, this),
+      random
+    }
+  }
+
+  /** Called by the world for each due timer of this node: false when it must not run now. */
+  accepts (fn: () => void): boolean {
+    if (this.dead) return false
+    if (this.paused) { this.held.push(fn); return false }
+    return true
+  }
+
+  get isPaused (): boolean { return this.paused }
+  get isDead (): boolean { return this.dead }
+
+  pause (): void { this.paused = true }
+
+  /** Runs what came due while paused, in order, at once. */
+  resume (): void {
+    if (!this.paused) return
+    this.paused = false
+    const due = this.held
+    this.held = []
+    for (const fn of due) this.time.schedule(0, fn, this)
+  }
+
+  /** The node crashed: nothing it scheduled runs, and nothing it schedules from now on will. */
+  kill (): void {
+    this.dead = true
+    this.held = []
+  }
+}
+
+const noop: Cancel = () => {}

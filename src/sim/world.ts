@@ -1,0 +1,304 @@
+import { generateKeyPairFromSeed } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { createHash } from 'node:crypto'
+import { startNodeRuntime } from '../runtime/node-runtime.js'
+import { createNativeVerifier } from '../runtime/verify.js'
+import { createMemoryStore } from '../store/memory-store.js'
+import { startRole } from '../../roles/driver.js'
+import { createDecomposer } from '../../roles/decomposer.js'
+import { createScorer } from '../../roles/scorer.js'
+import { createExecutor } from '../../roles/executor.js'
+import { DEFAULT_PARAMS, majority } from '../core/events.js'
+import { isFinished } from '../core/view.js'
+import { seededRandom } from '../ports/scheduler.js'
+import { CLEAN_LINKS, SimNetwork } from './network.js'
+import { SimTransport } from './sim-transport.js'
+import { NodeClock, VirtualTime } from './virtual-time.js'
+import { createSimProvider, emptyLlmCalls } from './sim-llm.js'
+import { drawFaults } from './faults.js'
+import { presenceIntervalFor } from '../net/presence-interval.js'
+import type { PrivateKey } from '@libp2p/interface'
+import type { PeerIdString, PlanId, PlanParams } from '../core/events.js'
+import type { EventStore } from '../ports/event-store.js'
+import type { NodeRuntime } from '../runtime/node-runtime.js'
+import type { RoleContext, RoleHandler } from '../../roles/driver.js'
+import type { SignatureVerifier } from '../wire/decode.js'
+import type { FaultKind, FaultPlan, PartitionShape } from './faults.js'
+import type { LlmCalls } from './sim-llm.js'
+
+export type SimRole = 'client' | 'decomposer' | 'scorer' | 'executor' | 'observer'
+
+const HANDLERS: Record<'decomposer' | 'scorer' | 'executor', (ctx: RoleContext) => RoleHandler> = {
+  decomposer: createDecomposer,
+  scorer: createScorer,
+  executor: createExecutor
+}
+
+const GOALS = [
+  'plan a two-week trip to Japan',
+  'organise a neighbourhood book swap',
+  'write a grant proposal for a community solar project',
+  'launch a small open-source library',
+  'move a family of four to another city'
+]
+
+export interface WorldOptions {
+  readonly seed: number
+  /** Nodes in all, the goal's author (a client) included. */
+  readonly nodes: number
+  readonly faults: readonly FaultKind[]
+  /** Virtual ms the model takes for one call. Default 300. */
+  readonly llmLatencyMs?: number
+  /** The plan's depth (default 2: a root, its subgoals, their leaves). */
+  readonly maxDepth?: number
+  /** Links per node in the simulated topology (default 6). */
+  readonly degree?: number
+  /** Give up after this much virtual time (default 15 min). */
+  readonly deadlineMs?: number
+}
+
+/** One simulated node: its clock, store (which survives a crash), and what runs on it now. */
+interface SimNode {
+  readonly index: number
+  readonly role: SimRole
+  readonly key: PrivateKey
+  readonly peerId: PeerIdString
+  readonly store: EventStore
+  clock: NodeClock
+  transport: SimTransport | undefined
+  runtime: NodeRuntime | undefined
+  stopRole: (() => Promise<void>) | undefined
+  /** Virtual ms of this node's last fold. */
+  lastFoldAt: number
+  crashes: number
+}
+
+/** What the roles in a swarm of n are: a few decomposers and scorers, executors, the rest observers. */
+export function rolesFor (n: number): SimRole[] {
+  const rest = n - 1
+  const decomposers = Math.max(1, Math.min(5, Math.round(rest * 0.2)))
+  const scorers = Math.max(1, Math.min(5, Math.round(rest * 0.2)))
+  const executors = Math.max(1, Math.min(60, rest - decomposers - scorers))
+  const roles: SimRole[] = ['client']
+  for (let i = 0; i < decomposers; i++) roles.push('decomposer')
+  for (let i = 0; i < scorers; i++) roles.push('scorer')
+  for (let i = 0; i < executors; i++) roles.push('executor')
+  while (roles.length < n) roles.push('observer')
+  return roles.slice(0, Math.max(n, 4))
+}
+
+/**
+ * A whole swarm in one process on virtual time: every node is the real
+ * node runtime (Replica on a memory store, the real sync sessions) with the
+ * real role drivers and roles, over a simulated network; one seed decides
+ * the topology, the keys, the faults and every delay.
+ */
+export class World {
+  readonly time = new VirtualTime()
+  readonly random: () => number
+  readonly network: SimNetwork
+  readonly nodes: SimNode[] = []
+  readonly calls: LlmCalls = emptyLlmCalls()
+  readonly faults: FaultPlan
+  readonly registry = new Map<string, SimTransport>()
+  readonly verifier: SignatureVerifier
+  readonly presenceIntervalMs: number
+  plan: PlanId | undefined
+  /** Virtual ms when the last event of the run was signed. */
+  lastEventAt = 0
+  /** Virtual ms when the author's tree first reached a final status. */
+  finishedAt: number | undefined
+  events = 0
+
+  private constructor (readonly opts: WorldOptions, keys: PrivateKey[]) {
+    this.random = seededRandom(opts.seed)
+    const roles = rolesFor(opts.nodes)
+    const peers = keys.map(k => peerIdFromPrivateKey(k).toString())
+    this.network = new SimNetwork(this.time, seededRandom(opts.seed ^ 0x5eed), peers, opts.degree ?? 6)
+    this.faults = drawFaults(seededRandom(opts.seed ^ 0xfa17), peers.length, opts.faults, 2_000, 20_000)
+    this.verifier = memoizedVerifier()
+    this.presenceIntervalMs = presenceIntervalFor(peers.length)
+    keys.forEach((key, i) => {
+      this.nodes.push({
+        index: i, role: roles[i] ?? 'observer', key, peerId: peers[i] as PeerIdString, store: createMemoryStore(),
+        clock: new NodeClock(this.time, this.faults.skewMs[i] ?? 0, opts.seed * 7919 + i),
+        transport: undefined, runtime: undefined, stopRole: undefined, lastFoldAt: 0, crashes: 0
+      })
+    })
+  }
+
+  static async create (opts: WorldOptions): Promise<World> {
+    const rnd = seededRandom(opts.seed ^ 0x6b65)
+    const n = Math.max(opts.nodes, 4)
+    const keys: PrivateKey[] = []
+    for (let i = 0; i < n; i++) {
+      const seed = new Uint8Array(32)
+      for (let b = 0; b < 32; b++) seed[b] = Math.floor(rnd() * 256)
+      keys.push(await generateKeyPairFromSeed('Ed25519', seed))
+    }
+    return new World(opts, keys)
+  }
+
+  private async boot (node: SimNode): Promise<void> {
+    const transport = new SimTransport({
+      peerId: node.peerId, network: this.network, time: this.time, clock: node.clock,
+      presence: { role: node.role, capabilities: [], load: 0, version: 'plan-swarm/sim' },
+      presenceIntervalMs: this.presenceIntervalMs, registry: this.registry
+    })
+    const runtime = await startNodeRuntime({
+      swarm: 'sim', role: node.role, key: node.key, peerId: node.peerId, dataDir: ':memory:', store: node.store,
+      transport, scheduler: node.clock.scheduler, verifier: this.verifier, inlineVerify: true
+    })
+    node.transport = transport
+    node.runtime = runtime
+    runtime.view.onFolded(events => {
+      node.lastFoldAt = this.time.elapsed
+      for (const e of events) {
+        if (e.env.author === node.peerId) { this.events++; this.lastEventAt = Math.max(this.lastEventAt, this.time.elapsed) }
+      }
+      if (this.finishedAt === undefined && node.index === 0 && this.plan !== undefined) {
+        const t = runtime.view.tree(this.plan)
+        if (t !== undefined && isFinished(t)) this.finishedAt = this.time.elapsed
+      }
+    })
+    if (node.role === 'decomposer' || node.role === 'scorer' || node.role === 'executor') {
+      const ctx: RoleContext = { view: runtime.view, provider: createSimProvider(node.clock.scheduler, this.opts.llmLatencyMs ?? 300, this.calls), say: () => {} }
+      node.stopRole = startRole(ctx, HANDLERS[node.role](ctx)).stop
+    }
+  }
+
+  /** Kill a node where it stands: its timers die, its streams are cut, its store keeps what was committed. */
+  private crash (node: SimNode): void {
+    if (node.runtime === undefined) return
+    node.clock.kill()
+    node.transport?.cutStreams()
+    void node.transport?.stop()
+    node.transport = undefined
+    node.runtime = undefined
+    node.stopRole = undefined
+    node.crashes++
+  }
+
+  private async restart (node: SimNode): Promise<void> {
+    node.clock = new NodeClock(this.time, node.clock.skewMs, this.opts.seed * 7919 + node.index + 104_729 * (node.crashes + 1))
+    await this.boot(node)
+    this.network.changed()
+  }
+
+  private partitionOf (shape: PartitionShape): (a: string, b: string) => boolean {
+    const side = new Map<string, number>()
+    const ids = this.nodes.map(n => n.peerId as string)
+    const r = seededRandom(this.opts.seed ^ ids.length ^ this.time.elapsed)
+    const bridge = shape === 'bridge' ? ids[1 + Math.floor(r() * (ids.length - 1))] : undefined
+    for (const id of ids) side.set(id, shape === 'minority' ? (r() < 0.3 ? 1 : 0) : (r() < 0.5 ? 1 : 0))
+    return (a, b) => a !== bridge && b !== bridge && side.get(a) !== side.get(b)
+  }
+
+  private scheduleFaults (): void {
+    const f = this.faults
+    if (f.kinds.length === 0) return
+    this.time.schedule(2_000, () => { this.network.faults = f.links })
+    for (const step of f.steps) {
+      this.time.schedule(step.at, () => {
+        switch (step.kind) {
+          case 'partition': {
+            this.network.setPartition(this.partitionOf(step.shape))
+            for (const n of this.nodes) n.transport?.cutUnreachable()
+            this.time.schedule(step.forMs, () => { this.network.setPartition(null) })
+            return
+          }
+          case 'crash': {
+            const node = this.nodes[step.node]
+            if (node === undefined || node.runtime === undefined) return
+            this.crash(node)
+            this.time.schedule(step.downMs, () => { void this.restart(node) })
+            return
+          }
+          case 'pause': {
+            const node = this.nodes[step.node]
+            if (node === undefined || node.runtime === undefined) return
+            node.clock.pause()
+            node.transport?.cutStreams()
+            this.time.schedule(step.forMs, () => { node.clock.resume() })
+            return
+          }
+          default: {
+            const never: never = step
+            throw new Error(`unknown fault ${JSON.stringify(never)}`)
+          }
+        }
+      })
+    }
+    this.time.schedule(f.endMs, () => {
+      this.network.faults = CLEAN_LINKS
+      this.network.setPartition(null)
+      for (const n of this.nodes) n.clock.resume()
+    })
+  }
+
+  /** The plan's committee: every scorer (at most 5 by rolesFor), majority quorum. */
+  private params (): PlanParams {
+    const committee = this.nodes.filter(n => n.role === 'scorer').map(n => n.peerId).sort()
+    return { ...DEFAULT_PARAMS, maxDepth: this.opts.maxDepth ?? 2, committee, quorum: majority(committee.length) }
+  }
+
+  /** Boot every node, submit the goal from node 0 at 1.5 s, run faults, stop once every live node holds the same finished tree. */
+  async run (): Promise<'done' | 'deadline' | 'idle'> {
+    for (const n of this.nodes) await this.boot(n)
+    this.network.changed()
+    this.scheduleFaults()
+    const goal = GOALS[this.opts.seed % GOALS.length] as string
+    this.time.schedule(1_500, () => {
+      const author = this.nodes[0]?.runtime
+      if (author === undefined) return
+      void author.view.publish('goal-submitted', '', [], { text: goal, params: this.params() }).then(r => { this.plan = r.event.id as string as PlanId })
+    })
+    let settled = false
+    const check = (): void => {
+      settled = this.settled()
+      if (!settled) this.time.schedule(250, check)
+    }
+    this.time.schedule(2_000, check)
+    return await this.time.run(this.opts.deadlineMs ?? 15 * 60_000, () => settled)
+  }
+
+  /** Faults over, every node up, and every node's tree of the plan finished with one treeHash. */
+  settled (): boolean {
+    if (this.plan === undefined || this.time.elapsed < this.faults.endMs) return false
+    let hash: string | undefined
+    for (const n of this.nodes) {
+      const v = n.runtime?.view
+      if (v === undefined) return false
+      const h = v.treeHash(this.plan)
+      const t = v.tree(this.plan)
+      if (h === undefined || (t !== undefined && !isFinished(t)) || (t === undefined && !v.isEvicted(this.plan))) return false
+      if (hash === undefined) hash = h
+      else if (h !== hash) return false
+    }
+    return true
+  }
+
+  /** Stop every node (roles, then the runtime). */
+  async stop (): Promise<void> {
+    for (const n of this.nodes) {
+      await n.stopRole?.()
+      await n.runtime?.stop()
+    }
+  }
+}
+
+/**
+ * Signature checks shared by every node of a world: a signature is a pure
+ * function of its bytes, so one check per distinct (author, message,
+ * signature) serves all thousand replicas that receive the same event.
+ */
+function memoizedVerifier (): SignatureVerifier {
+  const inner = createNativeVerifier()
+  const memo = new Map<string, boolean>()
+  return (author, publicKey, message, signature) => {
+    const key = `${author}:${createHash('sha256').update(signature).update(message).digest('hex')}`
+    let ok = memo.get(key)
+    if (ok === undefined) { ok = inner(author, publicKey, message, signature); memo.set(key, ok) }
+    return ok
+  }
+}
