@@ -17,7 +17,7 @@ const IMPURE_MODULES = [
 const layers = { rules: { 'no-restricted-imports': /** @type {import('eslint').Rule.RuleModule} */ (builtinRules.get('no-restricted-imports')) } }
 
 /** Import patterns naming these project folders, from wherever the importing file sits. */
-const folders = (/** @type {string[]} */ ...names) => names.flatMap(n => [`**/${n}/**`, `./${n}/**`])
+const folders = (/** @type {string[]} */ ...names) => names.map(n => `**/${n}/**`)
 
 /**
  * The layers, lowest first (docs/architecture.md). Each may import only
@@ -25,6 +25,11 @@ const folders = (/** @type {string[]} */ ...names) => names.flatMap(n => [`**/${
  * src/cli.ts) sit on top and are not listed.
  */
 const LAYERS = [
+  {
+    files: ['src/errors.ts'],
+    forbid: folders('core', 'wire', 'ports', 'runtime', 'net', 'store', 'sync', 'llm', 'http', 'author', 'roles', 'app', 'sim', 'commands'),
+    message: 'src/errors.ts is a leaf every layer may throw from: it imports nothing of the project.'
+  },
   {
     files: ['src/core/**/*.ts', 'src/wire/**/*.ts'],
     forbid: folders('ports', 'runtime', 'net', 'store', 'sync', 'llm', 'http', 'author', 'roles', 'app', 'sim', 'commands'),

@@ -129,12 +129,28 @@ export interface ExecutorView {
   readonly wake?: (atMs: number) => void
 }
 
+/** Preference hashes kept (task, executor): every pass ranks every claimable task among every live executor. */
+const RANK_CACHE_MAX = 100_000
+const rankCache = new Map<string, string>()
+
+/** How much executor `peer` prefers `task` (lower first): a hash of both, memoized. */
+function preference (task: string, peer: string): string {
+  const key = `${task}:${peer}`
+  let h = rankCache.get(key)
+  if (h === undefined) {
+    h = hashParts(task, peer)
+    if (rankCache.size >= RANK_CACHE_MAX) rankCache.clear()
+    rankCache.set(key, h)
+  }
+  return h
+}
+
 /** This executor's rank for a task among the live executors (0 = it prefers the task most). */
 export function rankFor (task: string, me: string, executors: readonly string[]): number {
-  const all = [...new Set([...executors, me])]
-  const score = (p: string): string => hashParts(task, p)
-  all.sort((a, b) => score(a) < score(b) ? -1 : 1)
-  return all.indexOf(me)
+  const mine = preference(task, me)
+  let rank = 0
+  for (const p of new Set(executors)) if (p !== me && preference(task, p) < mine) rank++
+  return rank
 }
 
 /**

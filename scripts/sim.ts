@@ -46,7 +46,7 @@ async function main (): Promise<number> {
     const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, degree })
     reports.push(r)
     console.log(`seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
-      `${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node (${r.bytesPerNodePerEvent} per event); ` +
+      `${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node (plan traffic ${r.bytesPerNodePerEvent} per event, presence ${r.presenceBytesPerNode}); ` +
       `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions; wall ${r.wallMs} ms, heap ${r.heapMb} MB`)
     if (!r.ok) {
       for (const p of r.checks.problems.slice(0, 10)) console.log(`  - ${p}`)
@@ -64,6 +64,7 @@ async function main (): Promise<number> {
     messagesPerNodeMedian: median(reports.map(r => r.messagesPerNode)),
     bytesPerNodeMedian: median(reports.map(r => r.bytesPerNode)),
     bytesPerNodePerEventMedian: median(reports.map(r => r.bytesPerNodePerEvent)),
+    presenceBytesPerNodeMedian: median(reports.map(r => r.presenceBytesPerNode)),
     llmCallsMedian: median(reports.map(r => r.llmCalls)),
     llmMinimumMedian: median(reports.map(r => r.llmMinimum)),
     duplicateExecutions: reports.reduce((a, r) => a + r.checks.duplicateExecutions, 0),

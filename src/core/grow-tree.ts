@@ -73,7 +73,25 @@ export function growTree (index: PlanIndex, goal: PlanEvent<'goal-submitted'>, c
 
 /** A fresh node, not decided yet. */
 function draft (place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted' | 'children'>): Growing {
-  return { ...place, decision: null, kind: 'decomposing', leafReason: null, accepted: null, children: [] }
+  // Field by field, in one order: every draft gets the same shape (a spread would not), which keeps the walks over them fast.
+  return {
+    id: place.id,
+    parent: place.parent,
+    index: place.index,
+    depth: place.depth,
+    title: place.title,
+    detail: place.detail,
+    dependsOnIdx: place.dependsOnIdx,
+    markedLeaf: place.markedLeaf,
+    evidence: place.evidence,
+    base: place.base,
+    decision: null,
+    kind: 'decomposing',
+    leafReason: null,
+    accepted: null,
+    children: [],
+    budget: place.budget
+  }
 }
 
 /**

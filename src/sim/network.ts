@@ -30,6 +30,10 @@ export interface Traffic {
   bytesReceived: number
   /** Deliveries dropped by gossip's seen cache (copies of a message already handled). */
   duplicatesDropped: number
+  /** Of bytesReceived: plan events by gossip, presence by gossip, and sync streams. */
+  eventBytesReceived: number
+  presenceBytesReceived: number
+  syncBytesReceived: number
 }
 
 export interface Endpoint {
@@ -40,9 +44,9 @@ export interface Endpoint {
 }
 
 /**
- * The simulated wire: a fixed random topology of bounded degree (each node
- * links to `degree` random others, plus a ring so that the graph is
- * connected), per-link delay, jitter, loss and duplication drawn from the
+ * The simulated wire: a fixed random topology of bounded degree (a ring plus
+ * random chords, about `degree` links per node: the stand-in for gossipsub's
+ * mesh, over which messages are flooded), per-link delay, jitter, loss and duplication drawn from the
  * world's seeded stream, and partitions as a predicate over pairs. A message
  * is delivered as a timer of the receiver's clock, so a paused node gets it
  * late and a crashed one never.
@@ -66,13 +70,11 @@ export class SimNetwork {
     if (n <= degree + 1) {
       for (const a of peers) for (const b of peers) link(a, b)
     } else {
+      // A ring (so the graph is connected) plus chords to random peers: about `degree` links per node, a diameter of about log n.
+      const chords = Math.max(1, Math.round((degree - 2) / 2))
       for (let i = 0; i < n; i++) link(peers[i] as string, peers[(i + 1) % n] as string)
       for (let i = 0; i < n; i++) {
-        const me = peers[i] as string
-        let tries = 0
-        while ((this.neighbours.get(me)?.size ?? 0) < degree && tries++ < degree * 4) {
-          link(me, peers[Math.floor(this.random() * n)] as string)
-        }
+        for (let c = 0; c < chords; c++) link(peers[i] as string, peers[Math.floor(this.random() * n)] as string)
       }
     }
   }
@@ -131,6 +133,8 @@ export class SimNetwork {
         const tt = this.traffic.get(to) as Traffic
         tt.messagesReceived++
         tt.bytesReceived += wire
+        if (topic === 'events') tt.eventBytesReceived += wire
+        else tt.presenceBytesReceived += wire
         now.deliver(topic, from, id, payload, size)
       }, target.clock)
     }
@@ -141,10 +145,10 @@ export class SimNetwork {
     const t = this.traffic.get(peerId)
     if (t === undefined) return
     if (direction === 'sent') t.bytesSent += n
-    else t.bytesReceived += n
+    else { t.bytesReceived += n; t.syncBytesReceived += n }
   }
 }
 
 function emptyTraffic (): Traffic {
-  return { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, duplicatesDropped: 0 }
+  return { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, duplicatesDropped: 0, eventBytesReceived: 0, presenceBytesReceived: 0, syncBytesReceived: 0 }
 }

@@ -17,9 +17,15 @@ export interface RunReport {
   /** Virtual ms from the last event signed to the last node folding anything. */
   readonly convergenceMs: number
   readonly events: number
+  /** The plan's treeHash on node 0 at the end (with `steps`, a fingerprint of the run). */
+  readonly treeHash: string | null
   readonly messagesPerNode: number
+  /** All bytes a node received (events, presence, sync), on average. */
   readonly bytesPerNode: number
+  /** Plan traffic (event gossip and sync, not presence) a node received per event of the plan. */
   readonly bytesPerNodePerEvent: number
+  /** Presence bytes a node received, on average. */
+  readonly presenceBytesPerNode: number
   readonly llmCalls: number
   readonly llmMinimum: number
   readonly executions: number
@@ -53,7 +59,14 @@ export async function runSeed (opts: WorldOptions): Promise<RunReport> {
   const n = w.nodes.length
   let messages = 0
   let bytes = 0
-  for (const t of w.network.traffic.values()) { messages += t.messagesReceived; bytes += t.bytesReceived }
+  let planBytes = 0
+  let presenceBytes = 0
+  for (const t of w.network.traffic.values()) {
+    messages += t.messagesReceived
+    bytes += t.bytesReceived
+    planBytes += t.eventBytesReceived + t.syncBytesReceived
+    presenceBytes += t.presenceBytesReceived
+  }
   const tree = w.plan === undefined ? undefined : w.nodes[0]?.runtime?.view.loadTree(w.plan)
   const composites = tree?.nodes.filter(x => x.kind === 'composite').length ?? 0
   const decomposers = w.nodes.filter(x => x.role === 'decomposer').length
@@ -71,9 +84,11 @@ export async function runSeed (opts: WorldOptions): Promise<RunReport> {
     completionMs: w.finishedAt === undefined ? null : Math.round(w.finishedAt - GOAL_AT_MS),
     convergenceMs: Math.round(Math.max(0, lastFold - w.lastEventAt)),
     events: w.events,
+    treeHash: w.plan === undefined ? null : w.nodes[0]?.runtime?.view.treeHash(w.plan) ?? null,
     messagesPerNode: Math.round(messages / n),
     bytesPerNode: Math.round(bytes / n),
-    bytesPerNodePerEvent: w.events === 0 ? 0 : Math.round(bytes / n / w.events),
+    bytesPerNodePerEvent: w.events === 0 ? 0 : Math.round(planBytes / n / w.events),
+    presenceBytesPerNode: Math.round(presenceBytes / n),
     llmCalls: w.calls.decompose + w.calls.score + w.calls.execute + w.calls.review,
     llmMinimum: composites * (decomposers + committee) + tasks,
     executions: w.calls.execute,

@@ -69,8 +69,8 @@ export class SimTransport implements Transport {
       }
     })
     this.stops.push(() => { announcer.stop() })
-    // Announce once every neighbour is attached (the world starts nodes in one turn).
-    this.stops.push(this.scheduler.after(1, () => { void announcer.announce() }))
+    // Announce once every neighbour is attached, nodes spread over the first second (as processes starting together are).
+    this.stops.push(this.scheduler.after(1 + Math.floor(this.scheduler.random() * 1_000), () => { void announcer.announce() }))
     const jitter = (): number => SIM_SYNC_INTERVAL_MS * (0.8 + 0.4 * this.scheduler.random())
     const periodic = (): void => {
       const peers = this.connectedPeers()
