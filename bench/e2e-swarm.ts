@@ -14,6 +14,7 @@ import { DEFAULT_PARAMS, majority } from '../src/core/events.js'
 import { encodeEnvelope, SIGNATURE_BYTES } from '../src/wire/codec.js'
 import { CLI, REPO_ROOT, cliEnv, spawnCommand, stopCliChildren, tempDir, waitUntil, type CliChild } from '../test/helpers/cli-process.js'
 import { bytesBetween, socketSnapshot, tcpPortOf } from './socket-bytes.js'
+import { isFinished } from '../src/core/view.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId, PlanParams } from '../src/core/events.js'
 import type { PlanTree } from '../src/core/tree.js'
 
@@ -181,7 +182,7 @@ export class BenchSwarm {
   async runPlan (goal: string, latencyMs: number, params: Partial<PlanParams>, timeoutMs: number): Promise<PlanRun> {
     const committee = this.nodes.filter(n => n.role === 'scorer').map(n => n.peerId).sort()
     const full: PlanParams = { ...DEFAULT_PARAMS, quorum: majority(committee.length), ...params, committee }
-    const finished = (t: PlanTree | undefined): boolean => t !== undefined && ['completed', 'failed', 'cancelled', 'budget-exhausted'].includes(t.status)
+    const finished = (t: PlanTree | undefined): boolean => t !== undefined && (isFinished(t) || t.status === 'budget-exhausted')
     const watch: { plan?: PlanId, done?: () => void } = {}
     const over = new Promise<void>(resolve => { watch.done = resolve })
     const off = this.client.replica.onFolded(() => { if (watch.plan !== undefined && finished(this.client.replica.tree(watch.plan))) watch.done?.() })

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { renderMarkdown, renderTree, short } from './render.js'
+import { isFinished } from '../src/core/view.js'
 import type { NodeView } from '../src/ports/node-view.js'
 import type { PlanId } from '../src/core/events.js'
 
@@ -15,7 +16,6 @@ export interface ObserverOptions {
 /** What the observer reads of its node: it never publishes. */
 export type ObserverView = Pick<NodeView, 'plans' | 'tree' | 'loadTree' | 'isEvicted' | 'treeHash' | 'summary' | 'now' | 'scheduler' | 'health'>
 
-const FINISHED = ['completed', 'failed', 'cancelled']
 
 /**
  * The observer never publishes plan events: it prints the trees live
@@ -42,7 +42,7 @@ export function startObserver (view: ObserverView, opts: ObserverOptions): { sto
       if (exported.has(p)) continue
       // A finished plan that has left memory is loaded back once to be exported.
       const tree = view.isEvicted(p) ? view.loadTree(p) : view.tree(p)
-      if (tree === undefined || !FINISHED.includes(tree.status)) continue
+      if (tree === undefined || !isFinished(tree)) continue
       const path = plans.length === 1 ? opts.markdown : opts.markdown.replace(/(\.md)?$/, `-${p.slice(0, 12)}.md`)
       writeFileSync(path, renderMarkdown(tree))
       exported.add(p)

@@ -1,3 +1,4 @@
+import { isFinished } from '../src/core/view.js'
 import type { NodeId, PlanEvent, EventId } from '../src/core/events.js'
 import type { PlanTree, TreeNode, TaskView } from '../src/core/tree.js'
 import type { QuotedResult } from '../src/llm/types.js'
@@ -49,7 +50,7 @@ export function inputsOf (tree: PlanTree, task: TaskView, nodes = nodeMap(tree))
 
 /** The plan takes no new LLM work: finished, cancelled or out of budget. */
 export function isIdle (tree: PlanTree): boolean {
-  return tree.status === 'completed' || tree.status === 'failed' || tree.status === 'cancelled' || tree.status === 'budget-exhausted'
+  return isFinished(tree) || tree.status === 'budget-exhausted'
 }
 
 /** Below this share of the budget left, roles switch to the cheap model when one is configured. */

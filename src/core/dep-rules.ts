@@ -84,67 +84,83 @@ export function checkDeps (e: PlanEvent, deps: DepSource): DepRejection | null {
       const b = (e as PlanEvent<'split-proposed'>).env.body
       return checkSplit(b.attempt, b.subgoals.length, params)
     }
-    case 'ballot-cast': {
-      const b = (e as PlanEvent<'ballot-cast'>).env.body
-      const c = ownDep(e, deps, b.committee)
-      const committee = c === undefined ? undefined : committeeOf(c)
-      if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
-      if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
-      if (b.attempt > params.maxAttempts) return reject('params-violated', `attempt ${b.attempt} exceeds maxAttempts ${params.maxAttempts}`)
-      if (b.choice !== null && !e.env.deps.includes(b.choice)) return reject('bad-reference', `choice ${b.choice} must be among the deps`)
-      for (const s of b.scores) {
-        const p = refOf(e, deps, s.proposal, 'split-proposed', 'scored proposal')
-        if (isRejection(p)) return p
-        if (p.env.body.node !== b.node || p.env.body.attempt !== b.attempt) return reject('bad-reference', `proposal ${s.proposal} is for another node or attempt`)
-      }
-      return null
-    }
+    case 'ballot-cast':
+      return checkBallot(e as PlanEvent<'ballot-cast'>, deps, params)
     case 'task-claimed': {
       const b = (e as PlanEvent<'task-claimed'>).env.body
       if (b.prev === null) return null
       const p = ownDep(e, deps, b.prev)
       return p === undefined ? reject('bad-reference', `prev ${b.prev} must be among the deps`) : null
     }
-    case 'claim-renewed': {
-      const b = (e as PlanEvent<'claim-renewed'>).env.body
-      const claim = refOf(e, deps, b.claim, 'task-claimed', 'claim')
-      if (isRejection(claim)) return claim
-      if (claim.env.author !== e.env.author) return reject('not-claim-owner', 'only the claimant renews its claim')
-      if (claim.env.body.task !== b.task) return reject('bad-reference', 'renewal names another task than its claim')
-      const prev = ownDep(e, deps, b.prev)
-      if (prev === undefined) return reject('bad-reference', `prev ${b.prev} must be among the deps`)
-      if (prev.id !== claim.id && !(isType(prev, 'claim-renewed') && prev.env.body.claim === claim.id)) return reject('bad-reference', 'prev must be the claim or a renewal of it')
-      if (e.env.hlc.ms - prev.env.hlc.ms > params.leaseMs) return reject('late-renewal', `renewed ${e.env.hlc.ms - prev.env.hlc.ms} ms after its predecessor; the lease is ${params.leaseMs} ms`)
-      if (e.env.hlc.ms - claim.env.hlc.ms > params.maxClaimMs) return reject('claim-too-long', `renewed ${e.env.hlc.ms - claim.env.hlc.ms} ms after the claim; maxClaimMs is ${params.maxClaimMs}`)
-      return null
-    }
+    case 'claim-renewed':
+      return checkRenewal(e as PlanEvent<'claim-renewed'>, deps, params)
     case 'task-released':
     case 'task-failed':
-    case 'result-reported': {
-      const b = (e as PlanEvent<'task-released' | 'task-failed' | 'result-reported'>).env.body
-      const claim = refOf(e, deps, b.claim, 'task-claimed', 'claim')
-      if (isRejection(claim)) return claim
-      if (claim.env.author !== e.env.author) return reject('not-claim-owner', `only the claimant may publish ${e.env.type} for its claim`)
-      if (claim.env.body.task !== b.task) return reject('bad-reference', `${e.env.type} names another task than its claim`)
-      return null
-    }
-    case 'result-reviewed': {
-      const b = (e as PlanEvent<'result-reviewed'>).env.body
-      if (!params.review) return reject('params-violated', 'this plan does not ask for review')
-      const result = refOf(e, deps, b.result, 'result-reported', 'result')
-      if (isRejection(result)) return result
-      if (result.env.body.task !== b.task) return reject('bad-reference', 'review names another task than its result')
-      const c = ownDep(e, deps, b.committee)
-      const committee = c === undefined ? undefined : committeeOf(c)
-      if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
-      if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
-      return null
-    }
+    case 'result-reported':
+      return checkClaimEnd(e as PlanEvent<'task-released' | 'task-failed' | 'result-reported'>, deps)
+    case 'result-reviewed':
+      return checkReview(e as PlanEvent<'result-reviewed'>, deps, params)
     default: {
       const never: never = e.env.type
       return reject('bad-reference', `unknown type ${String(never)}`)
     }
   }
+}
+
+/** A ballot: cast by a member of the committee it names, for proposals of its own node and attempt. */
+function checkBallot (e: PlanEvent<'ballot-cast'>, deps: DepSource, params: PlanParams): DepRejection | null {
+  const b = e.env.body
+  const c = ownDep(e, deps, b.committee)
+  const committee = c === undefined ? undefined : committeeOf(c)
+  if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
+  if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
+  if (b.attempt > params.maxAttempts) return reject('params-violated', `attempt ${b.attempt} exceeds maxAttempts ${params.maxAttempts}`)
+  if (b.choice !== null && !e.env.deps.includes(b.choice)) return reject('bad-reference', `choice ${b.choice} must be among the deps`)
+  for (const s of b.scores) {
+    const p = refOf(e, deps, s.proposal, 'split-proposed', 'scored proposal')
+    if (isRejection(p)) return p
+    if (p.env.body.node !== b.node || p.env.body.attempt !== b.attempt) return reject('bad-reference', `proposal ${s.proposal} is for another node or attempt`)
+  }
+  return null
+}
+
+/** A renewal: by the claimant, after its claim or a renewal of it, within leaseMs of it and maxClaimMs of the claim. */
+function checkRenewal (e: PlanEvent<'claim-renewed'>, deps: DepSource, params: PlanParams): DepRejection | null {
+  const b = e.env.body
+  const claim = refOf(e, deps, b.claim, 'task-claimed', 'claim')
+  if (isRejection(claim)) return claim
+  if (claim.env.author !== e.env.author) return reject('not-claim-owner', 'only the claimant renews its claim')
+  if (claim.env.body.task !== b.task) return reject('bad-reference', 'renewal names another task than its claim')
+  const prev = ownDep(e, deps, b.prev)
+  if (prev === undefined) return reject('bad-reference', `prev ${b.prev} must be among the deps`)
+  if (prev.id !== claim.id && !(isType(prev, 'claim-renewed') && prev.env.body.claim === claim.id)) return reject('bad-reference', 'prev must be the claim or a renewal of it')
+  if (e.env.hlc.ms - prev.env.hlc.ms > params.leaseMs) return reject('late-renewal', `renewed ${e.env.hlc.ms - prev.env.hlc.ms} ms after its predecessor; the lease is ${params.leaseMs} ms`)
+  if (e.env.hlc.ms - claim.env.hlc.ms > params.maxClaimMs) return reject('claim-too-long', `renewed ${e.env.hlc.ms - claim.env.hlc.ms} ms after the claim; maxClaimMs is ${params.maxClaimMs}`)
+  return null
+}
+
+/** A release, failure or result: by the claimant, for its claim's task. */
+function checkClaimEnd (e: PlanEvent<'task-released' | 'task-failed' | 'result-reported'>, deps: DepSource): DepRejection | null {
+  const b = e.env.body
+  const claim = refOf(e, deps, b.claim, 'task-claimed', 'claim')
+  if (isRejection(claim)) return claim
+  if (claim.env.author !== e.env.author) return reject('not-claim-owner', `only the claimant may publish ${e.env.type} for its claim`)
+  if (claim.env.body.task !== b.task) return reject('bad-reference', `${e.env.type} names another task than its claim`)
+  return null
+}
+
+/** A review: only where the plan asks for review, of a result of its task, by a member of the committee it names. */
+function checkReview (e: PlanEvent<'result-reviewed'>, deps: DepSource, params: PlanParams): DepRejection | null {
+  const b = e.env.body
+  if (!params.review) return reject('params-violated', 'this plan does not ask for review')
+  const result = refOf(e, deps, b.result, 'result-reported', 'result')
+  if (isRejection(result)) return result
+  if (result.env.body.task !== b.task) return reject('bad-reference', 'review names another task than its result')
+  const c = ownDep(e, deps, b.committee)
+  const committee = c === undefined ? undefined : committeeOf(c)
+  if (committee === undefined) return reject('bad-reference', `committee ${b.committee} must be the goal or a committee-amended event among the deps`)
+  if (!committee.members.includes(e.env.author)) return reject('not-in-committee', `${e.env.author} is not in committee ${b.committee}`)
+  return null
 }
 
 /** One of `e`'s own deps (never another event the lookup happens to hold). */

@@ -1,10 +1,13 @@
 import { checkDeps } from './dep-rules.js'
 import { MAX_CLOCK_AHEAD_MS } from './limits.js'
 import { PlanIndex } from './plan-index.js'
-import type { DepRejectReason, DepSource } from './dep-rules.js'
+import { DepLookup, Rec, eventOf } from './id-records.js'
+import { ParkedEvents } from './parked-events.js'
+import type { DepRejectReason } from './dep-rules.js'
 import type { EventId, PlanEvent, PlanId } from './events.js'
+import type { ParkReason, Ref } from './id-records.js'
 
-export type ParkReason = 'missing-deps' | 'clock-ahead'
+export type { ParkReason } from './id-records.js'
 
 export type AddOutcome =
   /** The event was folded, and with it every parked event it unblocked (in the order they were folded). */
@@ -28,71 +31,9 @@ export interface EventSetOptions {
   readonly onRejected?: (id: EventId, reason: DepRejectReason | 'builds-on-rejected', detail: string) => void
 }
 
-/**
- * What the set knows about an id beyond its event: that it is parked (and
- * since when, why, how many deps it still misses, and what its deps are known
- * as), and which parked events wait for it. A record that stands for neither
- * and has no event is dropped. Once the event folds, `event` is set and the
- * record stays (ids nothing waited for map to their event directly).
- */
-class Rec {
-  event: PlanEvent | undefined = undefined
-  /** The event, while it is parked. */
-  parked: PlanEvent | undefined = undefined
-  since = 0
-  why: ParkReason = 'missing-deps'
-  /** Deps not folded yet. */
-  missing = 0
-  /** While parked: what its deps are known as, in the order of `env.deps`. */
-  refs: Ref[] | undefined = undefined
-  /** While parked: its place in `EventSet.order`; -1 otherwise. */
-  seq = -1
-  /**
-   * Parked events waiting for this id, once per occurrence among their deps:
-   * one record, or a list when there are several (most ids have one).
-   */
-  waiters: Rec | Rec[] | undefined = undefined
-  constructor (readonly id: EventId) {}
-}
-
-/** What an id is known as: its folded event, or its record (folded if the record's `event` is set). */
-type Ref = PlanEvent | Rec
-
 /** The plan an event belongs to: a goal's own id, otherwise the plan it names. */
 export function planOf (e: PlanEvent): PlanId {
   return (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
-}
-
-function eventOf (r: Ref | undefined): PlanEvent | undefined {
-  return r instanceof Rec ? r.event : r
-}
-
-/** An event's deps, resolved (for `checkDeps` and the plan index) without looking them up again. */
-class DepLookup implements DepSource {
-  deps: readonly EventId[] = []
-  refs: ReadonlyArray<Ref | undefined> = []
-
-  get (id: EventId): PlanEvent | undefined {
-    const deps = this.deps
-    for (let i = 0; i < deps.length; i++) if (deps[i] === id) return eventOf(this.refs[i])
-    return undefined
-  }
-
-  own (id: EventId): PlanEvent | undefined {
-    return this.get(id)
-  }
-
-  at (i: number): PlanEvent | undefined {
-    return eventOf(this.refs[i])
-  }
-}
-
-/** A parked event as `tick` found it. */
-interface Snapshot {
-  readonly event: PlanEvent
-  readonly since: number
-  readonly why: ParkReason
-  readonly refs: Ref[]
 }
 
 /**
@@ -107,32 +48,26 @@ interface Snapshot {
  * One map holds every id the set knows: its folded event, or a record (parked,
  * or waited for). Waiter lists hold the waiting events' records and a parked
  * event holds what its deps are known as, so folding what waits costs no
- * further lookups.
+ * further lookups. The parked events and their records are kept by
+ * ParkedEvents (parked-events.ts); the set decides what folds and what is
+ * rejected.
  */
 export class EventSet {
   private readonly known = new Map<EventId, PlanEvent | Rec>()
   private foldedCount = 0
   private readonly plans = new Map<PlanId, PlanIndex>()
   private lastPlan: PlanIndex | undefined = undefined
-  /**
-   * Parked events in the order they were parked (an event parked again goes
-   * to the end). Entry i is live while its record's seq is i; `head` skips
-   * the dead entries at the front, and the list is compacted when most are dead.
-   */
-  private order: Rec[] = []
-  private head = 0
-  private parkedSize = 0
+  private readonly parked: ParkedEvents
   private readonly rejected = new Set<EventId>()
   private readonly scratch: Ref[] = []
   private readonly lookup = new DepLookup()
-  private readonly maxParked: number
   private readonly parkTtlMs: number
   private readonly maxClockAheadMs: number
   private readonly maxRejectedIds: number
   private readonly onRejected: EventSetOptions['onRejected']
 
   constructor (opts: EventSetOptions = {}) {
-    this.maxParked = opts.maxParked ?? 100_000
+    this.parked = new ParkedEvents(this.known, opts.maxParked ?? 100_000)
     this.parkTtlMs = opts.parkTtlMs ?? 10 * 60_000
     this.maxClockAheadMs = opts.maxClockAheadMs ?? MAX_CLOCK_AHEAD_MS
     this.maxRejectedIds = opts.maxRejectedIds ?? 100_000
@@ -158,18 +93,12 @@ export class EventSet {
   }
 
   get parkedCount (): number {
-    return this.parkedSize
+    return this.parked.count
   }
 
   /** Ids of parked events, with why they wait. */
   parkedEvents (): Array<{ id: EventId, why: ParkReason, since: number, missing: number }> {
-    const out: Array<{ id: EventId, why: ParkReason, since: number, missing: number }> = []
-    const order = this.order
-    for (let i = this.head; i < order.length; i++) {
-      const r = order[i] as Rec
-      if (r.seq === i) out.push({ id: r.id, why: r.why, since: r.since, missing: r.missing })
-    }
-    return out
+    return this.parked.snapshot().map(s => ({ id: s.event.id, why: s.why, since: s.since, missing: s.missing }))
   }
 
   plan (id: PlanId): PlanIndex | undefined {
@@ -182,13 +111,7 @@ export class EventSet {
 
   /** Whether an event of `plan` is parked (a scan of the parked events, which are few). */
   hasParked (plan: PlanId): boolean {
-    if (this.parkedSize === 0) return false
-    const order = this.order
-    for (let i = this.head; i < order.length; i++) {
-      const r = order[i] as Rec
-      if (r.seq === i && planOf(r.parked as PlanEvent) === plan) return true
-    }
-    return false
+    return this.parked.some(e => planOf(e) === plan)
   }
 
   /**
@@ -234,22 +157,19 @@ export class EventSet {
     for (let i = 0; i < deps.length; i++) {
       const d = deps[i] as EventId
       let r = known.get(d)
-      if (r === undefined) {
-        // Missing, and nothing waited for it yet: the event parks and will wait for it here.
-        r = new Rec(d)
-        known.set(d, r)
-      }
+      // Missing, and nothing waited for it yet: the event parks and will wait for it here.
+      if (r === undefined) r = this.parked.recordFor(d)
       refs[i] = r
       if (r instanceof Rec && r.event === undefined) missing++
     }
     if (missing > 0) {
       const ids = new Array<EventId>(missing)
       for (let i = 0, j = 0; j < missing; i++) if (eventOf(refs[i]) === undefined) ids[j++] = deps[i] as EventId
-      this.park(e, own, nowMs, 'missing-deps', missing)
+      this.parked.park(e, own, refs, nowMs, 'missing-deps', missing)
       return { status: 'parked', why: 'missing-deps', missing: ids }
     }
     if (e.env.hlc.ms > nowMs + this.maxClockAheadMs) {
-      this.park(e, own, nowMs, 'clock-ahead', 0)
+      this.parked.park(e, own, refs, nowMs, 'clock-ahead', 0)
       return { status: 'parked', why: 'clock-ahead', missing: [] }
     }
     const rejection = this.tryFold(e, refs, own)
@@ -266,22 +186,16 @@ export class EventSet {
   tick (nowMs: number): { folded: PlanEvent[], expired: EventId[] } {
     const folded: PlanEvent[] = []
     const expired: EventId[] = []
-    const snapshot: Snapshot[] = []
-    const order = this.order
-    for (let i = this.head; i < order.length; i++) {
-      const r = order[i] as Rec
-      if (r.seq === i) snapshot.push({ event: r.parked as PlanEvent, since: r.since, why: r.why, refs: r.refs as Ref[] })
-    }
-    for (const s of snapshot) {
+    for (const s of this.parked.snapshot()) {
       // It may have been dropped or folded meanwhile, or parked again.
       const current = this.known.get(s.event.id)
       if (!(current instanceof Rec) || current.parked === undefined) continue
       if (nowMs - s.since > this.parkTtlMs) {
-        this.unpark(current)
+        this.parked.unpark(current)
         expired.push(s.event.id)
       } else if (s.why === 'clock-ahead' && s.event.env.hlc.ms <= nowMs + this.maxClockAheadMs) {
-        this.unpark(current)
-        const own = this.recOf(s.event.id)
+        this.parked.unpark(current)
+        const own = this.parked.recOf(s.event.id)
         const r = this.tryFold(s.event, s.refs, own)
         if (r === null) {
           folded.push(s.event)
@@ -292,12 +206,6 @@ export class EventSet {
       }
     }
     return { folded, expired }
-  }
-
-  /** The record of an id that is not folded, if there is one. */
-  private recOf (id: EventId): Rec | undefined {
-    const r = this.known.get(id)
-    return r instanceof Rec && r.event === undefined ? r : undefined
   }
 
   /**
@@ -341,124 +249,21 @@ export class EventSet {
     const stack: EventId[] = [id]
     while (stack.length > 0) {
       const bad = stack.pop() as EventId
-      const rec = this.recOf(bad)
+      const rec = this.parked.recOf(bad)
       if (rec === undefined) continue
       const w = rec.waiters
       if (w === undefined) continue
       rec.waiters = undefined
-      this.release(rec)
+      this.parked.release(rec)
       for (const waiting of w instanceof Rec ? [w] : w) {
         if (waiting.parked === undefined) continue
-        this.unpark(waiting)
+        this.parked.unpark(waiting)
         this.rejected.add(waiting.id)
         this.onRejected?.(waiting.id, 'builds-on-rejected', `dep ${bad} was rejected`)
         stack.push(waiting.id)
       }
     }
     return { status: 'rejected', reason, detail }
-  }
-
-  /**
-   * Park `e` (`own`: its record, if something waits for it already). What
-   * its deps are known as is in `this.scratch`, one per dep, each missing dep
-   * with a record.
-   */
-  private park (e: PlanEvent, own: Rec | undefined, nowMs: number, why: ParkReason, missing: number): void {
-    const deps = e.env.deps
-    const refs = this.scratch
-    if (this.parkedSize >= this.maxParked && this.parkedSize > 0) {
-      this.unpark(this.oldestParked())
-      // Dropping it may have dropped records that `refs` or `own` point to: look them up again.
-      own = this.recOf(e.id)
-      for (let i = 0; i < deps.length; i++) {
-        if (eventOf(refs[i]) !== undefined) continue
-        const d = deps[i] as EventId
-        let r = this.known.get(d)
-        if (r === undefined) {
-          r = new Rec(d)
-          this.known.set(d, r)
-        }
-        refs[i] = r
-      }
-    }
-    // (An event listed among its own deps, which no valid event can be, has its record already.)
-    if (own === undefined && deps.includes(e.id)) own = this.recOf(e.id)
-    if (own === undefined) {
-      own = new Rec(e.id)
-      this.known.set(e.id, own)
-    }
-    const mine = new Array<Ref>(deps.length)
-    for (let i = 0; i < deps.length; i++) {
-      const r = refs[i] as Ref
-      mine[i] = r
-      if (r instanceof Rec && r.event === undefined) {
-        const w = r.waiters
-        if (w === undefined) r.waiters = own
-        else if (w instanceof Rec) r.waiters = [w, own]
-        else w.push(own)
-      }
-    }
-    own.refs = mine
-    this.link(own, e, nowMs, why, missing)
-  }
-
-  private link (r: Rec, e: PlanEvent, since: number, why: ParkReason, missing: number): void {
-    r.parked = e
-    r.since = since
-    r.why = why
-    r.missing = missing
-    r.seq = this.order.length
-    this.order.push(r)
-    this.parkedSize++
-  }
-
-  /** No longer parked (it is being folded, dropped or parked again). */
-  private unlink (r: Rec): void {
-    r.parked = undefined
-    r.seq = -1
-    this.parkedSize--
-    const order = this.order
-    const dead = order.length - this.head - this.parkedSize
-    if (dead > 1024 && dead > 2 * this.parkedSize) {
-      const live: Rec[] = []
-      for (let i = this.head; i < order.length; i++) {
-        const x = order[i] as Rec
-        if (x.seq === i) {
-          x.seq = live.length
-          live.push(x)
-        }
-      }
-      this.order = live
-      this.head = 0
-    }
-  }
-
-  private oldestParked (): Rec {
-    const order = this.order
-    while ((order[this.head] as Rec).seq !== this.head) this.head++
-    return order[this.head] as Rec
-  }
-
-  /** Drop a parked event: it no longer waits for anything. */
-  private unpark (r: Rec): void {
-    if (r.parked === undefined) return
-    this.unlink(r)
-    const refs = r.refs as Ref[]
-    r.refs = undefined
-    for (let i = 0; i < refs.length; i++) {
-      const d = refs[i]
-      if (!(d instanceof Rec) || d.waiters === undefined) continue
-      const w = d.waiters
-      const rest = w instanceof Rec ? (w === r ? [] : [w]) : w.filter(x => x !== r)
-      d.waiters = rest.length === 0 ? undefined : rest.length === 1 ? rest[0] : rest
-      this.release(d)
-    }
-    this.release(r)
-  }
-
-  /** Forget a record that no longer stands for anything. */
-  private release (r: Rec): void {
-    if (r.event === undefined && r.parked === undefined && r.waiters === undefined && this.known.get(r.id) === r) this.known.delete(r.id)
   }
 
   /** Fold everything that was waiting only for `first`'s event, transitively, without recursion. */
@@ -477,9 +282,9 @@ export class EventSet {
         r.missing -= 1
         if (r.missing > 0) continue
         const since = r.since
-        this.unlink(r)
+        this.parked.unlink(r)
         if (e.env.hlc.ms > nowMs + this.maxClockAheadMs) {
-          this.link(r, e, since, 'clock-ahead', 0)
+          this.parked.link(r, e, since, 'clock-ahead', 0)
           continue
         }
         const refs = r.refs as Ref[]
@@ -489,7 +294,7 @@ export class EventSet {
           out.push(e)
           stack.push(r)
         } else {
-          this.release(r)
+          this.parked.release(r)
           if (rejection.status === 'rejected') this.onRejected?.(e.id, rejection.reason, rejection.detail)
         }
       }

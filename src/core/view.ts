@@ -1,5 +1,5 @@
 import type { NodeId, PeerIdString, TaskId } from './events.js'
-import type { PlanTree, TaskView, TreeNode } from './tree.js'
+import type { PlanStatus, PlanTree, TaskView, TreeNode } from './tree.js'
 
 /**
  * The time questions, answered outside the fold: `view` takes the folded
@@ -22,9 +22,12 @@ export interface PlanView {
   leaseLeftMs: (task: TaskView) => number | null
 }
 
-/** Statuses after which a plan takes no new work. */
-export function isFinished (tree: PlanTree): boolean {
-  return tree.status === 'completed' || tree.status === 'failed' || tree.status === 'cancelled'
+/**
+ * Statuses after which a plan takes no new work.
+ * The one test of it: takes a tree, a summary, or anything with a plan status.
+ */
+export function isFinished (plan: { readonly status: PlanStatus }): boolean {
+  return plan.status === 'completed' || plan.status === 'failed' || plan.status === 'cancelled'
 }
 
 export function view (tree: PlanTree, nowMs: number, skewAllowanceMs = 2_000): PlanView {

@@ -88,7 +88,8 @@ export interface SwarmNodeInit {
   readonly presenceRateLimit?: RateLimit
   /** What to announce; without it nothing is announced until publishPresence(info). */
   readonly presence?: PresenceInfo
-  readonly presenceIntervalMs?: number
+  /** Between presence announcements (ms), or a function read before each (see presence-interval.ts). */
+  readonly presenceIntervalMs?: number | (() => number)
   readonly dialTimeoutMs?: number
   readonly mdnsIntervalMs?: number
   /** Redial backoff bounds (default 2 s .. 30 s). */
@@ -150,7 +151,7 @@ function checkInit (init: SwarmNodeInit): void {
   if (init.privateKey.type !== 'Ed25519') throw new SwarmNodeConfigError(`the node key must be Ed25519, got ${init.privateKey.type}`)
   const dialTimeout = init.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS
   if (!(dialTimeout > 0)) throw new SwarmNodeConfigError(`dialTimeoutMs must be > 0, got ${dialTimeout}`)
-  const interval = init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS
+  const interval = typeof init.presenceIntervalMs === 'function' ? init.presenceIntervalMs() : init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS
   if (!(interval >= 100)) throw new SwarmNodeConfigError(`presenceIntervalMs must be >= 100, got ${interval}`)
   for (const [what, list] of [['listen', init.listen ?? []], ['bootstrap', init.bootstrap]] as const) {
     for (const addr of list) {

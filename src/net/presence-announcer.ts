@@ -25,7 +25,8 @@ export interface PresenceAnnouncer {
 }
 
 export interface PresenceAnnouncerInit {
-  readonly intervalMs: number
+  /** Between announcements; a function is read again after each one (the interval grows with the swarm). */
+  readonly intervalMs: number | (() => number)
   /** Signs and publishes one announcement of `info`. */
   readonly publish: (info: PresenceInfo) => Promise<void>
   readonly initial?: PresenceInfo
@@ -48,7 +49,16 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
     }
   }
 
-  const stopInterval = scheduler.every(init.intervalMs, () => { void publishNow() })
+  const intervalOf = typeof init.intervalMs === 'number' ? ((ms: number) => () => ms)(init.intervalMs) : init.intervalMs
+  let cancelNext: Cancel = () => {}
+  const next = (): void => {
+    cancelNext = scheduler.after(intervalOf(), () => {
+      next()
+      void publishNow()
+    })
+  }
+  next()
+  const stopInterval = (): void => { cancelNext() }
 
   return {
     async announce (next) {

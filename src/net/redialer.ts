@@ -18,6 +18,9 @@ import { multiaddr } from '@multiformats/multiaddr'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { peerIdOf } from './connection-gater.js'
 
+import { realScheduler } from '../ports/scheduler.js'
+import type { Cancel, Scheduler } from '../ports/scheduler.js'
+
 const log = logger('plan-swarm:net:redial')
 
 export const DEFAULT_MIN_BACKOFF_MS = 2_000
@@ -42,6 +45,8 @@ export interface RedialerInit {
   readonly dialTimeoutMs: number
   /** Whether we may dial a peer at all (the allowlist). */
   readonly mayDial: (peerId: string) => boolean
+  /** Clock and timers; default the real ones. */
+  readonly scheduler?: Scheduler
 }
 
 export interface Redialer {
@@ -84,7 +89,8 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
   const self = libp2p.peerId.toString()
   const bootstrap: Target[] = []
   const recent = new Map<string, Target>()
-  let timer: ReturnType<typeof setInterval> | undefined
+  const scheduler = init.scheduler ?? realScheduler({ ref: true })
+  let timer: Cancel | undefined
   let abort = new AbortController()
   let inFlight = 0
 
@@ -103,7 +109,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
 
   const onConnect = (evt: CustomEvent<PeerId>): void => {
     const id = evt.detail.toString()
-    const now = Date.now()
+    const now = scheduler.now()
     const t = targetOf(id)
     if (t !== undefined) {
       t.failures = 0
@@ -119,8 +125,8 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
   const onDisconnect = (evt: CustomEvent<PeerId>): void => {
     const t = targetOf(evt.detail.toString())
     if (t === undefined) return
-    t.lastSeenMs = Date.now()
-    t.nextAtMs = Math.max(t.nextAtMs, Date.now() + Math.max(REDIAL_AFTER_CLOSE_MS, minBackoff))
+    t.lastSeenMs = scheduler.now()
+    t.nextAtMs = Math.max(t.nextAtMs, scheduler.now() + Math.max(REDIAL_AFTER_CLOSE_MS, minBackoff))
   }
 
   const trimRecent = (): void => {
@@ -148,7 +154,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
           log('bootstrap address %a is peer %s', t.addr, id)
         }
         t.failures = 0
-        t.lastSeenMs = Date.now()
+        t.lastSeenMs = scheduler.now()
         if (t.bootstrap) tagKeepAlive(conn.remotePeer)
       })
       .catch((err: Error) => {
@@ -160,8 +166,8 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
           return
         }
         t.failures++
-        t.nextAtMs = Date.now() + backoffMs(t.failures, minBackoff, maxBackoff)
-        log('dial %s failed (%d in a row), next in %d ms - %s', t.peerId ?? t.addr?.toString(), t.failures, t.nextAtMs - Date.now(), err.message)
+        t.nextAtMs = scheduler.now() + backoffMs(t.failures, minBackoff, maxBackoff)
+        log('dial %s failed (%d in a row), next in %d ms - %s', t.peerId ?? t.addr?.toString(), t.failures, t.nextAtMs - scheduler.now(), err.message)
       })
       .finally(() => {
         t.inFlight = false
@@ -170,7 +176,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
   }
 
   const tick = (): void => {
-    const now = Date.now()
+    const now = scheduler.now()
     for (const [id, t] of recent) {
       if (!t.inFlight && !connected(id) && now - t.lastSeenMs > recentTtl) {
         log('forgetting %s: not connected for %d ms', id, now - t.lastSeenMs)
@@ -194,12 +200,12 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       abort = new AbortController()
       libp2p.addEventListener('peer:connect', onConnect)
       libp2p.addEventListener('peer:disconnect', onDisconnect)
-      timer = setInterval(tick, REDIAL_TICK_MS)
+      timer = scheduler.every(REDIAL_TICK_MS, tick)
       tick()
     },
     stop () {
       if (timer === undefined) return
-      clearInterval(timer)
+      timer()
       timer = undefined
       abort.abort()
       libp2p.removeEventListener('peer:connect', onConnect)
@@ -208,7 +214,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
     discovered (peer) {
       const id = peer.id.toString()
       if (id === self || !init.mayDial(id)) return
-      const now = Date.now()
+      const now = scheduler.now()
       let t = targetOf(id)
       if (t === undefined) {
         t = { peerId: id, addr: undefined, bootstrap: false, failures: 0, nextAtMs: 0, lastSeenMs: now, inFlight: false }

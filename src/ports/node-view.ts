@@ -1,6 +1,6 @@
 import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
 import type { PlanSummary } from '../core/fold.js'
-import type { PlanTree } from '../core/tree.js'
+import type { PlanStatus, PlanTree } from '../core/tree.js'
 import type { Scheduler } from './scheduler.js'
 
 /** One listed peer, as status pages and roles see it. */
@@ -19,7 +19,7 @@ export interface RosterEntry {
 export interface PlanLine {
   readonly id: PlanId
   readonly goal: string
-  readonly status: string
+  readonly status: PlanStatus
   readonly treeHash: string
   readonly nodes: number
   readonly done: number

@@ -22,6 +22,7 @@ import type { NodeMetrics } from './metrics.js'
 import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
 import type { PlanSummary } from '../core/fold.js'
 import type { PlanTree } from '../core/tree.js'
+import type { PlanLine } from '../ports/node-view.js'
 
 const log = logger('plan-swarm:replica')
 
@@ -488,7 +489,7 @@ export class Replica {
    * cannot go on where it stands (nodes waiting for proposals, ballots or an
    * executor; at most STATUS_WAITING_MAX of them), empty once it is finished.
    */
-  planSummaries (): Array<{ id: PlanId, goal: string, status: string, treeHash: string, nodes: number, done: number, spentTokens: number, budgetTokens: number, waiting: string[] }> {
+  planSummaries (): PlanLine[] {
     return this.fold.plans().map(id => {
       // An evicted plan answers from its summary: it is finished, so nothing waits.
       const t = this.tree(id)

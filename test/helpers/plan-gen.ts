@@ -31,7 +31,7 @@
 import { HybridClock } from '../../src/core/hlc.js'
 import { Fold, foldAll } from '../../src/core/fold.js'
 import { derivePlan } from '../../src/core/derive.js'
-import { view } from '../../src/core/view.js'
+import { isFinished, view } from '../../src/core/view.js'
 import { isType, majority } from '../../src/core/events.js'
 import { makeEvent } from './plan-builder.js'
 import { peerIdOf, testKeys } from './arbitraries.js'
@@ -599,7 +599,7 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
     if (index?.goal === undefined) continue
     if (cached === null || cached.version !== index.version) cached = { version: index.version, tree: derivePlan(index) }
     const tree = cached.tree
-    const finished = tree.status === 'completed' || tree.status === 'failed' || tree.status === 'cancelled'
+    const finished = isFinished(tree)
     if (finished || created.length >= maxEvents) {
       if (pending.length === 0) break
       continue

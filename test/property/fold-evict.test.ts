@@ -106,7 +106,7 @@ function evictProperty (makeFold: MakeFold, store: Store, counter?: CaseCounter)
         return
       }
       expect(wasIn && !parked).toBe(true)
-      labels.add(before.summary !== undefined && ['completed', 'failed', 'cancelled'].includes(before.summary.status) ? 'evicted finished' : 'evicted unfinished')
+      labels.add(before.summary !== undefined && isFinished(before.summary) ? 'evicted finished' : 'evicted unfinished')
       expect(f.isEvicted(plan)).toBe(true)
       expect(f.tree(plan)).toBeUndefined()
       expect(f.events.plan(plan)).toBeUndefined()

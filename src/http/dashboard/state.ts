@@ -1,4 +1,6 @@
+import { isFinished } from '../../core/view.js'
 import type { PlanId } from '../../core/events.js'
+import type { PlanStatus } from '../../core/tree.js'
 import { summarizeTree } from '../../core/fold.js'
 import type { PlanSummary } from '../../core/fold.js'
 import type { PlanTree } from '../../core/tree.js'
@@ -40,7 +42,7 @@ export interface DashboardSource {
 export interface PlanLine {
   id: PlanId
   goal: string
-  status: string
+  status: PlanStatus
   statusReason: string
   nodes: number
   done: number
@@ -64,8 +66,6 @@ export interface Summary {
   rejected: Record<string, number>
   plans: PlanLine[]
 }
-
-const FINISHED = new Set(['completed', 'failed', 'cancelled'])
 
 /** The plans as the page lists them: newest first. */
 export function planLines (source: Pick<DashboardSource, 'plans' | 'tree' | 'summary'>, self: string): PlanLine[] {
@@ -95,7 +95,7 @@ function summaryOf (tree: PlanTree | undefined): PlanSummary | undefined {
 
 /** The plan a page follows when it has not chosen one: the newest still running, else the newest. */
 export function defaultPlan (lines: readonly PlanLine[]): PlanId | null {
-  return (lines.find(l => !FINISHED.has(l.status)) ?? lines[0])?.id ?? null
+  return (lines.find(l => !isFinished(l)) ?? lines[0])?.id ?? null
 }
 
 /**
