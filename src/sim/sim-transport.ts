@@ -24,6 +24,8 @@ export interface SimTransportInit {
   readonly presenceIntervalMs: number
   /** Every live transport by peer id, to run the other end of a sync session. */
   readonly registry: Map<string, SimTransport>
+  /** False: no sync sessions at all (the canary that shows the checks can fail). Default true. */
+  readonly sync?: boolean
 }
 
 /**
@@ -134,7 +136,7 @@ export class SimTransport implements Transport {
   private async runSession (peer: string): Promise<SyncOutcome> {
     const other = this.init.registry.get(peer)
     const net = this.init.network
-    if (this.stopped || other === undefined || other.host === undefined || this.host === undefined || !net.reachable(this.peerId, peer) || this.init.clock.isPaused || other.init.clock.isPaused) {
+    if (this.init.sync === false || this.stopped || other === undefined || other.host === undefined || this.host === undefined || !net.reachable(this.peerId, peer) || this.init.clock.isPaused || other.init.clock.isPaused) {
       return { peer, ok: false, eventsReceived: 0, error: 'no path to the peer' }
     }
     const pair = createMemoryStreamPair(worldScheduler(this.init.time, this.scheduler), {

@@ -55,6 +55,8 @@ export interface WorldOptions {
   readonly degree?: number
   /** Give up after this much virtual time (default 15 min). */
   readonly deadlineMs?: number
+  /** Run without sync sessions: gossip alone, as a canary that the checks catch what sync repairs. */
+  readonly withoutSync?: boolean
 }
 
 /** One simulated node: its clock, store (which survives a crash), and what runs on it now. */
@@ -143,7 +145,7 @@ export class World {
     const transport = new SimTransport({
       peerId: node.peerId, network: this.network, time: this.time, clock: node.clock,
       presence: { role: node.role, capabilities: [], load: 0, version: 'plan-swarm/sim' },
-      presenceIntervalMs: this.presenceIntervalMs, registry: this.registry
+      presenceIntervalMs: this.presenceIntervalMs, registry: this.registry, sync: this.opts.withoutSync !== true
     })
     const runtime = await startNodeRuntime({
       swarm: 'sim', role: node.role, key: node.key, peerId: node.peerId, dataDir: ':memory:', store: node.store,

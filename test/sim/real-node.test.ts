@@ -63,6 +63,15 @@ describe('the real node in the simulator', () => {
     expect(strip(a)).toEqual(strip(b))
   }, 60_000)
 
+  it('the checks can fail: without sync sessions, lossy links leave replicas apart', async () => {
+    let failed = 0
+    for (const seed of range(5_000, 6)) {
+      const r = await runSeed({ seed, nodes: 8, faults: ['links', 'partition'], withoutSync: true, deadlineMs: 120_000 })
+      if (!r.ok) failed++
+    }
+    expect(failed).toBeGreaterThan(0)
+  }, 120_000)
+
   it('seeds that once failed', async () => {
     for (const r of regressions) {
       const rep = await runSeed({ seed: r.seed, nodes: r.nodes, faults: r.faults })
