@@ -97,7 +97,8 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
       allowPeers,
       presence: { role: config.role, capabilities: [], load: 0, version: VERSION },
       presenceIntervalMs: opts.presenceIntervalMs,
-      syncIntervalMs: opts.syncIntervalMs
+      syncIntervalMs: opts.syncIntervalMs,
+      maxPeers: config.maxPeers
     })
     const runtime = await startNodeRuntime({
       swarm: config.swarm, role: config.role, key: identity.privateKey, peerId, dataDir: dir, store, transport, scheduler, metrics

@@ -2,7 +2,9 @@ import { logger } from '@libp2p/logger'
 import { multiaddr } from '@multiformats/multiaddr'
 import { createSwarmNode } from './node.js'
 import { createSyncService } from '../sync/libp2p-service.js'
-import { PRESENCE_INTERVAL_MS } from './presence-announcer.js'
+import { createNeighbourhood, DEFAULT_MAX_PEERS, TARGET_PEERS } from './neighbours.js'
+import { intervalCapability, presenceIntervalFor } from './presence-interval.js'
+import { realScheduler } from '../ports/scheduler.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { SwarmNode } from './node.js'
 import type { SyncService } from '../sync/libp2p-service.js'
@@ -10,8 +12,8 @@ import type { PresenceInfo, Transport, TransportHost } from '../ports/transport.
 
 const log = logger('plan-swarm:net:transport')
 
-/** A peer heard of by presence is dialed again at most this often. */
-export const MEET_REDIAL_MS = 10_000
+/** Now and then (this often, jittered) a node syncs with a peer it has no connection to, besides its neighbours. */
+export const STRANGER_SYNC_MS = 60_000
 
 export interface Libp2pTransportInit {
   readonly privateKey: PrivateKey
@@ -23,8 +25,11 @@ export interface Libp2pTransportInit {
   readonly swarmKey?: Uint8Array
   readonly allowPeers?: ReadonlySet<string>
   readonly presence: PresenceInfo
+  /** A fixed presence interval (tests); default `presenceIntervalFor(peers known)`, growing with the swarm. */
   readonly presenceIntervalMs?: number
   readonly syncIntervalMs?: number
+  /** Connections kept at most (`--max-peers`); default DEFAULT_MAX_PEERS. */
+  readonly maxPeers?: number
 }
 
 /** The libp2p shell as a Transport, with its node and sync service exposed for the composition root and tests. */
@@ -43,19 +48,21 @@ export interface Libp2pTransport extends Transport {
 export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTransport {
   let node: SwarmNode | undefined
   let sync: SyncService | undefined
-  const lastDial = new Map<string, number>()
-  const presenceIntervalMs = init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS
-
-  const meet = (peerId: string, addresses: readonly string[]): void => {
-    const n = node
-    if (n === undefined || peerId === n.peerId || n.connectedPeers().includes(peerId) || addresses.length === 0) return
-    if (init.allowPeers !== undefined && !init.allowPeers.has(peerId)) return
-    const t = Date.now()
-    if (t - (lastDial.get(peerId) ?? 0) < MEET_REDIAL_MS) return
-    lastDial.set(peerId, t)
-    if (lastDial.size > 1_000) lastDial.delete(lastDial.keys().next().value as string)
-    n.libp2p.dial(multiaddr(addresses[0] as string)).catch((err: Error) => { log('could not dial %s: %s', peerId, err.message) })
-  }
+  const scheduler = realScheduler()
+  const maxPeers = init.maxPeers ?? DEFAULT_MAX_PEERS
+  const neighbours = createNeighbourhood({
+    self: init.peerId,
+    maxPeers,
+    scheduler,
+    connected: () => node?.connectedPeers() ?? [],
+    dial: async (_peer, address) => { await started().libp2p.dial(multiaddr(address)) },
+    mayDial: id => init.allowPeers === undefined || init.allowPeers.has(id)
+  })
+  // Every node of a swarm of n hears about the same number of announcements a second, whatever n.
+  const presenceIntervalMs = (): number => init.presenceIntervalMs ?? presenceIntervalFor(neighbours.known() + 1)
+  let announced = presenceIntervalMs()
+  const presenceInfo = (): PresenceInfo => ({ ...init.presence, capabilities: [...init.presence.capabilities, intervalCapability(announced)] })
+  let stopStrangers: (() => void) | undefined
   const started = (): SwarmNode => {
     if (node === undefined) throw new Error('the libp2p transport is not started')
     return node
@@ -77,10 +84,18 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
         eventValidator: (bytes, from) => host.receive(bytes, from),
         onPresence: p => {
           host.presence(p)
-          meet(p.peerId, p.addresses)
+          neighbours.heard(p)
+          // Say so when the interval moved by a quarter (the swarm grew or shrank): receivers size its TTL by it.
+          const now = presenceIntervalMs()
+          if (Math.abs(now - announced) > announced / 4) {
+            announced = now
+            node?.publishPresence(presenceInfo()).catch((err: Error) => { log('could not announce presence: %s', err.message) })
+          }
         },
-        presence: init.presence,
-        presenceIntervalMs
+        presence: presenceInfo(),
+        presenceIntervalMs,
+        maxConnections: maxPeers,
+        redial: { dialUntil: Math.min(maxPeers, TARGET_PEERS) }
       })
       try {
         sync = createSyncService({
@@ -94,6 +109,15 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
           onSession: s => { host.synced?.({ peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error }) }
         })
         await sync.start()
+        neighbours.start()
+        const strangers = (): void => {
+          stopStrangers = scheduler.after(STRANGER_SYNC_MS * (0.8 + 0.4 * scheduler.random()), () => {
+            const peer = neighbours.randomStranger()
+            if (peer !== undefined) void sync?.syncWith(peer)
+            strangers()
+          })
+        }
+        strangers()
       } catch (err) {
         await node.stop()
         throw err
@@ -108,8 +132,10 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     connectedPeers: () => node?.connectedPeers() ?? [],
     topicPeers: () => node?.eventTopicPeers() ?? [],
     addresses: () => node?.addresses() ?? [],
-    presenceIntervalMs: () => presenceIntervalMs,
+    presenceIntervalMs: () => announced,
     stop: async () => {
+      neighbours.stop()
+      stopStrangers?.()
       await sync?.stop()
       await node?.stop()
     }

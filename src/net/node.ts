@@ -31,6 +31,7 @@ import type { Libp2pOptions } from 'libp2p'
 import { MAX_EVENT_BYTES } from '../core/limits.js'
 import { SIGNATURE_BYTES } from '../wire/codec.js'
 import { eventsTopic, presenceTopic, validateSwarmName } from '../wire/topics.js'
+import { createAddressSorter, presenceAddresses } from './addresses.js'
 import { createAllowListGater } from './connection-gater.js'
 import { InvalidPublishError, SwarmNodeConfigError, SwarmNodeStoppedError } from './errors.js'
 import { DEFAULT_SIGNATURE_POLICY, gossipOptions } from './gossip-config.js'
@@ -41,12 +42,15 @@ import type { GossipStreamRepair } from './gossip-stream-repair.js'
 import type { GossipStats } from './gossip-stats.js'
 import { createEventTopicValidator, createPresenceTopicValidator } from './gossip-validators.js'
 import type { EventValidator } from './gossip-validators.js'
+import { checkAnnounceAddress, describeConnection, logConnections, natAssembly, watchAnnouncedAddresses } from './nat.js'
+import type { NetworkOptions, SwarmConnection } from './nat.js'
 import { createPresenceAnnouncer, PRESENCE_INTERVAL_MS } from './presence-announcer.js'
 import { encodePresence } from './presence.js'
 import type { Presence, PresenceInfo } from './presence.js'
 import { createPeerRateLimiter, DEFAULT_EVENT_RATE_LIMIT, DEFAULT_PRESENCE_RATE_LIMIT } from './rate-limit.js'
 import type { RateLimit } from './rate-limit.js'
 import { createRedialer } from './redialer.js'
+import { relayGaterHooks } from './relay.js'
 
 const log = logger('plan-swarm:net:node')
 
@@ -90,10 +94,14 @@ export interface SwarmNodeInit {
   readonly presence?: PresenceInfo
   /** Between presence announcements (ms), or a function read before each (see presence-interval.ts). */
   readonly presenceIntervalMs?: number | (() => number)
+  /** Connections kept at most (libp2p's connection manager closes the least valued beyond it). Default libp2p's. */
+  readonly maxConnections?: number
   readonly dialTimeoutMs?: number
   readonly mdnsIntervalMs?: number
+  /** Across NATs: announce addresses, relay (serve, reserve), UPnP, WebSockets (see nat.ts). TCP only. */
+  readonly network?: NetworkOptions
   /** Redial backoff bounds (default 2 s .. 30 s). */
-  readonly redial?: { readonly minBackoffMs?: number, readonly maxBackoffMs?: number, readonly recentPeerTtlMs?: number }
+  readonly redial?: { readonly minBackoffMs?: number, readonly maxBackoffMs?: number, readonly recentPeerTtlMs?: number, readonly dialUntil?: number }
 }
 
 /** The libp2p services every swarm node runs. */
@@ -110,6 +118,15 @@ export interface SwarmNode {
   readonly libp2p: Libp2p<SwarmServices>
   /** Addresses peers can dial, each ending in `/p2p/<peerId>`. */
   addresses (): string[]
+  /**
+   * The addresses this node puts in its presence: libp2p's (public ones only
+   * once AutoNAT confirmed them, or `--announce`), then without the LAN and
+   * loopback ones when a public one is known, public and relayed first (see
+   * addresses.ts).
+   */
+  presenceAddresses (): string[]
+  /** Open connections: to whom, where, direct or through a relay. */
+  connections (): SwarmConnection[]
   connectedPeers (): string[]
   /** Connected peers subscribed to the events topic: those a publish can reach now. */
   eventTopicPeers (): string[]
@@ -153,6 +170,10 @@ function checkInit (init: SwarmNodeInit): void {
   if (!(dialTimeout > 0)) throw new SwarmNodeConfigError(`dialTimeoutMs must be > 0, got ${dialTimeout}`)
   const interval = typeof init.presenceIntervalMs === 'function' ? init.presenceIntervalMs() : init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS
   if (!(interval >= 100)) throw new SwarmNodeConfigError(`presenceIntervalMs must be >= 100, got ${interval}`)
+  for (const addr of init.network?.announce ?? []) {
+    const problem = checkAnnounceAddress(addr)
+    if (problem !== null) throw new SwarmNodeConfigError(problem)
+  }
   for (const [what, list] of [['listen', init.listen ?? []], ['bootstrap', init.bootstrap]] as const) {
     for (const addr of list) {
       try {
@@ -192,28 +213,35 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   const withPeerId = init.bootstrap.filter((a) => a.includes('/p2p/') && !a.endsWith(`/p2p/${selfId}`))
   if (withPeerId.length > 0) peerDiscovery.push(bootstrapDiscovery({ list: [...withPeerId], timeout: 1_000 }))
 
+  // Across NATs (TCP only): AutoNAT, DCUtR, the relay transport and its /p2p-circuit listen address, --relay, --upnp, WebSockets.
+  const nat = transport === 'tcp' ? natAssembly(listen, init.network) : undefined
   const libp2p = await createLibp2p<SwarmServices>({
     start: false,
     privateKey: init.privateKey,
     nodeInfo: { name: 'plan-swarm' },
-    addresses: { listen: [...listen] },
+    addresses: { listen: nat?.listen ?? [...listen], ...(nat !== undefined && nat.announce.length > 0 ? { announce: nat.announce } : {}) },
     // The memory transport serves in-process tests only: load it when asked for.
-    transports: [transport === 'memory' ? (await import('@libp2p/memory')).memory() : tcp()],
+    transports: transport === 'memory' ? [(await import('@libp2p/memory')).memory()] : [tcp(), ...(nat?.transports ?? [])],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     ...(init.swarmKey !== undefined ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),
-    connectionGater: createAllowListGater(allow, selfId),
+    connectionGater: { ...createAllowListGater(allow, selfId), ...relayGaterHooks(allow, selfId) },
     connectionManager: {
+      // Same-LAN, then public, then relayed, then other private addresses (addresses.ts).
+      ...(nat !== undefined ? { addressSorter: createAddressSorter() } : {}),
       dialTimeout: dialTimeoutMs,
       inboundUpgradeTimeout: dialTimeoutMs,
-      inboundConnectionThreshold: INBOUND_CONNECTIONS_PER_HOST_PER_SECOND
+      inboundConnectionThreshold: INBOUND_CONNECTIONS_PER_HOST_PER_SECOND,
+      ...(init.maxConnections === undefined ? {} : { maxConnections: init.maxConnections })
     },
     connectionMonitor: { abortConnectionOnPingFailure: false },
     peerDiscovery,
     services: {
       identify: identify(),
       ping: ping(),
-      pubsub: gossipsub(gossipOptions([topics.events, topics.presence], init.signaturePolicy ?? DEFAULT_SIGNATURE_POLICY))
+      // runOnLimitedConnection: gossip also runs over relayed connections (limited by the relay), the only path between two NATed peers when DCUtR fails.
+      pubsub: gossipsub({ ...gossipOptions([topics.events, topics.presence], init.signaturePolicy ?? DEFAULT_SIGNATURE_POLICY), runOnLimitedConnection: true }),
+      ...(nat?.services ?? {})
     }
   })
 
@@ -237,12 +265,13 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   const onMdnsPeer = (evt: CustomEvent<PeerInfo>): void => { redialer.discovered(evt.detail) }
 
   const addresses = (): string[] => libp2p.getMultiaddrs().map((ma) => ma.toString())
+  const announced = (): string[] => presenceAddresses(addresses())
   const announcer = createPresenceAnnouncer({
     intervalMs: init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS,
     initial: init.presence,
     publish: async (info) => {
       if (libp2p.status !== 'started') return
-      const bytes = await encodePresence(swarm, info, addresses(), Date.now(), init.privateKey)
+      const bytes = await encodePresence(swarm, info, announced(), Date.now(), init.privateKey)
       await pubsub.publish(topics.presence, bytes)
       counters.presence.published++
     }
@@ -265,6 +294,9 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   redialer.start()
   const repair: GossipStreamRepair = createGossipStreamRepair(libp2p, pubsub)
   void announcer.announce()
+  const stopConnectionLog = logConnections(libp2p)
+  // A new relay slot or a confirmed public address is announced at once, not at the next interval.
+  const stopAddressWatch = watchAnnouncedAddresses(libp2p, announced, () => { void announcer.announce() })
   log('started %s in swarm %s on %s', selfId, swarm, addresses().join(' '))
 
   let stopped = false
@@ -285,6 +317,8 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     swarm,
     libp2p,
     addresses,
+    presenceAddresses: announced,
+    connections: () => libp2p.getConnections().map(describeConnection),
     connectedPeers: () => libp2p.getPeers().map((p) => p.toString()),
     eventTopicPeers: () => pubsub.getSubscribers(topics.events).map((p) => p.toString()),
     eventMeshPeers: () => (pubsub as unknown as { getMeshPeers(topic: string): string[] }).getMeshPeers(topics.events),
@@ -316,6 +350,8 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
         announcer.stop()
         redialer.stop()
         repair.stop()
+        stopConnectionLog()
+        stopAddressWatch()
         mdnsService?.removeEventListener('peer', onMdnsPeer)
         pubsub.removeEventListener('subscription-change', onSubscriptionChange)
         for (const l of listeners) libp2p.removeEventListener(l.type, l.fn)

@@ -22,3 +22,20 @@ export function presenceIntervalFor (peers: number): number {
 export function rosterTtlFor (peers: number): number {
   return PRESENCE_TTL_INTERVALS * presenceIntervalFor(peers)
 }
+
+/** The capability a node announces its presence interval in (old nodes ignore capabilities they do not know). */
+export const INTERVAL_CAPABILITY = 'presence-interval-ms='
+
+export function intervalCapability (ms: number): string {
+  return `${INTERVAL_CAPABILITY}${Math.round(ms)}`
+}
+
+/** The presence interval a peer announced, or undefined (an older node: it announces every PRESENCE_MIN_INTERVAL_MS). */
+export function announcedInterval (capabilities: readonly string[]): number | undefined {
+  for (const c of capabilities) {
+    if (!c.startsWith(INTERVAL_CAPABILITY)) continue
+    const ms = Number(c.slice(INTERVAL_CAPABILITY.length))
+    if (Number.isSafeInteger(ms) && ms >= 100 && ms <= 3_600_000) return ms
+  }
+  return undefined
+}

@@ -47,6 +47,12 @@ export interface RedialerInit {
   readonly mayDial: (peerId: string) => boolean
   /** Clock and timers; default the real ones. */
   readonly scheduler?: Scheduler
+  /**
+   * Peers other than the bootstrap ones (found by mDNS, or met before) are
+   * dialed and redialed only while this node has fewer connections than this
+   * (default: no bound). Bootstrap peers are always kept.
+   */
+  readonly dialUntil?: number
 }
 
 export interface Redialer {
@@ -99,6 +105,8 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
     bootstrap.push({ peerId: peerIdOf(addr), addr, bootstrap: true, failures: 0, nextAtMs: 0, lastSeenMs: 0, inFlight: false })
   }
 
+  const dialUntil = init.dialUntil ?? Infinity
+  const roomFor = (t: Target): boolean => t.bootstrap || libp2p.getConnections().length < dialUntil
   const targetOf = (peerId: string): Target | undefined => bootstrap.find((t) => t.peerId === peerId) ?? recent.get(peerId)
   const connected = (peerId: string | undefined): boolean => peerId !== undefined && libp2p.getConnections(peerIdFromString(peerId)).length > 0
 
@@ -188,6 +196,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       if (t.inFlight || t.nextAtMs > now || t.peerId === self) continue
       if (connected(t.peerId)) continue
       if (t.peerId !== undefined && !init.mayDial(t.peerId)) continue
+      if (!roomFor(t)) continue
       // Until a dial settles it, assume it fails: a target is never dialed twice at once.
       t.nextAtMs = now + backoffMs(t.failures + 1, minBackoff, maxBackoff)
       dial(t)
@@ -223,7 +232,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       }
       t.lastSeenMs = now
       // In backoff (it keeps failing, e.g. another swarm key): the tick redials it in time, from the peer store.
-      if (timer === undefined || t.inFlight || connected(id) || t.nextAtMs > now) return
+      if (timer === undefined || t.inFlight || connected(id) || t.nextAtMs > now || !roomFor(t)) return
       t.nextAtMs = now + backoffMs(t.failures + 1, minBackoff, maxBackoff)
       // A LAN peer's loopback address is our own loopback: dial its other addresses when it has some.
       const lan = peer.multiaddrs.filter((ma) => !isLoopback(ma))

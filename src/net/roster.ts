@@ -1,8 +1,9 @@
 /**
  * The roster: which peers announced themselves recently, and as what.
  *
- * Entries are keyed by peer id and expire `ttlMs` after the last
- * announcement we received, so a node that leaves drops out without saying
+ * Entries are keyed by peer id and expire after the last announcement we
+ * received: `ttlMs`, or five of the presence intervals the peer announced
+ * (a capability, see presence-interval.ts), whichever is longer, so a node that leaves drops out without saying
  * goodbye. An announcement older (by its sender's clock) than the one held is
  * a replay or a late copy and does not refresh the entry; an expired entry is
  * remembered (unlisted) until such copies would be too old to pass the
@@ -10,6 +11,7 @@
  * passed in, and "last seen" is our receive time, never the sender's clock.
  */
 import { MAX_PRESENCE_AGE_MS } from './presence.js'
+import { PRESENCE_TTL_INTERVALS, announcedInterval } from './presence-interval.js'
 import type { Presence } from './presence.js'
 
 /** How long a peer stays listed after its last announcement (five default announcement intervals). */
@@ -58,8 +60,10 @@ export function createRoster (init: RosterInit = {}): Roster {
   // Insertion order = last-seen order: an update deletes and re-inserts.
   const held = new Map<string, Held>()
 
-  const live = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs < ttlMs
-  const forgotten = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs >= ttlMs + MAX_PRESENCE_AGE_MS
+  // An entry lives PRESENCE_TTL_INTERVALS of the interval its peer announced (it grows with the swarm), and at least ttlMs.
+  const ttlOf = (h: Held): number => Math.max(ttlMs, PRESENCE_TTL_INTERVALS * (announcedInterval(h.presence.capabilities) ?? 0))
+  const live = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs < ttlOf(h)
+  const forgotten = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs >= ttlOf(h) + MAX_PRESENCE_AGE_MS
   const entry = (h: Held, nowMs: number): RosterEntry => ({
     peerId: h.presence.peerId,
     role: h.presence.role,

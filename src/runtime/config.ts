@@ -3,6 +3,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import { ConfigError } from '../errors.js'
+import type { NetworkOptions } from '../net/nat.js'
 
 export { ConfigError } from '../errors.js'
 
@@ -17,8 +18,13 @@ export const OPTIONS = {
   listen: { type: 'string', multiple: true, help: 'multiaddr to listen on (repeatable; default /ip4/0.0.0.0/tcp/0)' },
   bootstrap: { type: 'string', multiple: true, help: 'multiaddr of a peer to dial and keep redialing (repeatable)' },
   'no-mdns': { type: 'boolean', help: 'do not discover peers by mDNS on the LAN' },
+  announce: { type: 'string', multiple: true, help: 'public multiaddr to announce instead of the ones found (repeatable; env comma-separated), e.g. /ip4/203.0.113.7/tcp/4001 on a VM or behind a port forward' },
+  relay: { type: 'boolean', help: 'serve circuit relay v2 to swarm members behind NAT (run it on a node others can dial)' },
+  upnp: { type: 'boolean', help: 'ask the router for a port forward by UPnP / NAT-PMP' },
+  websockets: { type: 'boolean', help: 'also dial (and, with a /ws --listen address, accept) WebSockets, for networks that let only HTTP-like traffic out' },
   'swarm-key': { type: 'string', help: 'pre-shared key file (from `keygen`): only peers with the same key connect' },
   'allow-peers': { type: 'string', help: 'file of peer ids (one per line): only these peers may connect' },
+  'max-peers': { type: 'string', help: 'connections this node keeps at most (default 24); the gossip mesh reaches everyone else' },
   'data-dir': { type: 'string', help: 'where events and the identity key live (default: lowest free ~/.plan-swarm/<swarm>/<role>-<n>)' },
   http: { type: 'string', help: 'HOST:PORT for /status, /plans/<id>, /metrics, and the observer\'s live dashboard at / (e.g. 127.0.0.1:7070)' },
   'allow-submit': { type: 'boolean', help: 'observer: let the dashboard submit goals and cancel plans (signed with this observer\'s key; needs the token it prints)' },
@@ -55,8 +61,12 @@ export interface NodeConfig {
   readonly markdown: string | undefined
   readonly baseUrl: string | undefined
   readonly json: boolean
+  /** Across NATs: --announce, --relay, --upnp, --websockets. */
+  readonly network: NetworkOptions
   /** Test hook: milliseconds added to this node's wall clock (PLAN_SWARM_CLOCK_OFFSET_MS). */
   readonly clockOffsetMs: number
+  /** `--max-peers`: connections kept at most; undefined: DEFAULT_MAX_PEERS. */
+  readonly maxPeers: number | undefined
 }
 
 /** `PLAN_SWARM_<NAME>` for an option name: `--data-dir` reads PLAN_SWARM_DATA_DIR. */
@@ -136,10 +146,21 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
   if (!/^[a-z0-9._-]{1,64}$/.test(swarm)) throw new ConfigError(`--swarm ${JSON.stringify(swarm)}: use 1-64 characters of a-z, 0-9, '.', '_' or '-'`)
   const listen = (get<string[]>('listen') ?? ['/ip4/0.0.0.0/tcp/0']).map(a => checkMultiaddr(a, 'listen'))
   const bootstrap = (get<string[]>('bootstrap') ?? []).map(a => checkMultiaddr(a, 'bootstrap'))
+  const announce = (get<string[]>('announce') ?? []).map(a => checkMultiaddr(a, 'announce'))
+  if (announce.some(a => a.includes('/p2p-circuit'))) throw new ConfigError('--announce takes this node\'s own public address, not a relay (/p2p-circuit) address: a relayed address is announced by itself once a relay holds a slot for this node')
+  const network: NetworkOptions = {
+    announce,
+    relay: get<boolean>('relay') === true,
+    upnp: get<boolean>('upnp') === true,
+    websockets: get<boolean>('websockets') === true
+  }
   const httpValue = get<string>('http')
   const allowSubmit = !client && get<boolean>('allow-submit') === true
   if (allowSubmit && !help && role !== 'observer') throw new ConfigError(`--allow-submit is for the observer's dashboard, not --role ${role ?? ''}; drop it, or run it on an observer`)
   if (allowSubmit && !help && httpValue === undefined) throw new ConfigError('--allow-submit needs --http HOST:PORT: the dashboard that submits is served there')
+  const maxPeersRaw = get<string>('max-peers')
+  const maxPeers = maxPeersRaw === undefined ? undefined : Number(maxPeersRaw)
+  if (maxPeers !== undefined && !(Number.isSafeInteger(maxPeers) && maxPeers >= 1 && maxPeers <= 10_000)) throw new ConfigError(`--max-peers ${JSON.stringify(maxPeersRaw)}: expected a whole number from 1 to 10000 (connections this node keeps)`)
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
   const config = {
@@ -162,7 +183,9 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
     markdown: get<string>('markdown'),
     baseUrl: get<string>('base-url'),
     json: get<boolean>('json') === true,
-    clockOffsetMs: offset
+    network,
+    clockOffsetMs: offset,
+    maxPeers
   }
   const values: Record<string, string | string[] | boolean | undefined> = {}
   for (const name of Object.keys(extra)) values[name] = v[name] ?? envValue(env, name as OptionName)
@@ -217,6 +240,7 @@ export function helpText (): string {
     '  npm start -- --role scorer --http 127.0.0.1:7070',
     '  npm start -- --role observer --http 127.0.0.1:8080 --allow-submit   (open the printed dashboard URL)',
     '  npm start -- --role executor --no-mdns --bootstrap /ip4/10.0.0.5/tcp/4001/p2p/12D3KooW...',
+    '  npm start -- --role observer --relay --listen /ip4/0.0.0.0/tcp/4001 --announce /ip4/203.0.113.7/tcp/4001   (a public relay)',
     '  PLAN_SWARM_ROLE=observer PLAN_SWARM_SWARM_KEY=swarm.key npm start',
     '',
     'Exit codes: 0 ok, 1 failure (or the plan failed), 2 bad flags or configuration, 3 data dir in use, 4 port in use, 5 the plan was cancelled, 6 timed out waiting.'

@@ -1,0 +1,166 @@
+/**
+ * Reaching peers across NATs: what a node adds to plain TCP so that peers
+ * behind different routers can find each other and, where the routers allow
+ * it, talk directly.
+ *
+ * - AutoNAT (every TCP node, client and server): peers dial back the
+ *   addresses a node thinks are public; libp2p announces a public address
+ *   only once one did. A node behind NAT thus never announces its router's
+ *   outside address, which nobody can dial.
+ * - Circuit relay v2: every TCP node runs the relay transport and, unless it
+ *   is public (`--relay`, `--announce`) or listens on loopback only, reserves a
+ *   slot on a relay it connects to; `--relay` serves reservations (relay.ts).
+ * - DCUtR (every TCP node): over a relayed connection, both ends try a
+ *   simultaneous direct dial and drop the relay when it works.
+ * - UPnP / NAT-PMP (`--upnp`, off by default): asks the router for a port
+ *   forward, which AutoNAT then confirms.
+ * - WebSockets (`--websockets`, or any `/ws` listen address): a second
+ *   transport for networks that let only HTTP-like traffic out.
+ *
+ * The memory transport (in-process tests) gets none of this.
+ */
+import { autoNAT } from '@libp2p/autonat'
+import { dcutr } from '@libp2p/dcutr'
+import type { Connection, Libp2p } from '@libp2p/interface'
+import { logger } from '@libp2p/logger'
+import { uPnPNAT } from '@libp2p/upnp-nat'
+import { webSockets } from '@libp2p/websockets'
+import { multiaddr } from '@multiformats/multiaddr'
+import type { Libp2pOptions, ServiceFactoryMap } from 'libp2p'
+import { isRelayed } from './addresses.js'
+import { RESERVE_ON_A_RELAY, relayClientTransport, relayServerService } from './relay.js'
+
+const connLog = logger('plan-swarm:net:connections')
+
+/** How a node reaches and is reached across NATs (the `--announce`, `--relay`, `--upnp` and `--websockets` flags). */
+export interface NetworkOptions {
+  /**
+   * Addresses to announce instead of the ones libp2p finds (a public IP, a
+   * port forward, a DNS name), e.g. `/ip4/203.0.113.7/tcp/4001`. With any,
+   * only these are announced, and the node reserves no relay slot.
+   */
+  readonly announce?: readonly string[]
+  /** Serve circuit relay v2 to swarm members (run it on a node others can dial). */
+  readonly relay?: boolean
+  /** Ask the router for a port mapping by UPnP / NAT-PMP. */
+  readonly upnp?: boolean
+  /** Load the WebSockets transport: dial `/ws` and `/wss` peers (a `/ws` listen address turns it on too). */
+  readonly websockets?: boolean
+  /** Reserve a slot on relays this node connects to; default: unless relay, announce, or loopback-only listening. */
+  readonly reserveRelay?: boolean
+}
+
+/** A listen address is a WebSockets one. */
+export function isWebSocketsAddress (addr: string): boolean {
+  return /\/wss?(\/|$)/.test(addr) || /\/tls\/ws(\/|$)/.test(addr)
+}
+
+function listensBeyondLoopback (listen: readonly string[]): boolean {
+  return listen.some((a) => !/^\/ip4\/127\.|^\/ip6\/::1\//.test(a))
+}
+
+/** What the NAT options add to a TCP node's libp2p configuration. */
+export interface NatAssembly {
+  readonly listen: string[]
+  readonly announce: string[]
+  readonly transports: NonNullable<Libp2pOptions['transports']>
+  readonly services: ServiceFactoryMap
+  readonly reserving: boolean
+}
+
+/** The transports, services and addresses the NAT options add, for listen addresses `listen`. */
+export function natAssembly (listen: readonly string[], opts: NetworkOptions = {}): NatAssembly {
+  const announce = [...(opts.announce ?? [])]
+  const reserving = opts.reserveRelay ?? (opts.relay !== true && announce.length === 0 && listensBeyondLoopback(listen))
+  const ws = opts.websockets === true || listen.some(isWebSocketsAddress)
+  const services: ServiceFactoryMap = {
+    autoNAT: autoNAT(),
+    dcutr: dcutr()
+  }
+  if (opts.relay === true) services.relay = relayServerService()
+  if (opts.upnp === true) services.upnp = uPnPNAT({ portMappingDescription: 'plan-swarm', autoConfirmAddress: false })
+  return {
+    listen: [...listen, ...(reserving ? [RESERVE_ON_A_RELAY] : [])],
+    announce,
+    transports: [...(ws ? [webSockets()] : []), relayClientTransport()],
+    services,
+    reserving
+  }
+}
+
+/** One open connection, as /status or a log line shows it. */
+export interface SwarmConnection {
+  readonly peer: string
+  /** Where the other end is: for a relayed connection, `.../p2p/<relay>/p2p-circuit`. */
+  readonly address: string
+  /** `direct`: a socket to the peer (TCP, WebSockets); `relayed`: through a circuit relay. */
+  readonly path: 'direct' | 'relayed'
+  /** The relay caps it (duration, bytes): only protocols that allow it run on it. */
+  readonly limited: boolean
+  readonly direction: 'inbound' | 'outbound'
+}
+
+export function describeConnection (c: Connection): SwarmConnection {
+  return {
+    peer: c.remotePeer.toString(),
+    address: c.remoteAddr.toString(),
+    path: isRelayed(c.remoteAddr) ? 'relayed' : 'direct',
+    limited: c.limits != null,
+    direction: c.direction
+  }
+}
+
+/**
+ * Logs each connection that opens or closes (`plan-swarm:net:connections`):
+ * `open direct <peer> <address>`, `open relayed ...`, `close ...`. A
+ * connection that replaces a relayed one with a direct one is DCUtR at work.
+ * Returns a function that stops it.
+ */
+export function logConnections (libp2p: Libp2p): () => void {
+  const line = (what: string, c: Connection): void => {
+    const d = describeConnection(c)
+    connLog('%s %s %s %s %s%s', what, d.path, d.peer, d.direction, d.address, d.limited ? ' limited' : '')
+  }
+  const open = (evt: CustomEvent<Connection>): void => { line('open', evt.detail) }
+  const close = (evt: CustomEvent<Connection>): void => { line('close', evt.detail) }
+  libp2p.addEventListener('connection:open', open)
+  libp2p.addEventListener('connection:close', close)
+  return () => {
+    libp2p.removeEventListener('connection:open', open)
+    libp2p.removeEventListener('connection:close', close)
+  }
+}
+
+/** The problem with an `--announce` address, or null. */
+export function checkAnnounceAddress (addr: string): string | null {
+  try {
+    multiaddr(addr)
+  } catch (err) {
+    return `announce address ${JSON.stringify(addr)} is not a multiaddr (${(err as Error).message}); write it like /ip4/203.0.113.7/tcp/4001`
+  }
+  if (isRelayed(multiaddr(addr))) return `announce address ${addr} is a relay address: announce your own public address (a relayed one is added by itself when a relay holds a slot for you)`
+  return null
+}
+
+const addrLog = logger('plan-swarm:net:addresses')
+
+/**
+ * Calls `changed` whenever what this node announces (`announced()`) changes:
+ * a relay granted or dropped a slot, AutoNAT confirmed or withdrew a public
+ * address, a UPnP mapping came or went. Logs the new list
+ * (`plan-swarm:net:addresses announcing ...`). Returns a function that stops it.
+ */
+export function watchAnnouncedAddresses (libp2p: Libp2p, announced: () => string[], changed: (addrs: string[]) => void): () => void {
+  let last = announced().join(' ')
+  addrLog('announcing %s', last)
+  const check = (): void => {
+    const now = announced()
+    const key = now.join(' ')
+    if (key === last) return
+    last = key
+    addrLog('announcing %s', key)
+    changed(now)
+  }
+  libp2p.addEventListener('self:peer:update', check)
+  return () => { libp2p.removeEventListener('self:peer:update', check) }
+}

@@ -1,0 +1,91 @@
+import { logger } from '@libp2p/logger'
+import type { Cancel, Scheduler } from '../ports/scheduler.js'
+import type { Presence } from '../ports/transport.js'
+
+const log = logger('plan-swarm:net:neighbours')
+
+/** Connections a node keeps at most by default (`--max-peers`). */
+export const DEFAULT_MAX_PEERS = 24
+/** Connections a node dials towards; the rest of the budget is for peers that dial it. */
+export const TARGET_PEERS = 8
+/** How often a node checks whether it has enough neighbours. */
+export const NEIGHBOUR_TICK_MS = 2_000
+/** A peer is dialed again at most this often. */
+export const REDIAL_PEER_MS = 10_000
+/** New dials per tick at most, so a node that just started does not dial everyone it hears of at once. */
+export const DIALS_PER_TICK = 2
+/** Peers heard of are forgotten after this long without news (a presence TTL of the largest swarms). */
+const HEARD_TTL_MS = 30 * 60_000
+
+export interface NeighbourhoodInit {
+  readonly self: string
+  /** Never more connections than this (the connection manager enforces it for inbound ones). */
+  readonly maxPeers: number
+  /** Dial until this many (at most maxPeers). */
+  readonly targetPeers?: number
+  readonly scheduler: Scheduler
+  readonly connected: () => string[]
+  readonly dial: (peerId: string, address: string) => Promise<void>
+  /** The allowlist. */
+  readonly mayDial: (peerId: string) => boolean
+  /** Addresses this node should not dial (its own, or ones known not to work); default none. */
+  readonly usable?: (address: string) => boolean
+}
+
+export interface Neighbourhood {
+  /** A presence: remember the peer and its addresses. */
+  heard: (p: Presence) => void
+  /** Peers heard of and not forgotten (this node not included). */
+  known: () => number
+  /** A random peer heard of that this node is not connected to, or undefined. */
+  randomStranger: () => string | undefined
+  start: () => void
+  stop: () => void
+}
+
+/**
+ * Who a node keeps connections to: it no longer dials every peer it hears
+ * of, only enough of them (random peers from presence) to hold
+ * `targetPeers` connections, and never more than `maxPeers`. Gossipsub's
+ * mesh, over these connections, carries events and presence to everyone;
+ * sync runs with these neighbours and now and then with a stranger.
+ */
+export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
+  const target = Math.min(init.maxPeers, init.targetPeers ?? TARGET_PEERS)
+  const peers = new Map<string, { addresses: readonly string[], heardAt: number, dialedAt: number }>()
+  let stopTick: Cancel | undefined
+  const usable = init.usable ?? (() => true)
+
+  const tick = (): void => {
+    const now = init.scheduler.now()
+    for (const [id, p] of peers) if (now - p.heardAt > HEARD_TTL_MS) peers.delete(id)
+    const connected = new Set(init.connected())
+    let missing = target - connected.size
+    if (missing <= 0) return
+    const candidates = [...peers.entries()].filter(([id, p]) => !connected.has(id) && now - p.dialedAt >= REDIAL_PEER_MS && init.mayDial(id) && p.addresses.some(usable))
+    for (let dials = 0; dials < DIALS_PER_TICK && missing > 0 && candidates.length > 0; dials++, missing--) {
+      const [id, p] = candidates.splice(Math.floor(init.scheduler.random() * candidates.length), 1)[0] as [string, { addresses: readonly string[], heardAt: number, dialedAt: number }]
+      p.dialedAt = now
+      const address = p.addresses.find(usable) as string
+      init.dial(id, address).catch((err: Error) => { log('could not dial %s: %s', id, err.message) })
+    }
+  }
+
+  return {
+    heard: p => {
+      if (p.peerId === init.self) return
+      const prev = peers.get(p.peerId)
+      peers.set(p.peerId, { addresses: p.addresses, heardAt: init.scheduler.now(), dialedAt: prev?.dialedAt ?? 0 })
+      // A node with no neighbours yet does not wait for the tick.
+      if (init.connected().length === 0) tick()
+    },
+    known: () => peers.size,
+    randomStranger: () => {
+      const connected = new Set(init.connected())
+      const strangers = [...peers.keys()].filter(id => !connected.has(id) && init.mayDial(id))
+      return strangers.length === 0 ? undefined : strangers[Math.floor(init.scheduler.random() * strangers.length)]
+    },
+    start: () => { stopTick ??= init.scheduler.every(NEIGHBOUR_TICK_MS, tick) },
+    stop: () => { stopTick?.(); stopTick = undefined }
+  }
+}
