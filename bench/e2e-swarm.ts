@@ -110,10 +110,13 @@ export class BenchSwarm {
   client!: Peer
   /** At start: the smallest share of the other processes that any process listed in its roster (1 = full mesh). */
   rosterShare = 0
+  /** Ms from the first spawn until every process listed every other (null: not within the deadline). */
+  rosterFullMs: number | null = null
   private readonly home = tempDir('bench-e2e')
 
   static async start (n: number, llmUrl: string, log: (s: string) => void, cli: CliMode = 'built', meshTimeoutMs = 240_000): Promise<BenchSwarm> {
     const s = new BenchSwarm()
+    const spawnedAt = Date.now()
     const config = { ...parseNodeArgs(['--role', 'observer', '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(s.home, 'client')], {}), role: 'client' as const }
     s.client = await startPeer(config)
     const seed = s.client.node.addresses()[0] as string
@@ -155,6 +158,7 @@ export class BenchSwarm {
       const mine = new Set(s.client.roster.list(s.client.now()).map(r => r.peerId as string))
       worst = Math.min(worst, s.nodes.filter(o => mine.has(o.peerId)).length / n)
       s.rosterShare = worst
+      if (worst >= 1) s.rosterFullMs = Date.now() - spawnedAt
       if (worst >= 1 || Date.now() > deadline) break
       await new Promise(resolve => setTimeout(resolve, 1_000))
     }

@@ -2,6 +2,7 @@ import '../src/polyfill.js'
 import { benchFold } from './fold.js'
 import { benchNet } from './net.js'
 import { benchE2e } from './e2e.js'
+import { benchScale } from './scale.js'
 
 /**
  * `npm run bench -- <name>`: runs one benchmark (or all), prints progress on
@@ -10,7 +11,8 @@ import { benchE2e } from './e2e.js'
 const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   fold: benchFold,
   net: benchNet,
-  e2e: benchE2e
+  e2e: benchE2e,
+  scale: benchScale
 }
 
 const names = process.argv.slice(2).filter(a => !a.startsWith('-'))

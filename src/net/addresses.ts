@@ -186,3 +186,25 @@ export function createAddressSorter (subnets?: () => readonly Subnet[]): (a: Add
     return ws < 0 ? -1 : ws > 0 ? 1 : 0
   }
 }
+
+/**
+ * A peer's announced addresses as one libp2p dial target: each ending in
+ * `/p2p/<peerId>` (added where missing), unparsable ones and ones naming
+ * another peer dropped. libp2p then tries them in the sorter's order.
+ */
+export function dialTargets (peerId: string, addrs: readonly string[]): Multiaddr[] {
+  const out: Multiaddr[] = []
+  for (const a of addrs) {
+    let ma: Multiaddr
+    try {
+      ma = multiaddr(a)
+    } catch {
+      continue
+    }
+    const last = ma.getComponents().findLast((c) => c.name === 'p2p')?.value
+    if (last === undefined) ma = ma.encapsulate(`/p2p/${peerId}`)
+    else if (last !== peerId) continue
+    out.push(ma)
+  }
+  return out
+}

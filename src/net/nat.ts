@@ -3,13 +3,21 @@
  * behind different routers can find each other and, where the routers allow
  * it, talk directly.
  *
- * - AutoNAT (every TCP node, client and server): peers dial back the
- *   addresses a node thinks are public; libp2p announces a public address
- *   only once one did. A node behind NAT thus never announces its router's
- *   outside address, which nobody can dial.
- * - Circuit relay v2: every TCP node runs the relay transport and, unless it
- *   is public (`--relay`, `--announce`) or listens on loopback only, reserves a
- *   slot on a relay it connects to; `--relay` serves reservations (relay.ts).
+ * - AutoNAT v2 (every TCP node, client and server): peers dial back, on a
+ *   fresh connection, the addresses a node thinks are public; libp2p
+ *   announces a public address only once one did. A node behind NAT thus
+ *   never announces its router's outside address, which nobody can dial.
+ *   (AutoNAT v1, @libp2p/autonat 3.0.x, answers from an existing connection
+ *   when there is one and then closes it: every check dropped a live
+ *   connection of the node being checked. v2 dials with `force`.)
+ * - Circuit relay v2: every TCP node runs the relay transport (it can dial
+ *   `/p2p-circuit` addresses); a node that bootstraps to known peers reserves a
+ *   slot on a relay among the peers it connects to, unless it says it is
+ *   public (`--relay`, `--announce`) or listens on loopback only. A node found
+ *   by mDNS alone shares a LAN with its peers and reserves nothing: until it
+ *   holds a reservation, libp2p's relay search dials every peer discovery
+ *   reports, which on a LAN would undo the bounded degree. `--relay` serves
+ *   reservations (relay.ts).
  * - DCUtR (every TCP node): over a relayed connection, both ends try a
  *   simultaneous direct dial and drop the relay when it works.
  * - UPnP / NAT-PMP (`--upnp`, off by default): asks the router for a port
@@ -19,7 +27,7 @@
  *
  * The memory transport (in-process tests) gets none of this.
  */
-import { autoNAT } from '@libp2p/autonat'
+import { autoNATv2 } from '@libp2p/autonat-v2'
 import { dcutr } from '@libp2p/dcutr'
 import type { Connection, Libp2p } from '@libp2p/interface'
 import { logger } from '@libp2p/logger'
@@ -46,7 +54,7 @@ export interface NetworkOptions {
   readonly upnp?: boolean
   /** Load the WebSockets transport: dial `/ws` and `/wss` peers (a `/ws` listen address turns it on too). */
   readonly websockets?: boolean
-  /** Reserve a slot on relays this node connects to; default: unless relay, announce, or loopback-only listening. */
+  /** Reserve a slot on a relay this node connects to; default: with bootstrap addresses, unless relay, announce, or loopback-only listening. */
   readonly reserveRelay?: boolean
 }
 
@@ -68,13 +76,26 @@ export interface NatAssembly {
   readonly reserving: boolean
 }
 
-/** The transports, services and addresses the NAT options add, for listen addresses `listen`. */
-export function natAssembly (listen: readonly string[], opts: NetworkOptions = {}): NatAssembly {
+/**
+ * @libp2p/websockets dials with the global `WebSocket`, which Node has only
+ * from 22 (20 hides it behind --experimental-websocket); its listener already
+ * uses `ws`. Where the global is missing, `ws`'s client stands in: the same
+ * class the listener hands the transport for inbound connections.
+ */
+async function ensureWebSocketGlobal (): Promise<void> {
+  if (typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'function') return
+  const { WebSocket } = await import('ws')
+  Object.defineProperty(globalThis, 'WebSocket', { value: WebSocket, configurable: true, writable: true })
+}
+
+/** The transports, services and addresses the NAT options add, for listen addresses `listen` and `bootstraps` bootstrap addresses. */
+export async function natAssembly (listen: readonly string[], bootstraps: number, opts: NetworkOptions = {}): Promise<NatAssembly> {
   const announce = [...(opts.announce ?? [])]
-  const reserving = opts.reserveRelay ?? (opts.relay !== true && announce.length === 0 && listensBeyondLoopback(listen))
+  const reserving = opts.reserveRelay ?? (opts.relay !== true && announce.length === 0 && bootstraps > 0 && listensBeyondLoopback(listen))
   const ws = opts.websockets === true || listen.some(isWebSocketsAddress)
+  if (ws) await ensureWebSocketGlobal()
   const services: ServiceFactoryMap = {
-    autoNAT: autoNAT(),
+    autoNAT: autoNATv2(),
     dcutr: dcutr()
   }
   if (opts.relay === true) services.relay = relayServerService()

@@ -74,10 +74,16 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
   return {
     heard: p => {
       if (p.peerId === init.self) return
+      const now = init.scheduler.now()
       const prev = peers.get(p.peerId)
-      peers.set(p.peerId, { addresses: p.addresses, heardAt: init.scheduler.now(), dialedAt: prev?.dialedAt ?? 0 })
-      // A node with no neighbours yet does not wait for the tick.
-      if (init.connected().length === 0) tick()
+      const entry = { addresses: p.addresses, heardAt: now, dialedAt: prev?.dialedAt ?? 0 }
+      peers.set(p.peerId, entry)
+      // Below the target, a peer heard of is dialed at once (a small swarm meshes fully within a presence round); the tick refills later.
+      const connected = init.connected()
+      const address = p.addresses.find(usable)
+      if (connected.length >= target || connected.includes(p.peerId) || address === undefined || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
+      entry.dialedAt = now
+      init.dial(p.peerId, address).catch((err: Error) => { log('could not dial %s: %s', p.peerId, err.message) })
     },
     known: () => peers.size,
     randomStranger: () => {

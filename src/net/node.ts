@@ -18,7 +18,7 @@ import type { Identify } from '@libp2p/identify'
 import type { Libp2p, PeerDiscovery, PeerId, PeerInfo, PrivateKey } from '@libp2p/interface'
 import { logger } from '@libp2p/logger'
 import { mdns as mdnsDiscovery } from '@libp2p/mdns'
-import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { ping } from '@libp2p/ping'
 import type { Ping } from '@libp2p/ping'
 import { preSharedKey } from '@libp2p/pnet'
@@ -31,7 +31,7 @@ import type { Libp2pOptions } from 'libp2p'
 import { MAX_EVENT_BYTES } from '../core/limits.js'
 import { SIGNATURE_BYTES } from '../wire/codec.js'
 import { eventsTopic, presenceTopic, validateSwarmName } from '../wire/topics.js'
-import { createAddressSorter, presenceAddresses } from './addresses.js'
+import { createAddressSorter, dialTargets, presenceAddresses } from './addresses.js'
 import { createAllowListGater } from './connection-gater.js'
 import { InvalidPublishError, SwarmNodeConfigError, SwarmNodeStoppedError } from './errors.js'
 import { DEFAULT_SIGNATURE_POLICY, gossipOptions } from './gossip-config.js'
@@ -127,6 +127,13 @@ export interface SwarmNode {
   presenceAddresses (): string[]
   /** Open connections: to whom, where, direct or through a relay. */
   connections (): SwarmConnection[]
+  /**
+   * Dials a peer at all the addresses it announced (its presence), in the
+   * order that works best from here (same LAN, public, relayed, other
+   * private; see addresses.ts), stopping at the first that connects.
+   * Without usable addresses, dials it from the peer store.
+   */
+  dialPeer (peerId: string, addresses: readonly string[], options?: { signal?: AbortSignal }): Promise<void>
   connectedPeers (): string[]
   /** Connected peers subscribed to the events topic: those a publish can reach now. */
   eventTopicPeers (): string[]
@@ -214,7 +221,7 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   if (withPeerId.length > 0) peerDiscovery.push(bootstrapDiscovery({ list: [...withPeerId], timeout: 1_000 }))
 
   // Across NATs (TCP only): AutoNAT, DCUtR, the relay transport and its /p2p-circuit listen address, --relay, --upnp, WebSockets.
-  const nat = transport === 'tcp' ? natAssembly(listen, init.network) : undefined
+  const nat = transport === 'tcp' ? await natAssembly(listen, init.bootstrap.length, init.network) : undefined
   const libp2p = await createLibp2p<SwarmServices>({
     start: false,
     privateKey: init.privateKey,
@@ -319,6 +326,10 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     addresses,
     presenceAddresses: announced,
     connections: () => libp2p.getConnections().map(describeConnection),
+    async dialPeer (peerId, addrs, options) {
+      const targets = dialTargets(peerId, addrs)
+      await libp2p.dial(targets.length > 0 ? targets : peerIdFromString(peerId), options)
+    },
     connectedPeers: () => libp2p.getPeers().map((p) => p.toString()),
     eventTopicPeers: () => pubsub.getSubscribers(topics.events).map((p) => p.toString()),
     eventMeshPeers: () => (pubsub as unknown as { getMeshPeers(topic: string): string[] }).getMeshPeers(topics.events),

@@ -91,8 +91,8 @@ describe('docker-compose.yml: the topology it promises', () => {
   }
   const nodes = compose.services.filter(s => s.name !== 'submitter')
 
-  it('has 2 decomposers, 3 scorers, 3 executors, an observer and a one-shot submitter, replicated with deploy.replicas', () => {
-    expect(Object.fromEntries(compose.services.map(s => [s.name, s.replicas]))).toEqual({ decomposer: 2, scorer: 3, executor: 3, observer: 1, submitter: 1 })
+  it('has 2 decomposers, 3 scorers, 3 executors, an observer, a relay and a one-shot submitter, replicated with deploy.replicas', () => {
+    expect(Object.fromEntries(compose.services.map(s => [s.name, s.replicas]))).toEqual({ decomposer: 2, scorer: 3, executor: 3, observer: 1, relay: 1, submitter: 1 })
     for (const s of compose.services) expect(s.raw.scale, `${s.name}: use deploy.replicas, not scale`).toBeUndefined()
     // No `version:`: docker compose v2 warns that it is obsolete, and 1.29 reads a file without one as the latest schema.
     expect(compose.raw.version).toBeUndefined()
@@ -108,7 +108,9 @@ describe('docker-compose.yml: the topology it promises', () => {
       expect(s.command, `${s.name} is configured by its environment alone`).toEqual([])
       const config = parseNodeArgs(s.command, s.environment)
       expect(ROLES as readonly string[]).toContain(config.role)
-      expect(config.role).toBe(s.name)
+      // The relay is a passive member: an observer that serves circuit relay v2.
+      expect(config.role).toBe(s.name === 'relay' ? 'observer' : s.name)
+      expect(config.network.relay, `${s.name}: only the relay service relays`).toBe(s.name === 'relay')
       expect(config.http).toEqual({ host: '0.0.0.0', port: 8080 })
       expect(config.bootstrap, `${s.name}: discovery is mDNS on the compose network`).toEqual([])
       expect(config.mdns).toBe(true)
@@ -163,7 +165,19 @@ describe('docker-compose.yml: the topology it promises', () => {
     expect(submit.healthcheckDisabled).toBe(true)
     expect(submit.restart).toBe('no')
     expect(submit.dependsOn.sort()).toEqual(['decomposer', 'executor', 'scorer'])
-    expect(compose.services.filter(s => s.ports.length > 0).map(s => s.name)).toEqual(['observer'])
+    expect(compose.services.filter(s => s.ports.length > 0).map(s => s.name)).toEqual(['observer', 'relay'])
+  })
+
+  it('publishes the relay on port 4001 of every interface, where it listens, announcing PLAN_SWARM_RELAY_ANNOUNCE when given', () => {
+    const relay = byName('relay')
+    expect(relay.ports).toEqual(['4001:4001'])
+    const config = parseNodeArgs(relay.command, relay.environment)
+    expect(config.listen).toEqual(['/ip4/0.0.0.0/tcp/4001'])
+    expect(config.network.relay).toBe(true)
+    expect(config.network.announce, 'empty: AutoNAT finds the public address').toEqual([])
+    expect(config.dataDir, 'its peer id stays across restarts: peers elsewhere bootstrap to it').toBe('/data')
+    const announced = loadCompose({ PLAN_SWARM_RELAY_ANNOUNCE: '/ip4/203.0.113.7/tcp/4001' }).services.find(s => s.name === 'relay') as ComposeService
+    expect(parseNodeArgs(announced.command, announced.environment).network.announce).toEqual(['/ip4/203.0.113.7/tcp/4001'])
   })
 
   it('publishes the observer\'s dashboard on this host\'s port 8080, read-only unless PLAN_SWARM_ALLOW_SUBMIT=true', () => {

@@ -102,7 +102,7 @@ describe.skipIf(unavailable !== undefined)('docker-compose.yml as processes in n
   }, MINUTE)
 
   it('starts every replica from the file (no bootstrap: mDNS only), each with its own data dir in its service volume', async () => {
-    expect(compose.services.map(s => `${s.name}x${s.replicas}`).sort()).toEqual(['decomposerx2', 'executorx3', 'observerx1', 'scorerx3', 'submitterx1'])
+    expect(compose.services.map(s => `${s.name}x${s.replicas}`).sort()).toEqual(['decomposerx2', 'executorx3', 'observerx1', 'relayx1', 'scorerx3', 'submitterx1'])
     for (const c of containers) expect(c.env.PLAN_SWARM_BOOTSTRAP ?? '', `${c.name} must find peers by mDNS`).toBe('')
     // As `docker compose up`: services in depends_on order, each as soon as what it depends on has started (no waiting for health).
     const started = new Set<string>()

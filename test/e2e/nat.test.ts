@@ -15,6 +15,9 @@
  * address (it announces it only then).
  *
  * Needs root, iproute2 and nftables; skipped, saying why, elsewhere.
+ * To look closer: NAT_TEST_DEBUG adds `DEBUG` namespaces to every node (e.g.
+ * `libp2p:dcutr*,libp2p:auto-nat*`), NAT_TEST_DUMP=<file> writes every
+ * node's connections, announced addresses and stderr tail there.
  */
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -119,7 +122,8 @@ describe.skipIf(why !== undefined)('two LANs behind NAT routers, a relay and a p
 
     const addr = (n: Node): string => `/ip4/${n.host.ip}/tcp/${PORT}/p2p/${n.peerId}`
     const bootstrap = ['--bootstrap', addr(relay), '--bootstrap', addr(pub)]
-    const env = cliEnv(home, { DEBUG: 'plan-swarm:net:connections,plan-swarm:net:addresses', DEBUG_COLORS: '0' })
+    const debug = ['plan-swarm:net:connections', 'plan-swarm:net:addresses', ...(process.env.NAT_TEST_DEBUG ?? '').split(',').filter(Boolean)]
+    const env = cliEnv(home, { DEBUG: debug.join(','), DEBUG_COLORS: '0' })
     const common = (n: { name: string, host: NatHost }): string[] => [
       '--swarm', SWARM, '--no-mdns', '--swarm-key', keyFile, '--listen', `/ip4/${n.host.ip}/tcp/${PORT}`,
       '--data-dir', join(home, n.name), '--json', '--provider', 'offline'
@@ -140,6 +144,11 @@ describe.skipIf(why !== undefined)('two LANs behind NAT routers, a relay and a p
       .catch((err: Error) => { throw new Error(`${err.message}\n${lanNodes.map(n => `${n.name}: ${JSON.stringify(announced(n).at(-1))}`).join('\n')}\n${relay.child?.tail(1500) ?? ''}`) })
     const reserved = Date.now()
 
+    // ...and a node behind one NAT reaches a node behind the other through it.
+    const lanOf = new Map(lanNodes.map(n => [n.peerId, n.host.lan]))
+    const acrossNats = (n: Node, path: 'direct' | 'relayed'): ConnLine[] => connLines(n).filter(c => c.what === 'open' && c.path === path && lanOf.get(c.peer) !== undefined && lanOf.get(c.peer) !== n.host.lan)
+    await waitUntil('a relayed connection between the two LANs', () => lanNodes.some(n => acrossNats(n, 'relayed').length > 0) ? true : undefined, 30_000)
+
     const committee = [lan1[1] as Node, lan2[0] as Node, pub].map(n => n.peerId).join(',')
     const client = spawnCli(['submit', 'plan a two-week trip to Japan', ...common({ name: 'client', host: clientHost }), ...bootstrap,
       '--committee', committee, '--max-depth', '2', '--lease-ms', '4000', '--timeout', '120'], { env, name: 'client', wrap: ['ip', 'netns', 'exec', clientHost.ns] })
@@ -148,7 +157,7 @@ describe.skipIf(why !== undefined)('two LANs behind NAT routers, a relay and a p
     const submitted = Date.now()
 
     // Mid-plan: the goal is out, nothing of it is decided yet. SIGKILL the relay (its whole process group).
-    const before = lanNodes.map(n => ({ n, conns: connLines(n) }))
+    const relayedBeforeKill = lanNodes.reduce((sum, n) => sum + acrossNats(n, 'relayed').length, 0)
     await relay.child?.stop(0, 'SIGKILL')
 
     const survivors = nodes.filter(n => n !== relay)
@@ -163,9 +172,7 @@ describe.skipIf(why !== undefined)('two LANs behind NAT routers, a relay and a p
     const hash = planOf(pub, plan)?.treeHash
 
     // What crossed the NATs, and how.
-    const lanOf = new Map(lanNodes.map(n => [n.peerId, n.host.lan]))
-    const across = lanNodes.flatMap(n => connLines(n)
-      .filter(c => c.what === 'open' && lanOf.get(c.peer) !== undefined && lanOf.get(c.peer) !== n.host.lan)
+    const across = lanNodes.flatMap(n => [...acrossNats(n, 'relayed'), ...acrossNats(n, 'direct')]
       .map(c => ({ from: n.name, to: lanNodes.find(o => o.peerId === c.peer)?.name, path: c.path, address: c.address })))
     const pubAnnounced = announced(pub)
     const report = {
@@ -173,13 +180,18 @@ describe.skipIf(why !== undefined)('two LANs behind NAT routers, a relay and a p
         relayed: across.filter(c => c.path === 'relayed').length,
         direct: across.filter(c => c.path === 'direct').length,
         directPairs: [...new Set(across.filter(c => c.path === 'direct').map(c => `${c.from}->${c.to} via ${c.address}`))],
-        relayedBeforeKill: before.flatMap(({ n, conns }) => conns.filter(c => c.what === 'open' && c.path === 'relayed' && lanOf.get(c.peer) !== undefined && lanOf.get(c.peer) !== n.host.lan)).length
+        relayedBeforeKill
       },
-      dcutr: across.some(c => c.path === 'direct') ? 'direct connection between the NATed LANs' : 'no direct connection between the NATed LANs (relayed, or through the public peer only)',
+      dcutr: across.some(c => c.path === 'direct')
+        ? 'DCUtR (or a dial) gave a direct connection between the NATed LANs'
+        : 'no direct connection between the NATed LANs: relayed until the relay died, then through the public peer',
       autonatConfirmedPublicPeer: pubAnnounced.some(list => list.some(a => a.startsWith(`/ip4/${pub.host.ip}/`))),
       publicPeerAnnounced: pubAnnounced.at(-1),
       lanNodeAnnounced: announced(lan2[0] as Node).at(-1),
       ms: { start: started - t0, reservations: reserved - started, submit: submitted - reserved, planAfterKill: completed - submitted, total: completed - t0 }
+    }
+    if (process.env.NAT_TEST_DUMP !== undefined) {
+      writeFileSync(process.env.NAT_TEST_DUMP, JSON.stringify(nodes.map(n => ({ name: n.name, peerId: n.peerId, lan: n.host.lan, ip: n.host.ip, conns: connLines(n), announced: announced(n), stderr: n.child?.stderr().slice(-50_000) })), null, 1))
     }
     console.log(`nat test report: ${JSON.stringify(report, null, 2)}`)
 

@@ -1,0 +1,117 @@
+/**
+ * `npm run bench -- scale [--sizes=5,10,20,40] [--idle-s=20] [--sim-sizes=100,300,1000] [--sim-seeds=3]`
+ *
+ * The background as the swarm grows. For each size, a swarm of real
+ * processes (the built CLI, as e2e runs it) on loopback: the time from the
+ * first spawn until every process lists every other in its roster, then,
+ * idle, each process's CPU share, RSS and connection count, and the bytes on
+ * the wire per node per second (the kernel's TCP counters). Then the
+ * deterministic simulator (src/sim) at larger sizes: virtual time to
+ * convergence after the last event, and plan bytes per node per event.
+ * Writes bench/results/scale.json; the last line is one JSON object.
+ */
+import { loadavg } from 'node:os'
+import { execFileSync } from 'node:child_process'
+import { machine, median, report } from './util.js'
+import { startBenchLlm } from './e2e-llm.js'
+import { BenchSwarm, sampleProc } from './e2e-swarm.js'
+import { runSeed } from '../src/sim/run.js'
+import { REPO_ROOT, removeTempDirs } from '../test/helpers/cli-process.js'
+
+const log = (s: string): void => { console.error(s) }
+const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
+const r2 = (x: number): number => Math.round(x * 100) / 100
+
+function option (argv: readonly string[], flag: string): string | undefined {
+  return argv.find(a => a.startsWith(`${flag}=`))?.slice(flag.length + 1)
+}
+function list (argv: readonly string[], flag: string, dflt: number[]): number[] {
+  return option(argv, flag)?.split(',').map(Number).filter(n => Number.isInteger(n) && n > 0) ?? dflt
+}
+
+async function realSwarm (n: number, idleS: number, llmUrl: string): Promise<Record<string, unknown>> {
+  log(`scale: ${n} processes`)
+  const swarm = await BenchSwarm.start(n, llmUrl, log, 'built', 180_000)
+  try {
+    // Let start-up work (first syncs, mesh forming) pass before measuring the idle background.
+    await new Promise(resolve => setTimeout(resolve, 5_000))
+    const before = swarm.pids().map(sampleProc)
+    const t0 = performance.now()
+    const bytesPerS = await swarm.idleWireBytesPerS(idleS * 1000)
+    const sec = (performance.now() - t0) / 1000
+    const after = swarm.pids().map(sampleProc)
+    const cpu = after.map((a, i) => a === null || before[i] === null ? NaN : (a.cpuMs - (before[i] as { cpuMs: number }).cpuMs) / 10 / sec).filter(Number.isFinite)
+    const rss = after.map(a => a?.rssMb ?? NaN).filter(Number.isFinite)
+    const connections: number[] = []
+    for (const node of swarm.nodes) {
+      try {
+        const st = await (await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(5_000) })).json() as { peers: number }
+        connections.push(st.peers)
+      } catch { /* a process that does not answer is left out */ }
+    }
+    return {
+      processes: n,
+      rosterFullS: swarm.rosterFullMs === null ? null : r2(swarm.rosterFullMs / 1000),
+      rosterShare: r2(swarm.rosterShare),
+      idleCpuPctPerNodeMedian: r2(median(cpu)),
+      idleRssMbPerNodeMedian: r2(median(rss)),
+      idleBytesPerNodePerS: Math.round(bytesPerS / n),
+      connectionsMedian: median(connections),
+      connectionsMax: Math.max(...connections),
+      loadavg: load()
+    }
+  } finally {
+    await swarm.stop()
+  }
+}
+
+export async function benchScale (): Promise<Record<string, unknown>> {
+  const argv = process.argv.slice(2)
+  const sizes = list(argv, '--sizes', [5, 10, 20, 40])
+  const idleS = Number(option(argv, '--idle-s') ?? 20)
+  const simSizes = list(argv, '--sim-sizes', [100, 300, 1000])
+  const simSeeds = Number(option(argv, '--sim-seeds') ?? 3)
+  log('scale: building the CLI (npm run build)')
+  execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  const llm = await startBenchLlm(300)
+  const real: Array<Record<string, unknown>> = []
+  try {
+    for (const n of sizes) real.push(await realSwarm(n, idleS, llm.fake.url))
+  } finally {
+    await llm.fake.close()
+    removeTempDirs()
+  }
+  const sim: Array<Record<string, unknown>> = []
+  for (const n of simSizes) {
+    const runs = []
+    for (let seed = 1; seed <= simSeeds; seed++) {
+      log(`scale: simulator, ${n} nodes, seed ${seed}`)
+      runs.push(await runSeed({ seed, nodes: n, faults: [] }))
+    }
+    sim.push({
+      nodes: n,
+      seeds: simSeeds,
+      ok: runs.every(r => r.ok),
+      convergenceMsMedian: median(runs.map(r => r.convergenceMs)),
+      completionMsMedian: median(runs.map(r => r.completionMs ?? NaN)),
+      planBytesPerNodePerEventMedian: median(runs.map(r => r.bytesPerNodePerEvent)),
+      presenceBytesPerNodeMedian: median(runs.map(r => r.presenceBytesPerNode)),
+      eventsMedian: median(runs.map(r => r.events)),
+      wallMsMedian: median(runs.map(r => r.wallMs)),
+      heapMbMax: Math.max(...runs.map(r => r.heapMb))
+    })
+  }
+  const at = (n: number): Record<string, unknown> | undefined => real.find(r => r.processes === n)
+  const first = real[0]
+  const last = real[real.length - 1]
+  const ratio = (k: string): number | null => first === undefined || last === undefined ? null : r2(Number(last[k]) / Number(first[k]))
+  return report('scale', {
+    machine: machine(),
+    real,
+    sim,
+    cpuRatioLargestToSmallest: ratio('idleCpuPctPerNodeMedian'),
+    bytesRatioLargestToSmallest: ratio('idleBytesPerNodePerS'),
+    rosterFullS40: at(40)?.rosterFullS ?? null,
+    loadavg: load()
+  })
+}
