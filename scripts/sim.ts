@@ -12,7 +12,7 @@ import type { RunReport } from '../src/sim/run.js'
  * run; a failing run prints its problems and the command that replays it.
  * The last line is one JSON object (medians over the runs).
  */
-const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--depth D] [--degree D]'
+const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--degree D] [--review]'
 
 function wholeNumber (name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -30,7 +30,7 @@ async function main (): Promise<number> {
   const { values } = parseArgs({
     options: {
       nodes: { type: 'string' }, seeds: { type: 'string' }, seed: { type: 'string' }, faults: { type: 'string' },
-      'latency-ms': { type: 'string' }, depth: { type: 'string' }, degree: { type: 'string' }, help: { type: 'boolean' }
+      'latency-ms': { type: 'string' }, 'fault-span-ms': { type: 'string' }, depth: { type: 'string' }, review: { type: 'boolean' }, degree: { type: 'string' }, help: { type: 'boolean' }
     }
   })
   if (values.help === true) { console.log(USAGE); return 0 }
@@ -41,9 +41,10 @@ async function main (): Promise<number> {
   const llmLatencyMs = wholeNumber('latency-ms', values['latency-ms'], 300, 0)
   const maxDepth = wholeNumber('depth', values.depth, 2)
   const degree = wholeNumber('degree', values.degree, 6, 2)
+  const faultSpanMs = wholeNumber('fault-span-ms', values['fault-span-ms'], 20_000, 1_000)
   const reports: RunReport[] = []
   for (let seed = first; seed < first + seeds; seed++) {
-    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, degree })
+    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, degree, faultSpanMs, review: values.review === true })
     reports.push(r)
     console.log(`seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
       `${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node (plan traffic ${r.bytesPerNodePerEvent} per event, presence ${r.presenceBytesPerNode}); ` +

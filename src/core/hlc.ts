@@ -15,14 +15,25 @@ export function compareHlc (a: Hlc, b: Hlc): number {
   return a.ms !== b.ms ? a.ms - b.ms : a.c - b.c
 }
 
+/**
+ * Whole milliseconds of a wall clock: a stamp's `ms` must be a safe integer
+ * (the wire refuses anything else), and a clock source may read fractions
+ * (a fractional offset, `performance.timeOrigin + performance.now()`, the
+ * simulator's virtual time). Found by the simulator (seed 30012).
+ */
+function wholeMs (wallMs: number): number {
+  return Math.floor(wallMs)
+}
+
 /** The stamp for a new local event, given the last stamp and wall time. */
 export function tickHlc (last: Hlc, wallMs: number): Hlc {
-  return wallMs > last.ms ? { ms: wallMs, c: 0 } : { ms: last.ms, c: last.c + 1 }
+  const ms = wholeMs(wallMs)
+  return ms > last.ms ? { ms, c: 0 } : { ms: last.ms, c: last.c + 1 }
 }
 
 /** Merge a remote stamp into the local clock (receive rule), given wall time. */
 export function receiveHlc (last: Hlc, remote: Hlc, wallMs: number): Hlc {
-  const ms = Math.max(last.ms, remote.ms, wallMs)
+  const ms = Math.max(last.ms, remote.ms, wholeMs(wallMs))
   if (ms === last.ms && ms === remote.ms) return { ms, c: Math.max(last.c, remote.c) + 1 }
   if (ms === last.ms) return { ms, c: last.c + 1 }
   if (ms === remote.ms) return { ms, c: remote.c + 1 }

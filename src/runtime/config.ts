@@ -97,7 +97,7 @@ function checkMultiaddr (value: string, flag: string): string {
   try {
     multiaddr(value)
   } catch (err) {
-    throw new ConfigError(`--${flag} ${JSON.stringify(value)} is not a multiaddr (${(err as Error).message}); e.g. /ip4/127.0.0.1/tcp/4001${flag === 'bootstrap' ? '/p2p/12D3KooW...' : ''}`)
+    throw new ConfigError(`--${flag} ${JSON.stringify(value)} is not a multiaddr (${(err as Error).message}); e.g. ${flag === 'announce' ? '/ip4/203.0.113.7/tcp/4001' : `/ip4/127.0.0.1/tcp/4001${flag === 'bootstrap' ? '/p2p/12D3KooW...' : ''}`}`)
   }
   if (flag === 'bootstrap' && !value.includes('/p2p/')) throw new ConfigError(`--bootstrap ${value} must end in /p2p/<peer id>: copy an address from the peer's /status`)
   return value

@@ -55,18 +55,18 @@ export function drawFaults (random: () => number, nodes: number, kinds: readonly
     const shapes: PartitionShape[] = ['halves', 'minority', 'bridge']
     for (let i = pick(1, 2); i > 0; i--) {
       const at = when()
-      steps.push({ at, kind: 'partition', shape: shapes[pick(0, 2)] as PartitionShape, forMs: Math.min(pick(1_000, 8_000), endMs - at) })
+      steps.push({ at, kind: 'partition', shape: shapes[pick(0, 2)] as PartitionShape, forMs: Math.min(pick(1_000, Math.max(2_000, spanMs / 2)), endMs - at) })
     }
   }
   if (has('crash') && nodes > 1) {
     for (let i = pick(1, Math.max(1, Math.floor(nodes / 5))); i > 0; i--) {
       const at = when()
-      steps.push({ at, kind: 'crash', node: pick(1, nodes - 1), downMs: Math.min(pick(500, 6_000), endMs - at) })
+      steps.push({ at, kind: 'crash', node: pick(1, nodes - 1), downMs: Math.min(pick(500, Math.max(1_000, spanMs / 2)), endMs - at) })
     }
   }
   if (has('pause') && nodes > 1) {
     const at = when()
-    steps.push({ at, kind: 'pause', node: pick(1, nodes - 1), forMs: Math.min(pick(500, 5_000), endMs - at) })
+    steps.push({ at, kind: 'pause', node: pick(1, nodes - 1), forMs: Math.min(pick(500, Math.max(1_000, spanMs / 2)), endMs - at) })
   }
   steps.sort((a, b) => a.at - b.at)
   return { kinds, links, skewMs, steps, endMs }

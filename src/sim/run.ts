@@ -41,8 +41,15 @@ export interface RunReport {
 /** Goal published at this virtual time (World.run). */
 const GOAL_AT_MS = 1_500
 
-export function replayCommand (seed: number, nodes: number, faults: readonly FaultKind[]): string {
-  return `npm run sim -- --seed ${seed} --nodes ${nodes} --faults ${faults.length === 0 ? 'none' : faults.join(',')}`
+export function replayCommand (opts: WorldOptions): string {
+  const extra = [
+    opts.faultSpanMs === undefined ? '' : ` --fault-span-ms ${opts.faultSpanMs}`,
+    opts.llmLatencyMs === undefined ? '' : ` --latency-ms ${opts.llmLatencyMs}`,
+    opts.maxDepth === undefined ? '' : ` --depth ${opts.maxDepth}`,
+    opts.degree === undefined ? '' : ` --degree ${opts.degree}`,
+    opts.review === true ? ' --review' : ''
+  ].join('')
+  return `npm run sim -- --seed ${opts.seed} --nodes ${opts.nodes} --faults ${opts.faults.length === 0 ? 'none' : opts.faults.join(',')}${extra}`
 }
 
 /** Run one seed to the end, check it, and report. */
@@ -97,6 +104,6 @@ export async function runSeed (opts: WorldOptions): Promise<RunReport> {
     steps: w.time.steps,
     wallMs: Math.round(performance.now() - t0),
     heapMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
-    replay: replayCommand(opts.seed, opts.nodes, opts.faults)
+    replay: replayCommand(opts)
   }
 }

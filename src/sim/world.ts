@@ -55,6 +55,12 @@ export interface WorldOptions {
   readonly degree?: number
   /** Give up after this much virtual time (default 15 min). */
   readonly deadlineMs?: number
+  /** The plan asks for review of every result by the committee (default false). */
+  readonly review?: boolean
+  /** Faults run from 2 s for this long (default 20 s); pauses, crashes and partitions last up to half of it. */
+  readonly faultSpanMs?: number
+  /** Where the roles' lines go (default: nowhere); with the virtual time in ms. */
+  readonly say?: (node: number, role: SimRole, atMs: number, line: string) => void
   /** Run without sync sessions: gossip alone, as a canary that the checks catch what sync repairs. */
   readonly withoutSync?: boolean
 }
@@ -117,7 +123,7 @@ export class World {
     const roles = rolesFor(opts.nodes)
     const peers = keys.map(k => peerIdFromPrivateKey(k).toString())
     this.network = new SimNetwork(this.time, seededRandom(opts.seed ^ 0x5eed), peers, opts.degree ?? 6)
-    this.faults = drawFaults(seededRandom(opts.seed ^ 0xfa17), peers.length, opts.faults, 2_000, 20_000)
+    this.faults = drawFaults(seededRandom(opts.seed ^ 0xfa17), peers.length, opts.faults, 2_000, opts.faultSpanMs ?? 20_000)
     this.verifier = memoizedVerifier()
     this.presenceIntervalMs = presenceIntervalFor(peers.length)
     keys.forEach((key, i) => {
@@ -164,7 +170,7 @@ export class World {
       }
     })
     if (node.role === 'decomposer' || node.role === 'scorer' || node.role === 'executor') {
-      const ctx: RoleContext = { view: runtime.view, provider: createSimProvider(node.clock.scheduler, this.opts.llmLatencyMs ?? 300, this.calls), say: () => {} }
+      const ctx: RoleContext = { view: runtime.view, provider: createSimProvider(node.clock.scheduler, this.opts.llmLatencyMs ?? 300, this.calls), say: line => { this.opts.say?.(node.index, node.role, Math.round(this.time.elapsed), line) } }
       node.stopRole = startRole(ctx, HANDLERS[node.role](ctx)).stop
     }
   }
@@ -241,7 +247,7 @@ export class World {
   /** The plan's committee: every scorer (at most 5 by rolesFor), majority quorum. */
   private params (): PlanParams {
     const committee = this.nodes.filter(n => n.role === 'scorer').map(n => n.peerId).sort()
-    return { ...DEFAULT_PARAMS, maxDepth: this.opts.maxDepth ?? 2, committee, quorum: majority(committee.length) }
+    return { ...DEFAULT_PARAMS, maxDepth: this.opts.maxDepth ?? 2, review: this.opts.review === true, committee, quorum: majority(committee.length) }
   }
 
   /** Boot every node, submit the goal from node 0 at 1.5 s, run faults, stop once every live node holds the same finished tree. */

@@ -141,7 +141,10 @@ describe.skipIf(why !== undefined)('two LANs behind NAT routers, a relay and a p
     const lanNodes = [...lan1, ...lan2]
     const circuitOf = (n: Node): string | undefined => announced(n).flat().find(a => a.includes(`/p2p/${relay.peerId}/p2p-circuit`))
     await waitUntil('every LAN node to announce a relayed address', () => lanNodes.every(n => circuitOf(n) !== undefined) ? true : undefined, 30_000)
-      .catch((err: Error) => { throw new Error(`${err.message}\n${lanNodes.map(n => `${n.name}: ${JSON.stringify(announced(n).at(-1))}`).join('\n')}\n${relay.child?.tail(1500) ?? ''}`) })
+      .catch((err: Error) => {
+        // No slot anywhere: the relay serves none (does --relay reach createSwarmNode's `network`?), or no node asked for one.
+        throw new Error(`${err.message}\n${lanNodes.map(n => `${n.name}: ${JSON.stringify(announced(n).at(-1))}`).join('\n')}\n${relay.child?.tail(1500) ?? ''}`)
+      })
     const reserved = Date.now()
 
     // ...and a node behind one NAT reaches a node behind the other through it.
@@ -158,6 +161,7 @@ describe.skipIf(why !== undefined)('two LANs behind NAT routers, a relay and a p
 
     // Mid-plan: the goal is out, nothing of it is decided yet. SIGKILL the relay (its whole process group).
     const relayedBeforeKill = lanNodes.reduce((sum, n) => sum + acrossNats(n, 'relayed').length, 0)
+    expect(nodes.map(n => planOf(n, plan)?.status).filter(st => st === 'completed'), 'the plan is still under way when the relay dies').toEqual([])
     await relay.child?.stop(0, 'SIGKILL')
 
     const survivors = nodes.filter(n => n !== relay)

@@ -21,7 +21,7 @@ import { FAULT_KINDS } from '../../src/sim/faults.js'
 import type { RunReport } from '../../src/sim/run.js'
 import type { FaultKind } from '../../src/sim/faults.js'
 
-const regressions = (JSON.parse(readFileSync(new URL('./regressions.json', import.meta.url), 'utf8')) as { seeds: Array<{ seed: number, nodes: number, faults: FaultKind[] }> }).seeds
+const regressions = (JSON.parse(readFileSync(new URL('./regressions.json', import.meta.url), 'utf8')) as { seeds: Array<{ seed: number, nodes: number, faults: FaultKind[], review?: boolean, maxDepth?: number }> }).seeds
 
 function explain (r: RunReport): string {
   return `seed ${r.seed} (${r.nodes} nodes, faults ${r.faults.join(',') || 'none'}) failed: ${r.outcome}\n  ${r.checks.problems.slice(0, 8).join('\n  ')}\n  replay: ${r.replay}`
@@ -74,7 +74,7 @@ describe('the real node in the simulator', () => {
 
   it('seeds that once failed', async () => {
     for (const r of regressions) {
-      const rep = await runSeed({ seed: r.seed, nodes: r.nodes, faults: r.faults })
+      const rep = await runSeed({ seed: r.seed, nodes: r.nodes, faults: r.faults, review: r.review, maxDepth: r.maxDepth })
       expect(rep.ok, explain(rep)).toBe(true)
     }
   }, 120_000)

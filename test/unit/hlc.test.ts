@@ -89,6 +89,20 @@ describe('hlc: HybridClock', () => {
     }), { numRuns: 200 })
   })
 
+  it('stamps whole milliseconds from a clock that reads fractions (the wire takes safe integers only; found by the simulator, seed 30012)', () => {
+    fc.assert(fc.property(fc.array(fc.double({ min: 0, max: 5_000, noNaN: true }), { minLength: 1, maxLength: 30 }), arbHlc, (steps, remote) => {
+      let wall = 1_767_225_630_871.4214
+      const clock = new HybridClock(() => wall)
+      for (const step of steps) {
+        wall += step
+        clock.observe(remote)
+        const s = clock.stamp()
+        expect(Number.isSafeInteger(s.ms)).toBe(true)
+        expect(s.ms).toBeGreaterThanOrEqual(Math.floor(wall))
+      }
+    }), { numRuns: 200 })
+  })
+
   it('a stamp is strictly after every stamp it must follow (its deps), even ones from a clock far ahead', () => {
     fc.assert(fc.property(arbWall, fc.array(arbHlc, { maxLength: 8 }), (wall, after) => {
       const clock = new HybridClock(() => wall)

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest'
+import { createNeighbourhood, DIALS_PER_TICK, NEIGHBOUR_TICK_MS, TARGET_PEERS } from '../../src/net/neighbours.js'
+import { announcedInterval, intervalCapability, presenceIntervalFor, rosterTtlFor, PRESENCE_MESSAGES_PER_SECOND, PRESENCE_MIN_INTERVAL_MS } from '../../src/net/presence-interval.js'
+import { createRoster, ROSTER_TTL_MS } from '../../src/net/roster.js'
+import { seededRandom } from '../../src/ports/scheduler.js'
+import type { Scheduler } from '../../src/ports/scheduler.js'
+
+/** A scheduler whose time moves only when told. */
+function manualScheduler (): Scheduler & { advance: (ms: number) => void } {
+  let now = 1_000_000
+  const timers: Array<{ at: number, fn: () => void, every?: number, dead: boolean }> = []
+  const add = (ms: number, fn: () => void, every?: number): () => void => {
+    const t = { at: now + ms, fn, every, dead: false }
+    timers.push(t)
+    return () => { t.dead = true }
+  }
+  return {
+    now: () => now,
+    monotonic: () => now,
+    after: (ms, fn) => add(ms, fn),
+    every: (ms, fn) => add(ms, fn, ms),
+    soon: fn => add(0, fn),
+    random: seededRandom(7),
+    advance: ms => {
+      const end = now + ms
+      for (;;) {
+        const due = timers.filter(t => !t.dead && t.at <= end).sort((a, b) => a.at - b.at)[0]
+        if (due === undefined) break
+        now = due.at
+        if (due.every !== undefined) due.at += due.every
+        else due.dead = true
+        due.fn()
+      }
+      now = end
+    }
+  }
+}
+
+const presence = (i: number): { peerId: string, role: string, capabilities: string[], load: number, version: string, addresses: string[], sentMs: number } =>
+  ({ peerId: `peer-${i}`, role: 'executor', capabilities: [], load: 0, version: 'v', addresses: [`/ip4/10.0.0.${i}/tcp/4001/p2p/peer-${i}`], sentMs: 0 })
+
+describe('neighbours: bounded degree', () => {
+  it('dials towards the target and never beyond it, however many peers it hears of', async () => {
+    const s = manualScheduler()
+    const connected = new Set<string>()
+    const dialed: string[] = []
+    const n = createNeighbourhood({
+      self: 'me', maxPeers: 24, scheduler: s, connected: () => [...connected],
+      dial: async peer => { dialed.push(peer); connected.add(peer) },
+      mayDial: () => true
+    })
+    n.start()
+    for (let i = 0; i < 200; i++) n.heard(presence(i))
+    await Promise.resolve()
+    expect(n.known()).toBe(200)
+    expect(connected.size).toBe(TARGET_PEERS)
+    // Neighbours leave; the tick refills a few at a time, back to the target, not more.
+    for (const p of [...connected].slice(0, 5)) connected.delete(p)
+    s.advance(NEIGHBOUR_TICK_MS)
+    await Promise.resolve()
+    expect(connected.size).toBe(TARGET_PEERS - 5 + DIALS_PER_TICK)
+    s.advance(10 * NEIGHBOUR_TICK_MS)
+    await Promise.resolve()
+    expect(connected.size).toBe(TARGET_PEERS)
+    expect(new Set(dialed).size).toBe(dialed.length)
+    n.stop()
+  })
+
+  it('dials nobody outside the allowlist, and nothing with a max of 0 room', async () => {
+    const s = manualScheduler()
+    const dialed: string[] = []
+    const n = createNeighbourhood({ self: 'me', maxPeers: 24, scheduler: s, connected: () => [], dial: async p => { dialed.push(p) }, mayDial: p => p === 'peer-3' })
+    for (let i = 0; i < 10; i++) n.heard(presence(i))
+    expect(dialed).toEqual(['peer-3'])
+    expect(n.randomStranger()).toBe('peer-3')
+  })
+})
+
+describe('presence interval', () => {
+  it('is the minimum in a small swarm and grows so that a node receives a constant number of announcements a second', () => {
+    expect(presenceIntervalFor(1)).toBe(PRESENCE_MIN_INTERVAL_MS)
+    expect(presenceIntervalFor(12)).toBe(PRESENCE_MIN_INTERVAL_MS)
+    for (const n of [40, 100, 1000, 10_000]) {
+      const perSecond = n / (presenceIntervalFor(n) / 1000)
+      expect(perSecond).toBeLessThanOrEqual(PRESENCE_MESSAGES_PER_SECOND)
+      expect(perSecond).toBeGreaterThan(PRESENCE_MESSAGES_PER_SECOND * 0.99)
+    }
+    expect(rosterTtlFor(1000)).toBe(5 * presenceIntervalFor(1000))
+  })
+
+  it('travels as a capability, and the roster keeps a peer for five of the intervals it announced', () => {
+    expect(announcedInterval([intervalCapability(250_000)])).toBe(250_000)
+    expect(announcedInterval(['gpu', 'presence-interval-ms=abc'])).toBeUndefined()
+    const roster = createRoster()
+    const t0 = 5_000_000
+    roster.update({ ...presence(1), capabilities: [intervalCapability(250_000)], sentMs: t0 }, t0)
+    roster.update({ ...presence(2), sentMs: t0 }, t0)
+    const later = t0 + ROSTER_TTL_MS + 1
+    expect(roster.list(later).map(e => e.peerId)).toEqual(['peer-1'])
+    expect(roster.list(t0 + 5 * 250_000 - 1).map(e => e.peerId)).toEqual(['peer-1'])
+    expect(roster.list(t0 + 5 * 250_000 + 1)).toEqual([])
+  })
+})
