@@ -98,7 +98,8 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
       presence: { role: config.role, capabilities: [], load: 0, version: VERSION },
       presenceIntervalMs: opts.presenceIntervalMs,
       syncIntervalMs: opts.syncIntervalMs,
-      maxPeers: config.maxPeers
+      maxPeers: config.maxPeers,
+      network: config.network
     })
     const runtime = await startNodeRuntime({
       swarm: config.swarm, role: config.role, key: identity.privateKey, peerId, dataDir: dir, store, transport, scheduler, metrics

@@ -1,5 +1,4 @@
 import { logger } from '@libp2p/logger'
-import { multiaddr } from '@multiformats/multiaddr'
 import { createSwarmNode } from './node.js'
 import { createSyncService } from '../sync/libp2p-service.js'
 import { createNeighbourhood, DEFAULT_MAX_PEERS, TARGET_PEERS } from './neighbours.js'
@@ -7,6 +6,7 @@ import { intervalCapability, presenceIntervalFor } from './presence-interval.js'
 import { realScheduler } from '../ports/scheduler.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { SwarmNode } from './node.js'
+import type { NetworkOptions } from './nat.js'
 import type { SyncService } from '../sync/libp2p-service.js'
 import type { PresenceInfo, Transport, TransportHost } from '../ports/transport.js'
 
@@ -30,6 +30,8 @@ export interface Libp2pTransportInit {
   readonly syncIntervalMs?: number
   /** Connections kept at most (`--max-peers`); default DEFAULT_MAX_PEERS. */
   readonly maxPeers?: number
+  /** Across NATs: --announce, --relay, --upnp, --websockets (see nat.ts). */
+  readonly network?: NetworkOptions
 }
 
 /** The libp2p shell as a Transport, with its node and sync service exposed for the composition root and tests. */
@@ -55,7 +57,7 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     maxPeers,
     scheduler,
     connected: () => node?.connectedPeers() ?? [],
-    dial: async (_peer, address) => { await started().libp2p.dial(multiaddr(address)) },
+    dial: async (peer, addresses) => { await started().dialPeer(peer, addresses) },
     mayDial: id => init.allowPeers === undefined || init.allowPeers.has(id)
   })
   // Every node of a swarm of n hears about the same number of announcements a second, whatever n.
@@ -95,6 +97,7 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
         presence: presenceInfo(),
         presenceIntervalMs,
         maxConnections: maxPeers,
+        network: init.network,
         redial: { dialUntil: Math.min(maxPeers, TARGET_PEERS) }
       })
       try {

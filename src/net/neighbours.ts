@@ -25,7 +25,8 @@ export interface NeighbourhoodInit {
   readonly targetPeers?: number
   readonly scheduler: Scheduler
   readonly connected: () => string[]
-  readonly dial: (peerId: string, address: string) => Promise<void>
+  /** Dial the peer at any of these addresses (the usable ones of its presence, in its order). */
+  readonly dial: (peerId: string, addresses: readonly string[]) => Promise<void>
   /** The allowlist. */
   readonly mayDial: (peerId: string) => boolean
   /** Addresses this node should not dial (its own, or ones known not to work); default none. */
@@ -66,8 +67,7 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
     for (let dials = 0; dials < DIALS_PER_TICK && missing > 0 && candidates.length > 0; dials++, missing--) {
       const [id, p] = candidates.splice(Math.floor(init.scheduler.random() * candidates.length), 1)[0] as [string, { addresses: readonly string[], heardAt: number, dialedAt: number }]
       p.dialedAt = now
-      const address = p.addresses.find(usable) as string
-      init.dial(id, address).catch((err: Error) => { log('could not dial %s: %s', id, err.message) })
+      init.dial(id, p.addresses.filter(usable)).catch((err: Error) => { log('could not dial %s: %s', id, err.message) })
     }
   }
 
@@ -80,10 +80,10 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
       peers.set(p.peerId, entry)
       // Below the target, a peer heard of is dialed at once (a small swarm meshes fully within a presence round); the tick refills later.
       const connected = init.connected()
-      const address = p.addresses.find(usable)
-      if (connected.length >= target || connected.includes(p.peerId) || address === undefined || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
+      const addresses = p.addresses.filter(usable)
+      if (connected.length >= target || connected.includes(p.peerId) || addresses.length === 0 || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
       entry.dialedAt = now
-      init.dial(p.peerId, address).catch((err: Error) => { log('could not dial %s: %s', p.peerId, err.message) })
+      init.dial(p.peerId, addresses).catch((err: Error) => { log('could not dial %s: %s', p.peerId, err.message) })
     },
     known: () => peers.size,
     randomStranger: () => {

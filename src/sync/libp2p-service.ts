@@ -145,7 +145,7 @@ class SyncServiceImpl implements SyncService {
     if (this.running) return
     this.running = true
     this.controller = new AbortController()
-    await this.libp2p.handle(SYNC_PROTOCOL, this.onStream, { maxInboundStreams: 4, maxOutboundStreams: 4 })
+    await this.libp2p.handle(SYNC_PROTOCOL, this.onStream, { maxInboundStreams: 4, maxOutboundStreams: 4, runOnLimitedConnection: true })
     if (this.init.syncOnConnect !== false) this.libp2p.addEventListener('peer:connect', this.onConnect)
     this.schedulePeriodic()
   }
@@ -208,7 +208,7 @@ class SyncServiceImpl implements SyncService {
     try {
       const peerId = typeof peer === 'string' ? peerIdFromString(peer) : peer
       const signal = AbortSignal.any([this.controller.signal, timeout.signal])
-      stream = await this.libp2p.dialProtocol(peerId, SYNC_PROTOCOL, { signal })
+      stream = await this.libp2p.dialProtocol(peerId, SYNC_PROTOCOL, { signal, runOnLimitedConnection: true })
     } catch (err) {
       const error = `open: ${err instanceof Error ? err.message : String(err)}`
       this.log('sync with %s failed to open: %s', key, error)
