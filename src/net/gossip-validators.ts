@@ -21,10 +21,12 @@ import { decodePresence } from './presence.js'
 import type { Presence } from './presence.js'
 import type { PeerRateLimiter } from './rate-limit.js'
 
+import type { Verdict } from '../ports/transport.js'
+
 const log = logger('plan-swarm:net:gossip')
 
-/** What the application decides about an inbound event's bytes. */
-export type EventVerdict = 'accept' | 'reject' | 'ignore'
+/** What the application decides about an inbound event's bytes (the one Verdict of src/ports/transport.ts). */
+export type EventVerdict = Verdict
 
 /**
  * Judges an event's wire bytes (`envelope || signature`) from `from`, the

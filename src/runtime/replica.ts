@@ -11,13 +11,14 @@ import { signEvent } from '../wire/sign.js'
 import { eventIdOfWire } from '../wire/codec.js'
 import { nativeSha256HexOfText } from '../sync/native-hash.js'
 import { VerifyPool, checkWireSignature, createNativeVerifier } from './verify.js'
+import { WriteQueue } from './write-queue.js'
+import { QuietPlans } from './quiet-plans.js'
 import type { PrivateKey } from '@libp2p/interface'
 import { realScheduler } from '../ports/scheduler.js'
-import type { Cancel, Scheduler } from '../ports/scheduler.js'
+import type { Scheduler } from '../ports/scheduler.js'
 import type { Verdict } from '../ports/transport.js'
 import type { AddOutcome } from '../core/event-set.js'
-import type { EventRow } from '../store/event-store.js'
-import type { EventStore } from '../store/event-store.js'
+import type { EventStore } from '../ports/event-store.js'
 import type { NodeMetrics } from './metrics.js'
 import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
 import type { PlanSummary } from '../core/fold.js'
@@ -117,13 +118,11 @@ export class Replica {
   private readonly scheduler: Scheduler
   private readonly now: () => number
   /** Rows folded but not yet committed; see the class comment. */
-  private readonly unwritten = new Map<string, EventRow>()
-  private flushTimer: Cancel | undefined
+  private readonly writes: WriteQueue
   /** Signature checks of sync batches, on worker threads. */
   readonly verifyPool: VerifyPool
   /** Per plan in memory: local ms of its last folded event, or of its return to memory. */
-  private readonly lastActive = new Map<PlanId, number>()
-  private readonly evictQuietMs: number
+  private readonly quiet: QuietPlans
   /** Plans taken out of memory and brought back since start (a plan may do both several times). */
   readonly evictions = { evicted: 0, reloaded: 0 }
 
@@ -134,7 +133,8 @@ export class Replica {
     this.verifier = init.verifier ?? createNativeVerifier()
     this.clock = new HybridClock(now)
     this.verifyPool = new VerifyPool(init.swarm)
-    this.evictQuietMs = init.evictQuietMs ?? EVICT_QUIET_MS
+    this.quiet = new QuietPlans(init.evictQuietMs ?? EVICT_QUIET_MS)
+    this.writes = new WriteQueue(init.store, this.scheduler)
     this.fold = new Fold({
       hashText: nativeSha256HexOfText,
       onRejected: (id, reason, detail) => {
@@ -144,7 +144,7 @@ export class Replica {
       loadPlan: plan => this.storedEvents(plan),
       onReloaded: (plan, { events, sameHash }) => {
         this.evictions.reloaded++
-        this.lastActive.set(plan, now())
+        this.quiet.touch(plan, now())
         if (sameHash) log('plan %s back in memory: %d events', plan, events)
         // Only lost rows do this (a damaged row moved aside); a restart reloads the ids from the store, and sync fetches what is missing.
         else log.error('plan %s came back from the store with %d events and another treeHash than it left with: rows are missing; restart this node to fetch them again', plan, events)
@@ -189,7 +189,7 @@ export class Replica {
       if (d.kind === 'event') out.push(d.event)
     }
     this.init.store.loadPlan(plan, row => { take(row.bytes) }, d => { log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem) })
-    for (const row of this.unwritten.values()) if (row.plan === plan) take(row.bytes)
+    for (const row of this.writes.ofPlan(plan)) take(row.bytes)
     return out
   }
 
@@ -199,7 +199,7 @@ export class Replica {
   }
 
   getBytes (id: string): Uint8Array | undefined {
-    return this.unwritten.get(id)?.bytes ?? this.init.store.get(id)
+    return this.writes.bytes(id) ?? this.init.store.get(id)
   }
 
   /**
@@ -208,20 +208,7 @@ export class Replica {
    * (disk full, say), they stay queued and the next flush tries again.
    */
   flush (): void {
-    this.flushTimer?.()
-    this.flushTimer = undefined
-    if (this.unwritten.size === 0) return
-    try {
-      this.init.store.putMany(this.unwritten.values())
-      this.unwritten.clear()
-    } catch (err) {
-      log.error('could not store %d folded events (kept in memory, retried with the next write): %s', this.unwritten.size, (err as Error).message)
-    }
-  }
-
-  private write (row: EventRow): void {
-    this.unwritten.set(row.id, row)
-    this.flushTimer ??= this.scheduler.soon(() => { this.flush() })
+    this.writes.flush()
   }
 
   onFolded (fn: (events: readonly PlanEvent[]) => void): () => void {
@@ -334,7 +321,7 @@ export class Replica {
 
   private otherVersion (d: { id: EventId, v: number, plan: string }, bytes: Uint8Array, source: EventSource): IngestResult {
     if (this.ids.has(d.id)) return { verdict: 'ignore', id: d.id, why: 'duplicate' }
-    if (source !== 'store') this.write({ id: d.id, plan: d.plan, bytes, receivedMs: this.now() })
+    if (source !== 'store') this.writes.add({ id: d.id, plan: d.plan, bytes, receivedMs: this.now() })
     this.ids.add(d.id)
     this.init.metrics.ignored.inc({ why: `version-${d.v}`, source })
     return { verdict: 'accept', id: d.id, why: 'other-version' }
@@ -389,18 +376,16 @@ export class Replica {
    * resumes) is read by the roles on every pass.
    */
   private evictQuiet (): void {
-    const now = this.now()
     let flushed = false
-    for (const [plan, at] of this.lastActive) {
-      if (!(now - at >= this.evictQuietMs)) continue
+    for (const { plan, quietForMs } of this.quiet.quiet(this.now())) {
       const tree = this.fold.tree(plan)
-      if (tree === undefined) { this.lastActive.delete(plan); continue }
+      if (tree === undefined) { this.quiet.forget(plan); continue }
       if (!isFinished(tree)) continue
       if (!flushed) { this.flush(); flushed = true }
       if (this.fold.evict(plan)) {
-        this.lastActive.delete(plan)
+        this.quiet.forget(plan)
         this.evictions.evicted++
-        log('plan %s (%s) left memory after %d ms quiet', plan, tree.status, now - at)
+        log('plan %s (%s) left memory after %d ms quiet', plan, tree.status, quietForMs)
       }
     }
   }
@@ -412,11 +397,11 @@ export class Replica {
       if (source !== 'store') {
         // Events unparked by this one waited in memory only: their bytes come from the parked copy.
         const bytes = f === first ? firstBytes : this.parkedBytes.get(f.id)
-        if (bytes !== undefined) this.write({ id: f.id, plan: planOf(f), bytes, receivedMs: now })
+        if (bytes !== undefined) this.writes.add({ id: f.id, plan: planOf(f), bytes, receivedMs: now })
       }
       this.parkedBytes.delete(f.id)
       this.ids.add(f.id)
-      this.lastActive.set(planOf(f), now)
+      this.quiet.touch(planOf(f), now)
       this.init.metrics.accepted.inc({ source })
       if (source === 'gossip' && f.env.author !== this.init.peerId) {
         // How late others' events reach us (their stamp is their wall clock at signing): a moving
