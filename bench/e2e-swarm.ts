@@ -112,6 +112,8 @@ export class BenchSwarm {
   rosterShare = 0
   /** Ms from the first spawn until every process listed every other (null: not within the deadline). */
   rosterFullMs: number | null = null
+  /** Ms from the first spawn until every process had printed that it started. */
+  allStartedMs = 0
   private readonly home = tempDir('bench-e2e')
 
   static async start (n: number, llmUrl: string, log: (s: string) => void, cli: CliMode = 'built', meshTimeoutMs = 240_000): Promise<BenchSwarm> {
@@ -139,14 +141,16 @@ export class BenchSwarm {
       await s.stop()
       throw err
     }
-    log(`  ${n} processes started; waiting until every one lists every other in its roster`)
+    s.allStartedMs = Date.now() - spawnedAt
+    log(`  ${n} processes started in ${s.allStartedMs} ms; waiting until every one lists every other in its roster`)
     // Full rosters matter (executors rank tasks among the executors they list, scorers wait for the
     // decomposers they list); a swarm that does not get there within the deadline runs anyway, and
     // the smallest share of the others any process lists is reported.
     const deadline = Date.now() + meshTimeoutMs
     for (;;) {
       let worst = 1
-      for (const node of s.nodes) {
+      // All at once: one process at a time would measure the polling more than the rosters.
+      await Promise.all(s.nodes.map(async node => {
         try {
           const st = await (await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(5_000) })).json() as { roster: Array<{ peerId: string }> }
           const listed = new Set(st.roster.map(r => r.peerId))
@@ -154,7 +158,7 @@ export class BenchSwarm {
         } catch {
           worst = 0
         }
-      }
+      }))
       const mine = new Set(s.client.roster.list(s.client.now()).map(r => r.peerId as string))
       worst = Math.min(worst, s.nodes.filter(o => mine.has(o.peerId)).length / n)
       s.rosterShare = worst

@@ -52,6 +52,8 @@ async function realSwarm (n: number, idleS: number, llmUrl: string): Promise<Rec
     return {
       processes: n,
       rosterFullS: swarm.rosterFullMs === null ? null : r2(swarm.rosterFullMs / 1000),
+      allStartedS: r2(swarm.allStartedMs / 1000),
+      rosterFullAfterStartedS: swarm.rosterFullMs === null ? null : r2((swarm.rosterFullMs - swarm.allStartedMs) / 1000),
       rosterShare: r2(swarm.rosterShare),
       idleCpuPctPerNodeMedian: r2(median(cpu)),
       idleRssMbPerNodeMedian: r2(median(rss)),

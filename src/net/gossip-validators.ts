@@ -41,7 +41,8 @@ export interface GossipValidatorComponents {
   readonly eventLimiter: PeerRateLimiter
   readonly presenceLimiter: PeerRateLimiter
   readonly eventValidator: EventValidator
-  readonly onPresence?: (p: Presence) => void
+  /** A verified, fresh announcement, with its signed bytes as they came (to hand on in a roster exchange). */
+  readonly onPresence?: (p: Presence, bytes: Uint8Array) => void
   /** Wall clock (ms since the epoch): for rate limits and presence freshness. */
   readonly now: () => number
 }
@@ -106,7 +107,7 @@ export function createPresenceTopicValidator (c: GossipValidatorComponents): Top
       return count(stats, result.verdict)
     }
     try {
-      c.onPresence?.(result.presence)
+      c.onPresence?.(result.presence, msg.data)
     } catch (err) {
       log.error('onPresence threw - %e', err)
     }

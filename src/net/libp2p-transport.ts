@@ -1,7 +1,8 @@
 import { logger } from '@libp2p/logger'
 import { createSwarmNode } from './node.js'
 import { createSyncService } from '../sync/libp2p-service.js'
-import { createNeighbourhood, DEFAULT_MAX_PEERS, TARGET_PEERS } from './neighbours.js'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { createNeighbourhood, DEFAULT_MAX_PEERS, NEWCOMER_HEADROOM, TARGET_PEERS } from './neighbours.js'
 import { intervalCapability, presenceIntervalFor } from './presence-interval.js'
 import { realScheduler } from '../ports/scheduler.js'
 import type { PrivateKey } from '@libp2p/interface'
@@ -58,7 +59,8 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     scheduler,
     connected: () => node?.connectedPeers() ?? [],
     dial: async (peer, addresses) => { await started().dialPeer(peer, addresses) },
-    mayDial: id => init.allowPeers === undefined || init.allowPeers.has(id)
+    mayDial: id => init.allowPeers === undefined || init.allowPeers.has(id),
+    hangUp: async peer => { await started().libp2p.hangUp(peerIdFromString(peer)) }
   })
   // Every node of a swarm of n hears about the same number of announcements a second, whatever n.
   const presenceIntervalMs = (): number => init.presenceIntervalMs ?? presenceIntervalFor(neighbours.known() + 1)
@@ -96,7 +98,7 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
         },
         presence: presenceInfo(),
         presenceIntervalMs,
-        maxConnections: maxPeers,
+        maxConnections: maxPeers + NEWCOMER_HEADROOM,
         network: init.network,
         redial: { dialUntil: Math.min(maxPeers, TARGET_PEERS) }
       })

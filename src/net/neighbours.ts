@@ -14,6 +14,14 @@ export const NEIGHBOUR_TICK_MS = 2_000
 export const REDIAL_PEER_MS = 10_000
 /** New dials per tick at most, so a node that just started does not dial everyone it hears of at once. */
 export const DIALS_PER_TICK = 2
+/**
+ * A connection is closed to bring a node back to --max-peers only once it is
+ * this old: a newcomer whose only link is its bootstrap peer gets the time
+ * to learn other peers from it (the roster exchange) before it is let go.
+ */
+export const TRIM_AFTER_MS = 10_000
+/** Connections libp2p itself allows beyond --max-peers, for newcomers in their grace time. */
+export const NEWCOMER_HEADROOM = 8
 /** Peers heard of are forgotten after this long without news (a presence TTL of the largest swarms). */
 const HEARD_TTL_MS = 30 * 60_000
 
@@ -29,6 +37,8 @@ export interface NeighbourhoodInit {
   readonly dial: (peerId: string, addresses: readonly string[]) => Promise<void>
   /** The allowlist. */
   readonly mayDial: (peerId: string) => boolean
+  /** Close every connection to a peer (to come back down to maxPeers). */
+  readonly hangUp?: (peerId: string) => Promise<void>
   /** Addresses this node should not dial (its own, or ones known not to work); default none. */
   readonly usable?: (address: string) => boolean
 }
@@ -47,7 +57,10 @@ export interface Neighbourhood {
 /**
  * Who a node keeps connections to: it no longer dials every peer it hears
  * of, only enough of them (random peers from presence) to hold
- * `targetPeers` connections, and never more than `maxPeers`. Gossipsub's
+ * `targetPeers` connections, and comes back down to `maxPeers` by closing
+ * connections older than TRIM_AFTER_MS (libp2p allows NEWCOMER_HEADROOM
+ * more meanwhile, so a newcomer is not cut off before it learned of other
+ * peers). Gossipsub's
  * mesh, over these connections, carries events and presence to everyone;
  * sync runs with these neighbours and now and then with a stranger.
  */
@@ -57,10 +70,26 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
   let stopTick: Cancel | undefined
   const usable = init.usable ?? (() => true)
 
+  const since = new Map<string, number>()
+  const trim = (connected: ReadonlySet<string>, now: number): void => {
+    for (const id of since.keys()) if (!connected.has(id)) since.delete(id)
+    for (const id of connected) if (!since.has(id)) since.set(id, now)
+    let excess = connected.size - init.maxPeers
+    if (excess <= 0 || init.hangUp === undefined) return
+    const old = [...connected].filter(id => now - (since.get(id) ?? now) >= TRIM_AFTER_MS)
+    while (excess > 0 && old.length > 0) {
+      const id = old.splice(Math.floor(init.scheduler.random() * old.length), 1)[0] as string
+      since.delete(id)
+      excess--
+      init.hangUp(id).catch((err: Error) => { log('could not close the connection to %s: %s', id, err.message) })
+    }
+  }
+
   const tick = (): void => {
     const now = init.scheduler.now()
     for (const [id, p] of peers) if (now - p.heardAt > HEARD_TTL_MS) peers.delete(id)
     const connected = new Set(init.connected())
+    trim(connected, now)
     let missing = target - connected.size
     if (missing <= 0) return
     const candidates = [...peers.entries()].filter(([id, p]) => !connected.has(id) && now - p.dialedAt >= REDIAL_PEER_MS && init.mayDial(id) && p.addresses.some(usable))

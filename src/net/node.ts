@@ -52,6 +52,8 @@ import type { RateLimit } from './rate-limit.js'
 import { createRedialer } from './redialer.js'
 import { relayGaterHooks } from './relay.js'
 
+import { createRosterExchange } from './roster-exchange.js'
+import { realScheduler } from '../ports/scheduler.js'
 const log = logger('plan-swarm:net:node')
 
 /** Default listen address: every interface, a free TCP port. */
@@ -262,9 +264,14 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     eventLimiter,
     presenceLimiter,
     eventValidator: init.eventValidator,
-    onPresence: init.onPresence,
+    onPresence: (p: Presence, bytes: Uint8Array) => {
+      rosterExchange.remember(p, bytes)
+      init.onPresence?.(p)
+    },
     now: Date.now
   }
+  // Peer exchange of our own: a new neighbour hands over the signed announcements it holds.
+  const rosterExchange = createRosterExchange({ libp2p, swarm, scheduler: realScheduler(), onPresence: p => { init.onPresence?.(p) } })
   pubsub.topicValidators.set(topics.events, createEventTopicValidator(validatorComponents))
   pubsub.topicValidators.set(topics.presence, createPresenceTopicValidator(validatorComponents))
 
@@ -298,6 +305,7 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   pubsub.subscribe(topics.presence)
   pubsub.addEventListener('subscription-change', onSubscriptionChange)
   mdnsService?.addEventListener('peer', onMdnsPeer)
+  await rosterExchange.start()
   redialer.start()
   const repair: GossipStreamRepair = createGossipStreamRepair(libp2p, pubsub)
   void announcer.announce()
@@ -361,6 +369,7 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
         announcer.stop()
         redialer.stop()
         repair.stop()
+        await rosterExchange.stop()
         stopConnectionLog()
         stopAddressWatch()
         mdnsService?.removeEventListener('peer', onMdnsPeer)

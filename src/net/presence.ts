@@ -112,9 +112,11 @@ export async function encodePresence (swarm: string, info: PresenceInfo, address
 
 /**
  * Checks presence wire bytes: size, shape, signature by the peer it names,
- * and freshness against the local clock. Never throws.
+ * and freshness against the local clock (at most `maxAgeMs` old: gossip
+ * delivers at once; a roster exchange relays announcements up to a TTL
+ * old). Never throws.
  */
-export async function decodePresence (swarm: string, bytes: Uint8Array, nowMs: number): Promise<PresenceResult> {
+export async function decodePresence (swarm: string, bytes: Uint8Array, nowMs: number, maxAgeMs = MAX_PRESENCE_AGE_MS): Promise<PresenceResult> {
   if (bytes.length > MAX_PRESENCE_BYTES) return refuse('reject', `presence of ${bytes.length} bytes exceeds ${MAX_PRESENCE_BYTES}`)
   const parts = splitWire(bytes)
   if (parts === null) return refuse('reject', `presence of ${bytes.length} bytes is too short for a ${SIGNATURE_BYTES}-byte signature`)
@@ -139,7 +141,7 @@ export async function decodePresence (swarm: string, bytes: Uint8Array, nowMs: n
   }
   if (!ok) return refuse('reject', `signature does not verify for ${p.peerId}`)
   if (p.sentMs > nowMs + MAX_CLOCK_AHEAD_MS) return refuse('ignore', `sent ${p.sentMs - nowMs} ms in the future`)
-  if (p.sentMs < nowMs - MAX_PRESENCE_AGE_MS) return refuse('ignore', `sent ${nowMs - p.sentMs} ms ago`)
+  if (p.sentMs < nowMs - maxAgeMs) return refuse('ignore', `sent ${nowMs - p.sentMs} ms ago`)
   return { ok: true, presence: p }
 }
 

@@ -10,7 +10,6 @@
  * REDIAL_AFTER_CLOSE_MS later: redialing a peer within ~100 ms of a close
  * often fails the encryption handshake.
  */
-import { KEEP_ALIVE } from '@libp2p/interface'
 import type { Libp2p, PeerId, PeerInfo } from '@libp2p/interface'
 import { logger } from '@libp2p/logger'
 import { peerIdFromString } from '@libp2p/peer-id'
@@ -35,6 +34,8 @@ export const MAX_RECENT_PEERS = 128
 export const MAX_PARALLEL_REDIALS = 4
 /** How often due targets are checked. */
 export const REDIAL_TICK_MS = 500
+/** The peer-store tag of bootstrap peers (a value for the connection manager's pruning order). */
+export const BOOTSTRAP_TAG = 'plan-swarm-bootstrap'
 
 export interface RedialerInit {
   /** Multiaddrs to keep connected to; with or without `/p2p/<id>`. */
@@ -48,9 +49,10 @@ export interface RedialerInit {
   /** Clock and timers; default the real ones. */
   readonly scheduler?: Scheduler
   /**
-   * Peers other than the bootstrap ones (found by mDNS, or met before) are
-   * dialed and redialed only while this node has fewer connections than this
-   * (default: no bound). Bootstrap peers are always kept.
+   * Peers (bootstrap ones, found by mDNS, or met before) are dialed and
+   * redialed only while this node has fewer connections than this (default:
+   * no bound), so a node with enough neighbours stops holding on to its
+   * bootstrap peer, which every newcomer dials.
    */
   readonly dialUntil?: number
 }
@@ -106,13 +108,16 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
   }
 
   const dialUntil = init.dialUntil ?? Infinity
-  const roomFor = (t: Target): boolean => t.bootstrap || libp2p.getConnections().length < dialUntil
+  // Bootstrap peers too: a node with enough neighbours lets its bootstrap peer go (it is everyone's first hop).
+  const roomFor = (_t: Target): boolean => libp2p.getConnections().length < dialUntil
   const targetOf = (peerId: string): Target | undefined => bootstrap.find((t) => t.peerId === peerId) ?? recent.get(peerId)
   const connected = (peerId: string | undefined): boolean => peerId !== undefined && libp2p.getConnections(peerIdFromString(peerId)).length > 0
 
+  // A bootstrap peer is pruned last by libp2p's connection manager. Not KEEP_ALIVE: libp2p would
+  // reconnect it on its own, whatever our bound says; this redialer does the redialing.
   const tagKeepAlive = (peerId: PeerId): void => {
-    libp2p.peerStore.merge(peerId, { tags: { [KEEP_ALIVE]: { value: 1 } } })
-      .catch((err: unknown) => { log.error('could not tag %p keep-alive - %e', peerId, err) })
+    libp2p.peerStore.merge(peerId, { tags: { [BOOTSTRAP_TAG]: { value: 50 } } })
+      .catch((err: unknown) => { log.error('could not tag %p as a bootstrap peer - %e', peerId, err) })
   }
 
   const onConnect = (evt: CustomEvent<PeerId>): void => {

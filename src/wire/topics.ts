@@ -32,3 +32,6 @@ export function eventsTopic (swarm: string): string {
 export function presenceTopic (swarm: string): string {
   return `/plan-swarm/1/${swarm}/presence`
 }
+
+/** The stream protocol a node asks a new neighbour for the signed presence announcements it holds (roster exchange). */
+export const ROSTER_PROTOCOL = '/plan-swarm/roster/1.0.0'
