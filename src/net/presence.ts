@@ -14,26 +14,10 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { MAX_CLOCK_AHEAD_MS } from '../core/limits.js'
 import { SIGNATURE_BYTES, joinWire, splitWire } from '../wire/codec.js'
 import { ed25519KeyOf } from '../wire/peer-keys.js'
+import type { Presence, PresenceInfo } from '../ports/transport.js'
 
-/** What a node says about itself; the network shell adds peerId, addresses and sentMs. */
-export interface PresenceInfo {
-  /** decomposer, scorer, executor, observer, or another short lowercase word. */
-  readonly role: string
-  readonly capabilities: readonly string[]
-  /** How busy the node is (e.g. tasks in flight); any finite number >= 0. */
-  readonly load: number
-  /** Software version, e.g. `plan-swarm/0.1.0`. */
-  readonly version: string
-}
-
-/** A signed presence announcement. */
-export interface Presence extends PresenceInfo {
-  readonly peerId: string
-  /** Multiaddrs the node listens on, with `/p2p/<peerId>`. */
-  readonly addresses: readonly string[]
-  /** The sender's wall clock when it signed, in ms since the epoch. */
-  readonly sentMs: number
-}
+/** What a node says about itself and the signed announcement (the network shell adds peerId, addresses and sentMs): the port's types. */
+export type { Presence, PresenceInfo }
 
 /** A whole presence message, signature included; relays reject anything larger. */
 export const MAX_PRESENCE_BYTES = 8 * 1024

@@ -13,23 +13,14 @@
 import { MAX_PRESENCE_AGE_MS } from './presence.js'
 import { PRESENCE_TTL_INTERVALS, announcedInterval } from './presence-interval.js'
 import type { Presence } from './presence.js'
+import type { RosterEntry } from '../ports/node-view.js'
 
 /** How long a peer stays listed after its last announcement (five default announcement intervals). */
 export const ROSTER_TTL_MS = 15_000
 /** Entries kept at most; beyond it the least recently seen is dropped. */
 export const MAX_ROSTER_ENTRIES = 10_000
 
-/** One listed peer, as status pages and roles see it. */
-export interface RosterEntry {
-  readonly peerId: string
-  readonly role: string
-  readonly capabilities: readonly string[]
-  /** Milliseconds since we last heard from the peer. */
-  readonly lastSeenMs: number
-  readonly load: number
-  readonly version: string
-  readonly addresses: readonly string[]
-}
+export type { RosterEntry }
 
 export interface Roster {
   /** Records an announcement received at `nowMs`; false when it is older than the one held (nothing changes). */

@@ -84,6 +84,8 @@ export class VirtualTime {
 
   /** Runs timers until `done()` holds (checked after each one), virtual time passes `untilMs`, or nothing is left. */
   async run (untilMs: number, done: () => boolean = () => false): Promise<'done' | 'deadline' | 'idle'> {
+    // What the caller started before handing over (promise chains not yet run) may queue the first timers.
+    await drainMicrotasks()
     for (;;) {
       if (done()) return 'done'
       const next = this.heap.peek()

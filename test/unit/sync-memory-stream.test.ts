@@ -4,94 +4,32 @@
  * the session's own timeouts all play out in virtual milliseconds.
  */
 import { describe, expect, it } from 'vitest'
-import type { Cancel, Scheduler } from '../../src/ports/scheduler.js'
+import type { Scheduler } from '../../src/ports/scheduler.js'
 import { seededRandom } from '../../src/ports/scheduler.js'
+import { NodeClock, VirtualTime } from '../../src/sim/virtual-time.js'
 import {
   DEFAULT_SYNC_LIMITS, IdSet, InflightIds, createMemoryStreamPair, runSyncSession
 } from '../../src/sync/index.js'
 import type { MemoryDirection, SessionHost, SyncLimits, SyncStats, SyncStreamListener } from '../../src/sync/index.js'
 import { SIGNATURE_BYTES, eventIdOfWire } from '../../src/wire/codec.js'
 
-interface Timer { readonly at: number, readonly seq: number, readonly fn: () => void, cancelled: boolean }
-
-/** A priority queue of timers in virtual time; `run` fires them in (time, sequence) order, draining microtasks between. */
+/** The simulator's virtual time (src/sim/virtual-time.ts) with one node's clock on it. */
 class VirtualClock {
-  now = 0
-  private seq = 0
-  private heap: Timer[] = []
+  private readonly time = new VirtualTime()
   readonly scheduler: Scheduler
 
   constructor (seed: number) {
-    const random = seededRandom(seed)
-    this.scheduler = {
-      now: () => 1_767_225_600_000 + this.now,
-      monotonic: () => this.now,
-      after: (ms, fn) => this.schedule(ms, fn),
-      every: (ms, fn) => {
-        let cancel: Cancel = () => {}
-        const tick = (): void => {
-          cancel = this.schedule(ms, tick)
-          fn()
-        }
-        cancel = this.schedule(ms, tick)
-        return () => { cancel() }
-      },
-      soon: fn => this.schedule(0, fn),
-      random
-    }
+    this.scheduler = new NodeClock(this.time, 0, seed).scheduler
   }
 
-  private schedule (ms: number, fn: () => void): Cancel {
-    const t: Timer = { at: this.now + Math.max(0, ms), seq: this.seq++, fn, cancelled: false }
-    this.heap.push(t)
-    let i = this.heap.length - 1
-    while (i > 0) {
-      const p = (i - 1) >> 1
-      if (!earlier(this.heap[i] as Timer, this.heap[p] as Timer)) break
-      ;[this.heap[i], this.heap[p]] = [this.heap[p] as Timer, this.heap[i] as Timer]
-      i = p
-    }
-    return () => { t.cancelled = true }
-  }
-
-  private pop (): Timer | undefined {
-    const a = this.heap
-    const top = a[0]
-    const last = a.pop()
-    if (a.length > 0 && last !== undefined) {
-      a[0] = last
-      let i = 0
-      for (;;) {
-        const l = 2 * i + 1
-        const r = l + 1
-        let m = i
-        if (l < a.length && earlier(a[l] as Timer, a[m] as Timer)) m = l
-        if (r < a.length && earlier(a[r] as Timer, a[m] as Timer)) m = r
-        if (m === i) break
-        ;[a[i], a[m]] = [a[m] as Timer, a[i] as Timer]
-        i = m
-      }
-    }
-    return top
+  get now (): number {
+    return this.time.elapsed
   }
 
   /** Fires timers until `done()` holds; 'idle' if nothing is left to fire first (a hang), 'deadline' past `untilMs`. */
   async run (done: () => boolean, untilMs = 3_600_000): Promise<'done' | 'idle' | 'deadline'> {
-    for (;;) {
-      await new Promise(resolve => setImmediate(resolve))
-      if (done()) return 'done'
-      const next = this.pop()
-      if (next === undefined) return 'idle'
-      if (next.cancelled) continue
-      if (next.at > untilMs) return 'deadline'
-      this.now = next.at
-      next.fn()
-    }
+    return await this.time.run(untilMs, done)
   }
-}
-
-function earlier (a: Timer, b: Timer): boolean {
-  return a.at < b.at || (a.at === b.at && a.seq < b.seq)
 }
 
 /** A fake event of `size` wire bytes from a seeded stream: envelope bytes + a zero "signature"; its id is eventIdOfWire. */
