@@ -6,7 +6,9 @@
  * for a newcomer's first seconds) instead of one to every peer, yet every roster fills (presence travels through the
  * gossip mesh), the plan completes with no task executed twice (from the
  * fake server's log), and every process ends with the author's treeHash.
- * About 2-3 minutes on this 2-core machine; the figures (idle CPU and bytes
+ * About 2-3 minutes on this 2-core machine. `npm test` runs this file alone,
+ * after the rest (package.json), so its 40 processes starve no other test.
+ * The figures (idle CPU and bytes
  * per node, time to full rosters) are `npm run bench -- scale`'s.
  */
 import { execFileSync } from 'node:child_process'

@@ -43,18 +43,18 @@ describe('the real node in the simulator', () => {
   it('without faults: 60 seeds at 5 to 12 nodes finish, converge, and never execute a task twice', async () => {
     const reports = await sweep(range(1, 60), s => 5 + (s % 8), [])
     for (const r of reports) expect(r.checks.duplicateExecutions, explain(r)).toBe(0)
-  }, 120_000)
+  }, 300_000)
 
   it('with every fault: 110 seeds at 5 to 12 nodes', async () => {
     const reports = await sweep(range(1_000, 110), s => 5 + (s % 8), FAULT_KINDS)
     // The faults must have bitten: crashes and pauses lead to takeovers, and some of those to a second execution.
     expect(reports.some(r => r.checks.duplicateExecutions > 0)).toBe(true)
-  }, 240_000)
+  }, 300_000)
 
   it('each fault alone, and 30 nodes with every fault', async () => {
     for (const kind of FAULT_KINDS) await sweep(range(2_000, 6), s => 6 + (s % 5), [kind])
     await sweep(range(3_000, 3), () => 30, FAULT_KINDS)
-  }, 240_000)
+  }, 300_000)
 
   it('replays: the same seed gives the same run', async () => {
     const a = await runSeed({ seed: 4242, nodes: 9, faults: FAULT_KINDS })
