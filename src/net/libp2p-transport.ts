@@ -5,9 +5,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { createNeighbourhood, DEFAULT_MAX_PEERS, NEWCOMER_HEADROOM, TARGET_PEERS } from './neighbours.js'
 import { intervalCapability, presenceIntervalFor } from './presence-interval.js'
 import { realScheduler } from '../ports/scheduler.js'
-import type { PrivateKey } from '@libp2p/interface'
-import type { SwarmNode } from './node.js'
-import type { NetworkOptions } from './nat.js'
+import type { SwarmNode, SwarmNodeInit } from './node.js'
 import type { SyncService } from '../sync/libp2p-service.js'
 import type { PresenceInfo, Transport, TransportHost } from '../ports/transport.js'
 
@@ -16,23 +14,15 @@ const log = logger('plan-swarm:net:transport')
 /** Now and then (this often, jittered) a node syncs with a peer it has no connection to, besides its neighbours. */
 export const STRANGER_SYNC_MS = 60_000
 
-export interface Libp2pTransportInit {
-  readonly privateKey: PrivateKey
+/** The node's own options as createSwarmNode takes them, plus what the transport decides above it. */
+export interface Libp2pTransportInit extends Pick<SwarmNodeInit, 'privateKey' | 'swarm' | 'listen' | 'bootstrap' | 'mdns' | 'swarmKey' | 'allowPeers' | 'network'> {
   readonly peerId: string
-  readonly swarm: string
-  readonly listen?: readonly string[]
-  readonly bootstrap: readonly string[]
-  readonly mdns: boolean
-  readonly swarmKey?: Uint8Array
-  readonly allowPeers?: ReadonlySet<string>
   readonly presence: PresenceInfo
   /** A fixed presence interval (tests); default `presenceIntervalFor(peers known)`, growing with the swarm. */
   readonly presenceIntervalMs?: number
   readonly syncIntervalMs?: number
   /** Connections kept at most (`--max-peers`); default DEFAULT_MAX_PEERS. */
   readonly maxPeers?: number
-  /** Across NATs: --announce, --relay, --upnp, --websockets (see nat.ts). */
-  readonly network?: NetworkOptions
 }
 
 /** The libp2p shell as a Transport, with its node and sync service exposed for the composition root and tests. */

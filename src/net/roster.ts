@@ -36,6 +36,8 @@ export interface Roster {
 interface Held {
   readonly presence: Presence
   readonly seenAtMs: number
+  /** How long it lives without news, from the interval it announced (read once, on update). */
+  readonly ttlMs: number
 }
 
 export interface RosterInit {
@@ -52,9 +54,9 @@ export function createRoster (init: RosterInit = {}): Roster {
   const held = new Map<string, Held>()
 
   // An entry lives PRESENCE_TTL_INTERVALS of the interval its peer announced (it grows with the swarm), and at least ttlMs.
-  const ttlOf = (h: Held): number => Math.max(ttlMs, PRESENCE_TTL_INTERVALS * (announcedInterval(h.presence.capabilities) ?? 0))
-  const live = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs < ttlOf(h)
-  const forgotten = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs >= ttlOf(h) + MAX_PRESENCE_AGE_MS
+  const ttlOf = (p: Presence): number => Math.max(ttlMs, PRESENCE_TTL_INTERVALS * (announcedInterval(p.capabilities) ?? 0))
+  const live = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs < h.ttlMs
+  const forgotten = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs >= h.ttlMs + MAX_PRESENCE_AGE_MS
   const entry = (h: Held, nowMs: number): RosterEntry => ({
     peerId: h.presence.peerId,
     role: h.presence.role,
@@ -70,7 +72,7 @@ export function createRoster (init: RosterInit = {}): Roster {
       const prev = held.get(p.peerId)
       if (prev !== undefined && !forgotten(prev, nowMs) && p.sentMs <= prev.presence.sentMs) return false
       held.delete(p.peerId)
-      held.set(p.peerId, { presence: p, seenAtMs: nowMs })
+      held.set(p.peerId, { presence: p, seenAtMs: nowMs, ttlMs: ttlOf(p) })
       while (held.size > maxEntries) {
         const oldest = held.keys().next()
         if (oldest.done === true) break

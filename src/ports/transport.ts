@@ -1,5 +1,5 @@
 import type { EventId } from '../core/events.js'
-import type { IdSet } from '../sync/reconcile/index.js'
+import type { IdSet } from '../core/id-set.js'
 
 /**
  * What gossip should do with a message: forward it, penalise the sender

@@ -26,8 +26,8 @@
  */
 import { ID_BYTES, hexOfBytes, writeHexBytes } from '../../wire/id-bytes.js'
 import { MAX_VARINT, readVarint, varintSize, writeVarint } from '../../wire/varint.js'
-import type { Bound } from './id-set.js'
-import { END_BOUND, FINGERPRINT_BYTES, START_BOUND } from './id-set.js'
+import type { Bound } from '../../core/id-set.js'
+import { END_BOUND, FINGERPRINT_BYTES, START_BOUND } from '../../core/id-set.js'
 
 /** First byte of every message: the wire version. */
 export const RECONCILE_WIRE_VERSION = 1

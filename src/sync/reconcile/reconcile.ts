@@ -21,8 +21,8 @@
 import type { EventId } from '../../core/events.js'
 import { ID_BYTES } from '../../wire/id-bytes.js'
 import { varintSize } from '../../wire/varint.js'
-import type { Bound, IdSet, IdSnapshot } from './id-set.js'
-import { END_BOUND, separatingBound } from './id-set.js'
+import type { Bound, IdSet, IdSnapshot } from '../../core/id-set.js'
+import { END_BOUND, separatingBound } from '../../core/id-set.js'
 import type { WireRange } from './codec.js'
 import { boundSize, decodeMessage, encodeMessage, missingSize, rangeSize } from './codec.js'
 

@@ -7,7 +7,7 @@
  * range's count and fingerprint cost two binary searches.
  */
 import { sha256 } from '@noble/hashes/sha2.js'
-import type { EventId } from '../../core/events.js'
+import type { EventId } from './events.js'
 
 /** Bytes of a range fingerprint on the wire (128 bits: an accidental match is out of reach). */
 export const FINGERPRINT_BYTES = 16
