@@ -1,10 +1,10 @@
-import { DEFAULT_PARAMS, majority } from '../core/events.js'
+import { APPROVE_FOR, DEFAULT_PARAMS, EXECUTORS, majority } from '../core/events.js'
 import { MAX_GOAL_CHARS, MAX_REASON_CHARS } from '../core/limits.js'
 import { validateParams } from '../wire/shape.js'
 import { isEd25519PeerIdString } from '../wire/peer-keys.js'
 import { ConfigError } from '../errors.js'
 import type { NodeView } from '../ports/node-view.js'
-import type { PeerIdString, PlanId, PlanParams } from '../core/events.js'
+import type { ApproveFor, Executors, PeerIdString, PlanId, PlanParams } from '../core/events.js'
 import type { PlanTree } from '../core/tree.js'
 
 /**
@@ -25,12 +25,44 @@ function wholeNumber (values: AuthorValues, name: string): number | undefined {
   return n
 }
 
-/** Plan parameters from flag-named values and a committee; throws ConfigError saying what to change. */
+/** A flag's values as a list: repeated, comma-separated, or both. */
+function list (raw: AuthorValues[string]): string[] {
+  if (raw === undefined || typeof raw === 'boolean') return []
+  return (Array.isArray(raw) ? raw : [raw]).flatMap(x => x.split(/[\s,]+/)).filter(Boolean)
+}
+
+function choice<T extends string> (values: AuthorValues, name: string, allowed: readonly T[]): T | undefined {
+  const raw = values[name]
+  if (raw === undefined) return undefined
+  if (typeof raw !== 'string' || !(allowed as readonly string[]).includes(raw)) throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected one of ${allowed.join(', ')}`)
+  return raw as T
+}
+
+/**
+ * Plan parameters from flag-named values and a committee; throws ConfigError
+ * saying what to change. Protocol 2 (docs/decisions.md): `approver`
+ * (repeatable) names people whose ballot is needed besides the quorum, and
+ * each is added to the committee if it is not in it (an approver votes as a
+ * member; the default quorum is a majority of the committee with them);
+ * `approve` says for what: splits, results or both (default both, which
+ * without review means splits); `executors`: model (default), outside or
+ * any. A goal that uses none of these stays protocol 1.
+ */
 export function planParams (values: AuthorValues, committee: PeerIdString[]): PlanParams {
   const num = (name: string, fallback: number): number => wholeNumber(values, name) ?? fallback
+  const approverIds = list(values.approver)
+  const bad = approverIds.find(id => !isEd25519PeerIdString(id))
+  if (bad !== undefined) throw new ConfigError(`--approver: ${JSON.stringify(bad)} is not a peer id; a person's id is printed by \`npm start -- id\` in their --data-dir`)
+  const approvers = [...new Set(approverIds)].sort() as PeerIdString[]
+  const members = approvers.length === 0 ? committee : [...new Set([...committee, ...approvers])].sort() as PeerIdString[]
+  const review = values.review === true
+  const approveFor = choice<ApproveFor>(values, 'approve', APPROVE_FOR)
+  if (approveFor !== undefined && approvers.length === 0) throw new ConfigError('--approve needs --approver ID: name the people whose approval is needed')
+  if (approveFor !== undefined && approveFor !== 'splits' && !review) throw new ConfigError(`--approve ${approveFor}: results are approved in review; add --review, or use --approve splits`)
+  const executors = choice<Executors>(values, 'executors', EXECUTORS)
   const params: PlanParams = {
-    committee,
-    quorum: num('quorum', majority(committee.length)),
+    committee: members,
+    quorum: num('quorum', majority(members.length)),
     maxDepth: num('max-depth', DEFAULT_PARAMS.maxDepth),
     minChildren: num('min-children', DEFAULT_PARAMS.minChildren),
     maxChildren: num('max-children', DEFAULT_PARAMS.maxChildren),
@@ -40,8 +72,10 @@ export function planParams (values: AuthorValues, committee: PeerIdString[]): Pl
     maxNodes: num('max-nodes', DEFAULT_PARAMS.maxNodes),
     budgetTokens: num('budget', DEFAULT_PARAMS.budgetTokens),
     maxTokensPerCall: num('max-tokens-per-call', DEFAULT_PARAMS.maxTokensPerCall),
-    review: values.review === true,
-    maxClaimsPerExecutor: num('max-claims-per-executor', DEFAULT_PARAMS.maxClaimsPerExecutor)
+    review,
+    maxClaimsPerExecutor: num('max-claims-per-executor', DEFAULT_PARAMS.maxClaimsPerExecutor),
+    ...(approvers.length === 0 ? {} : { approvers: { ids: approvers, for: approveFor ?? (review ? 'both' : 'splits') } }),
+    ...(executors === undefined || executors === 'model' ? {} : { executors })
   }
   const problem = validateParams(params)
   if (problem !== null) throw new ConfigError(`plan parameters: ${problem}`)

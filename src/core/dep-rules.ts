@@ -1,5 +1,5 @@
 import { compareHlc } from './hlc.js'
-import { isType } from './events.js'
+import { isType, paramsVersion } from './events.js'
 import type { EventId, PlanEvent, PlanParams, PeerIdString, EventType } from './events.js'
 
 /**
@@ -18,7 +18,8 @@ export const DEP_REJECT_REASONS = [
   'params-violated',
   'late-renewal',
   'claim-too-long',
-  'not-claim-owner'
+  'not-claim-owner',
+  'wrong-version'
 ] as const
 
 export type DepRejectReason = typeof DEP_REJECT_REASONS[number]
@@ -68,10 +69,14 @@ export function checkDeps (e: PlanEvent, deps: DepSource): DepRejection | null {
     if (e.env.type !== 'goal-submitted' && depPlan !== e.env.plan) return reject('dep-other-plan', `dep ${id} belongs to plan ${depPlan}, not ${e.env.plan}`)
   }
   if (e.env.type === 'goal-submitted') {
-    return e.env.deps.length === 0 ? null : reject('bad-reference', 'a goal has no deps')
+    if (e.env.deps.length !== 0) return reject('bad-reference', 'a goal has no deps')
+    const v = paramsVersion((e as PlanEvent<'goal-submitted'>).env.body.params)
+    return e.env.v === v ? null : reject('wrong-version', `a goal with these parameters is protocol version ${v}, not ${e.env.v}`)
   }
   const goal = ownDep(e, deps, e.env.plan as EventId)
   if (goal === undefined || !isType(goal, 'goal-submitted')) return reject('missing-goal-dep', `deps must include the plan's goal ${e.env.plan}`)
+  // Every event of a plan has its goal's version: an old node folds a v1 plan's events exactly as a new one does.
+  if (e.env.v !== goal.env.v) return reject('wrong-version', `protocol version ${e.env.v} in a plan of version ${goal.env.v}: publish it with the plan's version`)
   const params = goal.env.body.params
 
   switch (e.env.type) {

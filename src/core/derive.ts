@@ -6,6 +6,7 @@ import { planOutcome } from './plan-status.js'
 import { onePerSlot } from './slots.js'
 import { NodeTitles, breadthFirst, treeNode } from './tree-nodes.js'
 import type { PlanIndex } from './plan-index.js'
+import { resolveParams } from './events.js'
 import type { PlanEvent } from './events.js'
 import type { CommitteeView, Equivocation, PlanTree, TaskView, TreeNode } from './tree.js'
 
@@ -26,7 +27,7 @@ export { childId, rollupId } from './node-ids.js'
 export function derivePlan (index: PlanIndex): PlanTree {
   const goal = index.goal
   if (goal === undefined) throw new Error(`plan ${index.id} has no goal folded`)
-  const params = goal.env.body.params
+  const params = resolveParams(goal.env.body.params)
   const committees = committeesOf(goal, index.amendments)
   const root = growTree(index, goal, committees)
   const order = breadthFirst(root)

@@ -21,8 +21,25 @@ export type TaskId = Brand<string, 'TaskId'>
 /** An Ed25519 libp2p peer id in its string form (`12D3KooW...`). */
 export type PeerIdString = Brand<string, 'PeerIdString'>
 
-/** The protocol version this code folds. Events of another version are stored and relayed, not folded. */
+/**
+ * Protocol version 1: every plan that uses no protocol-2 feature, and every
+ * event of such a plan. Old nodes fold only this version.
+ */
 export const PROTOCOL_VERSION = 1
+/**
+ * Protocol version 2: a goal that names approvers or executors other than
+ * models, and every event of its plan (docs/decisions.md). The version is
+ * per plan: a node publishes an event with its plan's goal's version.
+ */
+export const PROTOCOL_VERSION_2 = 2
+/** The versions this code folds. Events of any other version are stored and relayed, not folded. */
+export const FOLDED_VERSIONS: readonly number[] = [PROTOCOL_VERSION, PROTOCOL_VERSION_2]
+export type ProtocolVersion = 1 | 2
+
+/** Whether this code folds events of version `v`. */
+export function isFoldedVersion (v: unknown): v is ProtocolVersion {
+  return v === PROTOCOL_VERSION || v === PROTOCOL_VERSION_2
+}
 
 /** Hybrid logical clock stamp: wall milliseconds and a counter that breaks ties within one millisecond. */
 export interface Hlc {
@@ -54,6 +71,34 @@ export interface Usage {
   readonly outputTokens: number
 }
 
+/** What approvers approve: accepted splits, accepted results (plans with review), or both. */
+export const APPROVE_FOR = ['splits', 'results', 'both'] as const
+export type ApproveFor = typeof APPROVE_FOR[number]
+
+/**
+ * Committee members whose ballot (or review) is needed besides the quorum
+ * (protocol 2): a split wins only when each of them chose it, a result is
+ * accepted only when each of them accepted it. Under each committee event
+ * only the approvers who are members of it count, so an amendment that
+ * drops an approver who never answers lets the plan go on.
+ */
+export interface Approvers {
+  /** Sorted, distinct, each a member of the goal's committee. */
+  readonly ids: readonly PeerIdString[]
+  readonly for: ApproveFor
+}
+
+/**
+ * Who may execute the plan's tasks (protocol 2): executor processes with a
+ * model, outside agents and people (through MCP or the CLI), or any of them.
+ * The fold does not enforce it: executors choose (docs/decisions.md).
+ */
+export const EXECUTORS = ['model', 'outside', 'any'] as const
+export type Executors = typeof EXECUTORS[number]
+
+/** Who wrote a result: a model, the offline heuristics, or (protocol 2) an outside agent or a person. */
+export type ResultSource = 'llm' | 'offline' | 'outside'
+
 /** What a goal's author fixes for the whole plan; every event reaches it through its deps. */
 export interface PlanParams {
   /** Peer ids whose ballots and reviews count (under the goal; amendments replace it). */
@@ -79,6 +124,42 @@ export interface PlanParams {
   readonly review: boolean
   /** An executor holds at most this many live claims in this plan (enforced by executors; see docs/decisions.md). */
   readonly maxClaimsPerExecutor: number
+  /** Protocol 2 only; absent: no approvers. */
+  readonly approvers?: Approvers
+  /** Protocol 2 only; absent: 'model'. */
+  readonly executors?: Executors
+}
+
+/**
+ * A plan's parameters with protocol 2's fields always present (their
+ * defaults for a v1 plan: no approvers, executors 'model'): what the tree
+ * shows as `params`. The defaults are left out of the treeHash, so a v1
+ * plan hashes as it did before protocol 2.
+ */
+export type ResolvedParams = Omit<PlanParams, 'approvers' | 'executors'> & {
+  readonly approvers: Approvers | null
+  readonly executors: Executors
+}
+
+/** The goal's parameters with protocol 2's defaults filled in. */
+export function resolveParams (p: PlanParams | ResolvedParams): ResolvedParams {
+  if (p.approvers !== undefined && p.executors !== undefined) return p as ResolvedParams
+  return { ...p, approvers: p.approvers ?? null, executors: p.executors ?? 'model' }
+}
+
+/**
+ * The protocol version of a plan with these parameters: 2 exactly when it
+ * uses a protocol-2 feature (approvers, or executors other than 'model').
+ */
+export function paramsVersion (p: PlanParams | ResolvedParams): ProtocolVersion {
+  return (p.approvers !== undefined && p.approvers !== null) || (p.executors !== undefined && p.executors !== 'model') ? PROTOCOL_VERSION_2 : PROTOCOL_VERSION
+}
+
+/** Approvers of one kind of decision ('splits' or 'results'), or none. */
+export function approversFor (p: PlanParams | ResolvedParams, what: 'splits' | 'results'): readonly PeerIdString[] {
+  const a = p.approvers
+  if (a === undefined || a === null) return []
+  return a.for === 'both' || a.for === what ? a.ids : []
 }
 
 export interface Subgoal {
@@ -139,7 +220,8 @@ export interface Bodies {
     readonly output: string
     readonly usage: Usage
     readonly model: string
-    readonly source: 'llm' | 'offline'
+    /** 'outside' only in protocol 2. */
+    readonly source: ResultSource
   }
   'result-reviewed': {
     readonly task: TaskId
@@ -169,6 +251,16 @@ export interface Envelope<T extends EventType = EventType> {
 export interface PlanEvent<T extends EventType = EventType> {
   readonly id: EventId
   readonly env: Envelope<T>
+}
+
+/**
+ * The version to publish an event with: a goal's from its own parameters,
+ * any other event its plan's goal's (`goal`, one of its deps). The fold
+ * refuses an event whose version is not its goal's ('wrong-version').
+ */
+export function eventVersion<T extends EventType> (type: T, body: Bodies[T], goal: PlanEvent | undefined): number {
+  if (type === 'goal-submitted') return paramsVersion((body as Bodies['goal-submitted']).params)
+  return goal?.env.v ?? PROTOCOL_VERSION
 }
 
 /** Narrow an event by type. */

@@ -5,7 +5,7 @@ import { taskView } from './task-view.js'
 import { NO_EQUIVOCATIONS } from './slots.js'
 import type { Draft } from './grow-tree.js'
 import type { PlanIndex } from './plan-index.js'
-import type { EventId, Hlc, NodeId, PlanParams, TaskId } from './events.js'
+import type { EventId, Hlc, NodeId, ResolvedParams, TaskId } from './events.js'
 import type { CommitteeView, Equivocation, NodeStatus, TaskView } from './tree.js'
 
 /** How a node's task ends (null fields while it has not), its view, and what deciding it found. */
@@ -33,7 +33,7 @@ export class NodeTasks {
 
   constructor (
     private readonly index: PlanIndex,
-    private readonly params: PlanParams,
+    private readonly params: ResolvedParams,
     private readonly committees: readonly CommitteeView[]
   ) {}
 

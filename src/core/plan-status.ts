@@ -1,6 +1,6 @@
 import { compareEvents, earliest } from './order.js'
 import type { PlanIndex } from './plan-index.js'
-import type { PlanParams } from './events.js'
+import type { ResolvedParams } from './events.js'
 import type { PlanStatus, PlanTree, TaskView } from './tree.js'
 
 /** The plan-wide part of the tree: its status and why, its budget, and its deliverable. */
@@ -11,7 +11,7 @@ export type PlanOutcome = Pick<PlanTree, 'budgetTokens' | 'deliverable' | 'statu
  * Cancellation and completion: whichever comes first in the total order
  * wins. Then failure, then an exhausted budget (a raise resumes the plan).
  */
-export function planOutcome (index: PlanIndex, params: PlanParams, rootTask: TaskView | null, tasks: readonly TaskView[]): PlanOutcome {
+export function planOutcome (index: PlanIndex, params: ResolvedParams, rootTask: TaskView | null, tasks: readonly TaskView[]): PlanOutcome {
   const budgetTokens = Math.max(params.budgetTokens, ...index.raises.map(r => r.env.body.budgetTokens))
   const { status, statusReason } = planStatus(index, rootTask, budgetTokens, tasks)
   const accepted = rootTask?.results.find(r => r.accepted)

@@ -4,7 +4,7 @@ import { NO_EQUIVOCATIONS, concatEquivocations } from './slots.js'
 import { resultViews, settle } from './task-results.js'
 import { Reviews } from './task-review.js'
 import type { PlanIndex, ClaimGroup } from './plan-index.js'
-import type { EventId, Hlc, PlanEvent, PlanParams, TaskId } from './events.js'
+import type { EventId, Hlc, PlanEvent, ResolvedParams, TaskId } from './events.js'
 import type { ChainView, CommitteeView, Equivocation, TaskStatus } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
 
@@ -33,7 +33,7 @@ export interface TaskDecision {
  * predecessor, a dep), and claims are taken in the total order, so the
  * renewals stamped before each later claim are a growing prefix of the chain.
  */
-export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params: PlanParams, committees: readonly CommitteeView[]): TaskDecision {
+export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params: ResolvedParams, committees: readonly CommitteeView[]): TaskDecision {
   const claims = sortEvents(index.claims.get(task) ?? [])
   const retries = (index.retries.get(task) ?? []).length
   const attemptsAllowed = params.maxAttempts * (1 + retries)
@@ -72,7 +72,7 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
 }
 
 /** What a task that cannot be claimed yet shows: nothing decided, the claims it got ignored. */
-export function blockedOutcome (index: PlanIndex, task: TaskId, params: PlanParams): TaskOutcome {
+export function blockedOutcome (index: PlanIndex, task: TaskId, params: ResolvedParams): TaskOutcome {
   return {
     accepted: null,
     attemptsAllowed: params.maxAttempts,
@@ -99,7 +99,7 @@ interface Walk {
 }
 
 /** Follow the chains from the first counted claim, each to its end or takeover (see decideTask). */
-function followChains (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, readyAt: Hlc, attemptsAllowed: number, params: PlanParams): Walk {
+function followChains (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, readyAt: Hlc, attemptsAllowed: number, params: ResolvedParams): Walk {
   const chains: ChainView[] = []
   let equivocations = NO_EQUIVOCATIONS
   let owners = 0
@@ -165,7 +165,7 @@ interface Chain {
 }
 
 /** The chain started by `claims[at]`. */
-function chainOf (index: PlanIndex, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, at: number, params: PlanParams): Chain {
+function chainOf (index: PlanIndex, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, at: number, params: ResolvedParams): Chain {
   const claim = claims[at] as PlanEvent<'task-claimed'>
   const group = index.claimEvents(claim)
   const { links, equivocations } = renewalChain(group.renewals, claim)

@@ -34,5 +34,20 @@ export function canonicalJson (value: unknown): string {
  * pass a native one (the core's own is pure JavaScript and ~10x slower).
  */
 export function treeHash (tree: PlanTree, hashText: (text: string) => string = sha256HexOfText): string {
-  return hashText(canonicalJson(tree))
+  return hashText(canonicalJson(hashedForm(tree)))
+}
+
+/**
+ * The tree as it is hashed: protocol 2's plan parameters are left out where
+ * they have their defaults (no approvers, executors 'model'), so a v1
+ * plan's tree hashes exactly as it did before protocol 2 (the golden
+ * fixture holds it). Nothing is lost: the plan id is the hash of the goal,
+ * parameters included.
+ */
+function hashedForm (tree: PlanTree): PlanTree | Omit<PlanTree, 'params'> & { params: object } {
+  const p = tree.params
+  if (p.approvers !== null && p.executors !== 'model') return tree
+  const { approvers, executors, ...rest } = p
+  const params = { ...rest, ...(approvers === null ? {} : { approvers }), ...(executors === 'model' ? {} : { executors }) }
+  return { ...tree, params }
 }

@@ -1,4 +1,4 @@
-import type { EventId, Hlc, NodeId, PeerIdString, PlanId, PlanParams, TaskId } from './events.js'
+import type { EventId, Hlc, NodeId, PeerIdString, PlanId, ResolvedParams, ResultSource, TaskId } from './events.js'
 
 /**
  * The folded plan tree: plain data, in a deterministic order, so that it can
@@ -87,7 +87,7 @@ export interface ResultView {
   readonly at: Hlc
   readonly output: string
   readonly model: string
-  readonly source: 'llm' | 'offline'
+  readonly source: ResultSource
   readonly accepted: boolean
   readonly review: 'none' | 'pending' | 'accepted' | 'rejected'
 }
@@ -134,7 +134,8 @@ export interface PlanTree {
   readonly goal: string
   readonly author: PeerIdString
   readonly submittedAt: Hlc
-  readonly params: PlanParams
+  /** The goal's parameters, protocol 2's fields with their defaults when the goal has none (left out of the treeHash then). */
+  readonly params: ResolvedParams
   readonly committees: readonly CommitteeView[]
   readonly status: PlanStatus
   readonly statusReason: string

@@ -3,7 +3,7 @@ import { Fold, summarizeTree } from '../core/fold.js'
 import { planOf } from '../core/event-set.js'
 import { HybridClock } from '../core/hlc.js'
 import { IdSet } from '../sync/reconcile/index.js'
-import { PROTOCOL_VERSION } from '../core/events.js'
+import { eventVersion } from '../core/events.js'
 import { isFinished } from '../core/view.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
@@ -430,7 +430,9 @@ export class Replica {
       return e
     })
     const hlc = this.clock.stamp(depEvents.map(d => d.env.hlc))
-    const env = { v: PROTOCOL_VERSION, swarm: this.init.swarm, type, plan, author: this.init.peerId, hlc, deps, body }
+    // A goal's version follows from its parameters, any other event's from its plan's goal (docs/decisions.md).
+    const v = eventVersion(type, body, plan === '' ? undefined : depEvents.find(d => d.id === plan as string))
+    const env = { v, swarm: this.init.swarm, type, plan, author: this.init.peerId, hlc, deps, body }
     const signed = await signEvent(env, this.init.key)
     const r = this.ingest(signed.bytes, 'local', { signedHere: true })
     if (r.verdict !== 'accept') throw new Error(`own ${type} event was not folded: ${r.why ?? ''} ${r.detail ?? ''}`)

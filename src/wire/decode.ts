@@ -4,11 +4,12 @@
  *
  * A provably bad event becomes a rejection value with a reason (a metrics
  * label, and the signal for gossipsub to penalise the sender); decodeEvent
- * never throws on any input. Events of another protocol version are returned
- * for storing and relaying, but not as plan events, so the fold never sees them.
+ * never throws on any input. Events of a protocol version this code does not
+ * fold (neither 1 nor 2) are returned for storing and relaying, but not as
+ * plan events, so the fold never sees them.
  */
 import * as dagCbor from '@ipld/dag-cbor'
-import { PROTOCOL_VERSION, type EventId, type PeerIdString, type PlanEvent } from '../core/events.js'
+import { isFoldedVersion, type EventId, type PeerIdString, type PlanEvent } from '../core/events.js'
 import { MAX_EVENT_BYTES } from '../core/limits.js'
 import { SIGNATURE_BYTES, eventIdOf, signedMessage } from './codec.js'
 import { NOT_HANDLED, decodeCanonicalSubset } from './canonical-cbor.js'
@@ -29,7 +30,7 @@ export const WIRE_REJECT_REASONS = [
 /** Why the wire rejected an event. Each is provable from the bytes alone, so a rejection is final. */
 export type WireRejectReason = typeof WIRE_REJECT_REASONS[number]
 
-/** A well-signed event of another protocol version: kept and relayed (so newer peers still get it), never folded. */
+/** A well-signed event of a protocol version this code does not fold: kept and relayed (so newer peers still get it), never folded. */
 export interface OtherVersionEvent {
   readonly kind: 'other-version'
   readonly id: EventId
@@ -42,7 +43,7 @@ export interface OtherVersionEvent {
   readonly bytes: Uint8Array
 }
 
-/** A checked event of this protocol version, with the wire bytes it came in (to store and relay as they are). */
+/** A checked event of a version this code folds (1 or 2), with the wire bytes it came in (to store and relay as they are). */
 export interface DecodedEvent {
   readonly kind: 'event'
   readonly event: PlanEvent
@@ -135,7 +136,8 @@ function decodeReference (envelopeBytes: Uint8Array): { kind: 'value', value: un
  * (not-canonical: no two encodings of one event), the envelope frame
  * (wrong-shape), the swarm (wrong-swarm), the author's peer id (wrong-shape),
  * the signature (bad-signature), the version (other-version, not a
- * rejection), the type (unknown-type), and the rest of the shape (wrong-shape).
+ * rejection, for any version but 1 and 2), the type (unknown-type), and the
+ * rest of the shape by the envelope's version (wrong-shape).
  *
  * Needs a synchronous Ed25519 verifier, which @libp2p/crypto has on Node; it
  * throws only if that assumption breaks (a programming error, not a bad event).
@@ -180,7 +182,7 @@ export function decodeEvent (bytes: Uint8Array, opts: DecodeOptions): DecodeResu
   }
 
   const id = eventIdOf(envelopeBytes)
-  if (frame.v !== PROTOCOL_VERSION) {
+  if (!isFoldedVersion(frame.v)) {
     return {
       kind: 'other-version',
       id,

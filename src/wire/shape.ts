@@ -13,7 +13,7 @@
  * words, prefixed by its path (`split-proposed.subgoals[2].dependsOn: ...`).
  */
 import {
-  EVENT_TYPES, PROTOCOL_VERSION, majority,
+  APPROVE_FOR, EVENT_TYPES, EXECUTORS, PROTOCOL_VERSION, PROTOCOL_VERSION_2, isFoldedVersion, majority,
   type EventType, type Envelope
 } from '../core/events.js'
 import {
@@ -76,6 +76,16 @@ function exactKeys (value: unknown, path: string, keys: readonly string[]): Prob
     return `${path}: unexpected key "${extra}"`
   }
   return null
+}
+
+/** The value is a map with all of `keys`, any of `optional`, and nothing else. */
+function keysWithin (value: unknown, path: string, keys: readonly string[], optional: readonly string[]): Problem {
+  if (!isMap(value)) return `${path}: expected a map, got ${describeValue(value)}`
+  for (const key of keys) {
+    if (!Object.hasOwn(value, key)) return `${path}: missing key "${key}"`
+  }
+  const extra = Object.keys(value).find(k => !keys.includes(k) && !optional.includes(k))
+  return extra === undefined ? null : `${path}: unexpected key "${extra}"`
 }
 
 function int (value: unknown, path: string, min: number, max: number): Problem {
@@ -198,17 +208,78 @@ const PARAMS_KEYS = [
   'maxNodes', 'budgetTokens', 'maxTokensPerCall', 'review', 'maxClaimsPerExecutor'
 ]
 
+/** What protocol 2 adds to a goal's parameters; each optional, at least one used. */
+const PARAMS_V2_KEYS = ['approvers', 'executors']
+
+const APPROVERS_KEYS = ['ids', 'for']
+
+/**
+ * Approvers: 1..MAX_COMMITTEE Ed25519 peer ids, sorted ascending without
+ * repeats (one encoding per set), each a member of the goal's committee (an
+ * approver's ballot is a committee member's ballot), approving splits,
+ * results or both; results only in a plan with review.
+ */
+function approvers (value: unknown, committee: readonly unknown[], review: unknown, path: string): Problem {
+  const k = exactKeys(value, path, APPROVERS_KEYS)
+  if (k !== null || !isMap(value)) return k
+  const ids = value.ids
+  const a = array(ids, `${path}.ids`, 1, MAX_COMMITTEE)
+  if (a !== null || !Array.isArray(ids)) return a
+  let prev = ''
+  for (let i = 0; i < ids.length; i++) {
+    const id: unknown = ids[i]
+    const q = peerId(id, `${path}.ids[${i}]`)
+    if (q !== null) return q
+    if ((id as string) <= prev) return `${path}.ids[${i}]: not after ids[${i - 1}] (approvers must be sorted ascending, no repeats)`
+    prev = id as string
+    if (!committee.includes(id)) return `${path}.ids[${i}]: ${id as string} is not in the committee; an approver votes as a committee member, so add it to the committee`
+  }
+  const f = oneOf(value.for, `${path}.for`, APPROVE_FOR)
+  if (f !== null) return f
+  if (value.for !== 'splits' && review !== true) return `${path}.for: "${value.for as string}" needs review: results are approved in their review`
+  return null
+}
+
 /**
  * Why plan parameters are unusable, or null when they are fine. Shared by the
  * wire (a goal with bad parameters is rejected as wrong-shape) and the CLI
  * (which refuses to publish such a goal and says why). Bounds keep every plan
  * finite: depth, children, nodes, attempts, leases, tokens; the quorum must be
  * a strict majority of the committee so at most one proposal can win.
+ *
+ * `version`: a protocol-1 goal has exactly the v1 keys (an old node checks
+ * them so, and would penalise a peer for anything more); a protocol-2 goal
+ * may add `approvers` and `executors` and must use one of them (otherwise it
+ * is a protocol-1 goal). Without a version, the keys present decide it.
  */
-export function validateParams (params: unknown, path = 'params'): string | null {
-  const k = exactKeys(params, path, PARAMS_KEYS)
-  if (k !== null || !isMap(params)) return k
+export function validateParams (params: unknown, path = 'params', version?: number): string | null {
+  if (!isMap(params)) return `${path}: expected a map, got ${describeValue(params)}`
+  const v = version ?? (PARAMS_V2_KEYS.some(k => Object.hasOwn(params, k)) ? PROTOCOL_VERSION_2 : PROTOCOL_VERSION)
+  const k = v === PROTOCOL_VERSION ? exactKeys(params, path, PARAMS_KEYS) : keysWithin(params, path, PARAMS_KEYS, PARAMS_V2_KEYS)
+  if (k !== null) return k
   const p = params
+  return paramsV1(p, path) ?? (v === PROTOCOL_VERSION ? null : paramsV2(p, path))
+}
+
+/** The protocol-2 fields, on parameters whose v1 fields are fine. */
+function paramsV2 (p: Obj, path: string): Problem {
+  const hasApprovers = Object.hasOwn(p, 'approvers')
+  const hasExecutors = Object.hasOwn(p, 'executors')
+  if (hasApprovers) {
+    const a = approvers(p.approvers, p.committee as readonly unknown[], p.review, `${path}.approvers`)
+    if (a !== null) return a
+  }
+  if (hasExecutors) {
+    const e = oneOf(p.executors, `${path}.executors`, EXECUTORS)
+    if (e !== null) return e
+  }
+  if (!hasApprovers && (!hasExecutors || p.executors === 'model')) {
+    return `${path}: a protocol 2 goal names approvers or executors other than "model"; without them it is a protocol 1 goal`
+  }
+  return null
+}
+
+function paramsV1 (p: Obj, path: string): Problem {
   return committeeAndQuorum(p.committee, p.quorum, path) ??
     int(p.maxDepth, `${path}.maxDepth`, 0, MAX_DEPTH_LIMIT) ??
     int(p.minChildren, `${path}.minChildren`, MIN_SUBGOALS, MAX_SUBGOALS) ??
@@ -331,18 +402,24 @@ const BODY_KEYS: { readonly [T in EventType]: readonly string[] } = {
   'result-reviewed': ['task', 'result', 'committee', 'verdict', 'notes', 'usage']
 }
 
+/** Who may write a result, by protocol version. */
+const SOURCES_V1 = ['llm', 'offline']
+const SOURCES_V2 = ['llm', 'offline', 'outside']
+
 /**
  * Why the body of an event of a known type is malformed, or null. The switch
  * is exhaustive: adding an event type without its checks fails to compile.
+ * `version` is the envelope's (1 or 2): protocol 2 allows more in a goal's
+ * parameters and a result's source.
  */
-export function validateBody (type: EventType, body: unknown): string | null {
+export function validateBody (type: EventType, body: unknown, version: number = PROTOCOL_VERSION): string | null {
   const path = type
   const k = exactKeys(body, path, BODY_KEYS[type])
   if (k !== null || !isMap(body)) return k
   const b = body
   switch (type) {
     case 'goal-submitted':
-      return str(b.text, `${path}.text`, MAX_GOAL_CHARS, true) ?? validateParams(b.params, `${path}.params`)
+      return str(b.text, `${path}.text`, MAX_GOAL_CHARS, true) ?? validateParams(b.params, `${path}.params`, version)
     case 'committee-amended':
       return committeeAndQuorum(b.committee, b.quorum, path)
     case 'budget-raised':
@@ -379,7 +456,7 @@ export function validateBody (type: EventType, body: unknown): string | null {
         str(b.output, `${path}.output`, MAX_OUTPUT_CHARS) ??
         usage(b.usage, `${path}.usage`) ??
         str(b.model, `${path}.model`, MAX_MODEL_CHARS) ??
-        oneOf(b.source, `${path}.source`, ['llm', 'offline'])
+        oneOf(b.source, `${path}.source`, version === PROTOCOL_VERSION ? SOURCES_V1 : SOURCES_V2)
     case 'result-reviewed':
       return hexId(b.task, `${path}.task`) ?? hexId(b.result, `${path}.result`) ??
         hexId(b.committee, `${path}.committee`) ??
@@ -432,10 +509,11 @@ export function validateDeps (deps: unknown): string | null {
 }
 
 /**
- * Why a frame of this protocol version whose type is known is malformed, or
- * null: the clock stamp, the plan reference, the deps and the body. Does not
- * look at the swarm, the author or the signature (the decoder checks those in
- * its own order, with their own reasons).
+ * Why a frame of a version this code folds (1 or 2), whose type is known, is
+ * malformed, or null: the clock stamp, the plan reference, the deps and the
+ * body (by the frame's version). Does not look at the swarm, the author or
+ * the signature (the decoder checks those in its own order, with their own
+ * reasons).
  */
 export function validateEnvelopeRest (frame: EnvelopeFrame, type: EventType): string | null {
   const hlc = frame.hlc
@@ -447,12 +525,12 @@ export function validateEnvelopeRest (frame: EnvelopeFrame, type: EventType): st
       ? (frame.plan === '' ? null : `plan: must be "" for goal-submitted, got ${describeString(frame.plan)}`)
       : hexId(frame.plan, 'plan')) ??
     validateDeps(frame.deps) ??
-    validateBody(type, frame.body)
+    validateBody(type, frame.body, frame.v)
 }
 
 /**
- * Why a value is not a complete, valid envelope of this protocol version, or
- * null. The one-call form for signers and tests: the decoder runs the same
+ * Why a value is not a complete, valid envelope of a protocol version this
+ * code folds (1 or 2), or null. The one-call form for signers and tests: the decoder runs the same
  * checks piecewise so that each failure gets its own reject reason.
  */
 export function validateEnvelope (value: unknown): string | null {
@@ -463,7 +541,7 @@ export function validateEnvelope (value: unknown): string | null {
   if (s !== null) return `swarm: ${s}`
   const a = peerId(frame.author, 'author')
   if (a !== null) return a
-  if (frame.v !== PROTOCOL_VERSION) return `v: ${frame.v} is not protocol version ${PROTOCOL_VERSION}`
+  if (!isFoldedVersion(frame.v)) return `v: ${frame.v} is not protocol version ${PROTOCOL_VERSION} or ${PROTOCOL_VERSION_2}`
   if (!isEventType(frame.type)) return `type: unknown event type ${describeString(frame.type)}`
   return validateEnvelopeRest(frame, frame.type)
 }

@@ -123,7 +123,7 @@ export function expectOrderFree (b: PlanBuilder, events: readonly PlanEvent[], s
 
 /** An event of the builder's plan by any author, with any body: for events the builder would not make (forgeries). */
 export function forge<T extends EventType> (b: PlanBuilder, type: T, author: PeerIdString, at: number | Hlc, deps: readonly EventId[], body: Bodies[T]): PlanEvent<T> {
-  return makeEvent({ type, plan: b.plan, author, hlc: typeof at === 'number' ? hlc(at) : at, deps: [b.goal.id, ...deps], body })
+  return makeEvent({ v: b.goal.env.v, type, plan: b.plan, author, hlc: typeof at === 'number' ? hlc(at) : at, deps: [b.goal.id, ...deps], body })
 }
 
 export interface Split {

@@ -1,9 +1,9 @@
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { encodeEnvelope, eventIdOf } from '../../src/wire/codec.js'
-import { DEFAULT_PARAMS, PROTOCOL_VERSION, majority } from '../../src/core/events.js'
+import { DEFAULT_PARAMS, PROTOCOL_VERSION, majority, paramsVersion } from '../../src/core/events.js'
 import type { PrivateKey } from '@libp2p/interface'
-import type { Bodies, Envelope, EventId, EventType, Hlc, NodeId, PeerIdString, PlanEvent, PlanId, PlanParams, Subgoal, TaskId } from '../../src/core/events.js'
+import type { Bodies, Envelope, EventId, EventType, Hlc, NodeId, PeerIdString, PlanEvent, PlanId, PlanParams, ResultSource, Subgoal, TaskId } from '../../src/core/events.js'
 
 /** Real Ed25519 peer ids (made once per process): authors for test events. */
 export async function makePeers (n: number): Promise<Array<{ id: PeerIdString, key: PrivateKey }>> {
@@ -15,10 +15,14 @@ export async function makePeers (n: number): Promise<Array<{ id: PeerIdString, k
   return out
 }
 
-/** Build an unsigned (but correctly hashed) event: for fold tests, which take verified events. */
-export function makeEvent<T extends EventType> (fields: { swarm?: string, type: T, plan: string, author: PeerIdString, hlc: Hlc, deps: readonly EventId[], body: Bodies[T] }): PlanEvent<T> {
+/**
+ * Build an unsigned (but correctly hashed) event: for fold tests, which take
+ * verified events. The version defaults to a goal's own (from its
+ * parameters), or 1: events of a protocol-2 plan pass their goal's `v`.
+ */
+export function makeEvent<T extends EventType> (fields: { v?: number, swarm?: string, type: T, plan: string, author: PeerIdString, hlc: Hlc, deps: readonly EventId[], body: Bodies[T] }): PlanEvent<T> {
   const env: Envelope<T> = {
-    v: PROTOCOL_VERSION,
+    v: fields.v ?? (fields.type === 'goal-submitted' ? paramsVersion((fields.body as Bodies['goal-submitted']).params) : PROTOCOL_VERSION),
     swarm: fields.swarm ?? 'test',
     type: fields.type,
     plan: fields.plan,
@@ -55,7 +59,7 @@ export class PlanBuilder {
 
   private ev<T extends EventType> (type: T, author: PeerIdString, at: number | Hlc, deps: readonly EventId[], body: Bodies[T]): PlanEvent<T> {
     const hlc = typeof at === 'number' ? { ms: at, c: 0 } : at
-    return makeEvent({ type, plan: this.plan, author, hlc, deps: [this.goal.id, ...deps], body })
+    return makeEvent({ v: this.goal.env.v, type, plan: this.plan, author, hlc, deps: [this.goal.id, ...deps], body })
   }
 
   propose (author: PeerIdString, node: NodeId, attempt: number, subs: readonly Subgoal[], at: number | Hlc, cites: readonly EventId[] = [], usage = NO_USAGE): PlanEvent<'split-proposed'> {
@@ -93,13 +97,13 @@ export class PlanBuilder {
     return this.ev('task-failed', claim.env.author, at, [claim.id], { task: claim.env.body.task, claim: claim.id, error: 'it broke', usage })
   }
 
-  result (claim: PlanEvent<'task-claimed'>, at: number | Hlc, output = 'done', usage = NO_USAGE, cites: readonly EventId[] = []): PlanEvent<'result-reported'> {
-    return this.ev('result-reported', claim.env.author, at, [claim.id, ...cites], { task: claim.env.body.task, claim: claim.id, output, usage, model: 'fake', source: 'llm' })
+  result (claim: PlanEvent<'task-claimed'>, at: number | Hlc, output = 'done', usage = NO_USAGE, cites: readonly EventId[] = [], source: ResultSource = 'llm'): PlanEvent<'result-reported'> {
+    return this.ev('result-reported', claim.env.author, at, [claim.id, ...cites], { task: claim.env.body.task, claim: claim.id, output, usage, model: source === 'outside' ? 'person' : 'fake', source })
   }
 
-  review (author: PeerIdString, result: PlanEvent<'result-reported'>, verdict: 'accept' | 'reject', at: number | Hlc, committee?: EventId): PlanEvent<'result-reviewed'> {
+  review (author: PeerIdString, result: PlanEvent<'result-reported'>, verdict: 'accept' | 'reject', at: number | Hlc, committee?: EventId, notes = ''): PlanEvent<'result-reviewed'> {
     const c = committee ?? this.goal.id
-    return this.ev('result-reviewed', author, at, [result.id, c], { task: result.env.body.task, result: result.id, committee: c, verdict, notes: '', usage: NO_USAGE })
+    return this.ev('result-reviewed', author, at, [result.id, c], { task: result.env.body.task, result: result.id, committee: c, verdict, notes, usage: NO_USAGE })
   }
 
   amend (committee: readonly PeerIdString[], at: number | Hlc, quorum = majority(committee.length)): PlanEvent<'committee-amended'> {

@@ -560,7 +560,7 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
   const emit: Emit = (a, type, deps, body, late) => {
     const all = [...new Set([goal.id, ...deps])]
     const hlc = a.clock.stamp(all.flatMap(d => { const e = byId.get(d); return e === undefined ? [] : [e.env.hlc] }))
-    const e = makeEvent({ type, plan, author: a.id, hlc, deps: all, body })
+    const e = makeEvent({ v: goal.env.v, type, plan, author: a.id, hlc, deps: all, body })
     const delay = late === true
       ? rng.int(params.leaseMs + 2_500, params.leaseMs + 8_000)
       : rng.chance(pLongDelay) ? rng.int(2_000, 9_000) : rng.int(0, 700)

@@ -245,7 +245,7 @@ const rejectCases: RejectCase[] = [
     bytes: () => joinWire(encodeEnvelope(goal()), wire(goal(), key, 'other').subarray(-64)),
     reason: 'bad-signature'
   },
-  { name: 'another version with a bad signature', bytes: () => flipLast(wire(goal({ v: 2 }))), reason: 'bad-signature' },
+  { name: 'another version with a bad signature', bytes: () => flipLast(wire(goal({ v: 3 }))), reason: 'bad-signature' },
   // unknown-type
   { name: 'an unknown type', bytes: () => wire(goal({ type: 'task-exploded' })), reason: 'unknown-type' },
   { name: 'a type that is not a string', bytes: () => wire(goal({ type: 3 })), reason: 'wrong-shape', detail: 'type: ' },
@@ -416,13 +416,13 @@ describe('decodeEvent accepts', () => {
 
 describe('other protocol versions', () => {
   it('are returned for storing and relaying, not as plan events', () => {
-    const env = { ...goal(), v: 2, type: 'goal-submitted-v2', plan: PLAN, deps: [hex(1), hex(9)], body: { anything: [1, 'two'] } }
+    const env = { ...goal(), v: 3, type: 'goal-submitted-v3', plan: PLAN, deps: [hex(1), hex(9)], body: { anything: [1, 'two'] } }
     const bytes = wire(env)
     const out = decodeEvent(bytes, OPTS)
     expect(out).toStrictEqual({
       kind: 'other-version',
       id: eventIdOf(dagCbor.encode(env)),
-      v: 2,
+      v: 3,
       author,
       plan: PLAN,
       deps: [hex(1), hex(9)],
@@ -439,8 +439,8 @@ describe('other protocol versions', () => {
   })
 
   it('are still checked for swarm and author', () => {
-    expect(detailOf(decodeEvent(wire({ ...goal(), v: 2, swarm: 'x' }, key, 'x'), OPTS))).toMatch(/^wrong-swarm/)
-    expect(detailOf(decodeEvent(wire({ ...goal(), v: 2, author: 'bob' }), OPTS))).toMatch(/^wrong-shape: author/)
+    expect(detailOf(decodeEvent(wire({ ...goal(), v: 3, swarm: 'x' }, key, 'x'), OPTS))).toMatch(/^wrong-swarm/)
+    expect(detailOf(decodeEvent(wire({ ...goal(), v: 3, author: 'bob' }), OPTS))).toMatch(/^wrong-shape: author/)
   })
 })
 
