@@ -59,3 +59,19 @@ export const CHEAP_MODEL_BELOW = 0.2
 export function nearBudget (tree: PlanTree): boolean {
   return tree.budgetTokens - tree.spentTokens < tree.budgetTokens * CHEAP_MODEL_BELOW
 }
+
+/** Who may execute a plan's tasks (its `executors` parameter; plans of protocol version 1 have none: models). */
+export function executorsOf (tree: PlanTree): 'model' | 'outside' | 'any' {
+  const who = (tree.params as { executors?: string }).executors
+  return who === 'outside' || who === 'any' ? who : 'model'
+}
+
+/** Model executors leave plans reserved for outside workers alone. */
+export function welcomesModels (tree: PlanTree): boolean {
+  return executorsOf(tree) !== 'outside'
+}
+
+/** Outside workers (task_next, `task next`) take tasks of plans marked 'outside' or 'any'. */
+export function welcomesOutside (tree: PlanTree): boolean {
+  return executorsOf(tree) !== 'model'
+}

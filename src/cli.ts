@@ -22,6 +22,14 @@ async function main (argv: readonly string[]): Promise<number> {
     process.stdout.write(generateSwarmKey())
     return 0
   }
+  if (command === 'mcp') {
+    const { runMcp } = await import('./app/run-mcp.js')
+    return await runMcp(rest)
+  }
+  if (command === 'task') {
+    const { task } = await import('./commands/task.js')
+    return await task(rest)
+  }
   const client = command === undefined ? undefined : CLIENT_COMMANDS[command]
   if (client !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
     console.log(helpText())
@@ -32,7 +40,7 @@ async function main (argv: readonly string[]): Promise<number> {
     return await commands[client](rest)
   }
   if (command !== undefined && !command.startsWith('-')) {
-    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: ${Object.keys(CLIENT_COMMANDS).join(', ')}, keygen, or start a node with --role <role> (see --help)`)
+    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: ${Object.keys(CLIENT_COMMANDS).join(', ')}, mcp, task, keygen, or start a node with --role <role> (see --help)`)
   }
   const config = parseNodeArgs(argv)
   if (config.help) {

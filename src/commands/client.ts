@@ -1,14 +1,14 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { majority } from '../core/events.js'
 import { isFinished } from '../core/view.js'
 import { checkAuthor, parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from '../author/author-events.js'
+import { publishAmend, publishRaiseBudget, publishRetry } from '../author/plan-actions.js'
 import { startPeer } from '../app/peer.js'
 import { ConfigError, intOption, parseClientArgs } from '../runtime/config.js'
 import type { Peer } from '../app/peer.js'
 import type { NodeConfig } from '../runtime/config.js'
 import type { NodeView } from '../ports/node-view.js'
-import type { EventId, PlanId, TaskId } from '../core/events.js'
+import type { PlanId } from '../core/events.js'
 import type { PlanTree } from '../core/tree.js'
 
 /** Exit codes of the client commands beyond the common ones (0 ok, 1 failure, 2 configuration, 3 data dir). */
@@ -20,8 +20,8 @@ export class TimeoutError extends Error {
   readonly exitCode = EXIT_TIMEOUT
 }
 
-type Values = ReturnType<typeof parseClientArgs>['values']
-type Say = (line: string) => void
+export type Values = ReturnType<typeof parseClientArgs>['values']
+export type Say = (line: string) => void
 
 /**
  * A wait on the process's own timer. Commands see their peer only through
@@ -52,7 +52,7 @@ async function startClient (config: NodeConfig, say: Say): Promise<Peer> {
   }
 }
 
-async function until (what: string, check: () => boolean, deadline: number, say: Say, progress: () => string): Promise<void> {
+export async function until (what: string, check: () => boolean, deadline: number, say: Say, progress: () => string): Promise<void> {
   let lastSaid = 0
   while (!check()) {
     if (Date.now() > deadline) throw new TimeoutError(`gave up waiting for ${what} (${progress()}); check that peers are running and reachable (--bootstrap, mDNS, --swarm-key)`)
@@ -62,7 +62,7 @@ async function until (what: string, check: () => boolean, deadline: number, say:
 }
 
 /** Make sure at least one other peer holds what we published: a sync session with it that succeeds pulls it across. */
-async function confirmHeld (view: NodeView, deadline: number, say: Say): Promise<string> {
+export async function confirmHeld (view: NodeView, deadline: number, say: Say): Promise<string> {
   while (Date.now() < deadline) {
     const holder = await view.syncOnce()
     if (holder !== null) return holder
@@ -72,7 +72,7 @@ async function confirmHeld (view: NodeView, deadline: number, say: Say): Promise
   throw new TimeoutError('no peer took the event; it is stored here and will reach the swarm when a peer connects')
 }
 
-function deadlineOf (values: Values, fallbackSeconds: number): number {
+export function deadlineOf (values: Values, fallbackSeconds: number): number {
   return Date.now() + 1_000 * (intOption(values, 'timeout') ?? fallbackSeconds)
 }
 
@@ -92,7 +92,7 @@ async function follow (view: NodeView, plan: PlanId, deadline: number, say: Say)
   }
 }
 
-async function withClient<T> (argv: readonly string[], run: (view: NodeView, positionals: string[], values: Values, say: Say, json: boolean, config: NodeConfig) => Promise<T>): Promise<T> {
+export async function withClient<T> (argv: readonly string[], run: (view: NodeView, positionals: string[], values: Values, say: Say, json: boolean, config: NodeConfig) => Promise<T>): Promise<T> {
   const { config, values, positionals } = parseClientArgs(argv)
   const say: Say = line => { console.error(config.json ? JSON.stringify({ progress: line }) : line) }
   const peer = await startClient(config, say)
@@ -166,30 +166,19 @@ export async function amend (argv: readonly string[]): Promise<number> {
   return await authorCommand(argv, async (view, tree, _rest, values) => {
     const committee = parseCommittee(values.committee)
     if (committee === undefined) throw new ConfigError('amend needs --committee <peer ids> (and optionally --quorum)')
-    const quorum = intOption(values, 'quorum') ?? majority(committee.length)
-    if (quorum < majority(committee.length) || quorum > committee.length) throw new ConfigError(`--quorum ${quorum}: must be a majority of the ${committee.length} members, at most all of them`)
-    await view.publish('committee-amended', tree.plan, [], { committee, quorum })
-    return `amended the committee of plan ${tree.plan} to ${committee.length} members, quorum ${quorum}`
+    return await publishAmend(view, tree, committee, intOption(values, 'quorum'))
   })
 }
 
 export async function raiseBudget (argv: readonly string[]): Promise<number> {
   return await authorCommand(argv, async (view, tree, _rest, values) => {
-    const budget = intOption(values, 'budget')
-    if (budget === undefined || budget <= tree.budgetTokens) throw new ConfigError(`raise-budget needs --budget above the current ${tree.budgetTokens} tokens`)
-    await view.publish('budget-raised', tree.plan, [], { budgetTokens: budget })
-    return `raised the budget of plan ${tree.plan} to ${budget} tokens`
+    if (intOption(values, 'budget') === undefined) throw new ConfigError(`raise-budget needs --budget above the current ${tree.budgetTokens} tokens`)
+    return await publishRaiseBudget(view, tree, intOption(values, 'budget'))
   })
 }
 
 export async function retry (argv: readonly string[]): Promise<number> {
-  return await authorCommand(argv, async (view, tree, rest) => {
-    const task = tree.tasks.find(t => t.id === rest[0] || t.node === rest[0])
-    if (task === undefined) throw new ConfigError(`retry needs a task or node id of plan ${tree.plan.slice(0, 12)} (see GET /plans/<id>)`)
-    if (task.status !== 'failed') throw new ConfigError(`task ${task.id.slice(0, 12)} is ${task.status}, not failed: nothing to retry`)
-    await view.publish('task-retried', tree.plan, task.finishEvent === null ? [] : [task.finishEvent as EventId], { task: task.id as TaskId })
-    return `retried task ${task.id}`
-  })
+  return await authorCommand(argv, async (view, tree, rest) => await publishRetry(view, tree, rest[0]))
 }
 
 /**
