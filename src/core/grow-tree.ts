@@ -3,6 +3,7 @@ import { childIds } from './node-ids.js'
 import { decideNode } from './decide-node.js'
 import type { NodeDecision } from './decide-node.js'
 import type { PlanIndex } from './plan-index.js'
+import { approversFor } from './events.js'
 import type { EventId, Hlc, NodeId, PlanEvent, PlanParams } from './events.js'
 import type { CommitteeView, LeafReason, TreeNode } from './tree.js'
 
@@ -105,7 +106,7 @@ function decompose (d: Growing, index: PlanIndex, params: PlanParams, committees
     d.leafReason = d.markedLeaf ? 'marked-leaf' : 'max-depth'
     return false
   }
-  const decision = decideNode(index, d.id, params.maxAttempts, committees)
+  const decision = decideNode(index, d.id, params.maxAttempts, committees, approversFor(params, 'splits'))
   d.decision = decision
   if (decision.kind === 'exhausted') {
     d.kind = 'leaf'

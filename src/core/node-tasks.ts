@@ -3,6 +3,9 @@ import { rollupId } from './node-ids.js'
 import { blockedOutcome, decideTask } from './task-chain.js'
 import { taskView } from './task-view.js'
 import { NO_EQUIVOCATIONS } from './slots.js'
+import { neededApprovers } from './decide-node.js'
+import { approversFor } from './events.js'
+import type { NeededApprovers } from './decide-node.js'
 import type { Draft } from './grow-tree.js'
 import type { PlanIndex } from './plan-index.js'
 import type { EventId, Hlc, NodeId, ResolvedParams, TaskId } from './events.js'
@@ -30,12 +33,15 @@ const DECOMPOSING: Finish = { task: null, status: 'decomposing', at: null, event
 export class NodeTasks {
   private readonly finished = new Map<Draft, Finish>()
   private readonly visiting = new Set<Draft>()
+  private readonly approvers: NeededApprovers
 
   constructor (
     private readonly index: PlanIndex,
     private readonly params: ResolvedParams,
     private readonly committees: readonly CommitteeView[]
-  ) {}
+  ) {
+    this.approvers = neededApprovers(committees, approversFor(params, 'results'))
+  }
 
   finishOf (d: Draft): Finish {
     const known = this.finished.get(d)
@@ -70,7 +76,7 @@ export class NodeTasks {
       const view = taskView({ blockedBy, evidence: [], id: task, kind, node: d.id, readyAt: null }, blockedOutcome(this.index, task, this.params))
       return { task, status: 'blocked', at: null, event: null, view, blockedBy, equivocations: NO_EQUIVOCATIONS }
     }
-    const { outcome, equivocations } = decideTask(this.index, task, readyAt, this.params, this.committees)
+    const { outcome, equivocations } = decideTask(this.index, task, readyAt, this.params, this.committees, this.approvers)
     const view = taskView({ blockedBy: [], evidence: sortedUnique(evidence), id: task, kind, node: d.id, readyAt }, outcome)
     return { task, status: outcome.status, at: outcome.finishedAt, event: outcome.finishEvent, view, blockedBy: [], equivocations }
   }

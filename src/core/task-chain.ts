@@ -4,7 +4,8 @@ import { NO_EQUIVOCATIONS, concatEquivocations } from './slots.js'
 import { resultViews, settle } from './task-results.js'
 import { Reviews } from './task-review.js'
 import type { PlanIndex, ClaimGroup } from './plan-index.js'
-import type { EventId, Hlc, PlanEvent, ResolvedParams, TaskId } from './events.js'
+import type { EventId, Hlc, PeerIdString, PlanEvent, ResolvedParams, TaskId } from './events.js'
+import type { NeededApprovers } from './decide-node.js'
 import type { ChainView, CommitteeView, Equivocation, TaskStatus } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
 
@@ -33,11 +34,11 @@ export interface TaskDecision {
  * predecessor, a dep), and claims are taken in the total order, so the
  * renewals stamped before each later claim are a growing prefix of the chain.
  */
-export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params: ResolvedParams, committees: readonly CommitteeView[]): TaskDecision {
+export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params: ResolvedParams, committees: readonly CommitteeView[], approvers: NeededApprovers = new Map()): TaskDecision {
   const claims = sortEvents(index.claims.get(task) ?? [])
   const retries = (index.retries.get(task) ?? []).length
   const attemptsAllowed = params.maxAttempts * (1 + retries)
-  const reviews = new Reviews(index, params.review, committees)
+  const reviews = new Reviews(index, params.review, committees, approvers)
   const walk = followChains(index, reviews, claims, readyAt, attemptsAllowed, params)
   const { accepted, acceptedAt, failed, failures } = settle(index, reviews, claims, readyAt, attemptsAllowed)
   // A result wins over failure (done never reopens); the task finished at whichever came first, so
@@ -58,6 +59,7 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
   const outcome: TaskOutcome = {
     accepted: accepted?.id ?? null,
     attemptsAllowed,
+    awaiting: status === 'in-review' ? awaitingReview(index, reviews, claims, readyAt) : NO_ONE,
     chains,
     duplicates: accepted === undefined ? 0 : duplicates,
     failures,
@@ -76,6 +78,7 @@ export function blockedOutcome (index: PlanIndex, task: TaskId, params: Resolved
   return {
     accepted: null,
     attemptsAllowed: params.maxAttempts,
+    awaiting: NO_ONE,
     chains: [],
     duplicates: 0,
     failures: 0,
@@ -205,6 +208,18 @@ function earliestEnd (group: ClaimGroup): PlanEvent | undefined {
 /** Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying. */
 function chainView (c: Chain, end: ChainView['end']): ChainView {
   return { claim: c.claim.id, claimedAt: c.claim.env.hlc, end, lapseMs: c.lapseMs, last: c.last.id, owner: c.claim.env.author, renewals: c.renewals }
+}
+
+const NO_ONE: readonly PeerIdString[] = Object.freeze([])
+
+/** Whom the pending reviews of the results that count wait for, sorted. */
+function awaitingReview (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, readyAt: Hlc): readonly PeerIdString[] {
+  const who = new Set<PeerIdString>()
+  for (const o of claims) {
+    if (compareHlc(o.env.hlc, readyAt) <= 0) continue
+    for (const x of index.claimEvents(o).results) if (reviews.of(x).kind === 'pending') for (const p of reviews.awaiting(x)) who.add(p)
+  }
+  return who.size === 0 ? NO_ONE : [...who].sort()
 }
 
 /** Whether a result of some claim stamped after `readyAt` still awaits its review. */

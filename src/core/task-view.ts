@@ -18,6 +18,7 @@ export function taskView (place: TaskPlace, o: TaskOutcome): TaskView {
   return {
     accepted: o.accepted,
     attemptsAllowed: o.attemptsAllowed,
+    awaiting: o.awaiting,
     blockedBy: place.blockedBy,
     chains: o.chains,
     duplicates: o.duplicates,

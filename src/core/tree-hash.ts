@@ -11,8 +11,9 @@ import type { PlanTree } from './tree.js'
  * (a unit test holds it), so only the odd passed-through object is copied:
  * copying every node and task was a third of the cost of hashing a tree.
  */
-export function canonicalJson (value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
+export function canonicalJson (value: unknown, omit?: ReadonlySet<string>): string {
+  return JSON.stringify(value, (key, v: unknown) => {
+    if (omit !== undefined && omit.has(key)) return undefined
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v
     const o = v as Record<string, unknown>
     const keys = Object.keys(o)
@@ -34,8 +35,16 @@ export function canonicalJson (value: unknown): string {
  * pass a native one (the core's own is pure JavaScript and ~10x slower).
  */
 export function treeHash (tree: PlanTree, hashText: (text: string) => string = sha256HexOfText): string {
-  return hashText(canonicalJson(hashedForm(tree)))
+  return hashText(canonicalJson(hashedForm(tree), NOT_HASHED))
 }
+
+/**
+ * Keys the hash leaves out wherever they occur: `awaiting` (on nodes and
+ * tasks) is who a node waits for, derived from the set like the rest, but
+ * added with protocol 2; hashing it would change every v1 plan's hash.
+ * Its order independence is tested on its own (test/property).
+ */
+export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting'])
 
 /**
  * The tree as it is hashed: protocol 2's plan parameters are left out where

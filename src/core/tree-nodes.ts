@@ -20,6 +20,7 @@ export function treeNode (d: Draft, f: Finish, titles: NodeTitles): TreeNode {
   return {
     accepted: d.accepted,
     attempts: d.decision?.attempts ?? [],
+    awaiting: d.decision?.kind === 'open' ? d.decision.awaiting : (f.view?.awaiting ?? []),
     children: d.children.map(c => c.id),
     dependsOn: d.dependsOnIdx.map(i => d.parent?.children[i]?.id).filter((x): x is NodeId => x !== undefined),
     depth: d.depth,

@@ -66,6 +66,16 @@ export interface TreeNode {
   readonly status: NodeStatus
   /** Why nothing happens at this node right now, in words; null when something can happen. */
   readonly waiting: string | null
+  /**
+   * The peers this node waits for, sorted: committee members (or, once a
+   * proposal has its quorum, approvers) who have not cast a ballot on its
+   * open attempt, or, for its task in review, who have not reviewed the
+   * result. Empty when it waits for no one in particular. A function of
+   * the set like everything else, but left out of the treeHash (it is
+   * what the observer, the inbox and /status show, and protocol 1's
+   * hashes must stay as they were).
+   */
+  readonly awaiting: readonly PeerIdString[]
 }
 
 export interface ChainView {
@@ -115,6 +125,8 @@ export interface TaskView {
   readonly finishEvent: EventId | null
   /** Claims that lost a race, came before the task was ready, or arrived after it finished. */
   readonly ignoredClaims: number
+  /** In review: the committee members (or, once the accepts are in, approvers) who have not reviewed its pending result; else empty. Not hashed (see TreeNode.awaiting). */
+  readonly awaiting: readonly PeerIdString[]
 }
 
 export interface Equivocation {

@@ -66,7 +66,7 @@ export class PlanBuilder {
     return this.ev('split-proposed', author, at, cites, { node, attempt, subgoals: subs, rationale: `split by ${author.slice(-4)}`, usage })
   }
 
-  ballot (author: PeerIdString, p: { node: NodeId, attempt: number }, choice: PlanEvent<'split-proposed'> | null, at: number | Hlc, opts: { judged?: ReadonlyArray<PlanEvent<'split-proposed'>>, committee?: EventId, usage?: { inputTokens: number, outputTokens: number } } = {}): PlanEvent<'ballot-cast'> {
+  ballot (author: PeerIdString, p: { node: NodeId, attempt: number }, choice: PlanEvent<'split-proposed'> | null, at: number | Hlc, opts: { judged?: ReadonlyArray<PlanEvent<'split-proposed'>>, committee?: EventId, usage?: { inputTokens: number, outputTokens: number }, notes?: string } = {}): PlanEvent<'ballot-cast'> {
     const judged = opts.judged ?? (choice === null ? [] : [choice])
     const committee = opts.committee ?? this.goal.id
     return this.ev('ballot-cast', author, at, [committee, ...judged.map(j => j.id)], {
@@ -75,7 +75,7 @@ export class PlanBuilder {
       committee,
       scores: judged.map(j => ({ proposal: j.id, score: j.id === choice?.id ? 80 : 40, notes: 'ok' })),
       choice: choice?.id ?? null,
-      notes: '',
+      notes: opts.notes ?? '',
       usage: opts.usage ?? NO_USAGE
     })
   }

@@ -183,6 +183,19 @@ export interface PlanCtx {
   readonly spare: PeerIdString | null
   /** How many decomposers a scorer waits to hear from before the window ends. */
   readonly decomposers: number
+  /** Committee members who are people (protocol 2 plans with `people`): slow, score only what they choose, say "none" or reject with notes. */
+  readonly people?: PersonTemper
+  /** Results may come from outside executors (source 'outside'): only in a v2 plan whose executors are not 'model'. */
+  readonly outside?: boolean
+}
+
+/** How the people of a plan behave. */
+export interface PersonTemper {
+  readonly ids: ReadonlySet<PeerIdString>
+  /** A person's ballot chooses none (with notes saying what to change). */
+  readonly pNone: number
+  /** A person's review rejects the result (with notes). */
+  readonly pReject: number
 }
 
 /** Publish an event: stamp it after its deps with the actor's clock, make it, send it. `late` holds it back in transit. */
@@ -289,6 +302,8 @@ export class Roles {
     const rng = this.rng
     const latest = v.tree.committees[v.tree.committees.length - 1]
     if (latest === undefined || !latest.members.includes(a.id)) return
+    const people = this.ctx.people
+    if (people?.ids.has(a.id) === true) { this.choose(a, m, v, wall, people, latest.event); return }
     for (const { node, attempt } of v.openAttempts) {
       const av = node.attempts[attempt - 1]
       if (av === undefined || av.proposals.length === 0) continue
@@ -325,20 +340,53 @@ export class Roles {
     }
   }
 
+  /**
+   * A person's ballot: slower than a scorer (they look when they have time),
+   * for the shared judgement's proposal or, now and then, for none with
+   * notes saying what to change; scores only what they choose; no usage.
+   */
+  private choose (a: Actor, m: RoleMemory, v: PlanView, wall: number, people: PersonTemper, committee: EventId): void {
+    const rng = this.rng
+    for (const { node, attempt } of v.openAttempts) {
+      const av = node.attempts[attempt - 1]
+      if (av === undefined || av.proposals.length === 0) continue
+      const key = `${node.id}|${attempt}|${committee}`
+      if (m.voted.has(key)) continue
+      const since = m.firstSeen.get(key) ?? wall
+      m.firstSeen.set(key, since)
+      if (wall - since < 2_500 || !rng.chance(0.4)) continue
+      m.voted.add(key)
+      const preferred = av.proposals.filter(p => !p.equivocated).sort((x, y) => fnv(x.id) - fnv(y.id))[0]
+      const choice = rng.chance(people.pNone) || preferred === undefined ? null : preferred.id
+      this.intents.add(choice === null ? 'person chose none' : 'person chose')
+      this.emit(a, 'ballot-cast', [committee, ...(choice === null ? [] : [choice])], {
+        node: node.id,
+        attempt,
+        committee,
+        scores: choice === null ? [] : [{ proposal: choice, score: 100, notes: '' }],
+        choice,
+        notes: choice === null ? 'none of these: split it by week instead' : '',
+        usage: { inputTokens: 0, outputTokens: 0 }
+      })
+    }
+  }
+
   /** Review results that wait for the committee (only when the plan asks). */
   review (a: Actor, m: RoleMemory, v: PlanView): void {
     if (!this.ctx.params.review) return
     const latest = v.tree.committees[v.tree.committees.length - 1]
     if (latest === undefined || !latest.members.includes(a.id)) return
+    const person = this.ctx.people?.ids.has(a.id) === true ? this.ctx.people : undefined
     for (const task of v.tree.tasks) {
       if (task.status !== 'in-review') continue
       for (const r of task.results) {
         if (r.review !== 'pending') continue
         const key = `${r.id}|${latest.event}`
-        if (m.reviewed.has(key) || !this.rng.chance(0.6)) continue
+        if (m.reviewed.has(key) || !this.rng.chance(person === undefined ? 0.6 : 0.3)) continue
         m.reviewed.add(key)
-        const verdict = this.rng.chance(this.temper.pReject) ? 'reject' : 'accept'
-        this.emit(a, 'result-reviewed', [r.id, latest.event], { task: task.id, result: r.id, committee: latest.event, verdict, notes: verdict, usage: this.usage(50, 200) })
+        const verdict = this.rng.chance(person?.pReject ?? this.temper.pReject) ? 'reject' : 'accept'
+        const notes = person === undefined ? verdict : verdict === 'reject' ? 'add the prices, then it is fine' : ''
+        this.emit(a, 'result-reviewed', [r.id, latest.event], { task: task.id, result: r.id, committee: latest.event, verdict, notes, usage: person === undefined ? this.usage(50, 200) : { inputTokens: 0, outputTokens: 0 } })
       }
     }
   }
@@ -371,7 +419,8 @@ export class Roles {
           const cites = task?.kind === 'rollup'
             ? v.tree.tasks.filter(x => x.accepted !== null && v.node(x.node)?.parent === task.node).map(x => x.accepted as EventId).slice(0, 20)
             : []
-          this.emit(a, 'result-reported', [job.claim.id, ...cites], { task: job.task, claim: job.claim.id, output: `output of ${job.task.slice(0, 6)} by ${a.id.slice(-4)}`, usage: this.usage(200, 1_500), model: 'sim', source: 'offline' })
+          const source = this.ctx.outside === true && rng.chance(0.3) ? 'outside' : 'offline'
+          this.emit(a, 'result-reported', [job.claim.id, ...cites], { task: job.task, claim: job.claim.id, output: `output of ${job.task.slice(0, 6)} by ${a.id.slice(-4)}`, usage: this.usage(200, 1_500), model: 'sim', source })
         }
         continue
       }
@@ -479,6 +528,15 @@ export interface GenOptions {
   readonly maxSteps?: number
   /** Plan parameter overrides. */
   readonly params?: Partial<Omit<PlanParams, 'committee' | 'quorum'>>
+  /**
+   * Protocol 2: the third committee member is a person and an approver (of
+   * splits, or with review of results or both), who is slow, sometimes says
+   * "none" or rejects, and is sometimes silent until the author amends them
+   * out; executors may be 'outside' or 'any', and then some results come
+   * from outside. Default off (the draws for it are taken only when on, so
+   * the other plans of a seed stay as they were).
+   */
+  readonly people?: boolean
 }
 
 export interface GeneratedPlan {
@@ -537,8 +595,20 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
   const committee = scorers.slice(0, 3).map(s => s.id)
   const review = opts.review ?? rng.chance(0.25)
   const authorActions = opts.authorActions ?? true
-  const params: PlanParams = { ...randomParams(rng, committee, { review, smallBudget: authorActions && rng.chance(0.1) }), ...opts.params }
-  const temper = randomTemperament(rng, { equivocation: opts.equivocation ?? true, review, amendments: opts.amendments ?? true, authorActions, start: t })
+  let params: PlanParams = { ...randomParams(rng, committee, { review, smallBudget: authorActions && rng.chance(0.1) }), ...opts.params }
+  let temper = randomTemperament(rng, { equivocation: opts.equivocation ?? true, review, amendments: opts.amendments ?? true, authorActions, start: t })
+  let people: PersonTemper | undefined
+  let outside = false
+  if (opts.people === true) {
+    const person = committee[2] as PeerIdString
+    const approve = review ? rng.pick(['splits', 'results', 'both'] as const) : 'splits'
+    const executors = rng.pick(['model', 'any', 'outside'] as const)
+    outside = executors !== 'model'
+    params = { ...params, approvers: { ids: [person], for: approve }, ...(outside ? { executors } : {}) }
+    people = { ids: new Set([person]), pNone: rng.pick([0.1, 0.3, 0.5]), pReject: rng.pick([0.2, 0.4]) }
+    // A person who never answers, until the author amends them out (when amendments are on).
+    if (rng.chance(0.2)) temper = { ...temper, silent: 2 }
+  }
   const pLongDelay = rng.pick([0.01, 0.05, 0.12])
 
   const created: PlanEvent[] = []
@@ -567,7 +637,7 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
     send(e, delay)
     return e
   }
-  const ctx: PlanCtx = { plan, goal, params, spare: (scorers[3] as Actor).id, decomposers: decomposers.length }
+  const ctx: PlanCtx = { plan, goal, params, spare: (scorers[3] as Actor).id, decomposers: decomposers.length, people, outside }
   const roles = new Roles(rng, temper, ctx, emit)
   const memory = new Map<Actor, RoleMemory>()
   const mem = (a: Actor): RoleMemory => {
@@ -754,8 +824,31 @@ export function hardCases (events: readonly PlanEvent[], tree: PlanTree): Set<st
   if (events.some(e => isType(e, 'budget-raised'))) out.add('budget raised')
   if (events.some(e => isType(e, 'task-retried'))) out.add('retry')
   if (tree.tasks.some(x => x.results.some(r => r.review === 'accepted'))) out.add('review accepted')
+  approverCases(events, tree, out)
   out.add(`status ${tree.status}`)
   return out
+}
+
+/** The hard cases of protocol 2 plans with people (GenOptions.people); none for a plan without approvers. */
+function approverCases (events: readonly PlanEvent[], tree: PlanTree, out: Set<string>): void {
+  if (tree.tasks.some(x => x.results.some(r => r.source === 'outside'))) out.add('outside result')
+  const approvers = new Set<string>(tree.params.approvers?.ids ?? [])
+  if (approvers.size === 0) return
+  for (const n of tree.nodes) {
+    for (const a of n.attempts) {
+      if (a.outcome === 'failed' && a.ballots.some(b => approvers.has(b.author) && b.choice === null && !b.equivocated)) out.add('approver chose none')
+      if (a.outcome === 'won' && a.ballots.some(b => b.id === a.decidedBy && approvers.has(b.author))) out.add('approver decided')
+    }
+  }
+  if (tree.nodes.some(n => n.awaiting.length > 0 && n.awaiting.every(p => approvers.has(p)))) out.add('waits for approver')
+  const review = new Map<string, string>()
+  for (const t of tree.tasks) for (const r of t.results) review.set(r.id, r.review)
+  for (const e of events) {
+    if (!isType(e, 'result-reviewed') || !approvers.has(e.env.author)) continue
+    const r = review.get(e.env.body.result)
+    if (r === 'rejected' && e.env.body.verdict === 'reject') out.add('approver rejected result')
+    if (r === 'accepted' && e.env.body.verdict === 'accept') out.add('approver accepted result')
+  }
 }
 
 /** Counts of labelled cases over a property run, printed as a table and checked for hard cases that never occurred. */
