@@ -113,7 +113,7 @@ export async function reportOutsideResult (view: NodeView, task: TaskId, output:
 export async function releaseOutsideTask (view: NodeView, task: TaskId, reason?: string): Promise<PlanId> {
   const { tree, chain } = heldChain(view, task)
   const why = (reason ?? '').trim().slice(0, MAX_REASON_CHARS)
-  await view.publish('task-released', tree.plan, [chain.last], { task, claim: chain.claim, reason: why === '' ? 'released by the outside worker' : why })
+  await view.publish('task-released', tree.plan, [chain.claim, chain.last], { task, claim: chain.claim, reason: why === '' ? 'released by the outside worker' : why })
   return tree.plan
 }
 

@@ -4,7 +4,6 @@ import { createOutsideExecutor } from '../../roles/outside-executor.js'
 import { createSwarmMcp } from '../mcp/server.js'
 import { startMcpHttp } from '../mcp/http.js'
 import { ConfigError, helpText, parseClientArgs } from '../runtime/config.js'
-import type { McpServer } from '@modelcontextprotocol/server'
 import type { NodeConfig } from '../runtime/config.js'
 import type { NodeView } from '../ports/node-view.js'
 
@@ -34,15 +33,7 @@ export async function runMcp (argv: readonly string[]): Promise<number> {
   const say = (line: string): void => { console.error(`[mcp] ${line}`) }
   const peer = await startPeer(config, { dirName: 'mcp', syncIntervalMs: 5_000 })
   const served = await startMcpOver(peer.view, config, say)
-  const live = new Set<McpServer>()
-  served.mcp.onPlanChanged(uri => {
-    for (const s of live) s.server.sendResourceUpdated({ uri }).catch(() => {})
-  })
-  const handle = serveStdio(ctx => {
-    const s = served.mcp.factory(ctx) as McpServer
-    live.add(s)
-    return s
-  }, { onerror: err => { say(`protocol error: ${err.message}`) } })
+  const handle = serveStdio(served.mcp.connectionFactory, { onerror: err => { say(`protocol error: ${err.message}`) } })
   say(`plan-swarm MCP server ${peer.view.me} in swarm "${config.swarm}" (data dir ${peer.dataDir})${served.http === undefined ? '' : `; also at ${served.http.url} (token ${served.http.token})`}`)
   await new Promise<void>(resolve => {
     const stop = (): void => { resolve() }

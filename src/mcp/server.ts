@@ -18,8 +18,10 @@ const INSTRUCTIONS = [
 ].join(' ')
 
 export interface SwarmMcp {
-  /** A fresh McpServer per connection (stdio) or request (HTTP), all over the same node. */
+  /** A fresh McpServer per request (HTTP), all over the same node. */
   readonly factory: McpServerFactory
+  /** A fresh McpServer per connection (stdio) that hears of plan changes itself (resource subscribers). */
+  readonly connectionFactory: McpServerFactory
   /** Tell live servers that a plan changed (for resource subscribers). */
   readonly onPlanChanged: (fn: (uri: string) => void) => void
   readonly close: () => void
@@ -47,7 +49,7 @@ export function createSwarmMcp (tools: SwarmTools, version: string): SwarmMcp {
     })
   })
 
-  const factory: McpServerFactory = () => {
+  const build = (): McpServer => {
     const server = new McpServer({ name: 'plan-swarm', version }, { capabilities: { tools: {}, resources: { subscribe: true, listChanged: true } }, instructions: INSTRUCTIONS })
     registerSwarmTools(server, tools)
     server.registerResource('plan', new ResourceTemplate('plan-swarm://plans/{id}', {
@@ -69,8 +71,25 @@ export function createSwarmMcp (tools: SwarmTools, version: string): SwarmMcp {
     return server
   }
 
+  // Connections that stay open (stdio): a 2025-era client subscribes with resources/subscribe and
+  // hears only of what it subscribed to; on a 2026-era one the SDK's listen router filters.
+  const live = new Map<McpServer, { modern: boolean, uris: Set<string> }>()
+  listeners.push(uri => {
+    for (const [server, c] of live) if (c.modern || c.uris.has(uri)) server.server.sendResourceUpdated({ uri }).catch(() => {})
+  })
+  const connectionFactory: McpServerFactory = ctx => {
+    const server = build()
+    const c = { modern: ctx.era === 'modern', uris: new Set<string>() }
+    server.server.setRequestHandler('resources/subscribe', req => { c.uris.add(req.params.uri); return {} })
+    server.server.setRequestHandler('resources/unsubscribe', req => { c.uris.delete(req.params.uri); return {} })
+    server.server.onclose = () => { live.delete(server) }
+    live.set(server, c)
+    return server
+  }
+
   return {
-    factory,
+    factory: () => build(),
+    connectionFactory,
     onPlanChanged: fn => { listeners.push(fn) },
     close: () => { off(); flush?.(); tools.outside.stop() }
   }

@@ -12,11 +12,12 @@
  *   - bad input, a plan not the caller's, a wrong token and a foreign
  *     Origin get errors and publish nothing.
  */
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { CLI, REPO_ROOT, cliEnv, removeTempDirs, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { CLI, EXIT, REPO_ROOT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
 import { startFakeLlm } from '../helpers/fake-llm.js'
 import type { CliChild } from '../helpers/cli-process.js'
 import type { FakeLlm } from '../helpers/fake-llm.js'
@@ -139,7 +140,9 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
     expect(waited.status).toBe('completed')
     expect(String(waited.deliverable.text).length).toBeGreaterThan(0)
     expect(progress.length).toBeGreaterThan(1)
-    expect(progress.at(-1)).toMatch(/^completed: /)
+    const finished = progress.map(m => Number(/(\d+)\/\d+ tasks finished/.exec(m)?.[1] ?? -1))
+    expect(finished.every(n => n >= 0)).toBe(true)
+    expect(finished).toEqual([...finished].sort((a, b) => a - b))
 
     const got = data(await agent.callTool({ name: 'plan_get', arguments: { plan: mine, maxResultChars: 5 } }))
     expect(got.yours).toBe(true)
@@ -213,6 +216,9 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
   it('lets an outside agent do every task of a plan reserved for it, renewing its lease while it works', async () => {
     const plan = data(await agent.callTool({ name: 'plan_submit', arguments: { goal: 'plan a garden clean-up day', maxDepth: 1, executors: 'outside', leaseMs: 2_000 } })).plan as string
     const me = data(await agent.callTool({ name: 'swarm_status', arguments: {} })).peerId as string
+    const updates: string[] = []
+    agent.setNotificationHandler('notifications/resources/updated', n => { updates.push(n.params.uri) })
+    await agent.subscribeResource({ uri: `plan-swarm://plans/${plan}` })
     const done: string[] = []
     for (let i = 0; i < 3; i++) {
       const next = await waitUntil(`task ${i + 1} to become claimable`, async () => {
@@ -241,6 +247,10 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
     expect(waited.deliverable.text).toContain('ROLLUP by the agent of: AGENT RESULT')
     const tree = await waitUntil('the observer to see the plan completed', async () => { const p = await planOnObserver(plan); return p?.status === 'completed' ? p : undefined }, 60_000)
     expect(tree.tasks.every((t: Structured) => t.results.find((r: Structured) => r.accepted)?.source === 'outside')).toBe(true)
+    // Subscribers heard of the changes, at most about once a second.
+    expect(updates.length).toBeGreaterThan(2)
+    expect(new Set(updates)).toEqual(new Set([`plan-swarm://plans/${plan}`]))
+    await agent.unsubscribeResource({ uri: `plan-swarm://plans/${plan}` })
   }, PLAN_MS)
 
   it('takes over the task of an outside worker that goes silent', async () => {
@@ -261,5 +271,34 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
     const t = tree?.tasks.find((x: Structured) => x.id === taken.task)
     expect(t.chains.map((c: Structured) => c.owner)).toEqual([quietId, expect.not.stringMatching(quietId)])
     expect(t.results.find((r: Structured) => r.accepted)?.output).toBe('taken over and done')
+  }, PLAN_MS)
+
+  it('lets a person do a task from the command line: task next, task done, task release', async () => {
+    const submitted = await runCli(['submit', 'plan a reading group', ...COMMON, '--bootstrap', seed, '--max-depth', '1', '--executors', 'outside', '--lease-ms', '2000', '--json'], { env }, 120_000)
+    expect(submitted.code, submitted.stderr).toBe(EXIT.OK)
+    const plan = JSON.parse(submitted.stdout.trim().split('\n')[0] as string).plan as string
+    // Take a task and give it back from another terminal.
+    const first = spawnCli(['task', 'next', ...COMMON, '--bootstrap', seed, '--plan', plan, '--json', '--timeout', '120'], { env })
+    const taken = await first.waitForJson(o => typeof o.task === 'string', 120_000)
+    const released = await runCli(['task', 'release', taken.task as string, ...COMMON, '--bootstrap', seed, '--reason', 'not today'], { env }, 120_000)
+    expect(released.code, released.stderr).toBe(EXIT.OK)
+    expect((await first.exited).code).toBe(EXIT.FAILURE)
+    // Take it again, hold it past its lease, and report from another terminal.
+    const second = spawnCli(['task', 'next', ...COMMON, '--bootstrap', seed, '--plan', plan, '--json', '--timeout', '120'], { env })
+    const task = await second.waitForJson(o => typeof o.task === 'string', 120_000)
+    await new Promise(resolve => setTimeout(resolve, 5_000))
+    const file = join(home, 'result.md')
+    writeFileSync(file, 'READ: the person chose three books')
+    const reported = await runCli(['task', 'done', task.task as string, ...COMMON, '--bootstrap', seed, '--file', file], { env }, 120_000)
+    expect(reported.code, reported.stderr).toBe(EXIT.OK)
+    expect((await second.exited).code).toBe(EXIT.OK)
+    const tree = await planOnObserver(plan)
+    const t = tree?.tasks.find((x: Structured) => x.id === task.task)
+    expect(t.status).toBe('done')
+    expect(t.chains.at(-1).renewals).toBeGreaterThan(0)
+    expect(t.results.find((r: Structured) => r.accepted)?.output).toBe('READ: the person chose three books')
+    const bad = await runCli(['task', 'done', 'nope', ...COMMON, '--bootstrap', seed, '--file', file], { env }, 60_000)
+    expect(bad.code).toBe(EXIT.CONFIG)
+    expect(bad.stderr).toMatch(/expected a task id/)
   }, PLAN_MS)
 })
