@@ -26,6 +26,10 @@ async function main (argv: readonly string[]): Promise<number> {
     const { runMcp } = await import('./app/run-mcp.js')
     return await runMcp(rest)
   }
+  if (command === 'id' || command === 'inbox' || command === 'vote' || command === 'review') {
+    const person = await import('./commands/person.js')
+    return await person[command](rest)
+  }
   if (command === 'task') {
     const { task } = await import('./commands/task.js')
     return await task(rest)
@@ -40,7 +44,7 @@ async function main (argv: readonly string[]): Promise<number> {
     return await commands[client](rest)
   }
   if (command !== undefined && !command.startsWith('-')) {
-    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: ${Object.keys(CLIENT_COMMANDS).join(', ')}, mcp, task, keygen, or start a node with --role <role> (see --help)`)
+    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: ${Object.keys(CLIENT_COMMANDS).join(', ')}, mcp, task, id, inbox, vote, review, keygen, or start a node with --role <role> (see --help)`)
   }
   const config = parseNodeArgs(argv)
   if (config.help) {

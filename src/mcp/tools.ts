@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js'
 import { sleep } from '../ports/scheduler.js'
 import { parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from '../author/author-events.js'
 import { publishAmend, publishRaiseBudget, publishRetry } from '../author/plan-actions.js'
+import { awaitingMe, castReview, castVote } from '../author/person-events.js'
 import { renderMarkdown } from '../../roles/render.js'
 import { agentPlan, planText } from './plan-json.js'
 import type { McpServer, CallToolResult, ServerContext } from '@modelcontextprotocol/server'
@@ -279,6 +280,51 @@ export function registerSwarmTools (server: McpServer, tools: SwarmTools): void 
     const tree = treeOf(view, plan)
     const markdown = renderMarkdown(tree)
     return ok(markdown, { plan: tree.plan, status: tree.status, markdown })
+  }))
+
+  server.registerTool('inbox', {
+    title: 'What waits for you',
+    description: 'Splits and results that wait for this server\'s key, as a committee member or an approver, oldest first: for a split the proposals side by side with the scorers\' scores and notes, for a result its text. Answer with plan_vote or plan_review. Give this server\'s peer id (swarm_status) to an author for their committee or approvers.',
+    inputSchema: z.object({}),
+    annotations: { readOnlyHint: true }
+  }, async () => await guarded(tools, 'inbox', async () => {
+    const items = awaitingMe(view)
+    const text = items.length === 0
+      ? `nothing waits for ${me}`
+      : items.map(i => i.ask === 'choose a split'
+        ? `plan ${i.plan} node ${i.node} "${i.title}": choose a split${i.approver ? ' (you approve)' : ''}\n${i.proposals.map((p, k) => `  P${k + 1} ${p.id}: ${p.titles.join(' | ')}${p.scores.length === 0 ? '' : ` — scores ${p.scores.map(x => x.score).join(', ')}`}`).join('\n')}`
+        : `plan ${i.plan} task ${i.task ?? ''} "${i.title}": review a result${i.approver ? ' (you approve)' : ''}\n  ${(i.result?.output ?? '').replace(/\s+/g, ' ').slice(0, 300)}`).join('\n\n')
+    return ok(text, { peerId: me, items })
+  }))
+
+  server.registerTool('plan_vote', {
+    title: 'Vote on a split',
+    description: 'Cast this key\'s ballot on a node that waits for it (see inbox): choose one proposal by its id, or none (choice: null) with notes saying what to change, so that the decomposers propose again addressing them.',
+    inputSchema: z.object({
+      plan: PLAN_ID,
+      node: z.string().describe('the node id (from inbox)'),
+      choice: z.string().nullable().describe('the proposal id to choose, or null for none'),
+      notes: z.string().optional().describe('why; required when choosing none')
+    })
+  }, async ({ plan, node, choice, notes }) => await guarded(tools, 'plan_vote', async () => {
+    const ballot = await castVote(view, planId(plan), node, choice, notes ?? '')
+    const heldBy = await confirmHeld(view, 30_000)
+    return ok(`cast a ballot for ${ballot.env.body.choice === null ? 'none' : `proposal ${ballot.env.body.choice.slice(0, 12)}`} on node ${node.slice(0, 12)}; held by ${heldBy}`, { plan, node: ballot.env.body.node, choice: ballot.env.body.choice, ballot: ballot.id, heldBy })
+  }))
+
+  server.registerTool('plan_review', {
+    title: 'Review a result',
+    description: 'Accept or reject a task\'s result that waits for this key\'s review (see inbox). A reject needs notes saying what to redo: the task reopens and is done again.',
+    inputSchema: z.object({
+      plan: PLAN_ID,
+      task: z.string().describe('the task id (from inbox)'),
+      verdict: z.enum(['accept', 'reject']),
+      notes: z.string().optional().describe('why; required for a reject')
+    })
+  }, async ({ plan, task, verdict, notes }) => await guarded(tools, 'plan_review', async () => {
+    const r = await castReview(view, planId(plan), task, verdict, notes ?? '')
+    const heldBy = await confirmHeld(view, 30_000)
+    return ok(`${verdict === 'accept' ? 'accepted' : 'rejected'} the result of task ${r.env.body.task.slice(0, 12)}; held by ${heldBy}`, { plan, task: r.env.body.task, verdict, review: r.id, heldBy })
   }))
 
   server.registerTool('task_next', {
