@@ -77,7 +77,7 @@ describe('offline provider', () => {
       'Plan the stay in Osaka (4 nights)',
       'Plan day trips from the bases'
     ])
-    expect(out.rationale).toMatch(/^Offline heuristics, not a language model: .*template "trip by place"/)
+    expect(out.rationale).toMatch(/^Offline heuristics, not a language model: .*shape "trip by place"/)
     expect(out.usage).toEqual({ inputTokens: 0, outputTokens: 0 })
   })
 

@@ -1,11 +1,14 @@
 /**
  * Offline execution and review. Without a model nothing is done, and the
- * output says so in its first words: it records the step, the inputs it would
- * have used and what a model would do, plus an outline of the subtree (so the
- * root's roll-up shows the whole plan). It never claims the task was carried out.
+ * output says so in its first words: it records the step, what done looks
+ * like, a checklist for doing it by hand (from the step's leading verb, see
+ * guides.ts), the inputs it would have used and what a model would do, plus
+ * an outline of the subtree (so the root's roll-up shows the whole plan). It
+ * never claims the task was carried out.
  */
 import { MAX_NOTES_CHARS, MAX_OUTPUT_CHARS } from '../../core/limits.js'
 import type { ExecuteInput, ReviewInput } from '../types.js'
+import { guideFor } from './guides.js'
 import { safeSlice } from './text.js'
 
 /** Every offline output starts with this. */
@@ -26,6 +29,28 @@ function oneLine (text: string): string {
   return text.replace(/\s+/g, ' ').trim()
 }
 
+const DONE_WHEN = /\bDone when (.+?)(?:\.(?:\s|$)|$)/s
+
+/** The "done when" sentence of a task's detail (offline subgoals carry one), else the guide's. */
+function doneOf (detail: string, fallback: string): string {
+  const m = DONE_WHEN.exec(detail)
+  return oneLine(m === null ? fallback : (m[1] as string))
+}
+
+function checklistOf (input: ExecuteInput): string[] {
+  if (input.kind === 'leaf') {
+    const guide = guideFor(input.task.title)
+    return [`Checklist (${guide.name}; an offline template to tick off by hand):`, ...guide.checklist.map(c => `- [ ] ${c}`)]
+  }
+  return [
+    'Checklist (a roll-up; an offline template to tick off by hand):',
+    `- [ ] Read the ${input.inputs.length} results and note what each decided`,
+    '- [ ] Put the steps in the order their dependencies give',
+    '- [ ] Resolve conflicts and remove repetition',
+    '- [ ] Fill in what no result covers: names, dates, prices, owners'
+  ]
+}
+
 function fits (text: string): boolean {
   return text.length <= MAX_OUTPUT_CHARS
 }
@@ -42,10 +67,14 @@ export function executeOffline (input: ExecuteInput): string {
   const todo = input.kind === 'leaf'
     ? `What a model would do: work out the concrete answer for "${title}": compare the options, pick one with reasons, and give the names, dates, prices and next actions someone needs${input.inputs.length > 0 ? ', building on the inputs above' : ''}.`
     : `What a model would do: combine the ${input.inputs.length} results into one deliverable for "${title}", removing repetition, resolving conflicts and putting the steps in order.`
+  const done = doneOf(input.task.detail, input.kind === 'leaf' ? guideFor(title).done : 'the parts below add up to one deliverable')
+  const rest = oneLine(input.task.detail.replace(DONE_WHEN, ''))
   const lines = [
     head,
     `Path: ${input.path.length === 0 ? '(root)' : input.path.map(oneLine).join(' > ')}`,
-    `Task: ${title}${input.task.detail.trim() === '' ? '' : `: ${oneLine(input.task.detail)}`}`,
+    `Task: ${title}${rest === '' ? '' : `: ${rest}`}`,
+    `Done when: ${done}.`,
+    ...checklistOf(input),
     inputs,
     todo,
     'Source: offline heuristics and templates, not a language model.'

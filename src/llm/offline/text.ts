@@ -13,14 +13,21 @@ const STOPWORDS = new Set(('a an the and or but if then else of to in on at by f
   'what which who whom whose when where why how get got make made plan planned planning step steps part ' +
   'e g etc eg ie').split(' '))
 
+export function isStopword (word: string): boolean {
+  return STOPWORDS.has(word.toLowerCase())
+}
+
 /** Imperative verbs that mark a step as an action someone can take. */
-export const ACTION_VERBS = new Set(('add agree allocate analyse analyze apply arrange ask assemble assign audit book brief buy ' +
-  'build calculate call cancel celebrate check choose clean close collect compare compile complete confirm contact copy ' +
-  'create decide define deliver deploy design develop draft email estimate fill find finish fix fly gather ' +
-  'host hire identify implement install invite launch learn list load measure meet move note order organise organize pack pay ' +
-  'open pick plan post prepare print publish purchase raise rank read record register renovate rent repair reserve review run ' +
-  'schedule see select sell send set share ship sign sort start submit take teach test throw train travel update upload verify visit ' +
-  'write').split(' '))
+export const ACTION_VERBS = new Set(('add adjust agree allocate analyse analyze announce answer apply arrange ask assemble assess assign attach audit ' +
+  'automate block book brainstorm break brief budget build buy calculate call cancel carry celebrate check choose clean clear close collect compare ' +
+  'compile complete confirm consult contact coordinate copy create cut debug decide declutter define deliver demo deploy design develop document ' +
+  'draft draw drop edit email enrol enroll estimate explore fill find finish fix fly follow format frame gather give host hire identify ' +
+  'implement include install interview invite involve keep label launch learn list load map measure meet move negotiate note notify ' +
+  'open order organise organize outline pack pay pick pilot plan post practice practise prepare price print promote proofread protect publish ' +
+  'purchase put raise rank rate read record recruit recycle register rehearse release remind renovate rent repair repeat reply request research reserve ' +
+  'return review revise run save schedule score search secure see select sell send set settle share ship shortlist sign sketch sort spend split start state study ' +
+  'submit summarise summarize supervise survey tag take talk teach tell test thank track train transfer travel triage try unpack update ' +
+  'unload upload use value verify view visit weight work write').split(' '))
 
 /** Lowercase word tokens (letters, digits, inner hyphens and apostrophes). */
 export function words (text: string): string[] {
@@ -43,6 +50,13 @@ export function contentWords (text: string): string[] {
     out.add(stem(w))
   }
   return [...out]
+}
+
+/** What a title is about: its content words without the leading verb ("Define the brief" -> brief). */
+export function topicWords (title: string): string[] {
+  const first = words(title)[0]
+  const verb = first === undefined ? '' : stem(first)
+  return contentWords(title).filter((w, i) => i > 0 || w !== verb)
 }
 
 export function startsWithAction (text: string): boolean {
@@ -218,4 +232,39 @@ export function fnv1a (text: string): number {
     h = Math.imul(h, 0x01000193) >>> 0
   }
   return h >>> 0
+}
+
+/**
+ * Whether a text lays out steps of its own: bullets, numbers, ";", "then" or
+ * sentences. A plain list joined by commas and "and" does not count: in a
+ * "done when" line it names what is done, not steps to take.
+ */
+export function laysOutSteps (text: string): boolean {
+  const s = splitStructure(text)
+  return s !== null && s.kind !== 'list'
+}
+
+/** Offline titles stay this short, well under the wire's MAX_TITLE_CHARS: a title is a short imperative. */
+export const TITLE_TARGET_CHARS = 80
+
+/**
+ * A text made fit to be a title: one line, no trailing punctuation, no word
+ * twice in a row (a repeated proper noun, "Bora Bora", stays), cut at a word
+ * boundary to `max` characters, first letter upper-case.
+ */
+export function cleanTitle (text: string, max = TITLE_TARGET_CHARS): string {
+  const tokens = text.replace(/\s+/g, ' ').trim().replace(/[\s.;:,!]+$/u, '').split(' ')
+  const kept: string[] = []
+  for (const t of tokens) {
+    const prev = kept[kept.length - 1]
+    if (prev !== undefined && prev.toLowerCase() === t.toLowerCase() && t === t.toLowerCase()) continue
+    kept.push(t)
+  }
+  let out = kept.join(' ')
+  if (out.length > max) {
+    const cut = safeSlice(out, max)
+    const space = cut.lastIndexOf(' ')
+    out = (space >= max / 2 ? cut.slice(0, space) : cut).replace(/[\s.;:,!-]+$/u, '')
+  }
+  return capitalize(out)
 }
