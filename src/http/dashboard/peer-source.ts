@@ -1,5 +1,6 @@
 import { isFinished } from '../../core/view.js'
 import { parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from '../../author/author-events.js'
+import { awaitingMe, castReview, castVote } from '../../author/person-events.js'
 import { DashboardRequestError } from './guard.js'
 import type { NodeView } from '../../ports/node-view.js'
 import type { DashboardSource } from './state.js'
@@ -7,7 +8,9 @@ import type { DashboardSource } from './state.js'
 /**
  * The dashboard's source, read from a node's view. Submit and cancel build
  * their events with the same code as the `submit` and `cancel` commands,
- * signed with this node's key: the observer is then the goal's author.
+ * signed with this node's key: the observer is then the goal's author. A
+ * person's ballot and review (the "awaiting you" panel) are those of the
+ * `vote` and `review` commands (src/author/person-events.ts), as this key.
  */
 export function dashboardSource (view: NodeView): DashboardSource {
   return {
@@ -33,6 +36,9 @@ export function dashboardSource (view: NodeView): DashboardSource {
       if (tree.author !== view.me) throw new DashboardRequestError(403, `plan ${plan.slice(0, 12)} was submitted by ${tree.author}, not by this observer: only its author can cancel it (npm start -- cancel ${plan} from the submitter's --data-dir)`)
       if (isFinished(tree)) throw new DashboardRequestError(409, `plan ${plan.slice(0, 12)} is already ${tree.status}: nothing to cancel`)
       await publishCancel(view, tree, reason)
-    }
+    },
+    awaiting: () => awaitingMe(view),
+    vote: async (plan, node, choice, notes) => ({ event: (await castVote(view, plan, node, choice, notes)).id }),
+    review: async (plan, task, verdict, notes) => ({ event: (await castReview(view, plan, task, verdict, notes)).id })
   }
 }

@@ -5,7 +5,8 @@ import { logger } from '@libp2p/logger'
 import { send } from '../server.js'
 import { createStreamHub, MAX_STREAMS } from './stream.js'
 import { DashboardRequestError, checkWriteRequest, readJsonBody } from './guard.js'
-import { planLines } from './state.js'
+import { awaitingLines, planLines } from './state.js'
+import { MAX_NOTES_CHARS } from '../../core/limits.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { HttpRoute } from '../server.js'
 import type { PlanId } from '../../core/events.js'
@@ -57,6 +58,44 @@ function sendError (res: ServerResponse, err: unknown): void {
   send(res, 500, { error: (err as Error).message })
 }
 
+/** A required, non-empty string field of a request body. */
+function field (body: Record<string, unknown>, name: string, example: string): string {
+  const v = body[name]
+  if (typeof v !== 'string' || v.trim() === '') throw new DashboardRequestError(400, `"${name}" must be ${example}`)
+  return v.trim()
+}
+
+function planField (body: Record<string, unknown>): PlanId {
+  const plan = field(body, 'plan', 'the plan id (64 hex digits)')
+  if (!PLAN_ID.test(plan)) throw new DashboardRequestError(400, `${JSON.stringify(plan)} is not a plan id (64 hex digits)`)
+  return plan as PlanId
+}
+
+/** The notes of a ballot or review: optional, at most MAX_NOTES_CHARS; `need` says why they are required when they are. */
+function notesField (body: Record<string, unknown>, need: string | null): string {
+  const v = body.notes ?? ''
+  if (typeof v !== 'string') throw new DashboardRequestError(400, '"notes" must be a string')
+  const t = v.trim()
+  if (t.length > MAX_NOTES_CHARS) throw new DashboardRequestError(400, `the notes are ${t.length} characters long; the most is ${MAX_NOTES_CHARS}: say it shorter`)
+  if (need !== null && t === '') throw new DashboardRequestError(400, need)
+  return t
+}
+
+/**
+ * A person's ballot or review failed its checks (castVote, castReview):
+ * the page only sends what its last snapshot offered, so this means the
+ * plan moved on (someone chose, the attempt closed, the result was
+ * reviewed): 409, with what to do.
+ */
+async function asConflict<T> (act: () => Promise<T>): Promise<T> {
+  try {
+    return await act()
+  } catch (err) {
+    if (err instanceof Error && err.name === 'ConfigError') throw new DashboardRequestError(409, err.message)
+    throw err
+  }
+}
+
 /** Flag-named submit values from the page's JSON (numbers, strings or booleans). */
 function submitValues (body: Record<string, unknown>): Record<string, string | boolean | undefined> {
   const raw = body.options ?? {}
@@ -81,8 +120,11 @@ function submitValues (body: Record<string, unknown>): Record<string, string | b
  * The observer's live dashboard: the page at `/`, its feed at
  * `/events/stream` (server-sent events), the same snapshot as JSON at
  * `/api/dashboard`, and, only with `--allow-submit`, `POST /api/goals` and
- * `POST /api/plans/<id>/cancel`. Without it those answer 403 and the node
- * publishes nothing.
+ * `POST /api/plans/<id>/cancel`, and a person's actions as this node's key
+ * (issue 16): `POST /api/vote` `{plan, node, choice: proposalId | null,
+ * notes}` and `POST /api/review` `{plan, task, verdict: "accept" |
+ * "reject", notes}`. Without it those answer 403 and the node publishes
+ * nothing; every write passes the same guard (checkWriteRequest).
  */
 export function createDashboard (source: DashboardSource, opts: DashboardOptions = {}): Dashboard {
   const token = opts.submitToken
@@ -94,10 +136,14 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
 
   const writes = async (req: IncomingMessage, res: ServerResponse, url: URL, parts: string[]): Promise<void> => {
     if (!allowSubmit || token === undefined) {
-      throw new DashboardRequestError(403, 'this observer is read-only: it publishes nothing. Start it with --allow-submit to submit goals and cancel plans from its dashboard')
+      throw new DashboardRequestError(403, 'this observer is read-only: it publishes nothing. Start it with --allow-submit to submit goals, cancel plans, vote and review from its dashboard')
     }
     checkWriteRequest(req, token)
     const body = await readJsonBody(req)
+    if (url.pathname === '/api/vote' || url.pathname === '/api/review') {
+      await person(res, url.pathname, body)
+      return
+    }
     if (url.pathname === '/api/goals') {
       if (typeof body.goal !== 'string' || body.goal.trim() === '') throw new DashboardRequestError(400, '"goal" must be the goal in words, e.g. "plan a two-week trip to Japan"')
       const r = await source.submit(body.goal, submitValues(body))
@@ -114,9 +160,36 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
     send(res, 200, { plan, cancelled: true })
   }
 
+  /** A ballot or a review from the "awaiting you" panel, signed with this node's key. */
+  const person = async (res: ServerResponse, path: string, body: Record<string, unknown>): Promise<void> => {
+    const plan = planField(body)
+    if (source.tree(plan) === undefined) throw new DashboardRequestError(404, `no plan ${plan} here; GET /plans lists the plans this node holds`)
+    if (path === '/api/vote') {
+      const node = field(body, 'node', 'the id of the node to vote on')
+      if (body.choice !== null && (typeof body.choice !== 'string' || body.choice.trim() === '')) throw new DashboardRequestError(400, '"choice" must be the id of the proposal you choose, or null for none of them')
+      const choice = body.choice === null ? null : body.choice.trim()
+      const notes = notesField(body, choice === null ? 'choosing none needs notes: say what to change, so that the decomposers can address it in the next attempt' : null)
+      if (source.vote === undefined) throw new DashboardRequestError(501, 'this dashboard cannot vote')
+      const vote = source.vote
+      const r = await asConflict(async () => await vote(plan, node, choice, notes))
+      log('dashboard voted on node %s of plan %s: %s', node, plan, choice ?? 'none')
+      send(res, 201, { plan, node, choice, event: r.event })
+      return
+    }
+    const task = field(body, 'task', 'the id of the task whose result you review')
+    const verdict = body.verdict
+    if (verdict !== 'accept' && verdict !== 'reject') throw new DashboardRequestError(400, '"verdict" must be "accept" or "reject"')
+    const notes = notesField(body, verdict === 'reject' ? 'a reject needs notes: say what to redo, so that the next executor can' : null)
+    if (source.review === undefined) throw new DashboardRequestError(501, 'this dashboard cannot review')
+    const review = source.review
+    const r = await asConflict(async () => await review(plan, task, verdict, notes))
+    log('dashboard reviewed task %s of plan %s: %s', task, plan, verdict)
+    send(res, 201, { plan, task, verdict, event: r.event })
+  }
+
   const route: HttpRoute = async (req, res, url) => {
     const parts = url.pathname.split('/').filter(Boolean)
-    const isWrite = url.pathname === '/api/goals' || (parts[0] === 'api' && parts[1] === 'plans' && parts.length === 4 && parts[3] === 'cancel')
+    const isWrite = url.pathname === '/api/goals' || url.pathname === '/api/vote' || url.pathname === '/api/review' || (parts[0] === 'api' && parts[1] === 'plans' && parts.length === 4 && parts[3] === 'cancel')
     try {
       if (isWrite) {
         if (req.method !== 'POST') { res.setHeader('allow', 'POST'); throw new DashboardRequestError(405, `${url.pathname} takes POST`) }
@@ -140,7 +213,8 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
       if (url.pathname === '/api/dashboard') {
         const plan = url.searchParams.get('plan')
         const s = source.status()
-        send(res, 200, { allowSubmit, peerId: s.peerId, plans: planLines(source, s.peerId), tree: plan !== null && PLAN_ID.test(plan) ? source.tree(plan as PlanId) ?? null : null })
+        const people = allowSubmit && source.awaiting !== undefined ? awaitingLines(source.awaiting()) : { awaiting: null, awaitingMore: 0 }
+        send(res, 200, { allowSubmit, peerId: s.peerId, plans: planLines(source, s.peerId), ...people, tree: plan !== null && PLAN_ID.test(plan) ? source.tree(plan as PlanId) ?? null : null })
         return true
       }
       return false

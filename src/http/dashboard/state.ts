@@ -4,6 +4,7 @@ import type { PlanStatus } from '../../core/tree.js'
 import { summarizeTree } from '../../core/fold.js'
 import type { PlanSummary } from '../../core/fold.js'
 import type { PlanTree } from '../../core/tree.js'
+import type { AwaitingItem } from '../../author/person-events.js'
 
 /**
  * What the dashboard reads from (and, with `--allow-submit`, asks of) its
@@ -37,6 +38,16 @@ export interface DashboardSource {
   submit: (goal: string, values: Readonly<Record<string, string | boolean | undefined>>) => Promise<{ plan: PlanId, committee: readonly string[], quorum: number }>
   /** Publish `goal-cancelled` as this node (it must be the goal's author). */
   cancel: (plan: PlanId, reason: string | undefined) => Promise<void>
+  /**
+   * The splits and results that wait for this node's key (issue 16), for
+   * the "awaiting you" panel of a writable dashboard. Without it (and
+   * without `vote` and `review`) the panel stays empty.
+   */
+  awaiting?: () => readonly AwaitingItem[]
+  /** Publish this node's ballot: a proposal of the node's open attempt, or null for none (which needs notes). */
+  vote?: (plan: PlanId, node: string, choice: string | null, notes: string) => Promise<{ event: string }>
+  /** Publish this node's review of the task's pending result (a reject needs notes). */
+  review?: (plan: PlanId, task: string, verdict: 'accept' | 'reject', notes: string) => Promise<{ event: string }>
 }
 
 export interface PlanLine {
@@ -65,6 +76,44 @@ export interface Summary {
   events: { held: number, parked: number, perSecond: number }
   rejected: Record<string, number>
   plans: PlanLine[]
+  /** With --allow-submit: what waits for this observer's key (`peerId`), oldest first, at most MAX_AWAITING_ITEMS; null when read-only. */
+  awaiting: AwaitingLine[] | null
+  /** Items beyond those in `awaiting`. */
+  awaitingMore: number
+}
+
+/** Items the panel lists at most: the snapshot stays bounded however much waits. */
+export const MAX_AWAITING_ITEMS = 30
+/** A result is shown up to this many characters (the whole one is in the tree and at GET /plans/<id>). */
+export const MAX_PANEL_RESULT_CHARS = 4_000
+/** Notes and rationales are shown up to this many characters each. */
+export const MAX_PANEL_NOTES_CHARS = 1_000
+
+/**
+ * One item of the "awaiting you" panel: an AwaitingItem with its texts cut
+ * to size. `result.outputChars` is the whole result's length, so the page
+ * can say when it shows only the beginning.
+ */
+export type AwaitingLine = Omit<AwaitingItem, 'result'> & {
+  readonly result: null | (NonNullable<AwaitingItem['result']> & { readonly outputChars: number, readonly cut: boolean })
+}
+
+/** A text cut to `max` characters, saying how much was left out. */
+export function cutText (text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)} … (${text.length - max} more characters)`
+}
+
+/** The panel's items from what waits for this key: at most MAX_AWAITING_ITEMS, each text bounded. */
+export function awaitingLines (items: readonly AwaitingItem[]): { awaiting: AwaitingLine[], awaitingMore: number } {
+  const awaiting = items.slice(0, MAX_AWAITING_ITEMS).map((i): AwaitingLine => ({
+    ...i,
+    proposals: i.proposals.map(p => ({ ...p, rationale: cutText(p.rationale, MAX_PANEL_NOTES_CHARS), scores: p.scores.map(x => ({ ...x, notes: cutText(x.notes, MAX_PANEL_NOTES_CHARS) })) })),
+    notes: i.notes.map(n => ({ ...n, notes: cutText(n.notes, MAX_PANEL_NOTES_CHARS) })),
+    result: i.result === null
+      ? null
+      : { ...i.result, output: i.result.output.slice(0, MAX_PANEL_RESULT_CHARS), outputChars: i.result.output.length, cut: i.result.output.length > MAX_PANEL_RESULT_CHARS }
+  }))
+  return { awaiting, awaitingMore: Math.max(0, items.length - MAX_AWAITING_ITEMS) }
 }
 
 /** The plans as the page lists them: newest first. */

@@ -1,7 +1,7 @@
-import { RateMeter, defaultPlan, planLines } from './state.js'
+import { RateMeter, awaitingLines, defaultPlan, planLines } from './state.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { PlanId } from '../../core/events.js'
-import type { DashboardSource, PlanLine, Summary } from './state.js'
+import type { AwaitingLine, DashboardSource, PlanLine, Summary } from './state.js'
 
 /** How often the stream looks for changes. */
 const TICK_MS = 400
@@ -46,6 +46,9 @@ export function createStreamHub (source: DashboardSource, allowSubmit: boolean):
   let seq = 0
   let dirty = true
   let lines: PlanLine[] = []
+  // What waits for this key changes only when events fold: worked out then, not at every tick.
+  let waiting: { awaiting: AwaitingLine[], awaitingMore: number } = { awaiting: [], awaitingMore: 0 }
+  const people = allowSubmit ? source.awaiting?.bind(source) : undefined
   const self = source.status().peerId
   const unsubscribe = source.onFolded(n => { rate.add(n, source.now()); dirty = true })
 
@@ -55,7 +58,11 @@ export function createStreamHub (source: DashboardSource, allowSubmit: boolean):
   }
 
   const summary = (now: number): Summary => {
-    if (dirty) { lines = planLines(source, self); dirty = false }
+    if (dirty) {
+      lines = planLines(source, self)
+      if (people !== undefined) waiting = awaitingLines(people())
+      dirty = false
+    }
     const s = source.status()
     return {
       now,
@@ -67,7 +74,9 @@ export function createStreamHub (source: DashboardSource, allowSubmit: boolean):
       roster: s.roster.map(r => ({ peerId: r.peerId, role: r.role, lastSeenMs: r.lastSeenMs })),
       events: { held: s.events.held, parked: s.events.parked, perSecond: rate.perSecond(now) },
       rejected: source.rejected(),
-      plans: lines
+      plans: lines,
+      awaiting: people === undefined ? null : waiting.awaiting,
+      awaitingMore: waiting.awaitingMore
     }
   }
 

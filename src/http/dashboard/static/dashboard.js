@@ -25,7 +25,12 @@
     cancelFor: null,
     cancelReason: '',
     /** details elements the user opened or closed, by key. */
-    open: new Map()
+    open: new Map(),
+    /** The "awaiting you" panel: per item key, the notes typed, what was sent, a stable DOM id. */
+    notes: new Map(),
+    sent: new Map(),
+    said: new Map(),
+    itemIds: new Map()
   }
 
   // ---- small DOM helpers ---------------------------------------------------------------
@@ -46,6 +51,21 @@
   }
   const short = id => (typeof id === 'string' && id.length > 14 ? `…${id.slice(-6)}` : String(id))
   const badge = (status, label) => el('span', { class: `badge s-${status}` }, label || status)
+  /** The observer's own key, when the page may act as it (write mode). */
+  const me = () => (state.summary && state.summary.allowSubmit ? state.summary.peerId : null)
+  /** A peer as the page names it: "you" for the observer's key in write mode, "this observer" read-only, else shortened. */
+  const who = id => {
+    if (state.summary && id === state.summary.peerId) return state.summary.allowSubmit ? 'you' : 'this observer'
+    return short(id)
+  }
+  /** Peer ids inside a sentence (the fold's `waiting` texts), named as `who` does. */
+  const shortIds = text => String(text).replace(/\b(12D3KooW|Qm)[1-9A-HJ-NP-Za-km-z]{40,48}\b/g, who).replace(/\bthe approval of you\b/g, 'your approval')
+  function ago (ms) {
+    const s = Math.max(0, Math.round((serverNow() - ms) / 1000))
+    if (s < 90) return `${s} s`
+    if (s < 5400) return `${Math.round(s / 60)} min`
+    return `${Math.round(s / 3600)} h`
+  }
   const nf = new Intl.NumberFormat()
   const num = n => nf.format(n)
 
@@ -146,6 +166,7 @@
     $('whoami').textContent = `${s.role} ${short(s.peerId)} · swarm "${s.swarm}" · ${s.allowSubmit ? 'may submit' : 'read-only'}`
     $('whoami').title = s.peerId
     $('submit').hidden = !s.allowSubmit
+    renderAwaiting()
     renderPlanList()
     rerender($('stats'), () => [
       el('dt', {}, 'peers connected'), el('dd', { 'data-stat': 'peers' }, num(s.peers)),
@@ -283,11 +304,17 @@
         if (task.duplicates > 0) meta.push(`${task.duplicates} duplicate(s)`)
         if (task.failures > 0) meta.push(`${task.failures}/${task.attemptsAllowed} failed`)
       }
-      if (n.waiting !== null && n.status !== 'ready') meta.push(n.waiting)
+      if (n.waiting !== null && n.status !== 'ready') meta.push(shortIds(n.waiting))
+      // Whom it waits for, by name: the committee members or approvers who have not answered.
+      const waitsFor = [...new Set([...(n.awaiting || []), ...(task && task.awaiting ? task.awaiting : [])])]
+      const waits = waitsFor.length > 0
+        ? el('span', { class: `waits-for${waitsFor.includes(me()) ? ' mine' : ''}`, 'data-waits-for': waitsFor.join(' '), title: waitsFor.join('\n') }, `waits for ${waitsFor.map(who).join(', ')}`)
+        : null
       const parts = [
         el('div', { class: 'node-row' },
           el('span', { class: `badge s-${n.status}`, 'aria-label': `status ${n.status}` }, `${GLYPH[n.status] || ''} ${n.status}`),
           el('span', { class: 'node-title' }, n.title),
+          waits,
           meta.length > 0 || lease ? el('span', { class: 'node-meta' }, meta.join(' · '), lease ? ' · ' : '', lease) : null),
         n.detail ? el('p', { class: 'node-detail' }, n.detail) : null
       ]
@@ -328,7 +355,150 @@
       e.textContent = left >= 0 ? `lease ${left} s left` : `lease lapsed ${-left} s ago`
     }
   }
-  setInterval(tickLeases, 1000)
+  setInterval(() => {
+    tickLeases()
+    for (const e of document.querySelectorAll('[data-since]')) e.textContent = ago(Number(e.dataset.since))
+  }, 1000)
+
+  // ---- awaiting you (only with --allow-submit) ---------------------------------------------
+  // Each item is kept while the snapshots list it and redrawn only when what it shows changes,
+  // so that notes being typed, and focus, survive the summaries that come every 2 s.
+  const itemKey = it => it.ask === 'choose a split' ? `split:${it.plan}:${it.node}:${it.attempt}` : `review:${it.plan}:${it.task}:${it.result ? it.result.id : ''}`
+  function itemId (key) {
+    if (!state.itemIds.has(key)) state.itemIds.set(key, `aw${state.itemIds.size + 1}`)
+    return state.itemIds.get(key)
+  }
+
+  function renderAwaiting () {
+    const s = state.summary
+    const section = $('awaiting')
+    section.hidden = !s.allowSubmit || !Array.isArray(s.awaiting)
+    if (section.hidden) return
+    const items = s.awaiting
+    const list = $('awaiting-list')
+    const keys = new Set(items.map(itemKey))
+    for (const li of [...list.children]) {
+      if (!keys.has(li.dataset.item)) {
+        li.remove()
+        state.sent.delete(li.dataset.item)
+        state.said.delete(li.dataset.item)
+        state.notes.delete(li.dataset.item)
+      }
+    }
+    list.querySelector('.awaiting-none')?.remove()
+    let before = list.firstElementChild
+    for (const it of items) {
+      const key = itemKey(it)
+      let li = [...list.children].find(c => c.dataset.item === key)
+      const sig = JSON.stringify([it, state.sent.get(key) || null, state.said.get(key) || null])
+      if (!li) { li = el('li', { class: 'await-item', 'data-item': key }); list.insertBefore(li, before) } else if (li !== before) list.insertBefore(li, before)
+      if (li.dataset.sig !== sig) {
+        li.dataset.sig = sig
+        li.dataset.ask = it.ask === 'choose a split' ? 'split' : 'review'
+        li.dataset.plan = it.plan
+        li.dataset.node = it.node
+        if (it.task) li.dataset.task = it.task
+        rerender(li, () => awaitingItem(it, key))
+      }
+      before = li.nextElementSibling
+    }
+    if (items.length === 0) list.append(el('li', { class: 'awaiting-none muted' }, 'Nothing waits for you.'))
+    $('awaiting-count').textContent = String(items.length + (s.awaitingMore || 0))
+    $('awaiting-count').hidden = items.length === 0
+    $('awaiting-more').hidden = !(s.awaitingMore > 0)
+    $('awaiting-more').textContent = s.awaitingMore > 0 ? `${s.awaitingMore} more wait for you; they show here, oldest first, as these are done.` : ''
+  }
+
+  function awaitingItem (it, key) {
+    const id = itemId(key)
+    const split = it.ask === 'choose a split'
+    const sent = state.sent.get(key)
+    const notes = el('textarea', { id: `${id}-notes`, 'data-key': `${key}:notes`, 'data-field': 'notes', rows: 2, maxlength: 4000, 'aria-describedby': `${id}-msg`, disabled: sent ? true : undefined })
+    notes.value = state.notes.get(key) || ''
+    notes.addEventListener('input', () => { state.notes.set(key, notes.value) })
+    const said = state.said.get(key)
+    const msg = el('p', { class: 'msg', id: `${id}-msg`, role: 'status', 'aria-live': 'polite', 'data-kind': sent ? 'ok' : said ? said.kind : undefined }, sent ? `sent: ${sent}` : said ? said.text : '')
+    // What the item says survives a redraw (a scorer's ballot may arrive while a request is out).
+    const say = (kind, text) => {
+      if (kind === 'error') state.said.set(key, { kind, text }); else state.said.delete(key)
+      msg.dataset.kind = kind
+      msg.textContent = text
+    }
+
+    const send = async (button, path, body, label, needsNotes) => {
+      const text = notes.value.trim()
+      if (needsNotes && text === '') { say('error', needsNotes); notes.focus(); return }
+      const buttons = [...button.closest('.await-item').querySelectorAll('button')]
+      for (const b of buttons) b.disabled = true
+      say('', 'sending…')
+      const r = await post(path, { ...body, notes: text })
+      if (r.ok) {
+        state.sent.set(key, label)
+        notes.disabled = true
+        say('ok', `sent: ${label}`)
+      } else {
+        for (const b of buttons) b.disabled = false
+        say('error', r.error)
+      }
+      if (!msg.isConnected && state.summary) renderAwaiting()
+    }
+
+    const head = [
+      el('h3', { class: 'await-title' }, it.title),
+      el('p', { class: 'small muted await-goal' }, it.title === it.goal ? 'the plan\'s goal' : `in the plan: ${it.goal}`),
+      el('p', { class: 'small await-what' },
+        el('strong', {}, split ? `Choose a split${it.attempt ? ` (attempt ${it.attempt})` : ''}` : 'Review a result'),
+        ` · waiting for ${it.approver ? 'your approval' : 'your answer'} for `,
+        el('time', { 'data-since': it.sinceMs, datetime: new Date(it.sinceMs).toISOString(), title: new Date(it.sinceMs).toLocaleString() }, ago(it.sinceMs)))
+    ]
+    const disabled = sent ? true : undefined
+    if (split) {
+      const cards = it.proposals.map((p, i) => {
+        const label = `P${i + 1}`
+        const choose = el('button', { type: 'button', class: 'primary', 'data-action': 'choose', 'data-proposal': p.id, 'data-key': `${key}:choose:${p.id}`, disabled }, `Choose ${label}`)
+        choose.addEventListener('click', () => { send(choose, '/api/vote', { plan: it.plan, node: it.node, choice: p.id }, `chose ${label}`, null) })
+        return el('li', { class: 'proposal-card', 'data-proposal': p.id },
+          el('h4', {}, `${label} `, el('span', { class: 'muted small', title: p.author }, `by ${who(p.author)}`)),
+          el('ol', { class: 'subgoals' }, p.titles.map(t => el('li', {}, t))),
+          p.rationale ? el('p', { class: 'muted small' }, p.rationale) : null,
+          el('h5', {}, 'Scores'),
+          p.scores.length === 0
+            ? el('p', { class: 'muted small' }, 'no scores yet')
+            : el('ul', { class: 'scores plain' }, p.scores.map(x => el('li', { 'data-scorer': x.scorer },
+              el('span', { class: 'score', title: x.scorer }, `${who(x.scorer)}: ${x.score}`),
+              x.notes ? el('span', { class: 'muted' }, ` · ${x.notes}`) : null))),
+          choose)
+      })
+      const none = el('button', { type: 'button', 'data-action': 'none', 'data-key': `${key}:none`, disabled }, 'None of these')
+      none.addEventListener('click', () => { send(none, '/api/vote', { plan: it.plan, node: it.node, choice: null }, 'none of these', 'choosing none needs notes: say what to change, so that the decomposers can address it in the next attempt') })
+      return [
+        ...head,
+        el('ul', { class: 'proposal-cards', 'aria-label': 'proposals' }, cards),
+        it.notes.length > 0
+          ? el('div', { class: 'small' }, el('strong', {}, 'Notes from ballots so far'), el('ul', { class: 'plain' }, it.notes.map(n => el('li', {}, `${who(n.author)}: ${n.notes}`))))
+          : null,
+        el('label', { for: `${id}-notes` }, 'Notes ', el('span', { class: 'muted small' }, '(optional with a choice; needed for "None of these")')),
+        notes,
+        el('div', { class: 'await-actions' }, none),
+        msg
+      ]
+    }
+    const r = it.result
+    const accept = el('button', { type: 'button', class: 'primary', 'data-action': 'accept', 'data-key': `${key}:accept`, disabled }, 'Accept')
+    const reject = el('button', { type: 'button', class: 'danger', 'data-action': 'reject', 'data-key': `${key}:reject`, disabled }, 'Reject')
+    accept.addEventListener('click', () => { send(accept, '/api/review', { plan: it.plan, task: it.task, verdict: 'accept' }, 'accepted', null) })
+    reject.addEventListener('click', () => { send(reject, '/api/review', { plan: it.plan, task: it.task, verdict: 'reject' }, 'rejected', 'a reject needs notes: say what to redo, so that the next executor can') })
+    return [
+      ...head,
+      r ? el('p', { class: 'small muted' }, `Result by ${who(r.author)}${r.source === 'offline' ? ' · offline heuristics' : ''}`) : null,
+      r ? el('pre', { class: 'output await-result', tabindex: 0, 'aria-label': 'the result' }, r.output) : null,
+      r && r.cut ? el('p', { class: 'small muted' }, `Showing the first ${num(r.output.length)} of ${num(r.outputChars)} characters; the whole result is in the plan tree.`) : null,
+      el('label', { for: `${id}-notes` }, 'Notes ', el('span', { class: 'muted small' }, '(optional to accept; needed to reject)')),
+      notes,
+      el('div', { class: 'await-actions' }, accept, reject),
+      msg
+    ]
+  }
 
   // ---- submit and cancel (only with --allow-submit) ----------------------------------------
   async function post (path, body) {
