@@ -16,8 +16,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { CLI, EXIT, REPO_ROOT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { mcpStdioClient } from '../helpers/mcp-client.js'
+import { EXIT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
 import { startFakeLlm } from '../helpers/fake-llm.js'
 import type { CliChild } from '../helpers/cli-process.js'
 import type { FakeLlm } from '../helpers/fake-llm.js'
@@ -52,16 +52,7 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
 
   /** An MCP client over stdio to a fresh `mcp` process with its own data dir. */
   const stdioClient = async (name: string, extra: string[] = []): Promise<Client> => {
-    const [command, ...args] = CLI
-    const transport = new StdioClientTransport({
-      command,
-      args: [...args, 'mcp', ...COMMON, '--bootstrap', seed, '--data-dir', join(home, name), ...extra],
-      env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-      cwd: REPO_ROOT,
-      stderr: 'pipe'
-    })
-    const client = new Client({ name: `test-${name}`, version: '1.0.0' })
-    await client.connect(transport)
+    const client = await mcpStdioClient(`test-${name}`, [...COMMON, '--bootstrap', seed, '--data-dir', join(home, name), ...extra], env)
     clients.push(client)
     return client
   }
@@ -274,7 +265,7 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
   }, PLAN_MS)
 
   it('lets a person do a task from the command line: task next, task done, task release', async () => {
-    const submitted = await runCli(['submit', 'plan a reading group', ...COMMON, '--bootstrap', seed, '--max-depth', '1', '--executors', 'outside', '--lease-ms', '2000', '--json'], { env }, 120_000)
+    const submitted = await runCli(['submit', 'plan a reading group', ...COMMON, '--bootstrap', seed, '--max-depth', '1', '--executors', 'outside', '--lease-ms', '2000', '--json'], { env }, 180_000)
     expect(submitted.code, submitted.stderr).toBe(EXIT.OK)
     const plan = JSON.parse(submitted.stdout.trim().split('\n')[0] as string).plan as string
     // Take a task and give it back from another terminal.
@@ -300,5 +291,5 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
     const bad = await runCli(['task', 'done', 'nope', ...COMMON, '--bootstrap', seed, '--file', file], { env }, 60_000)
     expect(bad.code).toBe(EXIT.CONFIG)
     expect(bad.stderr).toMatch(/expected a task id/)
-  }, PLAN_MS)
+  }, PLAN_MS * 2)
 })

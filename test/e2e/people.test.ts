@@ -14,9 +14,8 @@
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Client } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { CLI, EXIT, REPO_ROOT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { mcpStdioClient } from '../helpers/mcp-client.js'
+import { EXIT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
 import { startFakeLlm } from '../helpers/fake-llm.js'
 import type { CliChild } from '../helpers/cli-process.js'
 import type { FakeLlm } from '../helpers/fake-llm.js'
@@ -125,16 +124,7 @@ describe('people on the committee, from the command line and MCP', () => {
   }, PLAN_MS)
 
   it('an agent approves results through MCP; its reject has the task redone', async () => {
-    const [command, ...args] = CLI
-    const transport = new StdioClientTransport({
-      command,
-      args: [...args, 'mcp', ...COMMON, '--bootstrap', seed, '--data-dir', join(home, 'agent')],
-      env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-      cwd: REPO_ROOT,
-      stderr: 'pipe'
-    })
-    const agent = new Client({ name: 'test-approver', version: '1.0.0' })
-    await agent.connect(transport)
+    const agent = await mcpStdioClient('test-approver', [...COMMON, '--bootstrap', seed, '--data-dir', join(home, 'agent')], env)
     try {
       const call = async (name: string, a: Record<string, unknown>): Promise<Structured> => {
         const r = await agent.callTool({ name, arguments: a })
