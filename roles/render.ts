@@ -56,6 +56,7 @@ export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: s
       if (t.failures > 0) parts.push(`${t.failures}/${t.attemptsAllowed} failed`)
     }
     if (n.waiting !== null && n.status !== 'ready') parts.push(n.waiting)
+    if (t !== undefined && t.status === 'in-review' && t.awaiting.length > 0) parts.push(`review awaited from ${t.awaiting.map(short).join(', ')}`)
     return parts.join(' · ')
   }
   const walk = (n: TreeNode, prefix: string, last: boolean, root: boolean): void => {

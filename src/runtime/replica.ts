@@ -22,7 +22,7 @@ import type { EventStore } from '../ports/event-store.js'
 import type { NodeMetrics } from './metrics.js'
 import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
 import type { PlanSummary } from '../core/fold.js'
-import type { PlanTree } from '../core/tree.js'
+import type { PlanTree, TreeNode } from '../core/tree.js'
 import type { PlanLine } from '../ports/node-view.js'
 
 const log = logger('plan-swarm:replica')
@@ -490,8 +490,15 @@ export class Replica {
         done: s.done,
         spentTokens: s.spentTokens,
         budgetTokens: s.budgetTokens,
-        waiting: t === undefined || isFinished(t) ? [] : t.nodes.filter(n => n.waiting !== null && n.status !== 'blocked').slice(0, STATUS_WAITING_MAX).map(n => `"${n.title}": ${n.waiting as string}`)
+        waiting: t === undefined || isFinished(t) ? [] : t.nodes.filter(n => n.waiting !== null && n.status !== 'blocked').slice(0, STATUS_WAITING_MAX).map(n => `"${n.title}": ${n.waiting as string}${reviewersAwaited(t, n)}`)
       }
     })
   }
+}
+
+/** Whom a node in review waits for, as a suffix for its waiting line (a split's line names them already). */
+function reviewersAwaited (tree: PlanTree, node: TreeNode): string {
+  if (node.status !== 'in-review') return ''
+  const who = tree.tasks.find(t => t.id === node.task)?.awaiting ?? []
+  return who.length === 0 ? '' : ` (from ${who.join(', ')})`
 }

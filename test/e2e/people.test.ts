@@ -141,6 +141,11 @@ describe('people on the committee, from the command line and MCP', () => {
         const { items } = await call('inbox', {})
         for (const i of (items as Structured[]).filter(x => x.plan === plan && x.ask === 'review a result')) {
           if (rejected === '') {
+            // The observer's /status says whom the review waits for.
+            await waitUntil('/status to name the awaited reviewer', async () => {
+              const st = await (await fetch(`${http}/status`)).json() as Structured
+              return st.plans.find((p: Structured) => p.id === plan)?.waiting.join(' ').includes(`(from ${me})`) === true ? true : undefined
+            }, 30_000)
             await call('plan_review', { plan, task: i.task, verdict: 'reject', notes: 'say which café tools to bring' })
             rejected = i.task as string
           } else {
