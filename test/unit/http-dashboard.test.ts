@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { startHttpServer } from '../../src/http/server.js'
 import { createDashboard } from '../../src/http/dashboard/routes.js'
 import { RateMeter, defaultPlan, planLines } from '../../src/http/dashboard/state.js'
+import { ConfigError } from '../../src/errors.js'
 import { REPO_ROOT } from '../helpers/cli-process.js'
 import type { HttpServer } from '../../src/http/server.js'
 import type { DashboardSource } from '../../src/http/dashboard/state.js'
@@ -152,7 +153,7 @@ describe('read-only (no --allow-submit)', () => {
   it('refuses every POST with 403 and publishes nothing; the stream says so', async () => {
     const source = stubSource()
     const server = await serve(source)
-    for (const path of ['/api/goals', `/api/plans/${B}/cancel`]) {
+    for (const path of ['/api/goals', `/api/plans/${B}/cancel`, '/api/vote', '/api/review']) {
       const r = await post(server, path, '{"goal":"plan a picnic"}')
       expect(r.status).toBe(403)
       expect(r.body.error).toMatch(/read-only.*--allow-submit/)
@@ -165,6 +166,22 @@ describe('read-only (no --allow-submit)', () => {
 })
 
 describe('with --allow-submit', () => {
+  it('answers a vote or review the person cannot cast with 409 and its reason, publishing nothing', async () => {
+    const source = stubSource()
+    const refused: string[] = []
+    const mistake = (what: string): never => { refused.push(what); throw new ConfigError(`node ${what} is not waiting for a ballot: it is done`) }
+    source.vote = async (_plan, node) => mistake(node)
+    source.review = async (_plan, task) => mistake(task)
+    const server = await serve(source, TOKEN)
+    const headers = { origin: server.url, 'sec-fetch-site': 'same-origin' }
+    const vote = await post(server, '/api/vote', JSON.stringify({ plan: B, node: B, choice: null, notes: 'fewer steps' }), headers)
+    expect(vote.status).toBe(409)
+    expect(vote.body.error).toMatch(/is not waiting for a ballot/)
+    const review = await post(server, '/api/review', JSON.stringify({ plan: B, task: B, verdict: 'accept', notes: '' }), headers)
+    expect(review.status).toBe(409)
+    expect(refused).toEqual([B, B])
+  })
+
   it('needs the token, JSON, and the page\'s own origin', async () => {
     const source = stubSource()
     const server = await serve(source, TOKEN)
