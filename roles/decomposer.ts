@@ -55,7 +55,7 @@ export function createDecomposer (ctx: RoleContext): RoleHandler {
         maxChildren: p.maxChildren,
         leafHint: intent.node.depth + 1 >= p.maxDepth,
         notes: intent.notes
-      })
+      }, { trace: { plan: intent.plan, for: { slot: 'proposal', node: intent.node.id, attempt: intent.attempt } } })
       await ctx.view.publish('split-proposed', intent.plan, intent.node.evidence, {
         node: intent.node.id, attempt: intent.attempt, subgoals: out.subgoals, rationale: out.rationale, usage: out.usage
       })

@@ -83,7 +83,8 @@ export function createScorer (ctx: RoleContext): RoleHandler {
     act: async (intent: BallotIntent | ReviewIntent, tree) => {
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
       if (intent.kind === 'review') {
-        const out = await provider.review({ goal: tree.goal, path: intent.path, task: { title: intent.node.title, detail: intent.node.detail }, output: intent.result.output })
+        const out = await provider.review({ goal: tree.goal, path: intent.path, task: { title: intent.node.title, detail: intent.node.detail }, output: intent.result.output },
+          { trace: { plan: intent.plan, for: { slot: 'review', result: intent.result.id, committee: intent.committee } } })
         await ctx.view.publish('result-reviewed', intent.plan, [intent.result.id, intent.committee], {
           task: intent.task.id, result: intent.result.id, committee: intent.committee, verdict: out.verdict, notes: out.notes, usage: out.usage
         })
@@ -95,7 +96,7 @@ export function createScorer (ctx: RoleContext): RoleHandler {
         path: intent.path,
         node: { title: intent.node.title, detail: intent.node.detail },
         proposals: intent.proposals.map(p => ({ id: p.id, subgoals: p.env.body.subgoals, rationale: p.env.body.rationale }))
-      })
+      }, { trace: { plan: intent.plan, for: { slot: 'ballot', node: intent.node.id, attempt: intent.attempt, committee: intent.committee } } })
       await ctx.view.publish('ballot-cast', intent.plan, [intent.committee, ...intent.proposals.map(p => p.id)], {
         node: intent.node.id,
         attempt: intent.attempt,

@@ -8,7 +8,7 @@
  * produce a valid one it throws (see errors.ts), and the role turns that into
  * a released claim or a failed task.
  */
-import type { Subgoal, Usage } from '../core/events.js'
+import type { EventId, NodeId, PlanId, Subgoal, Usage } from '../core/events.js'
 
 /** The kinds of provider `createProvider` can build. */
 export const PROVIDER_NAMES = ['anthropic', 'openai', 'offline'] as const
@@ -115,6 +115,23 @@ export interface CallOptions {
   readonly signal?: AbortSignal
   /** Upper bound on the tokens the model may generate in one response (e.g. the plan's maxTokensPerCall). */
   readonly maxOutputTokens?: number
+  /** What the call is for, so tracing (src/telemetry) can hang its span under that work. Providers ignore it. */
+  readonly trace?: CallTrace
+}
+
+/**
+ * The work a model call serves, in the plan's terms: the proposal, ballot or
+ * review slot the caller will fill with the answer, or the claim it executes.
+ */
+export type CallPurpose =
+  | { readonly slot: 'proposal', readonly node: NodeId, readonly attempt: number }
+  | { readonly slot: 'ballot', readonly node: NodeId, readonly attempt: number, readonly committee: EventId }
+  | { readonly slot: 'review', readonly result: EventId, readonly committee: EventId }
+  | { readonly slot: 'claim', readonly claim: EventId }
+
+export interface CallTrace {
+  readonly plan: PlanId
+  readonly for: CallPurpose
 }
 
 /**
