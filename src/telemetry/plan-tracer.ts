@@ -18,7 +18,7 @@
 import { logger } from '@libp2p/logger'
 import { spanIdOfEvent } from './ids.js'
 import { closedBy, ownSpans } from './plan-spans.js'
-import type { EventId, PlanEvent, PlanId } from '../core/events.js'
+import type { EventId, EventType, PlanEvent, PlanId } from '../core/events.js'
 import type { NodeView } from '../ports/node-view.js'
 import type { SpanId } from './ids.js'
 import type { LlmSpanTarget } from './llm-spans.js'
@@ -38,6 +38,9 @@ export interface PlanTracer extends LlmSpanTarget {
   /** Turn what is queued into spans now, and stop watching. */
   stop: () => void
 }
+
+/** Others' events that can settle what a pending event of ours might close: decisions of attempts, finishes of tasks, the plan's end. */
+const SETTLING: ReadonlySet<EventType> = new Set<EventType>(['ballot-cast', 'committee-amended', 'result-reported', 'result-reviewed', 'task-failed', 'goal-cancelled'])
 
 function planOf (e: PlanEvent): PlanId {
   return (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
@@ -144,7 +147,7 @@ export function startPlanTracer (view: NodeView, sink: SpanSink): PlanTracer {
       if (e.env.author === me) {
         queue.push(e)
         work = true
-      } else if (pending.size > 0) {
+      } else if (pending.size > 0 && SETTLING.has(e.env.type)) {
         const plan = planOf(e)
         if (pending.has(plan)) { dirty.add(plan); work = true }
       }

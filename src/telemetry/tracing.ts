@@ -37,6 +37,9 @@ export interface Tracing {
   stop: () => Promise<void>
 }
 
+/** How long stopping waits for the last spans to be sent. */
+export const STOP_FLUSH_MS = 5_000
+
 export const TRACING_OFF: Tracing = Object.freeze({ enabled: false, url: undefined, tracer: undefined, stop: async () => {} })
 
 /** Start tracing for a node, or do nothing at all when no endpoint is set. */
@@ -66,7 +69,11 @@ export async function startTracing (opts: TracingOptions): Promise<Tracing> {
       if (stopped) return
       stopped = true
       tracer.stop()
-      await sink.shutdown()
+      // A collector that does not answer must not hold the node's exit for the exporter's own timeouts.
+      await new Promise<void>(resolve => {
+        const cancel = view.scheduler.after(STOP_FLUSH_MS, resolve)
+        sink.shutdown().catch(() => {}).finally(() => { cancel(); resolve() })
+      })
     }
   }
 }
