@@ -6,7 +6,7 @@ import { builtinRules } from 'eslint/use-at-your-own-risk'
 const IMPURE_MODULES = [
   'node:*', 'fs', 'fs/*', 'net', 'http', 'https', 'child_process', 'os', 'path', 'crypto', 'worker_threads', 'timers', 'timers/*',
   'libp2p', 'libp2p/*', '@libp2p/tcp', '@libp2p/mdns', '@libp2p/bootstrap', '@libp2p/gossipsub', '@libp2p/logger',
-  'better-sqlite3', '@anthropic-ai/sdk', 'prom-client'
+  'better-sqlite3', '@anthropic-ai/sdk', 'prom-client', '@opentelemetry/*', '@modelcontextprotocol/*'
 ]
 
 /**
@@ -27,42 +27,52 @@ const folders = (/** @type {string[]} */ ...names) => names.map(n => `**/${n}/**
 const LAYERS = [
   {
     files: ['src/errors.ts'],
-    forbid: folders('core', 'wire', 'ports', 'runtime', 'net', 'store', 'sync', 'llm', 'http', 'author', 'roles', 'app', 'sim', 'commands'),
+    forbid: folders('core', 'wire', 'ports', 'runtime', 'net', 'store', 'sync', 'llm', 'http', 'author', 'roles', 'app', 'sim', 'commands', 'telemetry', 'mcp'),
     message: 'src/errors.ts is a leaf every layer may throw from: it imports nothing of the project.'
   },
   {
     files: ['src/core/**/*.ts', 'src/wire/**/*.ts'],
-    forbid: folders('ports', 'runtime', 'net', 'store', 'sync', 'llm', 'http', 'author', 'roles', 'app', 'sim', 'commands'),
+    forbid: folders('ports', 'runtime', 'net', 'store', 'sync', 'llm', 'http', 'author', 'roles', 'app', 'sim', 'commands', 'telemetry', 'mcp'),
     message: 'src/core and src/wire are the pure base: they import only each other, so the fold and the codec run anywhere (the simulator, a browser, a property test).'
   },
   {
     files: ['src/ports/**/*.ts'],
-    forbid: folders('runtime', 'net', 'store', 'sync', 'llm', 'http', 'author', 'roles', 'app', 'sim', 'commands'),
+    forbid: folders('runtime', 'net', 'store', 'sync', 'llm', 'http', 'author', 'roles', 'app', 'sim', 'commands', 'telemetry', 'mcp'),
     message: 'src/ports holds the seams (NodeView, Transport, EventStore, Scheduler): it may name types of src/core and src/wire only, so either side of a seam can change without the other.'
   },
   {
     files: ['src/net/**/*.ts', 'src/store/**/*.ts', 'src/sync/**/*.ts', 'src/llm/**/*.ts'],
-    forbid: folders('runtime', 'http', 'author', 'roles', 'app', 'sim', 'commands'),
+    forbid: folders('runtime', 'http', 'author', 'roles', 'app', 'sim', 'commands', 'telemetry', 'mcp'),
     message: 'src/net, src/store, src/sync and src/llm are adapters below the runtime: they implement ports and never reach up to the replica, the roles or the HTTP server.'
   },
   {
     files: ['src/runtime/**/*.ts'],
-    forbid: folders('http', 'author', 'roles', 'app', 'sim', 'commands'),
+    forbid: folders('http', 'author', 'roles', 'app', 'sim', 'commands', 'telemetry', 'mcp'),
     message: 'src/runtime serves the NodeView: what sits above it (roles, HTTP, author actions, commands, composition roots) is wired in by src/app or src/sim, never imported.'
   },
   {
     files: ['src/author/**/*.ts'],
-    forbid: folders('runtime', 'net', 'store', 'sync', 'http', 'roles', 'app', 'sim', 'commands'),
+    forbid: folders('runtime', 'net', 'store', 'sync', 'http', 'roles', 'app', 'sim', 'commands', 'telemetry', 'mcp'),
     message: 'src/author acts through a NodeView only (publish, me, roster): the same code serves the commands, the dashboard and the simulator.'
   },
   {
     files: ['src/http/**/*.ts'],
-    forbid: folders('runtime', 'net', 'store', 'sync', 'roles', 'app', 'sim', 'commands'),
+    forbid: folders('runtime', 'net', 'store', 'sync', 'roles', 'app', 'sim', 'commands', 'telemetry', 'mcp'),
     message: 'src/http reads and publishes through a NodeView only (and src/author for submit and cancel), so it serves a libp2p peer and a simulated node alike.'
   },
   {
+    files: ['src/mcp/**/*.ts'],
+    forbid: folders('runtime', 'net', 'store', 'sync', 'http', 'app', 'sim', 'commands'),
+    message: 'src/mcp serves the swarm as MCP tools through a NodeView (with src/author for the author\'s actions and the outside executor of roles/), so it runs over any node; src/app starts it.'
+  },
+  {
+    files: ['src/telemetry/**/*.ts'],
+    forbid: folders('runtime', 'net', 'store', 'sync', 'http', 'author', 'roles', 'app', 'sim', 'commands', 'mcp'),
+    message: 'src/telemetry turns what a node authors and its model calls into spans: it sees the node through a NodeView and wraps an LlmProvider (core, wire, ports, llm only), so it can trace a libp2p peer and a simulated node alike; src/app wires it in.'
+  },
+  {
     files: ['roles/**/*.ts'],
-    forbid: folders('runtime', 'net', 'store', 'sync', 'http', 'author', 'app', 'sim', 'commands'),
+    forbid: folders('runtime', 'net', 'store', 'sync', 'http', 'author', 'app', 'sim', 'commands', 'telemetry', 'mcp'),
     message: 'roles see their node through a NodeView only (RoleContext.view), so the same roles run on a libp2p peer and in the seeded simulator.'
   }
 ]

@@ -3,7 +3,7 @@ import { hashParts } from '../src/core/hash.js'
 import { view } from '../src/core/view.js'
 import { MAX_OUTPUT_CHARS, MAX_REASON_CHARS } from '../src/core/limits.js'
 import { sleep } from '../src/ports/scheduler.js'
-import { isIdle, nearBudget, nodeMap, pathOf, inputsOf } from './plan-context.js'
+import { isIdle, nearBudget, nodeMap, pathOf, inputsOf, welcomesModels } from './plan-context.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId } from '../src/core/events.js'
 import type { PlanTree, TaskView, TreeNode } from '../src/core/tree.js'
 import type { RoleContext, RoleHandler } from './driver.js'
@@ -165,7 +165,7 @@ export function rankFor (task: string, me: string, executors: readonly string[])
  * node heard the chain's last claim or renewal.
  */
 export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number, executors: readonly string[], working: number, seenAt: (task: string) => number, staggerMs = STAGGER_MS, ev: ExecutorView = {}): ClaimIntent[] {
-  if (isIdle(tree)) return []
+  if (isIdle(tree) || !welcomesModels(tree)) return []
   const v = view(tree, nowMs, SKEW_ALLOWANCE_MS)
   const workingOn = ev.workingOn ?? (() => true)
   const lapsed = new Set(v.claimable.map(t => t.id))
@@ -290,7 +290,7 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
             task: { title: node.title, detail: node.detail },
             kind: intent.task.kind,
             inputs: inputsOf(tree, intent.task, nodes)
-          }, { signal: abort.signal, maxOutputTokens: tree.params.maxTokensPerCall })
+          }, { signal: abort.signal, maxOutputTokens: tree.params.maxTokensPerCall, trace: { plan: intent.plan, for: { slot: 'claim', claim: claim.id } } })
         } catch (err) {
           if (abort.signal.aborted) { ctx.say(`stopped "${node.title}": an earlier claim won or the node is stopping`); return }
           await view.publish('task-failed', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, error: fit((err as Error).message, MAX_REASON_CHARS), usage: { inputTokens: 0, outputTokens: 0 } })

@@ -65,7 +65,7 @@ function readConfigFile (path: string, flag: string): string {
  * `stop` stops, in reverse order; a failure half-way stops what was started
  * and rethrows.
  */
-export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: number, presenceIntervalMs?: number, identityDir?: string } = {}): Promise<Peer> {
+export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: number, presenceIntervalMs?: number, identityDir?: string, dirName?: string } = {}): Promise<Peer> {
   const scheduler = realScheduler({ clockOffsetMs: config.clockOffsetMs })
   const cleanup: Array<() => Promise<void> | void> = []
   const stopAll = async (): Promise<void> => {
@@ -79,7 +79,7 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
     const allowPeers = config.allowPeersFile === undefined ? undefined : parseAllowList(readConfigFile(config.allowPeersFile, '--allow-peers'))
     const { dir, lock }: { dir: string, lock: DataDirLock } = config.dataDir !== undefined
       ? { dir: config.dataDir, lock: lockDataDir(config.dataDir) }
-      : acquireDefaultDataDir(config.dataRoot, config.role)
+      : acquireDefaultDataDir(config.dataRoot, opts.dirName ?? config.role)
     cleanup.push(() => lock.release())
     const identity = await loadOrCreateIdentity(opts.identityDir ?? dir)
     const peerId = identity.peerId as PeerIdString

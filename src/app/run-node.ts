@@ -1,4 +1,5 @@
 import { startPeer } from './peer.js'
+import { startMcpOver } from './run-mcp.js'
 import { createProvider } from '../llm/create-provider.js'
 import { startRole } from '../../roles/driver.js'
 import { createDecomposer } from '../../roles/decomposer.js'
@@ -8,6 +9,9 @@ import { startObserver } from '../../roles/observer.js'
 import { createDashboard } from '../http/dashboard/routes.js'
 import { dashboardSource } from '../http/dashboard/peer-source.js'
 import { createSubmitToken } from '../http/dashboard/guard.js'
+import { createLlmTelemetry } from '../telemetry/llm-spans.js'
+import { startTracing } from '../telemetry/tracing.js'
+import { VERSION } from '../runtime/node-runtime.js'
 import type { NodeConfig } from '../runtime/config.js'
 import type { Peer } from './peer.js'
 import type { RoleHandler, RoleContext } from '../../roles/driver.js'
@@ -24,20 +28,29 @@ const HANDLERS: Record<string, (ctx: RoleContext) => RoleHandler> = {
  */
 export async function runNode (config: NodeConfig): Promise<number> {
   // Choose the model first: a provider asked for but not configured is a config error before anything starts.
-  const choice = config.role === 'observer' ? undefined : createProvider({ provider: config.provider, model: config.model, cheapModel: config.cheapModel, baseUrl: config.baseUrl, env: process.env })
+  const llm = createLlmTelemetry()
+  const choice = config.role === 'observer' ? undefined : createProvider({ provider: config.provider, model: config.model, cheapModel: config.cheapModel, baseUrl: config.baseUrl, env: process.env, hooks: llm.retryHooks })
   const peer = await startPeer(config)
   const view = peer.view
   const print = (line: Record<string, unknown>, text: string): void => {
     console.log(config.json ? JSON.stringify({ t: new Date().toISOString(), ...line }) : text)
   }
   if (config.role === 'observer' && config.once) return await observeOnce(peer, config)
+  // Spans over OTLP only with an endpoint; without one the SDK is never loaded.
+  const tracing = await startTracing({ url: config.otlp, view, version: VERSION, serviceName: process.env.OTEL_SERVICE_NAME })
+  // Listen for the signals before saying "started": a SIGTERM right after that line still stops cleanly (and flushes spans).
+  const signalled = new Promise<void>(resolve => {
+    process.once('SIGINT', () => { resolve() })
+    process.once('SIGTERM', () => { resolve() })
+  })
   // The observer's dashboard: read-only, unless --allow-submit, which makes a token the page must present.
   const submitToken = config.role === 'observer' && config.allowSubmit ? createSubmitToken() : undefined
   const dashboard = config.role === 'observer' && peer.http !== undefined ? createDashboard(dashboardSource(view), { submitToken }) : undefined
   const unmount = dashboard === undefined ? undefined : peer.http?.mount(dashboard.route)
   const dashboardUrl = dashboard === undefined || peer.http === undefined ? null : `${peer.http.url}/`
+  const mcp = config.mcpHttp === undefined ? undefined : await startMcpOver(view, config, line => { print({ event: 'mcp', line }, `[mcp] ${line}`) })
   const s = view.status()
-  print({ event: 'started', ...s, http: peer.http?.url ?? null, dashboard: dashboardUrl, ...(submitToken === undefined ? {} : { submitToken }) },
+  print({ event: 'started', ...s, http: peer.http?.url ?? null, dashboard: dashboardUrl, ...(submitToken === undefined ? {} : { submitToken }), ...(mcp?.http === undefined ? {} : { mcp: mcp.http.url, mcpToken: mcp.http.token }) },
     [
       `plan-swarm ${config.role} ${s.peerId} in swarm "${config.swarm}"`,
       `  data dir  ${s.dataDir}`,
@@ -45,15 +58,18 @@ export async function runNode (config: NodeConfig): Promise<number> {
       `  status    ${peer.http === undefined ? '(no --http)' : `${peer.http.url}/status`}`,
       ...(dashboardUrl === null ? [] : [`  dashboard ${dashboardUrl}${submitToken === undefined ? ' (read-only; --allow-submit lets it submit and cancel)' : ''}`]),
       ...(submitToken === undefined ? [] : [`  submit token ${submitToken}  (the page asks for it; or open ${dashboardUrl ?? ''}#token=${submitToken})`]),
+      ...(mcp?.http === undefined ? [] : [`  mcp       ${mcp.http.url}  (Authorization: Bearer ${mcp.http.token})`]),
       `  discovery ${config.mdns ? 'mDNS' : 'no mDNS'}${config.bootstrap.length > 0 ? ` + ${config.bootstrap.length} bootstrap address(es)` : ''}${config.swarmKeyFile !== undefined ? ', swarm key' : ''}${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
       `  holding   ${s.events.held} events in ${s.plans.length} plans`,
-      ...(choice === undefined ? [] : [`  model     ${choice.banner}`])
+      ...(choice === undefined ? [] : [`  model     ${choice.banner}`]),
+      ...(tracing.url === undefined ? [] : [`  tracing   OTLP/HTTP to ${tracing.url}`])
     ].join('\n'))
   if (choice?.provider.name === 'offline') console.error(choice.banner)
 
   const say = (line: string): void => { print({ event: 'role', line }, `[${config.role}] ${line}`) }
   const make = HANDLERS[config.role]
-  const ctx: RoleContext | undefined = choice === undefined ? undefined : { view, provider: choice.provider, say }
+  const provider = choice === undefined ? undefined : llm.instrument(choice.provider, { meter: peer.metrics, tracer: tracing.tracer, clock: view.scheduler })
+  const ctx: RoleContext | undefined = provider === undefined ? undefined : { view, provider, say }
   const role = make === undefined || ctx === undefined ? undefined : startRole(ctx, make(ctx))
   const observer = config.role === 'observer'
     ? startObserver(view, { json: config.json, markdown: config.markdown, tty: process.stdout.isTTY, write: t => process.stdout.write(t) })
@@ -71,17 +87,15 @@ export async function runNode (config: NodeConfig): Promise<number> {
     }
   }, 5_000)
 
-  await new Promise<void>(resolve => {
-    const stop = (): void => { resolve() }
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-  })
+  await signalled
   clearInterval(progress)
   print({ event: 'stopping' }, 'stopping...')
   observer?.stop()
+  await mcp?.close()
   unmount?.()
   dashboard?.close()
   await role?.stop()
+  await tracing.stop()
   await peer.stop()
   return 0
 }

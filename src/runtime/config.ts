@@ -27,10 +27,13 @@ export const OPTIONS = {
   'max-peers': { type: 'string', help: 'connections this node keeps at most (default 24); the gossip mesh reaches everyone else' },
   'data-dir': { type: 'string', help: 'where events and the identity key live (default: lowest free ~/.plan-swarm/<swarm>/<role>-<n>)' },
   http: { type: 'string', help: 'HOST:PORT for /status, /plans/<id>, /metrics, and the observer\'s live dashboard at / (e.g. 127.0.0.1:7070)' },
+  'mcp-http': { type: 'string', help: 'HOST:PORT for an MCP server over Streamable HTTP on this node (at /mcp; needs the bearer token it prints)' },
+  'worker-silence-s': { type: 'string', help: 'MCP and `task`: stop renewing an outside worker\'s lease after it is silent this many seconds (default 600)' },
   'allow-submit': { type: 'boolean', help: 'observer: let the dashboard submit goals and cancel plans (signed with this observer\'s key; needs the token it prints)' },
   provider: { type: 'string', help: 'anthropic | openai | offline (default: anthropic when ANTHROPIC_API_KEY is set, else offline)' },
   model: { type: 'string', help: 'model name for the provider' },
   'cheap-model': { type: 'string', help: 'cheaper model used when a plan has less than 20% of its budget left' },
+  otlp: { type: 'string', help: 'OTLP/HTTP endpoint to export trace spans to, e.g. http://127.0.0.1:4318 (also OTEL_EXPORTER_OTLP_ENDPOINT); off when unset' },
   'base-url': { type: 'string', help: 'provider base URL (Ollama, llama.cpp, a proxy)' },
   json: { type: 'boolean', help: 'print JSON lines instead of text' },
   once: { type: 'boolean', help: 'observer: print the trees once (after catching up) and exit' },
@@ -67,6 +70,12 @@ export interface NodeConfig {
   readonly clockOffsetMs: number
   /** `--max-peers`: connections kept at most; undefined: DEFAULT_MAX_PEERS. */
   readonly maxPeers: number | undefined
+  /** The OTLP/HTTP traces URL (`--otlp` or OTEL_EXPORTER_OTLP_ENDPOINT, plus /v1/traces); undefined: no tracing. */
+  readonly otlp: string | undefined
+  /** `--mcp-http HOST:PORT`: serve MCP over Streamable HTTP there. */
+  readonly mcpHttp: { host: string, port: number } | undefined
+  /** `--worker-silence-s`, in ms: an outside worker silent this long loses its task's lease renewals. */
+  readonly workerSilenceMs: number
 }
 
 /** `PLAN_SWARM_<NAME>` for an option name: `--data-dir` reads PLAN_SWARM_DATA_DIR. */
@@ -103,6 +112,26 @@ function checkMultiaddr (value: string, flag: string): string {
   return value
 }
 
+/**
+ * Where trace spans go: `--otlp` (an OTLP base URL, like
+ * OTEL_EXPORTER_OTLP_ENDPOINT), else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as
+ * given, else OTEL_EXPORTER_OTLP_ENDPOINT; a base URL gets /v1/traces.
+ * OTEL_SDK_DISABLED=true turns the environment's endpoint off.
+ */
+export function otlpTracesUrl (flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const nonEmpty = (v: string | undefined): string | undefined => v === undefined || v.trim() === '' ? undefined : v.trim()
+  const disabled = /^true$/i.test(env.OTEL_SDK_DISABLED ?? '')
+  const full = flag === undefined && !disabled ? nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) : undefined
+  const base = nonEmpty(flag) ?? (disabled ? undefined : nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT))
+  const url = full ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`)
+  if (url === undefined) return undefined
+  const from = flag !== undefined ? '--otlp' : full !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'
+  let parsed: URL
+  try { parsed = new URL(url) } catch { throw new ConfigError(`${from} ${JSON.stringify(full ?? base)} is not a URL; give the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`) }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${from} ${JSON.stringify(full ?? base)}: OTLP/HTTP needs an http:// or https:// URL, e.g. http://127.0.0.1:4318`)
+  return url
+}
+
 /** Options of `submit`, `cancel`, `amend`, `raise-budget` and `retry`: the plan parameters and how to follow a plan. */
 export const CLIENT_OPTIONS = {
   wait: { type: 'boolean', help: 'submit: follow the plan to its end and print the deliverable' },
@@ -120,7 +149,16 @@ export const CLIENT_OPTIONS = {
   'max-tokens-per-call': { type: 'string', help: 'most tokens one event may count (default 16000)' },
   'max-claims-per-executor': { type: 'string', help: 'live claims one executor may hold in this plan (default 2)' },
   review: { type: 'boolean', help: 'results need a committee quorum of accepting reviews' },
-  reason: { type: 'string', help: 'cancel: why (shown to everyone)' }
+  approver: { type: 'string', multiple: true, help: 'submit: a person (peer id) whose ballot is needed besides the quorum (repeatable; added to the committee)' },
+  approve: { type: 'string', help: 'submit: what approvers approve: splits | results | both (default both; splits without --review)' },
+  executors: { type: 'string', help: 'submit: who executes tasks: model | outside | any (default model; outside: agents and people, through MCP or `task`)' },
+  reason: { type: 'string', help: 'cancel, task release: why (shown to everyone)' },
+  plan: { type: 'string', help: 'task next: take a task of this plan only' },
+  file: { type: 'string', help: 'task done: the file holding the result (- for stdin)' },
+  choose: { type: 'string', help: 'vote: P1, P2, ... (as inbox lists the proposals), a proposal id, or none (with --notes)' },
+  notes: { type: 'string', help: 'vote, review: what to change or redo (shown to the decomposers and executors)' },
+  accept: { type: 'boolean', help: 'review: accept the result' },
+  reject: { type: 'boolean', help: 'review: reject the result (with --notes); the task is redone' }
 } as const
 
 interface Parsed {
@@ -161,6 +199,11 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
   const maxPeersRaw = get<string>('max-peers')
   const maxPeers = maxPeersRaw === undefined ? undefined : Number(maxPeersRaw)
   if (maxPeers !== undefined && !(Number.isSafeInteger(maxPeers) && maxPeers >= 1 && maxPeers <= 10_000)) throw new ConfigError(`--max-peers ${JSON.stringify(maxPeersRaw)}: expected a whole number from 1 to 10000 (connections this node keeps)`)
+  const mcpHttpValue = get<string>('mcp-http')
+  const silenceRaw = get<string>('worker-silence-s')
+  const silence = silenceRaw === undefined ? 600 : Number(silenceRaw)
+  if (!(Number.isSafeInteger(silence) && silence >= 1 && silence <= 86_400)) throw new ConfigError(`--worker-silence-s ${JSON.stringify(silenceRaw)}: expected a whole number of seconds from 1 to 86400`)
+  const otlp = otlpTracesUrl(get<string>('otlp'), env)
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
   const config = {
@@ -185,7 +228,10 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
     json: get<boolean>('json') === true,
     network,
     clockOffsetMs: offset,
-    maxPeers
+    maxPeers,
+    otlp,
+    mcpHttp: mcpHttpValue === undefined ? undefined : parseHostPort(mcpHttpValue, '--mcp-http'),
+    workerSilenceMs: silence * 1_000
   }
   const values: Record<string, string | string[] | boolean | undefined> = {}
   for (const name of Object.keys(extra)) values[name] = v[name] ?? envValue(env, name as OptionName)
@@ -227,6 +273,13 @@ export function helpText (): string {
     '  npm start -- raise-budget <plan-id> --budget N',
     '  npm start -- retry <plan-id> <task-id>',
     '  npm start -- export <plan-id> --markdown [FILE]          or --json',
+    '  npm start -- mcp [options]                an MCP server on stdio, with a swarm node of its own (role client)',
+    '  npm start -- task next [--plan ID] | task done <task-id> --file FILE | task release <task-id>',
+    '                                           do a task yourself, for plans submitted with --executors outside|any',
+    '  npm start -- id                          this key\'s peer id, for another author\'s --committee or --approver',
+    '  npm start -- inbox                       splits and results that wait for this key',
+    '  npm start -- vote <plan-id> <node-id> --choose P1|none [--notes TEXT]',
+    '  npm start -- review <plan-id> <task-id> --accept|--reject [--notes TEXT]',
     '  npm start -- keygen > swarm.key          write a new pre-shared swarm key',
     '  npm run demo [-- "<goal>"]               a whole local swarm, offline unless ANTHROPIC_API_KEY is set',
     '',

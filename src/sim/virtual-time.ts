@@ -57,7 +57,7 @@ function before (a: Timer, b: Timer): boolean {
 }
 
 /** Let every promise continuation queued so far run (all microtasks drain before a macrotask). */
-async function drainMicrotasks (): Promise<void> {
+export async function drainMicrotasks (): Promise<void> {
   await new Promise<void>(resolve => { setImmediate(resolve) })
 }
 

@@ -13,7 +13,7 @@ import { isFinished } from '../core/view.js'
 import { seededRandom } from '../ports/scheduler.js'
 import { CLEAN_LINKS, SimNetwork } from './network.js'
 import { SimTransport } from './sim-transport.js'
-import { NodeClock, VirtualTime } from './virtual-time.js'
+import { NodeClock, VirtualTime, drainMicrotasks } from './virtual-time.js'
 import { createSimProvider, emptyLlmCalls } from './sim-llm.js'
 import { drawFaults } from './faults.js'
 import { presenceIntervalFor } from '../net/presence-interval.js'
@@ -286,10 +286,16 @@ export class World {
     return true
   }
 
-  /** Stop every node (roles, then the runtime). */
+  /**
+   * Stop every node (roles, then the runtime). Virtual time no longer runs
+   * here, so an act still in flight (a model call behind its virtual
+   * latency) never finishes: a role's stop is not waited for past the
+   * promises that can settle now, or the run would hang with nothing left to
+   * run (seen with seed 1105 at 6 nodes).
+   */
   async stop (): Promise<void> {
     for (const n of this.nodes) {
-      await n.stopRole?.()
+      await Promise.race([n.stopRole?.(), drainMicrotasks()])
       await n.runtime?.stop()
     }
   }
