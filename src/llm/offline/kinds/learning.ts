@@ -42,9 +42,9 @@ export const LEARNING: KindTable = {
       ['Write a check for each month', 'each goal has a test that says whether it is met', [0]],
       ['Schedule the monthly checks', 'the check dates are in the calendar', [1]]
     ], ['target', 'baseline']),
-    part('progress', 'Check progress every month', 'a monthly test or recording shows progress against the baseline', [
-      ['Repeat the placement test', 'a new score is recorded'],
-      ['Compare with the baseline', 'the change since the start is written down', [0]],
+    part('progress', 'Check progress every month', 'a monthly test or recording shows the progress since the last check', [
+      ['Repeat the level test', 'a new score or recording is saved'],
+      ['Compare with the last result', 'the change since the last check is written down', [0]],
       ['Adjust the plan', 'the next month\'s focus reflects the result', [1]]
     ], ['routine', 'practice', 'milestones', 'baseline']),
     part('real', 'Apply it in a real challenge', 'the skill is used in one real situation: a conversation, a performance, a project or the exam', [
