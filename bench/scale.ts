@@ -6,8 +6,10 @@
  * first spawn until every process lists every other in its roster, then,
  * idle, each process's CPU share, RSS and connection count, and the bytes on
  * the wire per node per second (the kernel's TCP counters). Then the
- * deterministic simulator (src/sim) at larger sizes: virtual time to
- * convergence after the last event, and plan bytes per node per event.
+ * deterministic simulator (src/sim) at larger sizes, on connections opened
+ * by the real dial policy (src/net/neighbours.ts): virtual time to
+ * convergence after the last event, plan bytes per node per event,
+ * connections per node and the time until every roster is full.
  * Writes bench/results/scale.json; the last line is one JSON object.
  */
 import { loadavg } from 'node:os'
@@ -98,9 +100,13 @@ export async function benchScale (): Promise<Record<string, unknown>> {
       completionMsMedian: median(runs.map(r => r.completionMs ?? NaN)),
       planBytesPerNodePerEventMedian: median(runs.map(r => r.bytesPerNodePerEvent)),
       presenceBytesPerNodeMedian: median(runs.map(r => r.presenceBytesPerNode)),
+      connectionsMedian: median(runs.map(r => r.connectionsMedian)),
+      connectionsMax: Math.max(...runs.map(r => r.maxConnections)),
+      rosterFullMsMedian: median(runs.map(r => r.rosterFullMs ?? NaN)),
       eventsMedian: median(runs.map(r => r.events)),
       wallMsMedian: median(runs.map(r => r.wallMs)),
-      heapMbMax: Math.max(...runs.map(r => r.heapMb))
+      heapMbMax: Math.max(...runs.map(r => r.heapMb)),
+      rssMbMax: Math.max(...runs.map(r => r.rssMb))
     })
   }
   const at = (n: number): Record<string, unknown> | undefined => real.find(r => r.processes === n)

@@ -12,7 +12,7 @@ import type { RunReport } from '../src/sim/run.js'
  * run; a failing run prints its problems and the command that replays it.
  * The last line is one JSON object (medians over the runs).
  */
-const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--degree D] [--review]'
+const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review]'
 
 function wholeNumber (name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -30,7 +30,7 @@ async function main (): Promise<number> {
   const { values } = parseArgs({
     options: {
       nodes: { type: 'string' }, seeds: { type: 'string' }, seed: { type: 'string' }, faults: { type: 'string' },
-      'latency-ms': { type: 'string' }, 'fault-span-ms': { type: 'string' }, depth: { type: 'string' }, review: { type: 'boolean' }, degree: { type: 'string' }, help: { type: 'boolean' }
+      'latency-ms': { type: 'string' }, 'fault-span-ms': { type: 'string' }, depth: { type: 'string' }, review: { type: 'boolean' }, degree: { type: 'string' }, topology: { type: 'string' }, 'max-peers': { type: 'string' }, help: { type: 'boolean' }
     }
   })
   if (values.help === true) { console.log(USAGE); return 0 }
@@ -42,13 +42,17 @@ async function main (): Promise<number> {
   const maxDepth = wholeNumber('depth', values.depth, 2)
   const degree = wholeNumber('degree', values.degree, 6, 2)
   const faultSpanMs = wholeNumber('fault-span-ms', values['fault-span-ms'], 20_000, 1_000)
+  const topology = values.topology ?? 'neighbours'
+  if (topology !== 'neighbours' && topology !== 'fixed') throw new Error(`--topology ${topology}: expected neighbours or fixed; ${USAGE}`)
+  const maxPeers = values['max-peers'] === undefined ? undefined : wholeNumber('max-peers', values['max-peers'], 24)
   const reports: RunReport[] = []
   for (let seed = first; seed < first + seeds; seed++) {
-    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, degree, faultSpanMs, review: values.review === true })
+    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, faultSpanMs, review: values.review === true, topology, ...(maxPeers === undefined ? {} : { maxPeers }), ...(topology === 'fixed' ? { degree } : {}) })
     reports.push(r)
     console.log(`seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
       `${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node (plan traffic ${r.bytesPerNodePerEvent} per event, presence ${r.presenceBytesPerNode}); ` +
-      `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions; wall ${r.wallMs} ms, heap ${r.heapMb} MB`)
+      `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions; ` +
+      `connections per node ${r.connectionsMedian} (max ${r.maxConnections}), rosters full at ${r.rosterFullMs ?? '-'} ms; wall ${r.wallMs} ms, heap ${r.heapMb} MB, RSS ${r.rssMb} MB`)
     if (!r.ok) {
       for (const p of r.checks.problems.slice(0, 10)) console.log(`  - ${p}`)
       if (r.outcome !== 'done') console.log(`  - the run ended by ${r.outcome} at ${r.virtualMs} ms virtual`)
@@ -57,7 +61,7 @@ async function main (): Promise<number> {
   }
   const failed = reports.filter(r => !r.ok)
   console.log(JSON.stringify({
-    nodes, seeds, faults, failed: failed.map(r => r.seed),
+    nodes, seeds, faults, topology, failed: failed.map(r => r.seed),
     completionMsMedian: median(reports.map(r => r.completionMs ?? Infinity)),
     convergenceMsMedian: median(reports.map(r => r.convergenceMs)),
     convergenceMsMax: Math.max(...reports.map(r => r.convergenceMs)),
@@ -69,8 +73,12 @@ async function main (): Promise<number> {
     llmCallsMedian: median(reports.map(r => r.llmCalls)),
     llmMinimumMedian: median(reports.map(r => r.llmMinimum)),
     duplicateExecutions: reports.reduce((a, r) => a + r.checks.duplicateExecutions, 0),
+    maxConnections: Math.max(...reports.map(r => r.maxConnections)),
+    connectionsMedian: median(reports.map(r => r.connectionsMedian)),
+    rosterFullMsMedian: median(reports.map(r => r.rosterFullMs ?? Infinity)),
     wallMsMedian: median(reports.map(r => r.wallMs)),
-    heapMbMax: Math.max(...reports.map(r => r.heapMb))
+    heapMbMax: Math.max(...reports.map(r => r.heapMb)),
+    rssMbMax: Math.max(...reports.map(r => r.rssMb))
   }))
   return failed.length === 0 ? 0 : 1
 }

@@ -3,7 +3,19 @@ import { foldAll } from '../core/fold.js'
 import { isFinished } from '../core/view.js'
 import { duplicateExecutions } from './sim-llm.js'
 import type { PlanEvent } from '../core/events.js'
+import { presenceIntervalFor } from '../net/presence-interval.js'
 import type { World } from './world.js'
+
+/**
+ * How soon every roster must list every live node (from the start, or from
+ * the end of the faults): measured at 5 to 1000 nodes, see BENCHMARKS.md;
+ * the bound leaves room over that, and is a fraction of the presence interval
+ * at large n (the roster exchange and the announcement on a new connection
+ * fill rosters long before the first periodic announcement).
+ */
+export function rosterFullBoundMs (nodes: number): number {
+  return Math.max(60_000, presenceIntervalFor(nodes) / 2)
+}
 
 /** What a run must satisfy once its faults are over. */
 export interface RunChecks {
@@ -17,6 +29,14 @@ export interface RunChecks {
   readonly storesValid: boolean
   /** Parked events per node stayed within the fold's bound. */
   readonly memoryBounded: boolean
+  /**
+   * Neighbours topology: at every sample (once a virtual second) no node held
+   * more than maxPeers + NEWCOMER_HEADROOM connections, nor more than
+   * maxPeers older than its grace; always true on the fixed graph.
+   */
+  readonly connectionsBounded: boolean
+  /** Neighbours topology: every live node's roster listed every other within ROSTER_FULL_BOUND_MS; always true on the fixed graph. */
+  readonly rostersFull: boolean
   readonly duplicateExecutions: number
   /** What failed, in words (empty when all holds). */
   readonly problems: string[]
@@ -65,7 +85,17 @@ export function checkRun (w: World): RunChecks {
     const accepted = task.results.filter(r => r.accepted).length
     if (accepted > 1) { oneResultPerTask = false; problems.push(`task ${task.id.slice(0, 12)} has ${accepted} accepted results`) }
   }
+  const connectionsBounded = w.connections.overCap.length === 0 && w.connections.overMaxPeers.length === 0
+  for (const p of [...w.connections.overCap, ...w.connections.overMaxPeers].slice(0, 5)) problems.push(p)
+  let rostersFull = true
+  if (w.topology === 'neighbours') {
+    const bound = rosterFullBoundMs(w.nodes.length)
+    if (w.rosterFullMs === undefined || w.rosterFullMs > bound) {
+      rostersFull = false
+      problems.push(w.rosterFullMs === undefined ? 'the rosters never all listed every live node' : `the rosters took ${w.rosterFullMs} ms to list every live node (bound ${bound} ms)`)
+    }
+  }
   const dups = duplicateExecutions(w.calls)
   if (w.faults.kinds.length === 0 && dups > 0) problems.push(`${dups} duplicate LLM executions in a run without faults`)
-  return { live, converged, oneResultPerTask, storesValid, memoryBounded, duplicateExecutions: dups, problems }
+  return { live, converged, oneResultPerTask, storesValid, memoryBounded, connectionsBounded, rostersFull, duplicateExecutions: dups, problems }
 }

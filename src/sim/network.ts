@@ -43,13 +43,21 @@ export interface Endpoint {
   deliver: (topic: 'events' | 'presence', from: string, id: string, payload: Uint8Array | object, size: number) => void
 }
 
+/** How links between simulated nodes come about (WorldOptions.topology). */
+export type SimTopology = 'fixed' | 'neighbours'
+
 /**
- * The simulated wire: a fixed random topology of bounded degree (a ring plus
- * random chords, about `degree` links per node: the stand-in for gossipsub's
- * mesh, over which messages are flooded), per-link delay, jitter, loss and duplication drawn from the
- * world's seeded stream, and partitions as a predicate over pairs. A message
- * is delivered as a timer of the receiver's clock, so a paused node gets it
- * late and a crashed one never.
+ * The simulated wire. Links are either a fixed random graph of bounded
+ * degree (`fixed`: a ring plus random chords, about `degree` links per
+ * node, built once), or connections (`neighbours`): none at first, opened by
+ * `dial` (one round trip of the link's delay, refused across a partition, to
+ * a node down or paused, or to a node at `connectionCap`, as libp2p's
+ * connection manager refuses inbound connections beyond maxConnections) and
+ * closed by `hangUp`, a crash or a partition. Gossip is flooded over the
+ * links there are. Per-link delay, jitter, loss and duplication are drawn
+ * from the world's seeded stream, partitions are a predicate over pairs. A
+ * message is delivered as a timer of the receiver's clock, so a paused node
+ * gets it late and a crashed one never.
  */
 export class SimNetwork {
   readonly neighbours = new Map<string, Set<string>>()
@@ -58,9 +66,14 @@ export class SimNetwork {
   private cutFn: (a: string, b: string) => boolean = () => false
   faults: LinkFaults = CLEAN_LINKS
   private readonly listeners = new Set<() => void>()
+  /** Virtual ms each connection opened at (`neighbours` only), by `linkKey`. */
+  private readonly openedAt = new Map<string, number>()
+  private readonly linkListeners = new Map<string, (peer: string, up: boolean) => void>()
 
-  constructor (private readonly time: VirtualTime, private readonly random: () => number, peers: readonly string[], degree: number) {
+  constructor (private readonly time: VirtualTime, private readonly random: () => number, peers: readonly string[], degree: number,
+    readonly topology: SimTopology = 'fixed', readonly connectionCap = Infinity) {
     for (const p of peers) { this.neighbours.set(p, new Set()); this.traffic.set(p, emptyTraffic()) }
+    if (topology === 'neighbours') return
     const n = peers.length
     const link = (a: string, b: string): void => {
       if (a === b) return
@@ -79,12 +92,78 @@ export class SimNetwork {
     }
   }
 
-  attach (e: Endpoint): void { this.endpoints.set(e.peerId, e) }
-  detach (peerId: string): void { this.endpoints.delete(peerId); this.changed() }
+  /** Told of each connection of `peerId` that opens or closes (`neighbours` only); one listener per node. */
+  onLink (peerId: string, fn: ((peer: string, up: boolean) => void) | null): void {
+    if (fn === null) this.linkListeners.delete(peerId)
+    else this.linkListeners.set(peerId, fn)
+  }
 
-  /** Partitions: `cut(a, b)` true means a and b cannot reach each other now. */
+  /** Connections a node holds now (`neighbours`), or its links in the fixed graph. */
+  linkCount (peerId: string): number { return this.neighbours.get(peerId)?.size ?? 0 }
+
+  /** Virtual ms a node's connection to `peer` has been open (0 when there is none or the graph is fixed). */
+  linkAgeMs (peerId: string, peer: string): number {
+    const at = this.openedAt.get(linkKey(peerId, peer))
+    return at === undefined ? 0 : this.time.elapsed - at
+  }
+
+  /**
+   * Open a connection from `from` to `to` (`neighbours`): it takes one round
+   * trip, and fails when either end is down or paused, the dialer restarted meanwhile,
+   * the pair is partitioned, or either end already holds connectionCap
+   * connections. Resolves at once when they are connected already.
+   */
+  async dial (from: string, to: string): Promise<void> {
+    if (this.topology !== 'neighbours') throw new Error('dial: the fixed topology has no connections to open')
+    if (this.neighbours.get(from)?.has(to) === true) return
+    const a = this.endpoints.get(from)
+    const rtt = this.delay() + this.delay()
+    await new Promise<void>((resolve, reject) => {
+      this.time.schedule(rtt, () => {
+        const a2 = this.endpoints.get(from)
+        const b2 = this.endpoints.get(to)
+        if (a === undefined || a2?.clock !== a.clock || a.clock.isPaused) { reject(new Error('the dialer is down')); return }
+        if (b2 === undefined || b2.clock.isPaused || this.cutFn(from, to)) { reject(new Error(`no route to ${to}`)); return }
+        if (this.neighbours.get(from)?.has(to) === true) { resolve(); return }
+        if (this.linkCount(to) >= this.connectionCap || this.linkCount(from) >= this.connectionCap) { reject(new Error('connection refused: maxConnections')); return }
+        this.connect(from, to)
+        resolve()
+      }, null)
+    })
+  }
+
+  /** Close the connection between a and b (either side hanging up, a crash, a partition). */
+  hangUp (a: string, b: string): void {
+    if (this.neighbours.get(a)?.delete(b) !== true) return
+    this.neighbours.get(b)?.delete(a)
+    this.openedAt.delete(linkKey(a, b))
+    this.linkListeners.get(a)?.(b, false)
+    this.linkListeners.get(b)?.(a, false)
+  }
+
+  private connect (a: string, b: string): void {
+    this.neighbours.get(a)?.add(b)
+    this.neighbours.get(b)?.add(a)
+    this.openedAt.set(linkKey(a, b), this.time.elapsed)
+    this.linkListeners.get(a)?.(b, true)
+    this.linkListeners.get(b)?.(a, true)
+  }
+
+  attach (e: Endpoint): void { this.endpoints.set(e.peerId, e) }
+  detach (peerId: string): void {
+    this.endpoints.delete(peerId)
+    // A process that is gone has no connections: its peers see them close.
+    if (this.topology === 'neighbours') for (const b of [...this.neighbours.get(peerId) ?? []]) this.hangUp(peerId, b)
+    this.linkListeners.delete(peerId)
+    this.changed()
+  }
+
+  /** Partitions: `cut(a, b)` true means a and b cannot reach each other now; connections across the cut close. */
   setPartition (cut: ((a: string, b: string) => boolean) | null): void {
     this.cutFn = cut ?? (() => false)
+    if (this.topology === 'neighbours' && cut !== null) {
+      for (const [a, links] of this.neighbours) for (const b of [...links]) if (a < b && cut(a, b)) this.hangUp(a, b)
+    }
     this.changed()
   }
 
@@ -140,6 +219,14 @@ export class SimNetwork {
     }
   }
 
+  /** Count presence received other than by gossip (a roster exchange's reply) against a node. */
+  countPresence (peerId: string, n: number): void {
+    const t = this.traffic.get(peerId)
+    if (t === undefined) return
+    t.bytesReceived += n
+    t.presenceBytesReceived += n
+  }
+
   /** Count sync stream bytes against a node. */
   countStream (peerId: string, direction: 'sent' | 'received', n: number): void {
     const t = this.traffic.get(peerId)
@@ -148,6 +235,8 @@ export class SimNetwork {
     else { t.bytesReceived += n; t.syncBytesReceived += n }
   }
 }
+
+function linkKey (a: string, b: string): string { return a < b ? `${a} ${b}` : `${b} ${a}` }
 
 function emptyTraffic (): Traffic {
   return { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, duplicatesDropped: 0, eventBytesReceived: 0, presenceBytesReceived: 0, syncBytesReceived: 0 }

@@ -34,6 +34,13 @@ export interface RunReport {
   readonly steps: number
   readonly wallMs: number
   readonly heapMb: number
+  readonly rssMb: number
+  /** Most connections a node held at any sample (neighbours topology; the fixed graph's largest degree otherwise). */
+  readonly maxConnections: number
+  /** Median connections per live node at the last sample (neighbours topology; the fixed graph's median degree otherwise). */
+  readonly connectionsMedian: number
+  /** Virtual ms until every roster listed every live node (neighbours topology), or null. */
+  readonly rosterFullMs: number | null
   /** The command that replays this run. */
   readonly replay: string
 }
@@ -47,7 +54,9 @@ export function replayCommand (opts: WorldOptions): string {
     opts.llmLatencyMs === undefined ? '' : ` --latency-ms ${opts.llmLatencyMs}`,
     opts.maxDepth === undefined ? '' : ` --depth ${opts.maxDepth}`,
     opts.degree === undefined ? '' : ` --degree ${opts.degree}`,
-    opts.review === true ? ' --review' : ''
+    opts.review === true ? ' --review' : '',
+    opts.topology === 'fixed' ? ' --topology fixed' : '',
+    opts.maxPeers === undefined ? '' : ` --max-peers ${opts.maxPeers}`
   ].join('')
   return `npm run sim -- --seed ${opts.seed} --nodes ${opts.nodes} --faults ${opts.faults.length === 0 ? 'none' : opts.faults.join(',')}${extra}`
 }
@@ -81,6 +90,7 @@ export async function runSeed (opts: WorldOptions): Promise<RunReport> {
   const tasks = tree?.tasks.length ?? 0
   const lastFold = Math.max(...w.nodes.map(x => x.lastFoldAt))
   const ok = outcome === 'done' && checks.problems.length === 0
+  const degrees = w.nodes.map(x => w.network.linkCount(x.peerId)).sort((a, b) => a - b)
   return {
     seed: opts.seed,
     nodes: n,
@@ -104,6 +114,10 @@ export async function runSeed (opts: WorldOptions): Promise<RunReport> {
     steps: w.time.steps,
     wallMs: Math.round(performance.now() - t0),
     heapMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
+    rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
+    maxConnections: w.topology === 'neighbours' ? w.connections.maxConnections : degrees[degrees.length - 1] ?? 0,
+    connectionsMedian: w.topology === 'neighbours' ? w.connections.medianAtEnd : degrees[Math.floor((degrees.length - 1) / 2)] ?? 0,
+    rosterFullMs: w.rosterFullMs ?? null,
     replay: replayCommand(opts)
   }
 }

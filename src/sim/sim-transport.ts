@@ -2,9 +2,17 @@ import { logger } from '@libp2p/logger'
 import { createPresenceAnnouncer } from '../net/presence-announcer.js'
 import { createMemoryStreamPair } from '../sync/memory-stream.js'
 import { runSyncSession, InflightIds, DEFAULT_SYNC_LIMITS } from '../sync/index.js'
+import { createNeighbourhood, TARGET_PEERS } from '../net/neighbours.js'
+import { DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS, REDIAL_AFTER_CLOSE_MS, REDIAL_TICK_MS } from '../net/redialer.js'
+import { STRANGER_SYNC_MS } from '../net/libp2p-transport.js'
+import { intervalCapability } from '../net/presence-interval.js'
+import { createSimRosterExchange, SIM_ROSTER_ASK_AFTER_MS } from './sim-roster-exchange.js'
+import type { Neighbourhood } from '../net/neighbours.js'
+import type { SimRosterExchange } from './sim-roster-exchange.js'
 import type { Cancel, Scheduler } from '../ports/scheduler.js'
 import type { EventId } from '../core/events.js'
-import type { PresenceInfo, SyncOutcome, Transport, TransportHost } from '../ports/transport.js'
+import type { Presence, PresenceInfo, SyncOutcome, Transport, TransportHost } from '../ports/transport.js'
+import { GOSSIP_OVERHEAD_BYTES } from './network.js'
 import type { SimNetwork } from './network.js'
 import type { NodeClock, VirtualTime } from './virtual-time.js'
 
@@ -26,7 +34,16 @@ export interface SimTransportInit {
   readonly registry: Map<string, SimTransport>
   /** False: no sync sessions at all (the canary that shows the checks can fail). Default true. */
   readonly sync?: boolean
+  /**
+   * With the `neighbours` topology: the dial policy of a libp2p node. The
+   * peers it dials first and redials (the redialer's bootstrap list), and
+   * its --max-peers.
+   */
+  readonly neighbours?: { readonly bootstrap: readonly string[], readonly maxPeers: number }
 }
+
+/** Presence bytes per announcement (the sim does not encode presence; about what a signed one weighs). */
+const PRESENCE_BYTES = 200
 
 /**
  * A node's Transport in the simulator: gossip as flood-and-forward over the
@@ -48,6 +65,10 @@ export class SimTransport implements Transport {
   private readonly scheduler: Scheduler
   private stopped = false
   private presenceSeq = 0
+  /** The real dial policy (`neighbours` topology only). */
+  neighbourhood: Neighbourhood | undefined
+  private rosterExchange: SimRosterExchange | undefined
+  private announcer: ReturnType<typeof createPresenceAnnouncer> | undefined
 
   constructor (private readonly init: SimTransportInit) {
     this.peerId = init.peerId
@@ -59,17 +80,21 @@ export class SimTransport implements Transport {
     const net = this.init.network
     this.init.registry.set(this.peerId, this)
     net.attach({ peerId: this.peerId, clock: this.init.clock, deliver: (topic, from, id, payload, size) => { this.deliver(topic, from, id, payload, size) } })
+    const dynamic = this.init.neighbours !== undefined
+    // With connections, presence is what the neighbourhood dials from: it carries an address and (as the libp2p transport's) the interval, which sizes the roster TTL.
+    const initial = dynamic ? { ...this.init.presence, capabilities: [...this.init.presence.capabilities, intervalCapability(this.init.presenceIntervalMs)] } : this.init.presence
     const announcer = createPresenceAnnouncer({
       intervalMs: this.init.presenceIntervalMs,
       scheduler: this.scheduler,
-      initial: this.init.presence,
+      initial,
       publish: async info => {
-        const p = { ...info, peerId: this.peerId, addresses: [], sentMs: this.scheduler.now() }
+        const p = { ...info, peerId: this.peerId, addresses: dynamic ? this.addresses() : [], sentMs: this.scheduler.now() }
         const id = `${this.peerId}:${this.presenceSeq++}`
         this.seen.add(id)
-        this.flood('presence', null, id, p, 200)
+        this.flood('presence', null, id, p, PRESENCE_BYTES)
       }
     })
+    this.announcer = announcer
     this.stops.push(() => { announcer.stop() })
     // Announce once every neighbour is attached, nodes spread over the first second (as processes starting together are).
     this.stops.push(this.scheduler.after(1 + Math.floor(this.scheduler.random() * 1_000), () => { void announcer.announce() }))
@@ -80,8 +105,111 @@ export class SimTransport implements Transport {
       this.stops.push(this.scheduler.after(jitter(), periodic))
     }
     this.stops.push(this.scheduler.after(jitter(), periodic))
+    if (this.init.neighbours !== undefined) { this.startNeighbourhood(this.init.neighbours); return }
     this.stops.push(net.onChange(() => { this.linksChanged() }))
     this.linksChanged()
+  }
+
+  /**
+   * The libp2p node's dial policy on simulated connections: the real
+   * neighbourhood (src/net/neighbours.ts) on this node's clock, dialing from
+   * the presence it hears and hanging up to come back to maxPeers; a
+   * redialer for the bootstrap peers (src/net/redialer.ts: while below the
+   * target, with its backoff); the roster exchange on every new connection;
+   * an announcement soon after a peer joins (the presence announcer's
+   * peerJoined); sync on connect, and now and then with a stranger.
+   */
+  private startNeighbourhood (opts: NonNullable<SimTransportInit['neighbours']>): void {
+    const net = this.init.network
+    const neighbours = createNeighbourhood({
+      self: this.peerId,
+      maxPeers: opts.maxPeers,
+      scheduler: this.scheduler,
+      connected: () => this.connectedPeers(),
+      dial: async peer => { await this.dialPeer(peer) },
+      mayDial: () => true,
+      hangUp: async peer => { net.hangUp(this.peerId, peer) }
+    })
+    this.neighbourhood = neighbours
+    const exchange = createSimRosterExchange(this.peerId, this.scheduler)
+    this.rosterExchange = exchange
+    net.onLink(this.peerId, (peer, up) => { this.linkChanged(peer, up) })
+    neighbours.start()
+    this.stops.push(() => { neighbours.stop() })
+
+    // The redialer's part for bootstrap peers: dial them while below the target, with backoff after a failure.
+    const dialUntil = Math.min(opts.maxPeers, TARGET_PEERS)
+    const targets = opts.bootstrap.filter(b => b !== this.peerId).map(peer => ({ peer, failures: 0, nextAt: 0, inFlight: false }))
+    this.bootstrapTargets = targets
+    const redial = (): void => {
+      const now = this.scheduler.now()
+      for (const t of targets) {
+        if (t.inFlight || t.nextAt > now || this.connectedPeers().length >= dialUntil || net.neighbours.get(this.peerId)?.has(t.peer) === true) continue
+        t.inFlight = true
+        this.dialPeer(t.peer).then(() => { t.failures = 0 }, () => {
+          t.failures++
+          const base = Math.min(DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS * 2 ** Math.max(0, t.failures - 1))
+          t.nextAt = this.scheduler.now() + Math.round(base * (0.8 + this.scheduler.random() * 0.4))
+        }).finally(() => { t.inFlight = false })
+      }
+    }
+    redial()
+    this.stops.push(this.scheduler.every(REDIAL_TICK_MS, redial))
+
+    // As the libp2p transport: now and then sync with a peer this node has no connection to (which opens one).
+    const strangers = (): void => {
+      this.stops.push(this.scheduler.after(STRANGER_SYNC_MS * (0.8 + 0.4 * this.scheduler.random()), () => {
+        const peer = neighbours.randomStranger()
+        if (peer !== undefined) this.dialPeer(peer).then(async () => await this.syncWith(peer)).catch(() => {})
+        strangers()
+      }))
+    }
+    strangers()
+  }
+
+  private bootstrapTargets: Array<{ peer: string, failures: number, nextAt: number, inFlight: boolean }> = []
+
+  /** Open a connection (one round trip; fails across a partition, to a node down, or at the connection cap). */
+  async dialPeer (peer: string): Promise<void> {
+    if (this.stopped) throw new Error('stopped')
+    await this.init.network.dial(this.peerId, peer)
+  }
+
+  /** A connection of this node opened or closed (`neighbours` topology). */
+  private linkChanged (peer: string, up: boolean): void {
+    if (this.stopped) return
+    if (!up) {
+      for (const [s, p] of [...this.streams]) if (p === peer) s.cut()
+      const t = this.bootstrapTargets.find(b => b.peer === peer)
+      if (t !== undefined) t.nextAt = Math.max(t.nextAt, this.scheduler.now() + Math.max(REDIAL_AFTER_CLOSE_MS, DEFAULT_MIN_BACKOFF_MS))
+      return
+    }
+    // Like the libp2p service, only the side with the smaller id opens the on-connect session.
+    if (this.peerId < peer) this.stops.push(this.scheduler.after(SIM_ON_CONNECT_SYNC_MS, () => { void this.syncWith(peer) }))
+    this.announcer?.peerJoined()
+    this.stops.push(this.scheduler.after(SIM_ROSTER_ASK_AFTER_MS, () => { this.askRoster(peer) }))
+  }
+
+  /** The roster exchange: ask a new neighbour for the announcements it holds; the reply comes one round trip later. */
+  private askRoster (peer: string): void {
+    const net = this.init.network
+    if (this.stopped || net.neighbours.get(this.peerId)?.has(peer) !== true) return
+    const rtt = net.delay() + net.delay()
+    this.stops.push(this.scheduler.after(rtt, () => {
+      const other = this.init.registry.get(peer)
+      if (this.stopped || other?.rosterExchange === undefined || other.init.clock.isPaused || net.neighbours.get(this.peerId)?.has(peer) !== true) return
+      const reply = other.rosterExchange.sample()
+      const bytes = reply.length * PRESENCE_BYTES + GOSSIP_OVERHEAD_BYTES
+      net.countStream(peer, 'sent', bytes)
+      net.countPresence(this.peerId, bytes)
+      for (const p of this.rosterExchange?.accept(reply) ?? []) this.heard(p)
+    }))
+  }
+
+  /** A presence, gossiped or from a roster exchange: to the roster and (with connections) the neighbourhood. */
+  private heard (p: Presence): void {
+    this.host?.presence(p)
+    this.neighbourhood?.heard(p)
   }
 
   /** Links came or went: cut streams that no longer have a path; sync with neighbours newly in reach. */
@@ -104,7 +232,8 @@ export class SimTransport implements Transport {
     }
     this.seen.add(id)
     if (topic === 'presence') {
-      this.host.presence(payload as Parameters<TransportHost['presence']>[0])
+      this.rosterExchange?.remember(payload as Presence)
+      this.heard(payload as Presence)
       this.flood('presence', from, id, payload, size)
       return
     }

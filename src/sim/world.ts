@@ -12,6 +12,7 @@ import { DEFAULT_PARAMS, majority } from '../core/events.js'
 import { isFinished } from '../core/view.js'
 import { seededRandom } from '../ports/scheduler.js'
 import { CLEAN_LINKS, SimNetwork } from './network.js'
+import { DEFAULT_MAX_PEERS, NEIGHBOUR_TICK_MS, NEWCOMER_HEADROOM, TRIM_AFTER_MS } from '../net/neighbours.js'
 import { SimTransport } from './sim-transport.js'
 import { NodeClock, VirtualTime, drainMicrotasks } from './virtual-time.js'
 import { createSimProvider, emptyLlmCalls } from './sim-llm.js'
@@ -25,6 +26,7 @@ import type { RoleContext, RoleHandler } from '../../roles/driver.js'
 import type { SignatureVerifier } from '../wire/decode.js'
 import type { FaultKind, FaultPlan, PartitionShape } from './faults.js'
 import type { LlmCalls } from './sim-llm.js'
+import type { SimTopology } from './network.js'
 
 export type SimRole = 'client' | 'decomposer' | 'scorer' | 'executor' | 'observer'
 
@@ -51,8 +53,18 @@ export interface WorldOptions {
   readonly llmLatencyMs?: number
   /** The plan's depth (default 2: a root, its subgoals, their leaves). */
   readonly maxDepth?: number
-  /** Links per node in the simulated topology (default 6). */
+  /** Links per node in the fixed topology (default 6). */
   readonly degree?: number
+  /**
+   * `neighbours` (default): connections opened and closed by each node's
+   * real dial policy (src/net/neighbours.ts) from the presence it hears,
+   * starting from its bootstrap peers. `fixed`: the random graph of
+   * `degree` links a node that runs before issue 14's change were made
+   * with (replays their seeds as they were).
+   */
+  readonly topology?: SimTopology
+  /** `--max-peers` of every node (neighbours topology; default DEFAULT_MAX_PEERS). */
+  readonly maxPeers?: number
   /** Give up after this much virtual time (default 15 min). */
   readonly deadlineMs?: number
   /** The plan asks for review of every result by the committee (default false). */
@@ -79,6 +91,31 @@ interface SimNode {
   /** Virtual ms of this node's last fold. */
   lastFoldAt: number
   crashes: number
+  /** Virtual ms this node's clock last resumed from a pause (its neighbourhood ticks were held until then). */
+  resumedAt: number
+}
+
+/** Bootstrap ("seed") nodes in a swarm of n: nodes 0 .. k-1, one per 50 nodes, so no seed is every newcomer's only way in. */
+export function seedsFor (n: number): number {
+  return Math.max(1, Math.ceil(n / 50))
+}
+
+/** The bootstrap peers of node i (indexes): two seeds (one when there is one), itself left out, as a compose file would give them. */
+export function bootstrapOf (i: number, n: number): number[] {
+  const k = seedsFor(n)
+  return [...new Set([i % k, (i + 1) % k])].filter(j => j !== i)
+}
+
+/** What the connection sampler saw (neighbours topology), once a virtual second. */
+export interface ConnectionSamples {
+  /** Most connections any node held at a sample. */
+  maxConnections: number
+  /** Median over the run's last sample of connections per live node. */
+  medianAtEnd: number
+  /** Samples where a node held more than maxPeers + NEWCOMER_HEADROOM (libp2p's maxConnections). */
+  overCap: string[]
+  /** Samples where a node held more than maxPeers connections older than its grace (TRIM_AFTER_MS) plus two neighbour ticks. */
+  overMaxPeers: string[]
 }
 
 /** What the roles in a swarm of n are: a few decomposers and scorers, executors, the rest observers. */
@@ -117,12 +154,23 @@ export class World {
   /** Virtual ms when the author's tree first reached a final status. */
   finishedAt: number | undefined
   events = 0
+  readonly topology: SimTopology
+  readonly maxPeers: number
+  readonly connections: ConnectionSamples = { maxConnections: 0, medianAtEnd: 0, overCap: [], overMaxPeers: [] }
+  /**
+   * Virtual ms from the start (from the end of the faults in a run with
+   * faults) until every live node's roster first listed every other live
+   * node (neighbours topology; sampled once a virtual second).
+   */
+  rosterFullMs: number | undefined
 
   private constructor (readonly opts: WorldOptions, keys: PrivateKey[]) {
     this.random = seededRandom(opts.seed)
     const roles = rolesFor(opts.nodes)
     const peers = keys.map(k => peerIdFromPrivateKey(k).toString())
-    this.network = new SimNetwork(this.time, seededRandom(opts.seed ^ 0x5eed), peers, opts.degree ?? 6)
+    this.topology = opts.topology ?? 'neighbours'
+    this.maxPeers = opts.maxPeers ?? DEFAULT_MAX_PEERS
+    this.network = new SimNetwork(this.time, seededRandom(opts.seed ^ 0x5eed), peers, opts.degree ?? 6, this.topology, this.maxPeers + NEWCOMER_HEADROOM)
     this.faults = drawFaults(seededRandom(opts.seed ^ 0xfa17), peers.length, opts.faults, 2_000, opts.faultSpanMs ?? 20_000)
     this.verifier = memoizedVerifier()
     this.presenceIntervalMs = presenceIntervalFor(peers.length)
@@ -130,7 +178,7 @@ export class World {
       this.nodes.push({
         index: i, role: roles[i] ?? 'observer', key, peerId: peers[i] as PeerIdString, store: createMemoryStore(),
         clock: new NodeClock(this.time, this.faults.skewMs[i] ?? 0, opts.seed * 7919 + i),
-        transport: undefined, runtime: undefined, stopRole: undefined, lastFoldAt: 0, crashes: 0
+        transport: undefined, runtime: undefined, stopRole: undefined, lastFoldAt: 0, crashes: 0, resumedAt: 0
       })
     })
   }
@@ -151,7 +199,8 @@ export class World {
     const transport = new SimTransport({
       peerId: node.peerId, network: this.network, time: this.time, clock: node.clock,
       presence: { role: node.role, capabilities: [], load: 0, version: 'plan-swarm/sim' },
-      presenceIntervalMs: this.presenceIntervalMs, registry: this.registry, sync: this.opts.withoutSync !== true
+      presenceIntervalMs: this.presenceIntervalMs, registry: this.registry, sync: this.opts.withoutSync !== true,
+      ...(this.topology === 'neighbours' ? { neighbours: { bootstrap: bootstrapOf(node.index, this.nodes.length).map(j => this.nodes[j]?.peerId as string), maxPeers: this.maxPeers } } : {})
     })
     const runtime = await startNodeRuntime({
       swarm: 'sim', role: node.role, key: node.key, peerId: node.peerId, dataDir: ':memory:', store: node.store,
@@ -227,7 +276,7 @@ export class World {
             if (node === undefined || node.runtime === undefined) return
             node.clock.pause()
             node.transport?.cutStreams()
-            this.time.schedule(step.forMs, () => { node.clock.resume() })
+            this.time.schedule(step.forMs, () => { node.clock.resume(); node.resumedAt = this.time.elapsed })
             return
           }
           default: {
@@ -240,8 +289,49 @@ export class World {
     this.time.schedule(f.endMs, () => {
       this.network.faults = CLEAN_LINKS
       this.network.setPartition(null)
-      for (const n of this.nodes) n.clock.resume()
+      for (const n of this.nodes) { if (n.clock.isPaused) n.resumedAt = this.time.elapsed; n.clock.resume() }
     })
+  }
+
+  /**
+   * Once a virtual second (neighbours topology): every node's connections
+   * against its bounds, and whether every live node's roster lists every
+   * other live node.
+   */
+  private sampleConnections (): void {
+    const net = this.network
+    const now = this.time.elapsed
+    const grace = TRIM_AFTER_MS + 2 * NEIGHBOUR_TICK_MS
+    const counts: number[] = []
+    for (const n of this.nodes) {
+      if (n.runtime === undefined) continue
+      const links = [...net.neighbours.get(n.peerId) ?? []]
+      counts.push(links.length)
+      this.connections.maxConnections = Math.max(this.connections.maxConnections, links.length)
+      if (links.length > net.connectionCap) this.connections.overCap.push(`node ${n.index} held ${links.length} connections at ${now} ms (cap ${net.connectionCap})`)
+      // A paused node's trim did not run: its bound holds again two ticks after it resumed.
+      if (n.clock.isPaused || now - n.resumedAt < 2 * NEIGHBOUR_TICK_MS) continue
+      const old = links.filter(b => net.linkAgeMs(n.peerId, b) >= grace).length
+      if (old > this.maxPeers) this.connections.overMaxPeers.push(`node ${n.index} held ${old} connections older than ${grace} ms at ${now} ms (max-peers ${this.maxPeers})`)
+    }
+    counts.sort((a, b) => a - b)
+    this.connections.medianAtEnd = counts[Math.floor((counts.length - 1) / 2)] ?? 0
+    const origin = this.faults.kinds.length > 0 ? this.faults.endMs : 0
+    if (this.rosterFullMs === undefined && now >= origin && this.rostersFull()) this.rosterFullMs = now - origin
+  }
+
+  /** Every live node's roster lists every other live node. */
+  rostersFull (): boolean {
+    const live = new Set<string>()
+    for (const n of this.nodes) if (n.runtime !== undefined) live.add(n.peerId)
+    for (const n of this.nodes) {
+      const v = n.runtime?.view
+      if (v === undefined) continue
+      let listed = 0
+      for (const r of v.roster()) if (r.peerId !== n.peerId && live.has(r.peerId)) listed++
+      if (listed < live.size - 1) return false
+    }
+    return true
   }
 
   /** The plan's committee: every scorer (at most 5 by rolesFor), majority quorum. */
@@ -267,12 +357,18 @@ export class World {
       if (!settled) this.time.schedule(250, check)
     }
     this.time.schedule(2_000, check)
+    if (this.topology === 'neighbours') {
+      const sample = (): void => { this.sampleConnections(); if (!settled) this.time.schedule(1_000, sample) }
+      this.time.schedule(1_000, sample)
+    }
     return await this.time.run(this.opts.deadlineMs ?? 15 * 60_000, () => settled)
   }
 
-  /** Faults over, every node up, and every node's tree of the plan finished with one treeHash. */
+  /** Faults over, every node up, (neighbours) rosters full once, and every node's tree of the plan finished with one treeHash. */
   settled (): boolean {
     if (this.plan === undefined || this.time.elapsed < this.faults.endMs) return false
+    // With connections, a run also waits for the rosters to fill (the figure the scale benchmark reports).
+    if (this.topology === 'neighbours' && this.rosterFullMs === undefined) return false
     let hash: string | undefined
     for (const n of this.nodes) {
       const v = n.runtime?.view

@@ -6,7 +6,11 @@
  * store, pauses and clock skew. After every run: the plan finished on every
  * node (liveness), every treeHash equals the fold of the union of all
  * stores, at most one accepted result per task, every stored event valid,
- * nothing left parked, and no duplicate LLM execution without faults.
+ * nothing left parked, and no duplicate LLM execution without faults; on
+ * the default topology (connections opened and closed by the real dial
+ * policy, src/net/neighbours.ts) also that every node kept its connection
+ * bounds at every sample and that every roster listed every live node in
+ * time.
  *
  * A failure prints the seed and the command that replays it, e.g.
  *
@@ -56,10 +60,24 @@ describe('the real node in the simulator', () => {
     await sweep(range(3_000, 3), () => 30, FAULT_KINDS)
   }, 300_000)
 
+  it('the real dial policy: 20 nodes with --max-peers 6 keep their bounds and fill their rosters; the fixed graph still runs', async () => {
+    // Small bounds make every node trim (the default 24 is never reached below 30 nodes).
+    for (const seed of [6_000, 6_001]) {
+      const r = await runSeed({ seed, nodes: 20, faults: seed === 6_001 ? FAULT_KINDS : [], maxPeers: 6 })
+      expect(r.ok, explain(r)).toBe(true)
+      expect(r.checks.connectionsBounded && r.checks.rostersFull, explain(r)).toBe(true)
+      expect(r.maxConnections, explain(r)).toBeGreaterThan(6)
+      expect(r.maxConnections, explain(r)).toBeLessThanOrEqual(6 + 8)
+    }
+    const fixed = await runSeed({ seed: 6_002, nodes: 12, faults: FAULT_KINDS, topology: 'fixed' })
+    expect(fixed.ok, explain(fixed)).toBe(true)
+    expect(fixed.rosterFullMs).toBeNull()
+  }, 120_000)
+
   it('replays: the same seed gives the same run', async () => {
     const a = await runSeed({ seed: 4242, nodes: 9, faults: FAULT_KINDS })
     const b = await runSeed({ seed: 4242, nodes: 9, faults: FAULT_KINDS })
-    const strip = (r: RunReport): unknown => ({ ...r, wallMs: 0, heapMb: 0 })
+    const strip = (r: RunReport): unknown => ({ ...r, wallMs: 0, heapMb: 0, rssMb: 0 })
     expect(strip(a)).toEqual(strip(b))
   }, 60_000)
 
