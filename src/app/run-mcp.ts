@@ -2,6 +2,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio'
 import { startPeer, VERSION } from './peer.js'
 import { createOutsideExecutor } from '../../roles/outside-executor.js'
 import { createSwarmMcp } from '../mcp/server.js'
+import { startTracing } from '../telemetry/tracing.js'
 import { startMcpHttp } from '../mcp/http.js'
 import { ConfigError, helpText, parseClientArgs } from '../runtime/config.js'
 import type { NodeConfig } from '../runtime/config.js'
@@ -32,6 +33,7 @@ export async function runMcp (argv: readonly string[]): Promise<number> {
   if (positionals.length > 0) throw new ConfigError(`mcp takes node options only (got ${positionals.join(' ')}); e.g. npm start -- mcp --bootstrap /ip4/.../p2p/12D3KooW...`)
   const say = (line: string): void => { console.error(`[mcp] ${line}`) }
   const peer = await startPeer(config, { dirName: 'mcp', syncIntervalMs: 5_000 })
+  const tracing = await startTracing({ url: config.otlp, view: peer.view, version: VERSION })
   const served = await startMcpOver(peer.view, config, say)
   const handle = serveStdio(served.mcp.connectionFactory, { onerror: err => { say(`protocol error: ${err.message}`) } })
   say(`plan-swarm MCP server ${peer.view.me} in swarm "${config.swarm}" (data dir ${peer.dataDir})${served.http === undefined ? '' : `; also at ${served.http.url} (token ${served.http.token})`}`)
@@ -45,6 +47,7 @@ export async function runMcp (argv: readonly string[]): Promise<number> {
   say('stopping...')
   await handle.close()
   await served.close()
+  await tracing.stop()
   await peer.stop()
   return 0
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { isFinished } from '../core/view.js'
 import { checkAuthor, parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from '../author/author-events.js'
 import { publishAmend, publishRaiseBudget, publishRetry } from '../author/plan-actions.js'
-import { startPeer } from '../app/peer.js'
+import { startPeer, VERSION } from '../app/peer.js'
+import { startTracing } from '../telemetry/tracing.js'
 import { ConfigError, intOption, parseClientArgs } from '../runtime/config.js'
 import type { Peer } from '../app/peer.js'
 import type { NodeConfig } from '../runtime/config.js'
@@ -96,9 +97,12 @@ export async function withClient<T> (argv: readonly string[], run: (view: NodeVi
   const { config, values, positionals } = parseClientArgs(argv)
   const say: Say = line => { console.error(config.json ? JSON.stringify({ progress: line }) : line) }
   const peer = await startClient(config, say)
+  // What the author and a person publish (a cancel, a ballot, a result) gets its span too, with an OTLP endpoint.
+  const tracing = await startTracing({ url: config.otlp, view: peer.view, version: VERSION })
   try {
     return await run(peer.view, positionals, values, say, config.json, config)
   } finally {
+    await tracing.stop()
     await peer.stop()
   }
 }
