@@ -70,6 +70,18 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
   let stopTick: Cancel | undefined
   const usable = init.usable ?? (() => true)
 
+  // Dials under way count towards the target: a roster exchange hands over up to 64 peers at once,
+  // and dialing each of them before the first connection opens left nodes at about 22 connections, not 8.
+  const dialing = new Set<string>()
+  const dial = (id: string, addresses: readonly string[]): void => {
+    dialing.add(id)
+    init.dial(id, addresses)
+      .catch((err: Error) => { log('could not dial %s: %s', id, err.message) })
+      .finally(() => { dialing.delete(id) })
+  }
+  /** Connections open or being opened. */
+  const reaching = (connected: ReadonlySet<string>): number => connected.size + [...dialing].filter(id => !connected.has(id)).length
+
   const since = new Map<string, number>()
   const trim = (connected: ReadonlySet<string>, now: number): void => {
     for (const id of since.keys()) if (!connected.has(id)) since.delete(id)
@@ -90,13 +102,13 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
     for (const [id, p] of peers) if (now - p.heardAt > HEARD_TTL_MS) peers.delete(id)
     const connected = new Set(init.connected())
     trim(connected, now)
-    let missing = target - connected.size
+    let missing = target - reaching(connected)
     if (missing <= 0) return
-    const candidates = [...peers.entries()].filter(([id, p]) => !connected.has(id) && now - p.dialedAt >= REDIAL_PEER_MS && init.mayDial(id) && p.addresses.some(usable))
+    const candidates = [...peers.entries()].filter(([id, p]) => !connected.has(id) && !dialing.has(id) && now - p.dialedAt >= REDIAL_PEER_MS && init.mayDial(id) && p.addresses.some(usable))
     for (let dials = 0; dials < DIALS_PER_TICK && missing > 0 && candidates.length > 0; dials++, missing--) {
       const [id, p] = candidates.splice(Math.floor(init.scheduler.random() * candidates.length), 1)[0] as [string, { addresses: readonly string[], heardAt: number, dialedAt: number }]
       p.dialedAt = now
-      init.dial(id, p.addresses.filter(usable)).catch((err: Error) => { log('could not dial %s: %s', id, err.message) })
+      dial(id, p.addresses.filter(usable))
     }
   }
 
@@ -108,11 +120,11 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
       const entry = { addresses: p.addresses, heardAt: now, dialedAt: prev?.dialedAt ?? 0 }
       peers.set(p.peerId, entry)
       // Below the target, a peer heard of is dialed at once (a small swarm meshes fully within a presence round); the tick refills later.
-      const connected = init.connected()
+      const connected = new Set(init.connected())
       const addresses = p.addresses.filter(usable)
-      if (connected.length >= target || connected.includes(p.peerId) || addresses.length === 0 || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
+      if (reaching(connected) >= target || connected.has(p.peerId) || dialing.has(p.peerId) || addresses.length === 0 || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
       entry.dialedAt = now
-      init.dial(p.peerId, addresses).catch((err: Error) => { log('could not dial %s: %s', p.peerId, err.message) })
+      dial(p.peerId, addresses)
     },
     known: () => peers.size,
     randomStranger: () => {

@@ -36,10 +36,39 @@ function manualScheduler (): Scheduler & { advance: (ms: number) => void } {
   }
 }
 
+/** Lets every dial promise (and what it chains) settle. */
+async function settled (): Promise<void> {
+  await new Promise(resolve => setImmediate(resolve))
+}
+
 const presence = (i: number): { peerId: string, role: string, capabilities: string[], load: number, version: string, addresses: string[], sentMs: number } =>
   ({ peerId: `peer-${i}`, role: 'executor', capabilities: [], load: 0, version: 'v', addresses: [`/ip4/10.0.0.${i}/tcp/4001/p2p/peer-${i}`], sentMs: 0 })
 
 describe('neighbours: bounded degree', () => {
+  it('counts dials under way: a roster exchange of 64 peers heard at once opens the target, not 64', async () => {
+    const s = manualScheduler()
+    const connected = new Set<string>()
+    const pending: Array<() => void> = []
+    const dialed: string[] = []
+    const n = createNeighbourhood({
+      self: 'me', maxPeers: 24, scheduler: s, connected: () => [...connected],
+      // A dial takes a round trip: it connects only when the test says so.
+      dial: async peer => { dialed.push(peer); await new Promise<void>(resolve => { pending.push(() => { connected.add(peer); resolve() }) }) },
+      mayDial: () => true
+    })
+    n.start()
+    for (let i = 0; i < 64; i++) n.heard(presence(i))
+    expect(dialed).toHaveLength(TARGET_PEERS)
+    s.advance(NEIGHBOUR_TICK_MS)
+    expect(dialed).toHaveLength(TARGET_PEERS)
+    for (const open of pending.splice(0)) open()
+    await new Promise(resolve => setImmediate(resolve))
+    expect(connected.size).toBe(TARGET_PEERS)
+    s.advance(NEIGHBOUR_TICK_MS)
+    expect(dialed).toHaveLength(TARGET_PEERS)
+    n.stop()
+  })
+
   it('dials towards the target and never beyond it, however many peers it hears of', async () => {
     const s = manualScheduler()
     const connected = new Set<string>()
@@ -51,16 +80,16 @@ describe('neighbours: bounded degree', () => {
     })
     n.start()
     for (let i = 0; i < 200; i++) n.heard(presence(i))
-    await Promise.resolve()
+    await settled()
     expect(n.known()).toBe(200)
     expect(connected.size).toBe(TARGET_PEERS)
     // Neighbours leave; the tick refills a few at a time, back to the target, not more.
     for (const p of [...connected].slice(0, 5)) connected.delete(p)
     s.advance(NEIGHBOUR_TICK_MS)
-    await Promise.resolve()
+    await settled()
     expect(connected.size).toBe(TARGET_PEERS - 5 + DIALS_PER_TICK)
     s.advance(10 * NEIGHBOUR_TICK_MS)
-    await Promise.resolve()
+    await settled()
     expect(connected.size).toBe(TARGET_PEERS)
     expect(new Set(dialed).size).toBe(dialed.length)
     n.stop()
