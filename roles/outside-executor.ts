@@ -81,8 +81,9 @@ const INSTRUCTIONS = {
 
 /** A task of any plan this node holds whose live claim chain this node heads, or a ConfigError saying why not. */
 export function heldChain (view: NodeView, task: TaskId): { tree: PlanTree, task: TaskView, chain: ChainView } {
+  // A task that takes a result is in a plan under way, and those are in memory: no finished plan is loaded back to look.
   for (const plan of view.plans()) {
-    const tree = view.loadTree(plan)
+    const tree = view.tree(plan)
     const t = tree?.tasks.find(x => x.id === task)
     if (tree === undefined || t === undefined) continue
     const chain = t.chains[t.chains.length - 1]
