@@ -1,0 +1,42 @@
+/**
+ * Who executes a plan's tasks (protocol 2's `executors`): model executors
+ * leave a plan reserved for outside workers alone, and share a mixed plan
+ * ('any') with them as with any executor; outside workers (MCP task_next,
+ * `task next`) take only plans that welcome them.
+ */
+import { beforeAll, describe, expect, it } from 'vitest'
+import { decideExecutor } from '../../roles/executor.js'
+import { welcomesModels, welcomesOutside } from '../../roles/plan-context.js'
+import { PlanBuilder } from '../helpers/plan-builder.js'
+import { makeCast, split, treeOf } from '../helpers/fold-fixtures.js'
+import type { Cast } from '../helpers/fold-fixtures.js'
+import type { PeerIdString } from '../../src/core/events.js'
+
+let cast: Cast
+beforeAll(async () => { cast = await makeCast() })
+
+function twoLeaves (executors: 'model' | 'outside' | 'any' | undefined): ReturnType<typeof treeOf> {
+  const [s0, s1, s2] = cast.scorers
+  const b = new PlanBuilder(cast.author, [s0, s1, s2], executors === undefined ? {} : { executors })
+  const s = split(b, { node: b.root, by: cast.decomposers[0] as PeerIdString, titles: ['book flights', 'book hotels'], voters: [s0, s1], at: 2000 })
+  return treeOf(b, s.events)
+}
+
+describe('executors: model, outside or any', () => {
+  it('model executors claim in plans of protocol 1 and in mixed plans, never in plans reserved for outside workers', () => {
+    const e0 = cast.executors[0] as PeerIdString
+    const claims = (t: ReturnType<typeof treeOf>): number => decideExecutor(t, e0, 10_000, [e0], 0, () => 0, 250, { stableView: true }).length
+    expect(claims(twoLeaves(undefined))).toBe(2)
+    expect(claims(twoLeaves('any'))).toBe(2)
+    expect(claims(twoLeaves('outside'))).toBe(0)
+  })
+
+  it('outside workers are welcome only where the plan says so', () => {
+    expect([undefined, 'model', 'any', 'outside'].map(e => welcomesOutside(twoLeavesOr(e)))).toEqual([false, false, true, true])
+    expect([undefined, 'model', 'any', 'outside'].map(e => welcomesModels(twoLeavesOr(e)))).toEqual([true, true, true, false])
+  })
+})
+
+function twoLeavesOr (e: string | undefined): ReturnType<typeof treeOf> {
+  return twoLeaves(e === 'model' ? undefined : e as 'outside' | 'any' | undefined)
+}
