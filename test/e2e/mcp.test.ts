@@ -268,12 +268,13 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
     const submitted = await runCli(['submit', 'plan a reading group', ...COMMON, '--bootstrap', seed, '--max-depth', '1', '--executors', 'outside', '--lease-ms', '2000', '--json'], { env }, 180_000)
     expect(submitted.code, submitted.stderr).toBe(EXIT.OK)
     const plan = JSON.parse(submitted.stdout.trim().split('\n')[0] as string).plan as string
-    // Take a task and give it back from another terminal.
+    // Take a task and give it back from another terminal (handed to the running `task next`, which publishes it).
     const first = spawnCli(['task', 'next', ...COMMON, '--bootstrap', seed, '--plan', plan, '--json', '--timeout', '120'], { env })
     const taken = await first.waitForJson(o => typeof o.task === 'string', 120_000)
     const released = await runCli(['task', 'release', taken.task as string, ...COMMON, '--bootstrap', seed, '--reason', 'not today'], { env }, 120_000)
     expect(released.code, released.stderr).toBe(EXIT.OK)
-    expect((await first.exited).code).toBe(EXIT.FAILURE)
+    expect(released.stderr).toMatch(/handed the release to the running `task next`/)
+    expect((await first.exitWithin(60_000)).code).toBe(EXIT.FAILURE)
     // Take it again, hold it past its lease, and report from another terminal.
     const second = spawnCli(['task', 'next', ...COMMON, '--bootstrap', seed, '--plan', plan, '--json', '--timeout', '120'], { env })
     const task = await second.waitForJson(o => typeof o.task === 'string', 120_000)
@@ -282,7 +283,8 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
     writeFileSync(file, 'READ: the person chose three books')
     const reported = await runCli(['task', 'done', task.task as string, ...COMMON, '--bootstrap', seed, '--file', file], { env }, 120_000)
     expect(reported.code, reported.stderr).toBe(EXIT.OK)
-    expect((await second.exited).code).toBe(EXIT.OK)
+    expect(reported.stderr).toMatch(/handed the result to the running `task next`.*\n.*reported the result of task/s)
+    expect((await second.exitWithin(60_000)).code).toBe(EXIT.OK)
     const tree = await planOnObserver(plan)
     const t = tree?.tasks.find((x: Structured) => x.id === task.task)
     expect(t.status).toBe('done')
