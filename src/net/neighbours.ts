@@ -12,6 +12,8 @@ export const TARGET_PEERS = 8
 export const NEIGHBOUR_TICK_MS = 2_000
 /** A peer is dialed again at most this often. */
 export const REDIAL_PEER_MS = 10_000
+/** A dial counts towards the target this long at most (libp2p's own dial timeout is far shorter). */
+export const DIAL_COUNTS_MS = 30_000
 /** New dials per tick at most, so a node that just started does not dial everyone it hears of at once. */
 export const DIALS_PER_TICK = 2
 /**
@@ -72,15 +74,25 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
 
   // Dials under way count towards the target: a roster exchange hands over up to 64 peers at once,
   // and dialing each of them before the first connection opens left nodes at about 22 connections, not 8.
-  const dialing = new Set<string>()
+  // A dial that never settles stops counting after DIAL_COUNTS_MS, so it cannot hold the node below its target for good.
+  const dialing = new Map<string, number>()
   const dial = (id: string, addresses: readonly string[]): void => {
-    dialing.add(id)
+    const started = init.scheduler.now()
+    dialing.set(id, started)
     init.dial(id, addresses)
       .catch((err: Error) => { log('could not dial %s: %s', id, err.message) })
-      .finally(() => { dialing.delete(id) })
+      .finally(() => { if (dialing.get(id) === started) dialing.delete(id) })
   }
   /** Connections open or being opened. */
-  const reaching = (connected: ReadonlySet<string>): number => connected.size + [...dialing].filter(id => !connected.has(id)).length
+  const reaching = (connected: ReadonlySet<string>): number => {
+    const now = init.scheduler.now()
+    let n = connected.size
+    for (const [id, at] of dialing) {
+      if (now - at > DIAL_COUNTS_MS) dialing.delete(id)
+      else if (!connected.has(id)) n++
+    }
+    return n
+  }
 
   const since = new Map<string, number>()
   const trim = (connected: ReadonlySet<string>, now: number): void => {
