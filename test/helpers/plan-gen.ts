@@ -945,3 +945,19 @@ export class Corpus {
     return c
   }
 }
+
+/** How a property test delivers a generated plan's events. */
+export type ArrivalMode = 'shuffle' | 'reverse-causal' | 'network delivery'
+export const ARRIVAL_MODES: readonly ArrivalMode[] = ['shuffle', 'reverse-causal', 'network delivery']
+
+/** A plan's events in the order and with the duplication a case asks for. */
+export function arrangeEvents (p: GeneratedPlan, c: { order: number, dup: number, mode: ArrivalMode }): PlanEvent[] {
+  const rng = new Rng(c.order)
+  switch (c.mode) {
+    case 'shuffle': return arrivalOrder(p.events, rng, c.dup)
+    // Every event before its deps: the most parking there can be.
+    case 'reverse-causal': return withDuplicates(causalOrder(p.events, rng).reverse(), rng, c.dup)
+    // The order the generator's own network delivered them in (delays, reordering).
+    case 'network delivery': return withDuplicates(p.delivery, rng, c.dup)
+  }
+}

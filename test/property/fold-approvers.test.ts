@@ -24,10 +24,10 @@ import fc from 'fast-check'
 import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { derivePlan } from '../../src/core/derive.js'
 import { isType } from '../../src/core/events.js'
-import { CaseCounter, Corpus, Rng, arrivalOrder, causalOrder, loadActors, runSeed, withDuplicates } from '../helpers/plan-gen.js'
+import { CaseCounter, Corpus, Rng, arrangeEvents, causalOrder, loadActors, runSeed } from '../helpers/plan-gen.js'
 import type { NodeId, PlanEvent, PlanId, TaskId } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
-import type { GeneratedPlan } from '../helpers/plan-gen.js'
+import type { ArrivalMode, GeneratedPlan } from '../helpers/plan-gen.js'
 
 const RUNS = Math.max(500, Number(process.env.FC_RUNS ?? 600))
 const CORPUS = Math.max(50, Number(process.env.GEN_CORPUS ?? 120))
@@ -48,7 +48,7 @@ beforeAll(async () => {
   honest = new Corpus(actors, { people: true, equivocation: false, amendments: false, authorActions: false }, SEED ^ 0x5a5a, CORPUS)
 })
 
-type Mode = 'shuffle' | 'reverse-causal' | 'network delivery'
+type Mode = ArrivalMode
 const arbCase = fc.record({
   plan: fc.nat({ max: CORPUS - 1 }),
   order: fc.noBias(fc.integer()),
@@ -57,14 +57,7 @@ const arbCase = fc.record({
 })
 type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
 
-function arrange (p: GeneratedPlan, c: Case): PlanEvent[] {
-  const rng = new Rng(c.order)
-  switch (c.mode) {
-    case 'shuffle': return arrivalOrder(p.events, rng, c.dup)
-    case 'reverse-causal': return withDuplicates(causalOrder(p.events, rng).reverse(), rng, c.dup)
-    case 'network delivery': return withDuplicates(p.delivery, rng, c.dup)
-  }
-}
+const arrange = (p: GeneratedPlan, c: Case): PlanEvent[] => arrangeEvents(p, c)
 
 type FoldFn = (arrival: readonly PlanEvent[], plan: PlanId) => { hash: string, tree: PlanTree | undefined, parked: number }
 

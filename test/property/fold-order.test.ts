@@ -30,7 +30,7 @@ import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { treeHash } from '../../src/core/tree-hash.js'
 import { compareEvents, sortEvents } from '../../src/core/order.js'
 import { validateEnvelope } from '../../src/wire/index.js'
-import { CaseCounter, Corpus, Rng, arrivalOrder, causalOrder, loadActors, runSeed, withDuplicates } from '../helpers/plan-gen.js'
+import { ARRIVAL_MODES, CaseCounter, Corpus, Rng, arrangeEvents, arrivalOrder, loadActors, runSeed } from '../helpers/plan-gen.js'
 import type { EventId, PlanEvent, PlanId } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
 import type { GeneratedPlan } from '../helpers/plan-gen.js'
@@ -54,8 +54,7 @@ beforeAll(async () => {
 
 // ------------------------------------------------------------------ arrival orders
 
-type Mode = 'shuffle' | 'reverse-causal' | 'network delivery'
-const MODES: readonly Mode[] = ['shuffle', 'reverse-causal', 'network delivery']
+const MODES = ARRIVAL_MODES
 
 const arbCase = fc.record({
   plan: fc.nat({ max: CORPUS - 1 }),
@@ -66,16 +65,7 @@ const arbCase = fc.record({
 type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
 
 
-function arrange (p: GeneratedPlan, c: Case): PlanEvent[] {
-  const rng = new Rng(c.order)
-  switch (c.mode) {
-    case 'shuffle': return arrivalOrder(p.events, rng, c.dup)
-    // Every event before its deps: the most parking there can be.
-    case 'reverse-causal': return withDuplicates(causalOrder(p.events, rng).reverse(), rng, c.dup)
-    // The order the generator's own network delivered them in (delays, reordering).
-    case 'network delivery': return withDuplicates(p.delivery, rng, c.dup)
-  }
-}
+const arrange = (p: GeneratedPlan, c: Case): PlanEvent[] => arrangeEvents(p, c)
 
 // ------------------------------------------------------------------ folds under test
 
