@@ -50,7 +50,15 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     connected: () => node?.connectedPeers() ?? [],
     dial: async (peer, addresses) => { await started().dialPeer(peer, addresses) },
     mayDial: id => init.allowPeers === undefined || init.allowPeers.has(id),
-    hangUp: async peer => { await started().libp2p.hangUp(peerIdFromString(peer)) }
+    hangUp: async peer => { await started().libp2p.hangUp(peerIdFromString(peer)) },
+    inbound: peer => {
+      const conns = node?.libp2p.getConnections(peerIdFromString(peer)) ?? []
+      return conns.length > 0 && conns.every(c => c.direction === 'inbound')
+    },
+    connectedForMs: peer => {
+      const opened = node?.libp2p.getConnections(peerIdFromString(peer)).map(c => c.timeline.open)
+      return opened === undefined || opened.length === 0 ? undefined : scheduler.now() - Math.min(...opened)
+    }
   })
   // Every node of a swarm of n hears about the same number of announcements a second, whatever n.
   const presenceIntervalMs = (): number => init.presenceIntervalMs ?? presenceIntervalFor(neighbours.known() + 1)

@@ -22,6 +22,16 @@ export const DIALS_PER_TICK = 2
  * to learn other peers from it (the roster exchange) before it is let go.
  */
 export const TRIM_AFTER_MS = 10_000
+/**
+ * Over --max-peers, connections the peers opened are closed once they are
+ * this old, newest first, until NEWCOMER_HEADROOM slots are free again
+ * (never below the target): the roster exchange (300 ms after connecting)
+ * has handed the peer our roster by then, so it can find neighbours of its
+ * own. A bootstrap peer that many newcomers dial at once thus serves a
+ * headroom's worth of them every tick, not every TRIM_AFTER_MS, and the
+ * newcomers it refused get in on their next redial.
+ */
+export const SERVED_AFTER_MS = 1_000
 /** Connections libp2p itself allows beyond --max-peers, for newcomers in their grace time. */
 export const NEWCOMER_HEADROOM = 8
 /** Peers heard of are forgotten after this long without news (a presence TTL of the largest swarms). */
@@ -43,6 +53,10 @@ export interface NeighbourhoodInit {
   readonly hangUp?: (peerId: string) => Promise<void>
   /** Addresses this node should not dial (its own, or ones known not to work); default none. */
   readonly usable?: (address: string) => boolean
+  /** The peer opened the connection (and this node did not open one of its own to it); default never. */
+  readonly inbound?: (peerId: string) => boolean
+  /** How long the connection to a peer has been open, if known (default: since a tick first saw it). */
+  readonly connectedForMs?: (peerId: string) => number | undefined
 }
 
 export interface Neighbourhood {
@@ -60,9 +74,10 @@ export interface Neighbourhood {
  * Who a node keeps connections to: it no longer dials every peer it hears
  * of, only enough of them (random peers from presence) to hold
  * `targetPeers` connections, and comes back down to `maxPeers` by closing
- * connections older than TRIM_AFTER_MS (libp2p allows NEWCOMER_HEADROOM
- * more meanwhile, so a newcomer is not cut off before it learned of other
- * peers). Gossipsub's
+ * first the inbound connections older than SERVED_AFTER_MS, newest first,
+ * then connections older than TRIM_AFTER_MS (libp2p allows
+ * NEWCOMER_HEADROOM more meanwhile, so a newcomer is not cut off before it
+ * learned of other peers). Gossipsub's
  * mesh, over these connections, carries events and presence to everyone;
  * sync runs with these neighbours and now and then with a stranger.
  */
@@ -100,13 +115,22 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
     for (const id of connected) if (!since.has(id)) since.set(id, now)
     let excess = connected.size - init.maxPeers
     if (excess <= 0 || init.hangUp === undefined) return
-    const old = [...connected].filter(id => now - (since.get(id) ?? now) >= TRIM_AFTER_MS)
-    while (excess > 0 && old.length > 0) {
-      const id = old.splice(Math.floor(init.scheduler.random() * old.length), 1)[0] as string
+    const hangUp = init.hangUp
+    const close = (id: string): void => {
       since.delete(id)
       excess--
-      init.hangUp(id).catch((err: Error) => { log('could not close the connection to %s: %s', id, err.message) })
+      hangUp(id).catch((err: Error) => { log('could not close the connection to %s: %s', id, err.message) })
     }
+    const age = (id: string): number => init.connectedForMs?.(id) ?? now - (since.get(id) ?? now)
+    // First the peers that dialed this node and have been served its roster, newest first, until the headroom is free again.
+    const served = [...connected].filter(id => init.inbound?.(id) === true && age(id) >= SERVED_AFTER_MS).sort((a, b) => age(a) - age(b))
+    for (const id of served) {
+      if (excess <= -Math.min(NEWCOMER_HEADROOM, init.maxPeers - target)) break
+      close(id)
+    }
+    if (excess <= 0) return
+    const old = [...connected].filter(id => since.has(id) && age(id) >= TRIM_AFTER_MS)
+    while (excess > 0 && old.length > 0) close(old.splice(Math.floor(init.scheduler.random() * old.length), 1)[0] as string)
   }
 
   const tick = (): void => {

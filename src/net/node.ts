@@ -285,13 +285,16 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     initial: init.presence,
     publish: async (info) => {
       if (libp2p.status !== 'started') return
-      const bytes = await encodePresence(swarm, info, announced(), Date.now(), init.privateKey)
+      const sentMs = Date.now()
+      const bytes = await encodePresence(swarm, info, announced(), sentMs, init.privateKey)
+      // Kept for the roster exchange too, which hands a new neighbour this node's own announcement first.
+      rosterExchange.remember({ ...info, peerId: selfId, addresses: [], sentMs: Math.floor(sentMs) }, bytes)
       await pubsub.publish(topics.presence, bytes)
       counters.presence.published++
     }
   })
   const onSubscriptionChange = (evt: CustomEvent<{ subscriptions: Array<{ topic: string, subscribe: boolean }> }>): void => {
-    if (evt.detail.subscriptions.some((s) => s.subscribe && s.topic === topics.presence)) announcer.peerJoined()
+    if (evt.detail.subscriptions.some((s) => s.subscribe && s.topic === topics.presence)) announcer.peerJoined(pubsub.getSubscribers(topics.presence).length)
   }
 
   try {

@@ -179,7 +179,10 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
           return
         }
         t.failures++
-        t.nextAtMs = scheduler.now() + backoffMs(t.failures, minBackoff, maxBackoff)
+        // A node with no connection at all has nothing else to reach the swarm by: it keeps the shortest backoff
+        // (a bootstrap peer that many newcomers dial at once refuses most of them, and frees slots every few seconds).
+        const alone = libp2p.getConnections().length === 0
+        t.nextAtMs = scheduler.now() + backoffMs(alone ? 1 : t.failures, minBackoff, maxBackoff)
         log('dial %s failed (%d in a row), next in %d ms - %s', t.peerId ?? t.addr?.toString(), t.failures, t.nextAtMs - scheduler.now(), err.message)
       })
       .finally(() => {

@@ -26,7 +26,7 @@ export interface RosterExchangeInit {
 }
 
 export interface RosterExchange {
-  /** An announcement this node accepted (gossiped to it): kept, signed as it came, to hand on. */
+  /** An announcement this node accepted (gossiped to it) or published: kept, signed as it came, to hand on (its own first). */
   remember: (p: Presence, bytes: Uint8Array) => void
   start: () => Promise<void>
   stop: () => Promise<void>
@@ -54,14 +54,17 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
     if (kept.size > ROSTER_EXCHANGE_KEPT) kept.delete(kept.keys().next().value as string)
   }
 
+  const self = init.libp2p.peerId.toString()
   const sample = (): Uint8Array[] => {
     const now = init.scheduler.now()
-    const fresh = [...kept.values()].filter(k => now - k.sentMs < k.ttlMs)
+    const own = kept.get(self)
+    const fresh = [...kept.entries()].filter(([id, k]) => id !== self && now - k.sentMs < k.ttlMs).map(([, k]) => k)
     for (let i = fresh.length - 1; i > 0; i--) {
       const j = Math.floor(init.scheduler.random() * (i + 1))
       ;[fresh[i], fresh[j]] = [fresh[j] as typeof fresh[number], fresh[i] as typeof fresh[number]]
     }
-    return fresh.slice(0, ROSTER_EXCHANGE_MAX).map(k => k.bytes)
+    // This node's own announcement first: its neighbours no longer announce swarm-wide when a peer joins (presence-announcer.ts).
+    return [...(own === undefined ? [] : [own]), ...fresh].slice(0, ROSTER_EXCHANGE_MAX).map(k => k.bytes)
   }
 
   const onStream = (stream: Stream): void => {
@@ -88,6 +91,9 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
       })
       stream.addEventListener('close', evt => { timer(); if (evt.error !== undefined) reject(evt.error); else resolve() })
       stream.addEventListener('end', () => { timer(); resolve() })
+      if (stream.readableEnded) { timer(); resolve() }
+      // The question is the stream itself: close our writable end, so the peer's side closes once it has replied.
+      stream.close().catch(() => {})
     })
     const all = new Uint8Array(size)
     let at = 0

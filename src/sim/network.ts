@@ -68,6 +68,8 @@ export class SimNetwork {
   private readonly listeners = new Set<() => void>()
   /** Virtual ms each connection opened at (`neighbours` only), by `linkKey`. */
   private readonly openedAt = new Map<string, number>()
+  /** Who dialed each connection (`neighbours` only), by `linkKey`. */
+  private readonly openedBy = new Map<string, string>()
   private readonly linkListeners = new Map<string, (peer: string, up: boolean) => void>()
 
   constructor (private readonly time: VirtualTime, private readonly random: () => number, peers: readonly string[], degree: number,
@@ -98,6 +100,9 @@ export class SimNetwork {
     else this.linkListeners.set(peerId, fn)
   }
 
+  /** `peer` dialed the connection `self` holds to it (`neighbours` only). */
+  dialedBy (self: string, peer: string): boolean { return this.openedBy.get(linkKey(self, peer)) === peer }
+
   /** Connections a node holds now (`neighbours`), or its links in the fixed graph. */
   linkCount (peerId: string): number { return this.neighbours.get(peerId)?.size ?? 0 }
 
@@ -127,6 +132,7 @@ export class SimNetwork {
         if (this.neighbours.get(from)?.has(to) === true) { resolve(); return }
         if (this.linkCount(to) >= this.connectionCap || this.linkCount(from) >= this.connectionCap) { reject(new Error('connection refused: maxConnections')); return }
         this.connect(from, to)
+        this.openedBy.set(linkKey(from, to), from)
         resolve()
       }, null)
     })
@@ -137,6 +143,7 @@ export class SimNetwork {
     if (this.neighbours.get(a)?.delete(b) !== true) return
     this.neighbours.get(b)?.delete(a)
     this.openedAt.delete(linkKey(a, b))
+    this.openedBy.delete(linkKey(a, b))
     this.linkListeners.get(a)?.(b, false)
     this.linkListeners.get(b)?.(a, false)
   }

@@ -11,13 +11,14 @@ export const SIM_ROSTER_ASK_AFTER_MS = 300
  * half is bound to libp2p (a stream protocol, signed announcements): the
  * same bookkeeping (the latest announcement per peer, at most
  * ROSTER_EXCHANGE_KEPT, handed on only within the TTL its own interval
- * gives it, a random sample of at most ROSTER_EXCHANGE_MAX per exchange),
+ * gives it, the node's own and a random sample of the rest, at most
+ * ROSTER_EXCHANGE_MAX per exchange),
  * the stream and the signatures left out (presence is unsigned in the
  * simulator). The transport asks on every new connection, both ends, as
  * the real one does on `peer:connect`.
  */
 export interface SimRosterExchange {
-  /** An announcement this node accepted from gossip (or learned from an exchange): kept to hand on. */
+  /** An announcement this node accepted from gossip, learned from an exchange or published: kept to hand on (its own first). */
   remember: (p: Presence) => void
   /** What this node hands a peer that asks: a random sample of the fresh announcements it holds. */
   sample: () => Presence[]
@@ -40,12 +41,13 @@ export function createSimRosterExchange (self: string, scheduler: Scheduler): Si
     remember,
     sample: () => {
       const now = scheduler.now()
-      const fresh = [...kept.values()].filter(p => now - p.sentMs < ttlOf(p))
+      const own = kept.get(self)
+      const fresh = [...kept.values()].filter(p => p.peerId !== self && now - p.sentMs < ttlOf(p))
       for (let i = fresh.length - 1; i > 0; i--) {
         const j = Math.floor(scheduler.random() * (i + 1))
         ;[fresh[i], fresh[j]] = [fresh[j] as Presence, fresh[i] as Presence]
       }
-      return fresh.slice(0, ROSTER_EXCHANGE_MAX)
+      return [...(own === undefined ? [] : [own]), ...fresh].slice(0, ROSTER_EXCHANGE_MAX)
     },
     accept: reply => {
       const now = scheduler.now()

@@ -91,6 +91,7 @@ export class SimTransport implements Transport {
         const p = { ...info, peerId: this.peerId, addresses: dynamic ? this.addresses() : [], sentMs: this.scheduler.now() }
         const id = `${this.peerId}:${this.presenceSeq++}`
         this.seen.add(id)
+        this.rosterExchange?.remember(p)
         this.flood('presence', null, id, p, PRESENCE_BYTES)
       }
     })
@@ -116,8 +117,8 @@ export class SimTransport implements Transport {
    * the presence it hears and hanging up to come back to maxPeers; a
    * redialer for the bootstrap peers (src/net/redialer.ts: while below the
    * target, with its backoff); the roster exchange on every new connection;
-   * an announcement soon after a peer joins (the presence announcer's
-   * peerJoined); sync on connect, and now and then with a stranger.
+   * an announcement soon after the first peer joins (the presence
+   * announcer's peerJoined); sync on connect, and now and then with a stranger.
    */
   private startNeighbourhood (opts: NonNullable<SimTransportInit['neighbours']>): void {
     const net = this.init.network
@@ -128,7 +129,9 @@ export class SimTransport implements Transport {
       connected: () => this.connectedPeers(),
       dial: async peer => { await this.dialPeer(peer) },
       mayDial: () => true,
-      hangUp: async peer => { net.hangUp(this.peerId, peer) }
+      hangUp: async peer => { net.hangUp(this.peerId, peer) },
+      inbound: peer => net.dialedBy(this.peerId, peer),
+      connectedForMs: peer => net.linkAgeMs(this.peerId, peer)
     })
     this.neighbourhood = neighbours
     const exchange = createSimRosterExchange(this.peerId, this.scheduler)
@@ -148,7 +151,9 @@ export class SimTransport implements Transport {
         t.inFlight = true
         this.dialPeer(t.peer).then(() => { t.failures = 0 }, () => {
           t.failures++
-          const base = Math.min(DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS * 2 ** Math.max(0, t.failures - 1))
+          // As the redialer: a node with no connection keeps the shortest backoff.
+          const failures = this.connectedPeers().length === 0 ? 1 : t.failures
+          const base = Math.min(DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS * 2 ** Math.max(0, failures - 1))
           t.nextAt = this.scheduler.now() + Math.round(base * (0.8 + this.scheduler.random() * 0.4))
         }).finally(() => { t.inFlight = false })
       }
@@ -186,7 +191,7 @@ export class SimTransport implements Transport {
     }
     // Like the libp2p service, only the side with the smaller id opens the on-connect session.
     if (this.peerId < peer) this.stops.push(this.scheduler.after(SIM_ON_CONNECT_SYNC_MS, () => { void this.syncWith(peer) }))
-    this.announcer?.peerJoined()
+    this.announcer?.peerJoined(this.connectedPeers().length)
     this.stops.push(this.scheduler.after(SIM_ROSTER_ASK_AFTER_MS, () => { this.askRoster(peer) }))
   }
 

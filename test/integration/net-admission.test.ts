@@ -134,6 +134,24 @@ describe('presence', () => {
     expect(a.stats().presence.accepted).toBeGreaterThanOrEqual(1)
   })
 
+  it('announces once it has a first peer only; a later neighbour learns of it (and of its peers) from the roster exchange', async () => {
+    const slow = { presenceIntervalMs: 600_000 }
+    const a = await pool.start({ ...slow, presence: { ...info, role: 'observer' } })
+    const c = await pool.start({ ...slow, presence: info, bootstrap: [a.addresses()[0] as string] })
+    await waitFor('C to see A on the presence topic', () => c.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === a.peerId))
+    // A announced at start (to nobody) and once its first peer subscribed.
+    await waitFor('A to announce to C', () => a.stats().presence.published >= 2)
+    const published = a.stats().presence.published
+    const heard: Presence[] = []
+    const b = await pool.start({ ...slow, presence: info, bootstrap: [a.addresses()[0] as string], onPresence: (p) => heard.push(p) })
+    await waitFor('B to learn of A and C', () => heard.some((p) => p.peerId === a.peerId) && heard.some((p) => p.peerId === c.peerId))
+    expect(heard.find((p) => p.peerId === a.peerId)?.role).toBe('observer')
+    await waitFor('B to be on A\'s presence topic', () => a.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === b.peerId))
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    // A had a peer already: B's arrival made it announce nothing swarm-wide.
+    expect(a.stats().presence.published).toBe(published)
+  })
+
   it('rejects a forged presence (bad signature, or claiming another peer) and penalises its sender', async () => {
     const heard: Presence[] = []
     const a = await pool.start({ onPresence: (p) => heard.push(p) })

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { createNeighbourhood, DIAL_COUNTS_MS, DIALS_PER_TICK, NEIGHBOUR_TICK_MS, TARGET_PEERS } from '../../src/net/neighbours.js'
+import { createNeighbourhood, DIAL_COUNTS_MS, DIALS_PER_TICK, NEIGHBOUR_TICK_MS, NEWCOMER_HEADROOM, SERVED_AFTER_MS, TARGET_PEERS, TRIM_AFTER_MS } from '../../src/net/neighbours.js'
+import { createPresenceAnnouncer, PRESENCE_JOIN_DEBOUNCE_MS } from '../../src/net/presence-announcer.js'
+import { createSimRosterExchange } from '../../src/sim/sim-roster-exchange.js'
 import { announcedInterval, intervalCapability, presenceIntervalFor, rosterTtlFor, PRESENCE_MESSAGES_PER_SECOND, PRESENCE_MIN_INTERVAL_MS } from '../../src/net/presence-interval.js'
 import { createRoster, ROSTER_TTL_MS } from '../../src/net/roster.js'
 import { seededRandom } from '../../src/ports/scheduler.js'
@@ -99,6 +101,58 @@ describe('neighbours: bounded degree', () => {
     n.stop()
   })
 
+  it('over max-peers, closes served inbound connections first, newest first, until the headroom is free; then old ones', async () => {
+    const s = manualScheduler()
+    // A bootstrap peer at a mass start: 8 peers it dialed long ago, and 24 newcomers that dialed it, one every 100 ms.
+    const openedAt = new Map<string, number>()
+    const inbound = new Set<string>()
+    for (let i = 0; i < 8; i++) openedAt.set(`out-${i}`, s.now() - 60_000)
+    for (let i = 0; i < 24; i++) { openedAt.set(`in-${i}`, s.now() - 2_400 + 100 * i); inbound.add(`in-${i}`) }
+    const closed: string[] = []
+    const n = createNeighbourhood({
+      self: 'seed', maxPeers: 24, scheduler: s, connected: () => [...openedAt.keys()],
+      dial: async () => {}, mayDial: () => true,
+      hangUp: async peer => { closed.push(peer); openedAt.delete(peer) },
+      inbound: peer => inbound.has(peer),
+      connectedForMs: peer => { const at = openedAt.get(peer); return at === undefined ? undefined : s.now() - at }
+    })
+    n.start()
+    s.advance(NEIGHBOUR_TICK_MS)
+    // 32 open, 24 allowed: back to 24 - NEWCOMER_HEADROOM, every one closed a newcomer served its roster (open >= SERVED_AFTER_MS), newest first.
+    expect(closed).toHaveLength(32 - (24 - NEWCOMER_HEADROOM))
+    const ages = closed.map(id => 2_400 - 100 * Number(id.slice(3)) + NEIGHBOUR_TICK_MS)
+    expect(closed.every(id => id.startsWith('in-'))).toBe(true)
+    expect(ages.every(a => a >= SERVED_AFTER_MS)).toBe(true)
+    expect([...ages].sort((a, b) => a - b)).toEqual(ages)
+    expect(openedAt.size).toBe(24 - NEWCOMER_HEADROOM)
+    // Nothing more while within max-peers, and the connections this node opened stay.
+    closed.length = 0
+    s.advance(TRIM_AFTER_MS)
+    expect(closed).toEqual([])
+    expect([...openedAt.keys()].filter(id => id.startsWith('out-'))).toHaveLength(8)
+    n.stop()
+  })
+
+  it('over max-peers with no inbound connection served, closes only connections older than TRIM_AFTER_MS', async () => {
+    const s = manualScheduler()
+    const openedAt = new Map<string, number>()
+    for (let i = 0; i < 20; i++) openedAt.set(`old-${i}`, s.now() - 60_000)
+    for (let i = 0; i < 8; i++) openedAt.set(`new-${i}`, s.now())
+    const closed: string[] = []
+    const n = createNeighbourhood({
+      self: 'me', maxPeers: 24, scheduler: s, connected: () => [...openedAt.keys()],
+      dial: async () => {}, mayDial: () => true,
+      hangUp: async peer => { closed.push(peer); openedAt.delete(peer) },
+      inbound: () => false,
+      connectedForMs: peer => { const at = openedAt.get(peer); return at === undefined ? undefined : s.now() - at }
+    })
+    n.start()
+    s.advance(NEIGHBOUR_TICK_MS)
+    expect(closed).toHaveLength(4)
+    expect(closed.every(id => id.startsWith('old-'))).toBe(true)
+    n.stop()
+  })
+
   it('dials nobody outside the allowlist, and nothing with a max of 0 room', async () => {
     const s = manualScheduler()
     const dialed: string[] = []
@@ -132,5 +186,42 @@ describe('presence interval', () => {
     expect(roster.list(later).map(e => e.peerId)).toEqual(['peer-1'])
     expect(roster.list(t0 + 5 * 250_000 - 1).map(e => e.peerId)).toEqual(['peer-1'])
     expect(roster.list(t0 + 5 * 250_000 + 1)).toEqual([])
+  })
+})
+
+describe('presence announcer', () => {
+  it('announces when its first peer joins the presence topic, not when later ones do', async () => {
+    const s = manualScheduler()
+    const published: number[] = []
+    const a = createPresenceAnnouncer({ intervalMs: 60_000, scheduler: s, initial: presence(0), publish: async () => { published.push(s.now()) } })
+    await a.announce()
+    expect(published).toHaveLength(1)
+    a.peerJoined(1)
+    s.advance(PRESENCE_JOIN_DEBOUNCE_MS)
+    expect(published).toHaveLength(2)
+    // A node with neighbours already: a new one learns of it from the roster exchange.
+    for (let k = 2; k < 10; k++) a.peerJoined(k)
+    s.advance(10 * PRESENCE_JOIN_DEBOUNCE_MS)
+    expect(published).toHaveLength(2)
+    // Alone again, then a peer: announce again.
+    a.peerJoined(1)
+    s.advance(PRESENCE_JOIN_DEBOUNCE_MS)
+    expect(published).toHaveLength(3)
+    s.advance(60_000)
+    expect(published).toHaveLength(4)
+    a.stop()
+  })
+})
+
+describe('simulated roster exchange', () => {
+  it("hands a peer this node's own announcement first, then a sample of the rest", () => {
+    const s = manualScheduler()
+    const x = createSimRosterExchange('peer-0', s)
+    for (let i = 1; i < 200; i++) x.remember({ ...presence(i), sentMs: s.now() })
+    x.remember({ ...presence(0), sentMs: s.now() })
+    const sample = x.sample()
+    expect(sample).toHaveLength(64)
+    expect(sample[0]?.peerId).toBe('peer-0')
+    expect(new Set(sample.map(p => p.peerId)).size).toBe(64)
   })
 })
