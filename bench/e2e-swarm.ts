@@ -147,16 +147,21 @@ export class BenchSwarm {
     // decomposers they list); a swarm that does not get there within the deadline runs anyway, and
     // the smallest share of the others any process lists is reported.
     const deadline = Date.now() + meshTimeoutMs
+    let toldAt = Date.now()
     for (;;) {
       let worst = 1
+      let short = 0
       // All at once: one process at a time would measure the polling more than the rosters.
       await Promise.all(s.nodes.map(async node => {
         try {
           const st = await (await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(5_000) })).json() as { roster: Array<{ peerId: string }> }
           const listed = new Set(st.roster.map(r => r.peerId))
-          worst = Math.min(worst, s.nodes.filter(o => o !== node && listed.has(o.peerId)).length / Math.max(1, n - 1))
+          const share = s.nodes.filter(o => o !== node && listed.has(o.peerId)).length / Math.max(1, n - 1)
+          if (share < 1) short++
+          worst = Math.min(worst, share)
         } catch {
           worst = 0
+          short++
         }
       }))
       const mine = new Set(s.client.roster.list(s.client.now()).map(r => r.peerId as string))
@@ -164,6 +169,10 @@ export class BenchSwarm {
       s.rosterShare = worst
       if (worst >= 1) s.rosterFullMs = Date.now() - spawnedAt
       if (worst >= 1 || Date.now() > deadline) break
+      if (Date.now() - toldAt >= 5_000) {
+        toldAt = Date.now()
+        log(`  ${Math.round((Date.now() - spawnedAt) / 1000)} s: ${short} of ${n} rosters not full (or not answering); the emptiest lists ${Math.round(worst * 100)}% of the others`)
+      }
       await new Promise(resolve => setTimeout(resolve, 1_000))
     }
     return s

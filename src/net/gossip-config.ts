@@ -96,8 +96,15 @@ export const GOSSIP_SCORE_THRESHOLDS: Partial<PeerScoreThresholds> = {
  * swarm moved 4.2 MB per plan (e2e bench, 2026-11-29); with D = 3 (2..4, at
  * most 1 outbound-only), 2.5 MB, and each node still has at least two
  * forwarders (docs/decisions.md).
+ *
+ * Gossip (IHAVE) goes to Dlazy = 2 peers outside the mesh each heartbeat,
+ * not 6: with bounded degree a node has 10-20 such peers, and IHAVE to 6 of
+ * them, listing every message id of the last 3 s, was about a third of an
+ * idle node's traffic at 40 processes (5.4 KB/s per node with 6, 4.3 KB/s
+ * with 2, BENCHMARKS.md scale). What gossip recovers, sync recovers too (on
+ * connect and every 10 s).
  */
-export const MESH = { D: 3, Dlo: 2, Dhi: 4, Dout: 1 } as const
+export const MESH = { D: 3, Dlo: 2, Dhi: 4, Dout: 1, Dlazy: 2 } as const
 
 export function gossipOptions (topics: readonly string[], policy: SignaturePolicy): Partial<GossipsubOpts> {
   return {

@@ -10,8 +10,14 @@
  *     roster TTL  = PRESENCE_TTL_INTERVALS * interval(n)
  */
 export const PRESENCE_MIN_INTERVAL_MS = 3_000
-/** Announcements a node receives per second, all peers together, once the swarm is past a dozen peers. */
-export const PRESENCE_MESSAGES_PER_SECOND = 4
+/**
+ * Announcements a node receives per second, all peers together, once the
+ * swarm is past six peers. Each arrives about 3 times (flood publishing and
+ * the mesh), so this sets most of an idle node's traffic: 4 gave 9.0 KB/s
+ * per node at 40 processes against 4.2 KB/s at 5; 2 gives 5.4 KB/s
+ * (BENCHMARKS.md, scale, 2026-12-01 17:22-17:32).
+ */
+export const PRESENCE_MESSAGES_PER_SECOND = 2
 /** A roster entry lives this many intervals without news. */
 export const PRESENCE_TTL_INTERVALS = 5
 

@@ -39,7 +39,7 @@ export interface RosterExchange {
  * and the neighbourhood. So a node whose only neighbour is its bootstrap
  * peer (which may soon close the connection when it is over its bound)
  * learns enough peers to find neighbours of its own, without waiting a
- * presence interval (250 s at a thousand nodes). Announcements are signed by
+ * presence interval (500 s at a thousand nodes). Announcements are signed by
  * the peer they describe, so a relaying node cannot forge one; an old one
  * is accepted only within the TTL its own interval gives it.
  */
