@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { runSeed } from '../src/sim/run.js'
 import { parseFaultKinds } from '../src/sim/faults.js'
 import type { RunReport } from '../src/sim/run.js'
+import type { TraceSample } from '../src/sim/world.js'
 
 /**
  * `npm run sim -- --nodes 1000 --seeds 20 [--seed 1] [--faults all|none|links,partition,crash,pause,skew]`
@@ -11,8 +12,15 @@ import type { RunReport } from '../src/sim/run.js'
  * deterministic simulator, one seed after another, and prints a line per
  * run; a failing run prints its problems and the command that replays it.
  * The last line is one JSON object (medians over the runs).
+ *
+ * `--trace` prints, once a virtual second to stderr, what the swarm looks
+ * like (timers run and queued, gossip deliveries of that second, nodes
+ * alone, connections, the smallest roster and how many are full) and the
+ * wall time so far: a debug view of where a long run spends its time. The
+ * run itself is the same with it (on the fixed graph it adds one timer a
+ * second, so the step count differs).
  */
-const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review]'
+const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--trace]'
 
 function wholeNumber (name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -26,11 +34,17 @@ function median (xs: readonly number[]): number {
   return s.length === 0 ? 0 : s[Math.floor((s.length - 1) / 2)] as number
 }
 
+function traceLine (seed: number, s: TraceSample, wallMs: number): string {
+  return `trace seed ${seed} t=${(s.atMs / 1000).toFixed(0)}s wall=${(wallMs / 1000).toFixed(1)}s steps=${s.steps} queued=${s.pendingTimers} ` +
+    `delivered events=${s.eventMessages} presence=${s.presenceMessages} live=${s.liveNodes} alone=${s.alone} ` +
+    `connections median=${s.connectionsMedian} max=${s.connectionsMax} roster min=${s.rosterMin} full=${s.rostersFull}`
+}
+
 async function main (): Promise<number> {
   const { values } = parseArgs({
     options: {
       nodes: { type: 'string' }, seeds: { type: 'string' }, seed: { type: 'string' }, faults: { type: 'string' },
-      'latency-ms': { type: 'string' }, 'fault-span-ms': { type: 'string' }, depth: { type: 'string' }, review: { type: 'boolean' }, degree: { type: 'string' }, topology: { type: 'string' }, 'max-peers': { type: 'string' }, help: { type: 'boolean' }
+      'latency-ms': { type: 'string' }, 'fault-span-ms': { type: 'string' }, depth: { type: 'string' }, review: { type: 'boolean' }, degree: { type: 'string' }, topology: { type: 'string' }, 'max-peers': { type: 'string' }, trace: { type: 'boolean' }, help: { type: 'boolean' }
     }
   })
   if (values.help === true) { console.log(USAGE); return 0 }
@@ -47,7 +61,9 @@ async function main (): Promise<number> {
   const maxPeers = values['max-peers'] === undefined ? undefined : wholeNumber('max-peers', values['max-peers'], 24)
   const reports: RunReport[] = []
   for (let seed = first; seed < first + seeds; seed++) {
-    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, faultSpanMs, review: values.review === true, topology, ...(maxPeers === undefined ? {} : { maxPeers }), ...(topology === 'fixed' ? { degree } : {}) })
+    const t0 = performance.now()
+    const trace = values.trace === true ? { trace: (s: TraceSample) => { console.error(traceLine(seed, s, performance.now() - t0)) } } : {}
+    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, faultSpanMs, review: values.review === true, topology, ...(maxPeers === undefined ? {} : { maxPeers }), ...(topology === 'fixed' ? { degree } : {}), ...trace })
     reports.push(r)
     console.log(`seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
       `${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node (plan traffic ${r.bytesPerNodePerEvent} per event, presence ${r.presenceBytesPerNode}); ` +

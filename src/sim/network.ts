@@ -30,6 +30,9 @@ export interface Traffic {
   bytesReceived: number
   /** Deliveries dropped by gossip's seen cache (copies of a message already handled). */
   duplicatesDropped: number
+  /** Of messagesReceived: plan events and presence (gossip deliveries). */
+  eventMessagesReceived: number
+  presenceMessagesReceived: number
   /** Of bytesReceived: plan events by gossip, presence by gossip, and sync streams. */
   eventBytesReceived: number
   presenceBytesReceived: number
@@ -219,8 +222,7 @@ export class SimNetwork {
         const tt = this.traffic.get(to) as Traffic
         tt.messagesReceived++
         tt.bytesReceived += wire
-        if (topic === 'events') tt.eventBytesReceived += wire
-        else tt.presenceBytesReceived += wire
+        if (topic === 'events') { tt.eventMessagesReceived++; tt.eventBytesReceived += wire } else { tt.presenceMessagesReceived++; tt.presenceBytesReceived += wire }
         now.deliver(topic, from, id, payload, size)
       }, target.clock)
     }
@@ -246,5 +248,5 @@ export class SimNetwork {
 function linkKey (a: string, b: string): string { return a < b ? `${a} ${b}` : `${b} ${a}` }
 
 function emptyTraffic (): Traffic {
-  return { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, duplicatesDropped: 0, eventBytesReceived: 0, presenceBytesReceived: 0, syncBytesReceived: 0 }
+  return { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, duplicatesDropped: 0, eventMessagesReceived: 0, presenceMessagesReceived: 0, eventBytesReceived: 0, presenceBytesReceived: 0, syncBytesReceived: 0 }
 }

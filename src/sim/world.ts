@@ -75,6 +75,32 @@ export interface WorldOptions {
   readonly say?: (node: number, role: SimRole, atMs: number, line: string) => void
   /** Run without sync sessions: gossip alone, as a canary that the checks catch what sync repairs. */
   readonly withoutSync?: boolean
+  /**
+   * Told once a virtual second what the swarm looks like (`npm run sim --
+   * --trace`): a debug view of where a run spends its time. On the
+   * neighbours topology it rides on the connection sampler, so the run is
+   * the same with it or without; on the fixed graph it adds a timer.
+   */
+  readonly trace?: (s: TraceSample) => void
+}
+
+/** One second of a run as `--trace` shows it. */
+export interface TraceSample {
+  readonly atMs: number
+  /** Timers run so far, and timers queued now (cancelled ones included). */
+  readonly steps: number
+  readonly pendingTimers: number
+  /** Gossip deliveries in the last second, all nodes together: plan events, presence. */
+  readonly eventMessages: number
+  readonly presenceMessages: number
+  readonly liveNodes: number
+  /** Live nodes with no connection at all. */
+  readonly alone: number
+  readonly connectionsMedian: number
+  readonly connectionsMax: number
+  /** Fewest other live nodes a live node's roster lists, and how many rosters list all of them. */
+  readonly rosterMin: number
+  readonly rostersFull: number
 }
 
 /** One simulated node: its clock, store (which survives a crash), and what runs on it now. */
@@ -163,6 +189,8 @@ export class World {
    * node (neighbours topology; sampled once a virtual second).
    */
   rosterFullMs: number | undefined
+  /** Deliveries counted at the last trace sample (`trace` only): events, presence. */
+  private traced = { events: 0, presence: 0 }
 
   private constructor (readonly opts: WorldOptions, keys: PrivateKey[]) {
     this.random = seededRandom(opts.seed)
@@ -318,6 +346,48 @@ export class World {
     this.connections.medianAtEnd = counts[Math.floor((counts.length - 1) / 2)] ?? 0
     const origin = this.faults.kinds.length > 0 ? this.faults.endMs : 0
     if (this.rosterFullMs === undefined && now >= origin && this.rostersFull()) this.rosterFullMs = now - origin
+    this.traceSample()
+  }
+
+  /** Hands `opts.trace` what the swarm looks like now (nothing without it). */
+  private traceSample (): void {
+    const trace = this.opts.trace
+    if (trace === undefined) return
+    let events = 0
+    let presence = 0
+    for (const t of this.network.traffic.values()) { events += t.eventMessagesReceived; presence += t.presenceMessagesReceived }
+    const live = new Set<string>()
+    for (const n of this.nodes) if (n.runtime !== undefined) live.add(n.peerId)
+    const counts: number[] = []
+    let alone = 0
+    let rosterMin = Infinity
+    let full = 0
+    for (const n of this.nodes) {
+      const v = n.runtime?.view
+      if (v === undefined) continue
+      const c = this.network.linkCount(n.peerId)
+      counts.push(c)
+      if (c === 0) alone++
+      let listed = 0
+      for (const r of v.roster()) if (r.peerId !== n.peerId && live.has(r.peerId)) listed++
+      rosterMin = Math.min(rosterMin, listed)
+      if (listed >= live.size - 1) full++
+    }
+    counts.sort((a, b) => a - b)
+    trace({
+      atMs: this.time.elapsed,
+      steps: this.time.steps,
+      pendingTimers: this.time.pending,
+      eventMessages: events - this.traced.events,
+      presenceMessages: presence - this.traced.presence,
+      liveNodes: live.size,
+      alone,
+      connectionsMedian: counts[Math.floor((counts.length - 1) / 2)] ?? 0,
+      connectionsMax: counts[counts.length - 1] ?? 0,
+      rosterMin: rosterMin === Infinity ? 0 : rosterMin,
+      rostersFull: full
+    })
+    this.traced = { events, presence }
   }
 
   /** Every live node's roster lists every other live node. */
@@ -359,6 +429,9 @@ export class World {
     this.time.schedule(2_000, check)
     if (this.topology === 'neighbours') {
       const sample = (): void => { this.sampleConnections(); if (!settled) this.time.schedule(1_000, sample) }
+      this.time.schedule(1_000, sample)
+    } else if (this.opts.trace !== undefined) {
+      const sample = (): void => { this.traceSample(); if (!settled) this.time.schedule(1_000, sample) }
       this.time.schedule(1_000, sample)
     }
     return await this.time.run(this.opts.deadlineMs ?? 15 * 60_000, () => settled)
