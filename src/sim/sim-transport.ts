@@ -14,6 +14,7 @@ import type { EventId } from '../core/events.js'
 import type { Presence, PresenceInfo, SyncOutcome, Transport, TransportHost } from '../ports/transport.js'
 import { GOSSIP_OVERHEAD_BYTES } from './network.js'
 import type { SimNetwork } from './network.js'
+import { NOTHING_QUEUED } from './virtual-time.js'
 import type { NodeClock, VirtualTime } from './virtual-time.js'
 
 const log = logger('plan-swarm:sim:transport')
@@ -79,7 +80,7 @@ export class SimTransport implements Transport {
     this.host = host
     const net = this.init.network
     this.init.registry.set(this.peerId, this)
-    net.attach({ peerId: this.peerId, clock: this.init.clock, deliver: (topic, from, id, payload, size) => { this.deliver(topic, from, id, payload, size) } })
+    net.attach({ peerId: this.peerId, clock: this.init.clock, seen: id => this.seen.has(id), deliver: (topic, from, id, payload, size) => this.deliver(topic, from, id, payload, size) })
     const dynamic = this.init.neighbours !== undefined
     // With connections, presence is what the neighbourhood dials from: it carries an address and (as the libp2p transport's) the interval, which sizes the roster TTL.
     const initial = dynamic ? { ...this.init.presence, capabilities: [...this.init.presence.capabilities, intervalCapability(this.init.presenceIntervalMs)] } : this.init.presence
@@ -228,12 +229,12 @@ export class SimTransport implements Transport {
     this.known = now
   }
 
-  private deliver (topic: 'events' | 'presence', from: string, id: string, payload: Uint8Array | object, size: number): void {
-    if (this.stopped || this.host === undefined) return
+  private deliver (topic: 'events' | 'presence', from: string, id: string, payload: Uint8Array | object, size: number): void | typeof NOTHING_QUEUED {
+    if (this.stopped || this.host === undefined) return NOTHING_QUEUED
     if (this.seen.has(id)) {
       const t = this.init.network.traffic.get(this.peerId)
       if (t !== undefined) t.duplicatesDropped++
-      return
+      return NOTHING_QUEUED
     }
     this.seen.add(id)
     if (topic === 'presence') {

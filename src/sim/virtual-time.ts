@@ -4,10 +4,23 @@ import type { Cancel, Scheduler } from '../ports/scheduler.js'
 /** Virtual wall time starts here (2026-01-01T00:00:00Z), so stamps look like real ones. */
 export const SIM_EPOCH_MS = Date.UTC(2026, 0, 1)
 
+/**
+ * What a timer returns when it knows it queued no promise continuation
+ * (e.g. a gossip copy the receiver had already seen): the run then goes on to
+ * the next timer without the drain, which would have found nothing to run.
+ * A timer that returns anything else is drained after, as always; so a wrong
+ * NOTHING_QUEUED would let a continuation run after the next timer instead of
+ * before it, and only code that is sure may return it.
+ */
+export const NOTHING_QUEUED: unique symbol = Symbol('nothing queued')
+
+/** A timer's callback: NOTHING_QUEUED when it surely queued no promise continuation. */
+export type TimerFn = () => void | typeof NOTHING_QUEUED
+
 interface Timer {
   readonly at: number
   readonly seq: number
-  readonly fn: () => void
+  readonly fn: TimerFn
   readonly owner: NodeClock | null
   cancelled: boolean
 }
@@ -76,7 +89,7 @@ export class VirtualTime {
   private readonly heap = new TimerHeap()
 
   /** Queues `fn` at `elapsed + delayMs`, for `owner` (a node's clock) or for the world. */
-  schedule (delayMs: number, fn: () => void, owner: NodeClock | null = null): Cancel {
+  schedule (delayMs: number, fn: TimerFn, owner: NodeClock | null = null): Cancel {
     const t: Timer = { at: this.elapsed + Math.max(0, delayMs), seq: this.seq++, fn, owner, cancelled: false }
     this.heap.push(t)
     return () => { t.cancelled = true }
@@ -96,8 +109,7 @@ export class VirtualTime {
       this.elapsed = next.at
       if (next.owner !== null && !next.owner.accepts(next.fn)) continue
       this.steps++
-      next.fn()
-      await drainMicrotasks()
+      if (next.fn() !== NOTHING_QUEUED) await drainMicrotasks()
     }
   }
 
@@ -114,7 +126,7 @@ export class NodeClock {
   readonly scheduler: Scheduler
   private paused = false
   private dead = false
-  private held: Array<() => void> = []
+  private held: TimerFn[] = []
 
   constructor (private readonly time: VirtualTime, public skewMs: number, seed: number) {
     const random = seededRandom(seed)
@@ -139,7 +151,7 @@ export class NodeClock {
   }
 
   /** Called by the world for each due timer of this node: false when it must not run now. */
-  accepts (fn: () => void): boolean {
+  accepts (fn: TimerFn): boolean {
     if (this.dead) return false
     if (this.paused) { this.held.push(fn); return false }
     return true
