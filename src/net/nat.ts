@@ -63,7 +63,7 @@ export interface NetworkOptions {
   readonly announce?: readonly string[]
   /** Serve circuit relay v2 to swarm members (run it on a node others can dial). */
   readonly relay?: boolean
-  /** Ask the router for a port mapping by UPnP / NAT-PMP. */
+  /** Ask the router for a port mapping by UPnP (IGD). */
   readonly upnp?: boolean
   /** Load the WebSockets transport: dial `/ws` and `/wss` peers (a `/ws` listen address turns it on too). */
   readonly websockets?: boolean

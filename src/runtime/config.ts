@@ -20,7 +20,7 @@ export const OPTIONS = {
   'no-mdns': { type: 'boolean', help: 'do not discover peers by mDNS on the LAN' },
   announce: { type: 'string', multiple: true, help: 'public multiaddr to announce instead of the ones found (repeatable; env comma-separated), e.g. /ip4/203.0.113.7/tcp/4001 on a VM or behind a port forward' },
   relay: { type: 'boolean', help: 'serve circuit relay v2 to swarm members behind NAT (run it on a node others can dial)' },
-  upnp: { type: 'boolean', help: 'ask the router for a port forward by UPnP / NAT-PMP' },
+  upnp: { type: 'boolean', help: 'ask the router for a port forward by UPnP (IGD)' },
   websockets: { type: 'boolean', help: 'also dial (and, with a /ws --listen address, accept) WebSockets, for networks that let only HTTP-like traffic out' },
   'swarm-key': { type: 'string', help: 'pre-shared key file (from `keygen`): only peers with the same key connect' },
   'allow-peers': { type: 'string', help: 'file of peer ids (one per line): only these peers may connect' },
