@@ -14,6 +14,7 @@ import '../src/polyfill.js'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { eventIdHex, hiNow, readFrames } from './net-proto.js'
+import { memReport } from './net-mem.js'
 import type { ChildCfg, NetImpl } from './net-proto.js'
 
 const [mode, raw] = process.argv.slice(2)
@@ -122,6 +123,8 @@ async function handle (c: Cmd): Promise<Record<string, unknown>> {
     }
     case 'recv':
       return { recv: Object.fromEntries(recv) }
+    case 'mem':
+      return await memReport(c.gc === true)
     case 'watch':
       watching = true
       emitHash()

@@ -49,6 +49,13 @@ export function killAll (): void {
   live.clear()
 }
 
+/** Count a process spawned elsewhere (bench/net-footprint.ts) among those killAll kills. */
+export function adopt (proc: ChildProcess): void {
+  hookExit()
+  live.add(proc)
+  proc.on('close', () => { live.delete(proc) })
+}
+
 export function cleanupAll (): void {
   killAll()
   for (const ns of namespaces) {
@@ -206,8 +213,17 @@ export function cpuSeconds (pid: number): number {
 
 /** Resident set size in MiB (VmRSS). */
 export function rssMb (pid: number): number {
-  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return m === null ? NaN : Number(m[1]) / 1024
+  return rssParts(pid).rss
+}
+
+/** VmRSS and its anonymous and file-backed parts (RssAnon, RssFile), in MiB. */
+export function rssParts (pid: number): { rss: number, anon: number, file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string): number => {
+    const m = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(status)
+    return m === null ? NaN : Number(m[1]) / 1024
+  }
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile') }
 }
 
 export function sh (cmd: string, args: readonly string[]): void {

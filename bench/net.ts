@@ -7,7 +7,7 @@
  *              at NET_SIZES processes (default 3,10; 30 is opt-in)
  *   catchup    a late joiner takes a ~10k-event plan; vs one core verifying it
  *   heal       partition (network namespaces + iptables) and heal, >= 20 trials
- *   footprint  idle RSS and CPU, full peer vs bare libp2p node
+ *   footprint  idle RSS and CPU, full node (the real CLI) vs bare libp2p node
  *   policy     bare gossipsub StrictNoSign vs StrictSign: latency and throughput
  *
  * Knobs: NET_SIZES (3,10), NET_RATE (50 events/s), NET_SECONDS (40 s of
@@ -16,8 +16,10 @@
  * NET_WARMUP_S (2), NET_DRAIN_MS (15000), NET_BLAST (2000 events),
  * NET_BLASTS (2), NET_POLICY_N (3),
  * CATCHUP_TRIALS (3), HEAL_TRIALS (20), HEAL_MODES (drop,reset),
- * HEAL_PARTITION_MS (3000), HEAL_EVENTS (5 per side), NET_IDLE_S (20),
- * NET_SAMPLE_S (10), NET_MESH_WAIT_MS (90000), NET_DEBUG (children's stderr
+ * HEAL_PARTITION_MS (3000), HEAL_EVENTS (5 per side), NET_IDLE_S (60 s
+ * idle before one full GC in every process), NET_SAMPLE_S (60 s of RSS
+ * samples after it), NET_FP_PAIRS (2 pairs of each kind), NET_FP_ROUNDS (3
+ * parts of the window, a ratio each: the spread), NET_MESH_WAIT_MS (90000), NET_DEBUG (children's stderr
  * to ours), NET_CHILD_PROF=DIR (full peers write V8 CPU profiles there).
  *
  * Every ratio is ours over a baseline measured in the same run. The last
@@ -91,7 +93,7 @@ export async function benchNet (): Promise<Record<string, unknown>> {
     if (want('policy')) out.policy = await benchPolicy(set as RenewalSet, { ...gp, n: num('NET_POLICY_N', 3), blastEvents, blasts })
     if (want('catchup')) out.catchup = await benchCatchup({ trials: Math.max(1, num('CATCHUP_TRIALS', 3)), fanout: 5, depth: 4, renewals: 12 })
     if (want('heal')) out.heal = await benchHeal(set as RenewalSet, hp)
-    if (want('footprint')) out.footprint = await benchFootprint({ idleS: num('NET_IDLE_S', 20), sampleS: num('NET_SAMPLE_S', 10) })
+    if (want('footprint')) out.footprint = await benchFootprint({ idleS: num('NET_IDLE_S', 60), sampleS: Math.max(1, num('NET_SAMPLE_S', 60)), pairs: Math.max(1, Math.round(num('NET_FP_PAIRS', 2))), rounds: Math.max(1, Math.round(num('NET_FP_ROUNDS', 3))) })
   } finally {
     cleanupAll()
   }
@@ -119,6 +121,7 @@ function headline (out: Record<string, unknown>, sizes: number[]): Record<string
     healMaxMs: heal?.healMaxMs ?? null,
     healMode: heal?.mode ?? null,
     rssRatio: o.footprint?.rssRatio ?? null,
+    rssRatioSpread: o.footprint?.rssRatioSpread ?? null,
     idleCpuPct: o.footprint?.peerCpuPct ?? null,
     policyThroughputRatio: o.policy?.throughputRatio ?? null
   }

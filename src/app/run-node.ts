@@ -1,6 +1,4 @@
 import { startPeer } from './peer.js'
-import { startMcpOver } from './run-mcp.js'
-import { createProvider } from '../llm/create-provider.js'
 import { startRole } from '../../roles/driver.js'
 import { createDecomposer } from '../../roles/decomposer.js'
 import { createScorer } from '../../roles/scorer.js'
@@ -29,7 +27,9 @@ const HANDLERS: Record<string, (ctx: RoleContext) => RoleHandler> = {
 export async function runNode (config: NodeConfig): Promise<number> {
   // Choose the model first: a provider asked for but not configured is a config error before anything starts.
   const llm = createLlmTelemetry()
-  const choice = config.role === 'observer' ? undefined : createProvider({ provider: config.provider, model: config.model, cheapModel: config.cheapModel, baseUrl: config.baseUrl, env: process.env, hooks: llm.retryHooks })
+  // The model SDKs and the MCP server load only when this node uses them: loaded up front they held about 7 MB and 12 MB
+  // of every node's heap (an observer has no model; most nodes have no --mcp-http).
+  const choice = config.role === 'observer' ? undefined : (await import('../llm/create-provider.js')).createProvider({ provider: config.provider, model: config.model, cheapModel: config.cheapModel, baseUrl: config.baseUrl, env: process.env, hooks: llm.retryHooks })
   const peer = await startPeer(config)
   const view = peer.view
   const print = (line: Record<string, unknown>, text: string): void => {
@@ -48,7 +48,7 @@ export async function runNode (config: NodeConfig): Promise<number> {
   const dashboard = config.role === 'observer' && peer.http !== undefined ? createDashboard(dashboardSource(view), { submitToken }) : undefined
   const unmount = dashboard === undefined ? undefined : peer.http?.mount(dashboard.route)
   const dashboardUrl = dashboard === undefined || peer.http === undefined ? null : `${peer.http.url}/`
-  const mcp = config.mcpHttp === undefined ? undefined : await startMcpOver(view, config, line => { print({ event: 'mcp', line }, `[mcp] ${line}`) })
+  const mcp = config.mcpHttp === undefined ? undefined : await (await import('./run-mcp.js')).startMcpOver(view, config, line => { print({ event: 'mcp', line }, `[mcp] ${line}`) })
   const s = view.status()
   print({ event: 'started', ...s, http: peer.http?.url ?? null, dashboard: dashboardUrl, ...(submitToken === undefined ? {} : { submitToken }), ...(mcp?.http === undefined ? {} : { mcp: mcp.http.url, mcpToken: mcp.http.token }) },
     [
