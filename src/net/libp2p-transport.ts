@@ -5,6 +5,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { createNeighbourhood, DEFAULT_MAX_PEERS, NEWCOMER_HEADROOM, TARGET_PEERS } from './neighbours.js'
 import { intervalCapability, presenceIntervalFor } from './presence-interval.js'
 import { realScheduler } from '../ports/scheduler.js'
+import { isRelayed } from './addresses.js'
 import type { SwarmNode, SwarmNodeInit } from './node.js'
 import type { SyncService } from '../sync/libp2p-service.js'
 import type { PresenceInfo, Transport, TransportHost } from '../ports/transport.js'
@@ -54,6 +55,17 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     inbound: peer => {
       const conns = node?.libp2p.getConnections(peerIdFromString(peer)) ?? []
       return conns.length > 0 && conns.every(c => c.direction === 'inbound')
+    },
+    relayedOnly: peer => {
+      const conns = node?.libp2p.getConnections(peerIdFromString(peer)) ?? []
+      return conns.length > 0 && conns.every(c => isRelayed(c.remoteAddr))
+    },
+    dialDirect: async (peer, addresses) => {
+      const n = started()
+      await n.dialPeer(peer, addresses, { force: true })
+      for (const c of n.libp2p.getConnections(peerIdFromString(peer))) {
+        if (isRelayed(c.remoteAddr)) await c.close().catch(() => {})
+      }
     },
     connectedForMs: peer => {
       const opened = node?.libp2p.getConnections(peerIdFromString(peer)).map(c => c.timeline.open)

@@ -57,7 +57,13 @@ export interface NeighbourhoodInit {
   readonly inbound?: (peerId: string) => boolean
   /** How long the connection to a peer has been open, if known (default: since a tick first saw it). */
   readonly connectedForMs?: (peerId: string) => number | undefined
+  /** This node reaches the peer through a circuit relay only; default never. */
+  readonly relayedOnly?: (peerId: string) => boolean
+  /** Open a direct connection to a peer reached through a relay, at one of these addresses, and let the relayed one go. */
+  readonly dialDirect?: (peerId: string, addresses: readonly string[]) => Promise<void>
 }
+
+const isRelayAddress = (a: string): boolean => a.includes('/p2p-circuit')
 
 export interface Neighbourhood {
   /** A presence: remember the peer and its addresses. */
@@ -158,7 +164,17 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
       // Below the target, a peer heard of is dialed at once (a small swarm meshes fully within a presence round); the tick refills later.
       const connected = new Set(init.connected())
       const addresses = p.addresses.filter(usable)
-      if (reaching(connected) >= target || connected.has(p.peerId) || dialing.has(p.peerId) || addresses.length === 0 || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
+      if (dialing.has(p.peerId) || addresses.length === 0 || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
+      if (connected.has(p.peerId)) {
+        // Reached through a relay, and it now announces an address of its own (a port forward, a public IP): go direct.
+        // DCUtR upgrades only from the end that received the relayed connection, and only once; this covers the other end and later addresses.
+        const direct = addresses.filter(a => !isRelayAddress(a))
+        if (direct.length === 0 || init.dialDirect === undefined || init.relayedOnly?.(p.peerId) !== true) return
+        entry.dialedAt = now
+        init.dialDirect(p.peerId, direct).catch((err: Error) => { log('could not reach %s directly: %s', p.peerId, err.message) })
+        return
+      }
+      if (reaching(connected) >= target) return
       entry.dialedAt = now
       dial(p.peerId, addresses)
     },

@@ -135,7 +135,8 @@ export interface SwarmNode {
    * private; see addresses.ts), stopping at the first that connects.
    * Without usable addresses, dials it from the peer store.
    */
-  dialPeer (peerId: string, addresses: readonly string[], options?: { signal?: AbortSignal }): Promise<void>
+  /** `force`: a new connection even if one is open (a direct one beside a relayed one). */
+  dialPeer (peerId: string, addresses: readonly string[], options?: { signal?: AbortSignal, force?: boolean }): Promise<void>
   connectedPeers (): string[]
   /** Connected peers subscribed to the events topic: those a publish can reach now. */
   eventTopicPeers (): string[]
@@ -280,13 +281,18 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
 
   const addresses = (): string[] => libp2p.getMultiaddrs().map((ma) => ma.toString())
   const announced = (): string[] => presenceAddresses(addresses())
+  let lastAnnounced = ''
+  // A new address (a relay slot, a port forward, AutoNAT's confirmation) is told at once, not an interval later (500 s at a thousand peers).
+  const onSelfUpdate = (): void => { if (announced().join(' ') !== lastAnnounced) announcer.changed() }
   const announcer = createPresenceAnnouncer({
     intervalMs: init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS,
     initial: init.presence,
     publish: async (info) => {
       if (libp2p.status !== 'started') return
       const sentMs = Date.now()
-      const bytes = await encodePresence(swarm, info, announced(), sentMs, init.privateKey)
+      const addrs = announced()
+      lastAnnounced = addrs.join(' ')
+      const bytes = await encodePresence(swarm, info, addrs, sentMs, init.privateKey)
       // Kept for the roster exchange too, which hands a new neighbour this node's own announcement first.
       rosterExchange.remember({ ...info, peerId: selfId, addresses: [], sentMs: Math.floor(sentMs) }, bytes)
       await pubsub.publish(topics.presence, bytes)
@@ -307,6 +313,7 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   pubsub.subscribe(topics.events)
   pubsub.subscribe(topics.presence)
   pubsub.addEventListener('subscription-change', onSubscriptionChange)
+  libp2p.addEventListener('self:peer:update', onSelfUpdate)
   mdnsService?.addEventListener('peer', onMdnsPeer)
   await rosterExchange.start()
   redialer.start()
@@ -377,6 +384,7 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
         stopAddressWatch()
         mdnsService?.removeEventListener('peer', onMdnsPeer)
         pubsub.removeEventListener('subscription-change', onSubscriptionChange)
+        libp2p.removeEventListener('self:peer:update', onSelfUpdate)
         for (const l of listeners) libp2p.removeEventListener(l.type, l.fn)
         listeners.clear()
         await libp2p.stop()

@@ -20,7 +20,7 @@ const log = logger('plan-swarm:net:presence')
 
 /** Default announcement interval; the roster's TTL is five of these. */
 export const PRESENCE_INTERVAL_MS = 3_000
-/** Joins within this window share one announcement. */
+/** Joins and address changes within this window share one announcement. */
 export const PRESENCE_JOIN_DEBOUNCE_MS = 200
 
 export interface PresenceAnnouncer {
@@ -32,6 +32,8 @@ export interface PresenceAnnouncer {
    * one, so the last announcement reached nobody.
    */
   peerJoined (subscribed: number): void
+  /** What this node would announce changed (its addresses: a relay slot, a port forward, a confirmed public address): announce soon. */
+  changed (): void
   stop (): void
 }
 
@@ -71,18 +73,23 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
   next()
   const stopInterval = (): void => { cancelNext() }
 
+  const soon = (): void => {
+    if (stopped || debounce !== undefined) return
+    debounce = scheduler.after(PRESENCE_JOIN_DEBOUNCE_MS, () => {
+      debounce = undefined
+      void publishNow()
+    })
+  }
+
   return {
     async announce (next) {
       if (next !== undefined) info = next
       await publishNow()
     },
     peerJoined (subscribed) {
-      if (stopped || debounce !== undefined || subscribed > 1) return
-      debounce = scheduler.after(PRESENCE_JOIN_DEBOUNCE_MS, () => {
-        debounce = undefined
-        void publishNow()
-      })
+      if (subscribed <= 1) soon()
     },
+    changed: () => { soon() },
     stop () {
       stopped = true
       stopInterval()

@@ -242,6 +242,11 @@ describe.skipIf(why !== undefined)('UPnP: LANs behind miniupnpd routers, one beh
     expect(announced(scorer3).flat().filter(a => !a.includes('/p2p-circuit') && !a.startsWith(`/ip4/${scorer3.host.ip}/`)), 'scorer-3 announces only its LAN and relayed addresses').toEqual([])
     expect(announced(scorer3).at(-1)?.some(a => a.includes(`/p2p/${relay.peerId}/p2p-circuit`))).toBe(true)
     expect(connLines(scorer3).some(c => c.direction === 'inbound' && c.path === 'direct'), 'nobody dialed scorer-3 directly').toBe(false)
+    // ... but scorer-3 goes direct to every UPnP node once it hears its forwarded address (src/net/neighbours.ts: DCUtR upgrades only from the end that received the relayed connection).
+    await waitUntil('scorer-3 to reach every UPnP node directly', () =>
+      upnpNodes.every(u => connLines(scorer3).some(c => c.what === 'open' && c.peer === u.peerId && c.path === 'direct' && c.direction === 'outbound')) ? true : undefined, 30_000)
+      .catch((err: Error) => { throw new Error(`${err.message}
+${JSON.stringify(connLines(scorer3).filter(c => c.peer !== relay.peerId))}`) })
 
     // Stopping: each node deletes its forward (@libp2p/upnp-nat names the internal port as the external one).
     await Promise.all(lanNodes.map(async n => await n.child?.stop(5_000)))

@@ -131,7 +131,8 @@ describe('presence', () => {
     expect(p).toMatchObject({ role: 'scorer', capabilities: ['score', 'review'], load: 0.5, version: 'plan-swarm/0.1.0' })
     expect(p.addresses).toContain(b.addresses()[0])
     expect(Math.abs(p.sentMs - Date.now())).toBeLessThan(5_000)
-    expect(a.stats().presence.accepted).toBeGreaterThanOrEqual(1)
+    // B's own announcement may reach A first by the roster exchange; the gossiped one follows.
+    await waitFor('A to accept B\'s gossiped presence', () => a.stats().presence.accepted >= 1)
   })
 
   it('announces once it has a first peer only; a later neighbour learns of it (and of its peers) from the roster exchange', async () => {
@@ -141,6 +142,15 @@ describe('presence', () => {
     await waitFor('C to see A on the presence topic', () => c.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === a.peerId))
     // A announced at start (to nobody) and once its first peer subscribed.
     await waitFor('A to announce to C', () => a.stats().presence.published >= 2)
+    // Settled: its start-up announcements (at start, its addresses, its first peer) are out.
+    let last = -1
+    await waitFor('A to be quiet', async () => {
+      const now = a.stats().presence.published
+      const quiet = now === last
+      last = now
+      if (!quiet) await new Promise((resolve) => setTimeout(resolve, 600))
+      return quiet
+    })
     const published = a.stats().presence.published
     const heard: Presence[] = []
     const b = await pool.start({ ...slow, presence: info, bootstrap: [a.addresses()[0] as string], onPresence: (p) => heard.push(p) })

@@ -153,6 +153,29 @@ describe('neighbours: bounded degree', () => {
     n.stop()
   })
 
+  it('goes direct to a peer it reaches through a relay once that peer announces an address of its own', async () => {
+    const s = manualScheduler()
+    const relayed = new Set(['peer-1', 'peer-2'])
+    const direct: Array<[string, readonly string[]]> = []
+    const n = createNeighbourhood({
+      self: 'me', maxPeers: 24, scheduler: s, connected: () => ['peer-1', 'peer-2', 'peer-3'],
+      dial: async () => {}, mayDial: () => true,
+      relayedOnly: peer => relayed.has(peer),
+      dialDirect: async (peer, addresses) => { direct.push([peer, addresses]) }
+    })
+    const circuit = (i: number): string => `/ip4/11.0.0.9/tcp/4001/p2p/relay/p2p-circuit/p2p/peer-${i}`
+    // Only a relay address so far (no port forward yet): nothing to do.
+    n.heard({ ...presence(1), addresses: [circuit(1)] })
+    expect(direct).toEqual([])
+    // It announces a forwarded port: one direct dial, at that address only, and not again within REDIAL_PEER_MS.
+    n.heard({ ...presence(1), addresses: ['/ip4/11.0.0.2/tcp/4001/p2p/peer-1', circuit(1)] })
+    n.heard({ ...presence(1), addresses: ['/ip4/11.0.0.2/tcp/4001/p2p/peer-1', circuit(1)] })
+    expect(direct).toEqual([['peer-1', ['/ip4/11.0.0.2/tcp/4001/p2p/peer-1']]])
+    // A peer reached directly already is left alone.
+    n.heard(presence(3))
+    expect(direct).toHaveLength(1)
+  })
+
   it('dials nobody outside the allowlist, and nothing with a max of 0 room', async () => {
     const s = manualScheduler()
     const dialed: string[] = []
@@ -209,6 +232,11 @@ describe('presence announcer', () => {
     expect(published).toHaveLength(3)
     s.advance(60_000)
     expect(published).toHaveLength(4)
+    // A new address: announced soon, changes close together once.
+    a.changed()
+    a.changed()
+    s.advance(PRESENCE_JOIN_DEBOUNCE_MS)
+    expect(published).toHaveLength(5)
     a.stop()
   })
 })
