@@ -98,8 +98,9 @@ export class SimTransport implements Transport {
     })
     this.announcer = announcer
     this.stops.push(() => { announcer.stop() })
-    // Announce once every neighbour is attached, nodes spread over the first second (as processes starting together are).
-    this.stops.push(this.scheduler.after(1 + Math.floor(this.scheduler.random() * 1_000), () => { void announcer.announce() }))
+    // The fixed graph: announce once every neighbour is attached, nodes spread over the first second (as processes starting together are).
+    // With connections the node announces as it starts, before its first dial (startNeighbourhood), as the libp2p node does.
+    if (!dynamic) this.stops.push(this.scheduler.after(1 + Math.floor(this.scheduler.random() * 1_000), () => { void announcer.announce() }))
     const jitter = (): number => SIM_SYNC_INTERVAL_MS * (0.8 + 0.4 * this.scheduler.random())
     const periodic = (): void => {
       const peers = this.connectedPeers()
@@ -138,6 +139,11 @@ export class SimTransport implements Transport {
     const exchange = createSimRosterExchange(this.peerId, this.scheduler)
     this.rosterExchange = exchange
     net.onLink(this.peerId, (peer, up) => { this.linkChanged(peer, up) })
+    // As src/net/node.ts: the first announcement goes out as the node starts, while its dials are under way, so it
+    // reaches nobody (nobody has subscribed yet) but is the node's own entry for the roster exchange; the swarm hears
+    // of the node from the one its first peer triggers (peerJoined). Announcing again a moment later, when the node
+    // is already connected, sent every node's presence to the whole swarm twice at a mass start (n² x degree copies).
+    void this.announcer?.announce()
     neighbours.start()
     this.stops.push(() => { neighbours.stop() })
 
