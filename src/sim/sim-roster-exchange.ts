@@ -29,25 +29,31 @@ export interface SimRosterExchange {
 const ttlOf = (p: Presence): number => PRESENCE_TTL_INTERVALS * (announcedInterval(p.capabilities) ?? PRESENCE_MIN_INTERVAL_MS)
 
 export function createSimRosterExchange (self: string, scheduler: Scheduler): SimRosterExchange {
-  const kept = new Map<string, Presence>()
+  // Each announcement with the time it stops being fresh (its TTL parsed once, not at every exchange).
+  const kept = new Map<string, { readonly p: Presence, readonly freshUntil: number }>()
   const remember = (p: Presence): void => {
     const prev = kept.get(p.peerId)
-    if (prev !== undefined && prev.sentMs >= p.sentMs) return
+    if (prev !== undefined && prev.p.sentMs >= p.sentMs) return
     kept.delete(p.peerId)
-    kept.set(p.peerId, p)
+    kept.set(p.peerId, { p, freshUntil: p.sentMs + ttlOf(p) })
     if (kept.size > ROSTER_EXCHANGE_KEPT) kept.delete(kept.keys().next().value as string)
   }
   return {
     remember,
     sample: () => {
       const now = scheduler.now()
-      const own = kept.get(self)
-      const fresh = [...kept.values()].filter(p => p.peerId !== self && now - p.sentMs < ttlOf(p))
-      for (let i = fresh.length - 1; i > 0; i--) {
-        const j = Math.floor(scheduler.random() * (i + 1))
+      const own = kept.get(self)?.p
+      const fresh: Presence[] = []
+      for (const k of kept.values()) if (k.p.peerId !== self && now < k.freshUntil) fresh.push(k.p)
+      // A uniform random sample of the fresh ones, as the real exchange's shuffle gives, drawn in place:
+      // only the slots handed over are shuffled (the whole array was, at every exchange: up to 2,048 entries).
+      const take = Math.min(fresh.length, ROSTER_EXCHANGE_MAX - (own === undefined ? 0 : 1))
+      for (let i = 0; i < take; i++) {
+        const j = i + Math.floor(scheduler.random() * (fresh.length - i))
         ;[fresh[i], fresh[j]] = [fresh[j] as Presence, fresh[i] as Presence]
       }
-      return [...(own === undefined ? [] : [own]), ...fresh].slice(0, ROSTER_EXCHANGE_MAX)
+      fresh.length = take
+      return own === undefined ? fresh : [own, ...fresh]
     },
     accept: reply => {
       const now = scheduler.now()
