@@ -195,6 +195,9 @@ export class SimNetwork {
 
   /** The live neighbours a node can reach now. */
   connected (peerId: string): string[] {
+    // Connections never outlive an end (detach hangs up) nor cross a partition (setPartition hangs up, dial refuses):
+    // every one is reachable, and this runs on every presence a node hears (the neighbourhood's `connected`).
+    if (this.topology === 'neighbours') return [...this.neighbours.get(peerId) ?? []]
     const out: string[] = []
     for (const b of this.neighbours.get(peerId) ?? []) if (this.reachable(peerId, b)) out.push(b)
     return out
