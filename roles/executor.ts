@@ -211,6 +211,13 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
   // When the set of live executors this node sees last changed.
   let viewKey = ''
   let viewSince = view.now()
+  /** The live executors, noting when the set last changed. */
+  const noteView = (now: number): string[] => {
+    const executors = view.roster().filter(r => r.role === 'executor').map(r => r.peerId)
+    const key = [...new Set([...executors, me])].sort().join(',')
+    if (key !== viewKey) { viewKey = key; viewSince = now }
+    return executors
+  }
   let wakeAt: number | null = null
   const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
   const seenAt = (task: string): number => {
@@ -233,15 +240,17 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
 
   return {
     decide: (tree, now) => {
-      const executors = view.roster().filter(r => r.role === 'executor').map(r => r.peerId)
-      const key = [...new Set([...executors, me])].sort().join(',')
-      if (key !== viewKey) { viewKey = key; viewSince = now }
+      const executors = noteView(now)
       const lagMs = view.lagMs()
       return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt, propagationWait(STAGGER_MS, lagMs),
         { stableView: now - viewSince >= stableViewMs(view.presenceIntervalMs()), lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake })
     },
     nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
-    tick: () => { for (const w of working.values()) w.check() },
+    tick: now => {
+      // Watched from the start, not from the first plan: a plan submitted to a settled swarm finds the view stable already.
+      noteView(now)
+      for (const w of working.values()) w.check()
+    },
     stop: () => { for (const w of working.values()) w.stop() },
     act: async (intent: ClaimIntent, tree) => {
       const cites = intent.prev === null ? intent.task.evidence : [...intent.task.evidence, intent.prev]

@@ -44,6 +44,8 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
   let sync: SyncService | undefined
   const scheduler = realScheduler()
   const maxPeers = init.maxPeers ?? DEFAULT_MAX_PEERS
+  // When this node last handed each peer its roster (the roster exchange), so it lets go of a newcomer only once served.
+  const servedAt = new Map<string, number>()
   const neighbours = createNeighbourhood({
     self: init.peerId,
     maxPeers,
@@ -52,6 +54,11 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     dial: async (peer, addresses) => { await started().dialPeer(peer, addresses) },
     mayDial: id => init.allowPeers === undefined || init.allowPeers.has(id),
     hangUp: async peer => { await started().libp2p.hangUp(peerIdFromString(peer)) },
+    served: peer => {
+      const at = servedAt.get(peer)
+      const opened = node?.libp2p.getConnections(peerIdFromString(peer)).map(c => c.timeline.open) ?? []
+      return at !== undefined && opened.length > 0 && at >= Math.min(...opened)
+    },
     inbound: peer => {
       const conns = node?.libp2p.getConnections(peerIdFromString(peer)) ?? []
       return conns.length > 0 && conns.every(c => c.direction === 'inbound')
@@ -96,6 +103,11 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
         swarmKey: init.swarmKey,
         allowPeers: init.allowPeers,
         eventValidator: (bytes, from) => host.receive(bytes, from),
+        onRosterServed: peer => {
+          servedAt.delete(peer)
+          servedAt.set(peer, scheduler.now())
+          if (servedAt.size > 4_096) servedAt.delete(servedAt.keys().next().value as string)
+        },
         onPresence: p => {
           host.presence(p)
           neighbours.heard(p)

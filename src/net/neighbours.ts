@@ -24,7 +24,7 @@ export const DIALS_PER_TICK = 2
 export const TRIM_AFTER_MS = 10_000
 /**
  * Over --max-peers, connections the peers opened are closed once they are
- * this old, newest first, until NEWCOMER_HEADROOM slots are free again
+ * this old and have been handed this node's roster, newest first, until NEWCOMER_HEADROOM slots are free again
  * (never below the target): the roster exchange (300 ms after connecting)
  * has handed the peer our roster by then, so it can find neighbours of its
  * own. A bootstrap peer that many newcomers dial at once thus serves a
@@ -55,6 +55,8 @@ export interface NeighbourhoodInit {
   readonly usable?: (address: string) => boolean
   /** The peer opened the connection (and this node did not open one of its own to it); default never. */
   readonly inbound?: (peerId: string) => boolean
+  /** This node has handed the peer its roster on the connection open now (the roster exchange); default: assumed once SERVED_AFTER_MS old. */
+  readonly served?: (peerId: string) => boolean
   /** How long the connection to a peer has been open, if known (default: since a tick first saw it). */
   readonly connectedForMs?: (peerId: string) => number | undefined
   /** This node reaches the peer through a circuit relay only; default never. */
@@ -129,7 +131,7 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
     }
     const age = (id: string): number => init.connectedForMs?.(id) ?? now - (since.get(id) ?? now)
     // First the peers that dialed this node and have been served its roster, newest first, until the headroom is free again.
-    const served = [...connected].filter(id => init.inbound?.(id) === true && age(id) >= SERVED_AFTER_MS).sort((a, b) => age(a) - age(b))
+    const served = [...connected].filter(id => init.inbound?.(id) === true && (init.served?.(id) ?? true) && age(id) >= SERVED_AFTER_MS).sort((a, b) => age(a) - age(b))
     for (const id of served) {
       if (excess <= -Math.min(NEWCOMER_HEADROOM, init.maxPeers - target)) break
       close(id)

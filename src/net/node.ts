@@ -84,6 +84,8 @@ export interface SwarmNodeInit {
   readonly eventValidator: EventValidator
   /** Called with each verified, fresh presence announcement from another peer. */
   readonly onPresence?: (p: Presence) => void
+  /** This node handed a peer that asked its roster (the roster exchange). */
+  readonly onRosterServed?: (peerId: string) => void
   /** 'memory' for in-process tests. Default 'tcp'. */
   readonly transports?: 'tcp' | 'memory'
   /** Gossipsub signature policy; every node of a swarm must use the same one. Default StrictNoSign. */
@@ -272,7 +274,7 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     now: Date.now
   }
   // Peer exchange of our own: a new neighbour hands over the signed announcements it holds.
-  const rosterExchange = createRosterExchange({ libp2p, swarm, scheduler: realScheduler(), onPresence: p => { init.onPresence?.(p) } })
+  const rosterExchange = createRosterExchange({ libp2p, swarm, scheduler: realScheduler(), onPresence: p => { init.onPresence?.(p) }, onServed: peer => { init.onRosterServed?.(peer) } })
   pubsub.topicValidators.set(topics.events, createEventTopicValidator(validatorComponents))
   pubsub.topicValidators.set(topics.presence, createPresenceTopicValidator(validatorComponents))
 

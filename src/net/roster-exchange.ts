@@ -23,6 +23,8 @@ export interface RosterExchangeInit {
   readonly scheduler: Scheduler
   /** A verified announcement learned from a peer's roster (as if gossiped). */
   readonly onPresence: (p: Presence) => void
+  /** This node handed a peer that asked its roster. */
+  readonly onServed?: (peerId: string) => void
 }
 
 export interface RosterExchange {
@@ -67,10 +69,10 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
     return [...(own === undefined ? [] : [own]), ...fresh].slice(0, ROSTER_EXCHANGE_MAX).map(k => k.bytes)
   }
 
-  const onStream = (stream: Stream): void => {
+  const onStream = (stream: Stream, peer: string): void => {
     try {
       stream.send(dagCbor.encode(sample()))
-      stream.close().catch(() => {})
+      stream.close().then(() => { init.onServed?.(peer) }, () => {})
     } catch (err) {
       stream.abort(err as Error)
     }
@@ -128,7 +130,7 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
     remember,
     start: async () => {
       running = true
-      await init.libp2p.handle(ROSTER_PROTOCOL, (stream: Stream, _c: Connection) => { onStream(stream) }, { maxInboundStreams: 2, maxOutboundStreams: 2, runOnLimitedConnection: true })
+      await init.libp2p.handle(ROSTER_PROTOCOL, (stream: Stream, c: Connection) => { onStream(stream, c.remotePeer.toString()) }, { maxInboundStreams: 2, maxOutboundStreams: 2, runOnLimitedConnection: true })
       init.libp2p.addEventListener('peer:connect', onConnect)
     },
     stop: async () => {

@@ -114,12 +114,16 @@ describe('neighbours: bounded degree', () => {
       dial: async () => {}, mayDial: () => true,
       hangUp: async peer => { closed.push(peer); openedAt.delete(peer) },
       inbound: peer => inbound.has(peer),
+      // The newest newcomer's roster exchange has not been answered yet (a loaded machine): it stays.
+      served: peer => peer !== 'in-23',
       connectedForMs: peer => { const at = openedAt.get(peer); return at === undefined ? undefined : s.now() - at }
     })
     n.start()
     s.advance(NEIGHBOUR_TICK_MS)
     // 32 open, 24 allowed: back to 24 - NEWCOMER_HEADROOM, every one closed a newcomer served its roster (open >= SERVED_AFTER_MS), newest first.
     expect(closed).toHaveLength(32 - (24 - NEWCOMER_HEADROOM))
+    expect(closed).not.toContain('in-23')
+    expect(closed[0]).toBe('in-22')
     const ages = closed.map(id => 2_400 - 100 * Number(id.slice(3)) + NEIGHBOUR_TICK_MS)
     expect(closed.every(id => id.startsWith('in-'))).toBe(true)
     expect(ages.every(a => a >= SERVED_AFTER_MS)).toBe(true)
