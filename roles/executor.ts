@@ -21,14 +21,23 @@ export const SKEW_ALLOWANCE_MS = 2_000
 /** After claiming, wait this long for an earlier competing claim to show up before calling the model. */
 export const CONFIRM_MS = 150
 /**
- * The executors this node sees must have stayed the same this long before it
- * trusts that every other executor ranks tasks as it does: two presence
- * announcements (at the node's current presence interval), so a newcomer has
- * heard of everyone and everyone of it.
+ * How long this node must have been up before it trusts that its view of
+ * the executors is whole: two presence announcements of every peer (at the
+ * node's current presence interval), so it has heard of everyone.
  */
 export function stableViewMs (presenceIntervalMs: number): number {
   return 2 * presenceIntervalMs
 }
+/**
+ * ... and how long the executors it sees must have stayed the same, so that a
+ * newcomer and everyone else have heard of each other: the newcomer
+ * announces itself swarm-wide on its first peer and learns the roster from
+ * the roster exchange, both within a second; this is two of the smallest
+ * presence intervals (2 x 3 s, src/net/presence-interval.ts). (Session 5 used two of the current intervals here too:
+ * 11 s at 10 processes once the interval grew, so the first plans into a
+ * swarm that had just settled confirmed every claim.)
+ */
+export const VIEW_UNCHANGED_MS = 6_000
 
 /**
  * Whether a claim needs the confirmation wait. It does not when nobody else
@@ -107,7 +116,7 @@ export function chainLengths (tree: PlanTree): Map<string, number> {
 }
 
 export interface ExecutorView {
-  /** This executor's view of the live executors has not changed for stableViewMs(presence interval). */
+  /** This executor has been up stableViewMs(presence interval), and its view of the live executors has not changed for VIEW_UNCHANGED_MS. */
   readonly stableView?: boolean
   /** The observed gossip delay (ms). */
   readonly lagMs?: number
@@ -210,12 +219,17 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
   const firstSeen = new Map<string, number>()
   // When the set of live executors this node sees last changed.
   let viewKey = ''
-  let viewSince = view.now()
+  const upSince = view.now()
+  let viewSince = upSince
   /** The live executors, noting when the set last changed. */
   const noteView = (now: number): string[] => {
     const executors = view.roster().filter(r => r.role === 'executor').map(r => r.peerId)
     const key = [...new Set([...executors, me])].sort().join(',')
-    if (key !== viewKey) { viewKey = key; viewSince = now }
+    if (key !== viewKey) {
+      log('executors in view: %d (was %d)', key.split(',').length, viewKey === '' ? 0 : viewKey.split(',').length)
+      viewKey = key
+      viewSince = now
+    }
     return executors
   }
   let wakeAt: number | null = null
@@ -243,7 +257,7 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
       const executors = noteView(now)
       const lagMs = view.lagMs()
       return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt, propagationWait(STAGGER_MS, lagMs),
-        { stableView: now - viewSince >= stableViewMs(view.presenceIntervalMs()), lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake })
+        { stableView: now - upSince >= stableViewMs(view.presenceIntervalMs()) && now - viewSince >= VIEW_UNCHANGED_MS, lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake })
     },
     nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
     tick: now => {

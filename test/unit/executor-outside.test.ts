@@ -5,7 +5,7 @@
  * `task next`) take only plans that welcome them.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createExecutor, decideExecutor, stableViewMs } from '../../roles/executor.js'
+import { createExecutor, decideExecutor, stableViewMs, VIEW_UNCHANGED_MS } from '../../roles/executor.js'
 import type { RoleContext } from '../../roles/driver.js'
 import { welcomesModels, welcomesOutside } from '../../roles/plan-context.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
@@ -46,8 +46,8 @@ describe('executors: a stable view of the executors', () => {
   it('is watched from the start, so the first plan into a settled swarm skips the confirmation wait', () => {
     const e0 = cast.executors[0] as PeerIdString
     const e1 = cast.executors[1] as PeerIdString
-    // The tree's split is stamped at 2000 ms; the executors have been listed since 0.
-    let now = 0
+    // The tree's split is stamped at 2000 ms; the executors have been listed since well before.
+    let now = 2_000 - VIEW_UNCHANGED_MS - 1_000
     const view = {
       me: e0,
       now: () => now,
@@ -59,8 +59,8 @@ describe('executors: a stable view of the executors', () => {
     // The driver ticks every pass, plans or none; the roster has not changed for longer than stableViewMs.
     const tree = twoLeaves(undefined)
     for (; now < 2_000; now += 250) handler.tick?.(now)
-    expect(now).toBeGreaterThan(stableViewMs(500))
-    const intents = handler.decide(tree, now) as Array<{ kind: string, confirm?: boolean }>
+    expect(now - (2_000 - VIEW_UNCHANGED_MS - 1_000)).toBeGreaterThan(Math.max(stableViewMs(500), VIEW_UNCHANGED_MS))
+    const intents = handler.decide(tree, now) as unknown as Array<{ kind: string, confirm?: boolean }>
     const mine = intents.filter(i => i.kind === 'claim')
     expect(mine.length).toBeGreaterThan(0)
     // Ranked first and claiming at once: nobody can have claimed first, so no wait.
