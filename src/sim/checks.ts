@@ -8,10 +8,13 @@ import type { World } from './world.js'
 
 /**
  * How soon every roster must list every live node (from the start, or from
- * the end of the faults). Measured (BENCHMARKS.md, simulator 2026-12-01
- * 15:05): 1-7 s up to 30 nodes, 32-35 s at 100, 71-76 s at 300, where the
- * time is that of the last newcomer refused by its saturated seeds to get
- * in; the bound is 120 s, or one presence interval beyond 480 nodes.
+ * the end of the faults). Measured at 4 announcements a second (BENCHMARKS.md,
+ * simulator 2026-12-01 15:05): 1-7 s up to 30 nodes, 32-35 s at 100, 71-76 s
+ * at 300. At 2 a second, with a node announcing once as it starts (18:02):
+ * 7 s, 51 s and 51 s at 100 (seeds 1-3), 151 s at 300: rosters fill when every
+ * node announces again one presence interval (n / 2 s) after the mass start,
+ * and the sample a second later sees it, so 300 nodes miss the bound by that
+ * second. The bound is 120 s, or one presence interval beyond 240 nodes.
  */
 export function rosterFullBoundMs (nodes: number): number {
   return Math.max(120_000, presenceIntervalFor(nodes))
