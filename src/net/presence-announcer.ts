@@ -20,6 +20,12 @@ const log = logger('plan-swarm:net:presence')
 
 /** Default announcement interval; the roster's TTL is five of these. */
 export const PRESENCE_INTERVAL_MS = 3_000
+/**
+ * Each wait between announcements is the interval times a random factor in
+ * 1 +- this, so nodes started together (a compose file, a simulated mass
+ * start) do not all announce in the same instant every interval.
+ */
+export const PRESENCE_JITTER = 0.1
 /** Joins and address changes within this window share one announcement. */
 export const PRESENCE_JOIN_DEBOUNCE_MS = 200
 
@@ -65,7 +71,7 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
   const intervalOf = typeof init.intervalMs === 'number' ? ((ms: number) => () => ms)(init.intervalMs) : init.intervalMs
   let cancelNext: Cancel = () => {}
   const next = (): void => {
-    cancelNext = scheduler.after(intervalOf(), () => {
+    cancelNext = scheduler.after(Math.round(intervalOf() * (1 - PRESENCE_JITTER + 2 * PRESENCE_JITTER * scheduler.random())), () => {
       next()
       void publishNow()
     })

@@ -4,6 +4,7 @@ import { isFinished } from '../core/view.js'
 import { duplicateExecutions } from './sim-llm.js'
 import type { PlanEvent } from '../core/events.js'
 import { presenceIntervalFor } from '../net/presence-interval.js'
+import { PRESENCE_JITTER } from '../net/presence-announcer.js'
 import type { World } from './world.js'
 
 /**
@@ -14,11 +15,14 @@ import type { World } from './world.js'
  * 7 s, 51 s and 51 s at 100 (seeds 1-3), 151 s at 300: rosters fill when every
  * node announces again one presence interval (n / 2 s) after the mass start,
  * and the sample a second later sees it, so 300 nodes miss the bound by that
- * second. The bound is 120 s, or one presence interval beyond 240 nodes.
+ * second. The bound is 120 s, or (beyond about 200 nodes) one presence
+ * interval, stretched by the announcer's jitter, plus ROSTER_SPREAD_MS.
  */
 export function rosterFullBoundMs (nodes: number): number {
-  return Math.max(120_000, presenceIntervalFor(nodes))
+  return Math.max(120_000, Math.ceil(presenceIntervalFor(nodes) * (1 + PRESENCE_JITTER)) + ROSTER_SPREAD_MS)
 }
+/** Beyond the last periodic announcement, for it to cross the swarm and the next once-a-second sample to see it. */
+const ROSTER_SPREAD_MS = 10_000
 
 /** What a run must satisfy once its faults are over. */
 export interface RunChecks {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createNeighbourhood, DIAL_COUNTS_MS, DIALS_PER_TICK, NEIGHBOUR_TICK_MS, NEWCOMER_HEADROOM, SERVED_AFTER_MS, TARGET_PEERS, TRIM_AFTER_MS } from '../../src/net/neighbours.js'
-import { createPresenceAnnouncer, PRESENCE_JOIN_DEBOUNCE_MS } from '../../src/net/presence-announcer.js'
+import { createPresenceAnnouncer, PRESENCE_JITTER, PRESENCE_JOIN_DEBOUNCE_MS } from '../../src/net/presence-announcer.js'
 import { createSimRosterExchange } from '../../src/sim/sim-roster-exchange.js'
 import { announcedInterval, intervalCapability, presenceIntervalFor, rosterTtlFor, PRESENCE_MESSAGES_PER_SECOND, PRESENCE_MIN_INTERVAL_MS } from '../../src/net/presence-interval.js'
 import { createRoster, ROSTER_TTL_MS } from '../../src/net/roster.js'
@@ -234,7 +234,10 @@ describe('presence announcer', () => {
     a.peerJoined(1)
     s.advance(PRESENCE_JOIN_DEBOUNCE_MS)
     expect(published).toHaveLength(3)
-    s.advance(60_000)
+    // The periodic announcement: within the interval +- PRESENCE_JITTER of the start (12 debounce windows ago).
+    s.advance(60_000 * (1 - PRESENCE_JITTER) - 12 * PRESENCE_JOIN_DEBOUNCE_MS - 1)
+    expect(published).toHaveLength(3)
+    s.advance(60_000 * 2 * PRESENCE_JITTER + 2)
     expect(published).toHaveLength(4)
     // A new address: announced soon, changes close together once.
     a.changed()
