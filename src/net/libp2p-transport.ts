@@ -6,6 +6,7 @@ import { createNeighbourhood, DEFAULT_MAX_PEERS, NEWCOMER_HEADROOM, TARGET_PEERS
 import { intervalCapability, presenceIntervalFor } from './presence-interval.js'
 import { realScheduler } from '../ports/scheduler.js'
 import { isRelayed } from './addresses.js'
+import type { Connection } from '@libp2p/interface'
 import type { SwarmNode, SwarmNodeInit } from './node.js'
 import type { SyncService } from '../sync/libp2p-service.js'
 import type { PresenceInfo, Transport, TransportHost } from '../ports/transport.js'
@@ -46,6 +47,12 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
   const maxPeers = init.maxPeers ?? DEFAULT_MAX_PEERS
   // When this node last handed each peer its roster (the roster exchange), so it lets go of a newcomer only once served.
   const servedAt = new Map<string, number>()
+  const connectionsTo = (peer: string): Connection[] => node?.libp2p.getConnections(peerIdFromString(peer)) ?? []
+  /** When the oldest open connection to the peer opened. */
+  const openedAt = (peer: string): number | undefined => {
+    const conns = connectionsTo(peer)
+    return conns.length === 0 ? undefined : Math.min(...conns.map(c => c.timeline.open))
+  }
   const neighbours = createNeighbourhood({
     self: init.peerId,
     maxPeers,
@@ -56,28 +63,16 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     hangUp: async peer => { await started().libp2p.hangUp(peerIdFromString(peer)) },
     served: peer => {
       const at = servedAt.get(peer)
-      const opened = node?.libp2p.getConnections(peerIdFromString(peer)).map(c => c.timeline.open) ?? []
-      return at !== undefined && opened.length > 0 && at >= Math.min(...opened)
+      const opened = openedAt(peer)
+      return at !== undefined && opened !== undefined && at >= opened
     },
-    inbound: peer => {
-      const conns = node?.libp2p.getConnections(peerIdFromString(peer)) ?? []
-      return conns.length > 0 && conns.every(c => c.direction === 'inbound')
-    },
-    relayedOnly: peer => {
-      const conns = node?.libp2p.getConnections(peerIdFromString(peer)) ?? []
-      return conns.length > 0 && conns.every(c => isRelayed(c.remoteAddr))
-    },
+    inbound: peer => { const conns = connectionsTo(peer); return conns.length > 0 && conns.every(c => c.direction === 'inbound') },
+    relayedOnly: peer => { const conns = connectionsTo(peer); return conns.length > 0 && conns.every(c => isRelayed(c.remoteAddr)) },
     dialDirect: async (peer, addresses) => {
-      const n = started()
-      await n.dialPeer(peer, addresses, { force: true })
-      for (const c of n.libp2p.getConnections(peerIdFromString(peer))) {
-        if (isRelayed(c.remoteAddr)) await c.close().catch(() => {})
-      }
+      await started().dialPeer(peer, addresses, { force: true })
+      for (const c of connectionsTo(peer)) if (isRelayed(c.remoteAddr)) await c.close().catch(() => {})
     },
-    connectedForMs: peer => {
-      const opened = node?.libp2p.getConnections(peerIdFromString(peer)).map(c => c.timeline.open)
-      return opened === undefined || opened.length === 0 ? undefined : scheduler.now() - Math.min(...opened)
-    }
+    connectedForMs: peer => { const opened = openedAt(peer); return opened === undefined ? undefined : scheduler.now() - opened }
   })
   // Every node of a swarm of n hears about the same number of announcements a second, whatever n.
   const presenceIntervalMs = (): number => init.presenceIntervalMs ?? presenceIntervalFor(neighbours.known() + 1)
