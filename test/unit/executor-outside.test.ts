@@ -5,7 +5,7 @@
  * `task next`) take only plans that welcome them.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createExecutor, decideExecutor, stableViewMs, VIEW_UNCHANGED_MS } from '../../roles/executor.js'
+import { createExecutor, decideExecutor, rankFor, stableViewMs, VIEW_UNCHANGED_MS } from '../../roles/executor.js'
 import type { RoleContext } from '../../roles/driver.js'
 import { welcomesModels, welcomesOutside } from '../../roles/plan-context.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
@@ -44,8 +44,11 @@ function twoLeavesOr (e: string | undefined): ReturnType<typeof treeOf> {
 
 describe('executors: a stable view of the executors', () => {
   it('is watched from the start, so the first plan into a settled swarm skips the confirmation wait', () => {
-    const e0 = cast.executors[0] as PeerIdString
-    const e1 = cast.executors[1] as PeerIdString
+    const tree = twoLeaves(undefined)
+    // Keys are fresh each run: this executor is the one that ranks first for the first leaf.
+    const [a, b] = [cast.executors[0] as PeerIdString, cast.executors[1] as PeerIdString]
+    const leaf = tree.tasks.find(t => t.status === 'ready')?.id as string
+    const [e0, e1] = rankFor(leaf, a, [a, b]) === 0 ? [a, b] : [b, a]
     // The tree's split is stamped at 2000 ms; the executors have been listed since well before.
     let now = 2_000 - VIEW_UNCHANGED_MS - 1_000
     const view = {
@@ -57,7 +60,6 @@ describe('executors: a stable view of the executors', () => {
     }
     const handler = createExecutor({ view } as unknown as RoleContext)
     // The driver ticks every pass, plans or none; the roster has not changed for longer than stableViewMs.
-    const tree = twoLeaves(undefined)
     for (; now < 2_000; now += 250) handler.tick?.(now)
     expect(now - (2_000 - VIEW_UNCHANGED_MS - 1_000)).toBeGreaterThan(Math.max(stableViewMs(500), VIEW_UNCHANGED_MS))
     const intents = handler.decide(tree, now) as unknown as Array<{ kind: string, confirm?: boolean }>
