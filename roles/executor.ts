@@ -221,9 +221,13 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
   let viewKey = ''
   const upSince = view.now()
   let viewSince = upSince
+  // The driver ticks and then decides each plan at one `now`: the roster is listed once per pass, not once per call.
+  let listed: { at: number, executors: string[] } = { at: NaN, executors: [] }
   /** The live executors, noting when the set last changed. */
   const noteView = (now: number): string[] => {
+    if (listed.at === now) return listed.executors
     const executors = view.roster().filter(r => r.role === 'executor').map(r => r.peerId)
+    listed = { at: now, executors }
     const key = [...new Set([...executors, me])].sort().join(',')
     if (key !== viewKey) {
       log('executors in view: %d (was %d)', key.split(',').length, viewKey === '' ? 0 : viewKey.split(',').length)

@@ -45,3 +45,8 @@ export function announcedInterval (capabilities: readonly string[]): number | un
   }
   return undefined
 }
+
+/** How long an announcement stays fresh: PRESENCE_TTL_INTERVALS of the interval it announced (an older node's: the minimum). */
+export function announcedTtl (capabilities: readonly string[]): number {
+  return PRESENCE_TTL_INTERVALS * (announcedInterval(capabilities) ?? PRESENCE_MIN_INTERVAL_MS)
+}

@@ -2,7 +2,7 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { logger } from '@libp2p/logger'
 import { ROSTER_PROTOCOL } from '../wire/topics.js'
 import { decodePresence, MAX_PRESENCE_BYTES } from './presence.js'
-import { announcedInterval, PRESENCE_TTL_INTERVALS, PRESENCE_MIN_INTERVAL_MS } from './presence-interval.js'
+import { announcedTtl } from './presence-interval.js'
 import type { Connection, Libp2p, PeerId, Stream, StreamMessageEvent } from '@libp2p/interface'
 import type { Presence } from './presence.js'
 import type { Scheduler } from '../ports/scheduler.js'
@@ -16,6 +16,23 @@ export const ROSTER_EXCHANGE_KEPT = 2_048
 /** A new connection asks for the peer's roster this soon (after identify has run). */
 const ASK_AFTER_MS = 300
 const REPLY_TIMEOUT_MS = 10_000
+
+/**
+ * What one exchange hands over: this node's own announcement first (its
+ * neighbours no longer announce swarm-wide when a peer joins, see
+ * presence-announcer.ts), then a uniform random sample of the fresh others,
+ * ROSTER_EXCHANGE_MAX in all. Shuffles only the slots handed over, in place
+ * (`fresh` is reordered). Shared with the simulator's exchange.
+ */
+export function handOver<T> (own: T | undefined, fresh: T[], random: () => number): T[] {
+  const take = Math.min(fresh.length, ROSTER_EXCHANGE_MAX - (own === undefined ? 0 : 1))
+  for (let i = 0; i < take; i++) {
+    const j = i + Math.floor(random() * (fresh.length - i))
+    ;[fresh[i], fresh[j]] = [fresh[j] as T, fresh[i] as T]
+  }
+  fresh.length = take
+  return own === undefined ? fresh : [own, ...fresh]
+}
 
 export interface RosterExchangeInit {
   readonly libp2p: Libp2p
@@ -52,21 +69,15 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
     const prev = kept.get(p.peerId)
     if (prev !== undefined && prev.sentMs >= p.sentMs) return
     kept.delete(p.peerId)
-    kept.set(p.peerId, { bytes, sentMs: p.sentMs, ttlMs: PRESENCE_TTL_INTERVALS * (announcedInterval(p.capabilities) ?? PRESENCE_MIN_INTERVAL_MS) })
+    kept.set(p.peerId, { bytes, sentMs: p.sentMs, ttlMs: announcedTtl(p.capabilities) })
     if (kept.size > ROSTER_EXCHANGE_KEPT) kept.delete(kept.keys().next().value as string)
   }
 
   const self = init.libp2p.peerId.toString()
   const sample = (): Uint8Array[] => {
     const now = init.scheduler.now()
-    const own = kept.get(self)
-    const fresh = [...kept.entries()].filter(([id, k]) => id !== self && now - k.sentMs < k.ttlMs).map(([, k]) => k)
-    for (let i = fresh.length - 1; i > 0; i--) {
-      const j = Math.floor(init.scheduler.random() * (i + 1))
-      ;[fresh[i], fresh[j]] = [fresh[j] as typeof fresh[number], fresh[i] as typeof fresh[number]]
-    }
-    // This node's own announcement first: its neighbours no longer announce swarm-wide when a peer joins (presence-announcer.ts).
-    return [...(own === undefined ? [] : [own]), ...fresh].slice(0, ROSTER_EXCHANGE_MAX).map(k => k.bytes)
+    const fresh = [...kept.entries()].filter(([id, k]) => id !== self && now - k.sentMs < k.ttlMs).map(([, k]) => k.bytes)
+    return handOver(kept.get(self)?.bytes, fresh, init.scheduler.random)
   }
 
   const onStream = (stream: Stream, peer: string): void => {
@@ -109,8 +120,7 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
       // Accept it up to its own TTL old: the decoder checks the signature, the shape and the clock.
       const r = await decodePresence(init.swarm, bytes, now, Infinity)
       if (!r.ok) continue
-      const ttl = PRESENCE_TTL_INTERVALS * (announcedInterval(r.presence.capabilities) ?? PRESENCE_MIN_INTERVAL_MS)
-      if (now - r.presence.sentMs > ttl || r.presence.peerId === init.libp2p.peerId.toString()) continue
+      if (now - r.presence.sentMs > announcedTtl(r.presence.capabilities) || r.presence.peerId === init.libp2p.peerId.toString()) continue
       remember(r.presence, bytes)
       init.onPresence(r.presence)
       learned++

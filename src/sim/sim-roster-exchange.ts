@@ -1,5 +1,5 @@
-import { ROSTER_EXCHANGE_KEPT, ROSTER_EXCHANGE_MAX } from '../net/roster-exchange.js'
-import { announcedInterval, PRESENCE_MIN_INTERVAL_MS, PRESENCE_TTL_INTERVALS } from '../net/presence-interval.js'
+import { handOver, ROSTER_EXCHANGE_KEPT, ROSTER_EXCHANGE_MAX } from '../net/roster-exchange.js'
+import { announcedTtl } from '../net/presence-interval.js'
 import type { Presence } from '../ports/transport.js'
 import type { Scheduler } from '../ports/scheduler.js'
 
@@ -26,7 +26,7 @@ export interface SimRosterExchange {
   accept: (reply: readonly Presence[]) => Presence[]
 }
 
-const ttlOf = (p: Presence): number => PRESENCE_TTL_INTERVALS * (announcedInterval(p.capabilities) ?? PRESENCE_MIN_INTERVAL_MS)
+const ttlOf = (p: Presence): number => announcedTtl(p.capabilities)
 
 export function createSimRosterExchange (self: string, scheduler: Scheduler): SimRosterExchange {
   // Each announcement with the time it stops being fresh (its TTL parsed once, not at every exchange).
@@ -42,18 +42,9 @@ export function createSimRosterExchange (self: string, scheduler: Scheduler): Si
     remember,
     sample: () => {
       const now = scheduler.now()
-      const own = kept.get(self)?.p
       const fresh: Presence[] = []
       for (const k of kept.values()) if (k.p.peerId !== self && now < k.freshUntil) fresh.push(k.p)
-      // A uniform random sample of the fresh ones, as the real exchange's shuffle gives, drawn in place:
-      // only the slots handed over are shuffled (the whole array was, at every exchange: up to 2,048 entries).
-      const take = Math.min(fresh.length, ROSTER_EXCHANGE_MAX - (own === undefined ? 0 : 1))
-      for (let i = 0; i < take; i++) {
-        const j = i + Math.floor(scheduler.random() * (fresh.length - i))
-        ;[fresh[i], fresh[j]] = [fresh[j] as Presence, fresh[i] as Presence]
-      }
-      fresh.length = take
-      return own === undefined ? fresh : [own, ...fresh]
+      return handOver(kept.get(self)?.p, fresh, scheduler.random)
     },
     accept: reply => {
       const now = scheduler.now()
