@@ -44,21 +44,34 @@ export const VIEW_UNCHANGED_MS = 6_000
  * can have claimed the task before this claim reaches them: this executor
  * ranks first for the task, its view of the executors has been stable for
  * stableViewMs (so the others rank alike), it is not a takeover, and
- * either it is the only executor it knows of, or it claims within a quarter
- * of the stagger S both of first seeing the task and of the stamp at which
- * the task became ready. Another executor may claim S after it saw the task
- * at the earliest (so not before ready + S), while this claim, made by
- * ready + S/4, reaches it after one gossip delay L <= S/2 (S >= 2L by
- * propagationWait): a quarter of S to spare. The stamp matters because
- * delays differ between peers on a loaded machine (one peer may see a task
- * half a second after another); the local time matters across machines,
- * where stamps carry clock skew. Every other claim confirms: a late claim
- * (e.g. after waiting for room) can cross another executor's claim in flight.
+ * either it is the only executor it knows of, or it claims soon enough after
+ * both first seeing the task and the stamp at which the task became ready.
+ * Another executor may claim S (the stagger) after it saw the task at the
+ * earliest, so not before ready + S, while this claim, made at ready + x,
+ * reaches it within one gossip delay L: safe while x + L < S. L is taken as
+ * twice the observed mean delay (`lagMs`, for the tail) and a quarter of S
+ * is kept for clock skew, so the claim goes ahead without confirming while
+ * x <= 3S/4 - 2 lag (127 ms at S = 250 ms and a 30 ms lag; nothing once the
+ * lag reaches 3S/8). The stamp matters because delays differ between peers
+ * on a loaded machine (one peer may see a task half a second after
+ * another); the local time matters across machines, where stamps carry
+ * clock skew. Every other claim confirms: a late claim (e.g. after waiting
+ * for room) can cross another executor's claim in flight, and so can the
+ * claim of an executor that held the plan's limit of claims less than a
+ * stagger ago (`recentlyFull`): the others, not yet aware that a slot came
+ * free, skipped it in their ranks and may have claimed at once (unless the
+ * result that freed the slot is what made the task ready: then nobody saw
+ * the task claimable before hearing of it). (Until session 7
+ * x had to be within S/4 with L <= S/2: on a loaded 2-core machine most
+ * claims on a plan's critical path came 60-150 ms after ready and paid the
+ * 150 ms confirmation.)
  */
-export function needsConfirm (o: { rank: number, executors: number, stableView: boolean, takeover: boolean, sinceSeenMs: number, sinceReadyMs: number, lagMs: number, staggerMs: number }): boolean {
+export function needsConfirm (o: { rank: number, executors: number, stableView: boolean, takeover: boolean, recentlyFull?: boolean, sinceSeenMs: number, sinceReadyMs: number, lagMs: number, staggerMs: number }): boolean {
   if (o.rank !== 0 || !o.stableView || o.takeover) return true
   if (o.executors <= 1) return false
-  return !(o.sinceSeenMs <= o.staggerMs / 4 && o.sinceReadyMs <= o.staggerMs / 4 && o.lagMs <= o.staggerMs / 2)
+  if (o.recentlyFull === true) return true
+  const budget = (3 * o.staggerMs) / 4 - 2 * o.lagMs
+  return !(o.sinceSeenMs <= budget && o.sinceReadyMs <= budget)
 }
 
 /**
@@ -136,6 +149,9 @@ export interface ExecutorView {
   readonly heardAt?: (event: string) => number
   /** Told the time at which a task put off for its stagger comes due (the driver wakes then). */
   readonly wake?: (atMs: number) => void
+  /** When this executor last held the plan's limit of claims (`full` is told each time it does). */
+  readonly lastFullMs?: number
+  readonly full?: (atMs: number) => void
 }
 
 /** Preference hashes kept (task, executor): every pass ranks every claimable task among every live executor. */
@@ -167,8 +183,11 @@ export function rankFor (task: string, me: string, executors: readonly string[])
  * end first, at most the plan's limit at once: each waits `rank * STAGGER_MS`
  * after this executor first saw the task claimable (`seenAt`, noted for every
  * claimable task, whether or not there is room), so the executor that
- * prefers it most gets it first; an executor whose view of the others is not
- * yet stable waits one stagger more, deferring to those that know the swarm.
+ * prefers it most gets it first. The rank counts only the executors with room
+ * in the plan: one that holds the plan's limit of live claims takes nothing
+ * now, so nobody waits out its stagger (a claim that skipped one confirms).
+ * An executor whose view of the others is not yet stable waits one stagger
+ * more, deferring to those that know the swarm.
  * A lapsed claim is taken over only once this executor's clock is past the
  * lapse plus the skew allowance, and (with `ev.heardAt`) a lease after this
  * node heard the chain's last claim or renewal.
@@ -183,7 +202,21 @@ export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number,
   const out: ClaimIntent[] = []
   const seen = new Map(v.claimable.map(t => [t.id, seenAt(t.id)]))
   if (ev.heardAt !== undefined) for (const t of tree.tasks) if (t.status === 'claimed') { const c = t.chains[t.chains.length - 1]; if (c !== undefined) ev.heardAt(c.last) }
-  if (room <= 0) return out
+  if (room <= 0) { ev.full?.(nowMs); return out }
+  // Held its limit less than a stagger ago: others may still see it full and skip it, unless the task became
+  // ready through a result of this executor's since then (nobody sees the task claimable before that result).
+  const lastFull = ev.lastFullMs
+  const freedBy = lastFull !== undefined && nowMs - lastFull < staggerMs
+    ? new Set(tree.tasks.flatMap(t => t.results.filter(r => r.author === me && r.at.ms >= lastFull).map(r => r.id)))
+    : undefined
+  // Executors that hold the plan's limit of live claims take nothing more now: ranks skip them, so the
+  // next executor need not wait out their stagger. Such a claim always confirms (its rank among all is not 0).
+  const held = new Map<string, number>()
+  for (const t of tree.tasks) {
+    const c = t.chains[t.chains.length - 1]
+    if (t.status === 'claimed' && c !== undefined && c.end === null && !lapsed.has(t.id)) held.set(c.owner, (held.get(c.owner) ?? 0) + 1)
+  }
+  const free = executors.filter(p => p === me || (held.get(p) ?? 0) < tree.params.maxClaimsPerExecutor)
   const chain = chainLengths(tree)
   const order = [...v.claimable].sort((a, b) => (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0))
   for (const task of order) {
@@ -194,13 +227,13 @@ export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number,
     const first = seen.get(task.id) as number
     const since = takeover ? Math.max(current.lapseMs, ev.heardAt === undefined ? 0 : ev.heardAt(current.last) + tree.params.leaseMs) + SKEW_ALLOWANCE_MS : first
     const rank = rankFor(task.id, me, executors)
-    const due = since + (rank + (stable ? 0 : 1)) * staggerMs
+    const due = since + ((rank === 0 ? 0 : rankFor(task.id, me, free)) + (stable ? 0 : 1)) * staggerMs
     if (nowMs < due) { ev.wake?.(due); continue }
     const ended = current?.end
     const prev = takeover ? current.last : ended !== null && ended !== undefined && ended.kind !== 'superseded' ? ended.event : null
     const sinceReadyMs = nowMs - (task.readyAt?.ms ?? -Infinity)
-    const confirm = needsConfirm({ rank, executors: new Set([...executors, me]).size, stableView: stable, takeover, sinceSeenMs: nowMs - first, sinceReadyMs, lagMs: ev.lagMs ?? 0, staggerMs })
-    log('claim %s: rank %d of %d, view %s, %d ms after first seen, %d ms after ready, lag %d ms, stagger %d ms: %s', task.id.slice(0, 8), rank, executors.length, stable ? 'stable' : 'changing', nowMs - first, sinceReadyMs, Math.round(ev.lagMs ?? 0), staggerMs, confirm ? 'confirm' : 'no confirm')
+    const confirm = needsConfirm({ rank, executors: new Set([...executors, me]).size, stableView: stable, takeover, recentlyFull: freedBy !== undefined && !task.evidence.some(e => freedBy.has(e)), sinceSeenMs: nowMs - first, sinceReadyMs, lagMs: ev.lagMs ?? 0, staggerMs })
+    log('claim %s: rank %d of %d (%d with room), view %s, %d ms after first seen, %d ms after ready, lag %d ms, stagger %d ms: %s', task.id.slice(0, 8), rank, executors.length, free.length, stable ? 'stable' : 'changing', nowMs - first, sinceReadyMs, Math.round(ev.lagMs ?? 0), staggerMs, confirm ? 'confirm' : 'no confirm')
     out.push({ kind: 'claim', key: `claim:${tree.plan}:${task.id}`, plan: tree.plan, task, prev, confirm })
     room--
   }
@@ -215,7 +248,7 @@ function fit (text: string, max: number): string {
 export function createExecutor (ctx: RoleContext): RoleHandler {
   const view = ctx.view
   const me = view.me
-  const working = new Map<string, { check: () => void, stop: () => void }>()
+  const working = new Map<string, { plan: PlanId, task: string, claim: EventId, check: () => void, stop: () => void }>()
   const firstSeen = new Map<string, number>()
   // When the set of live executors this node sees last changed.
   let viewKey = ''
@@ -235,6 +268,19 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
       viewSince = now
     }
     return executors
+  }
+  // Per plan, when this executor last held the plan's limit of claims.
+  const fullAt = new Map<PlanId, number>()
+  const noteFull = (plan: PlanId, at: number): void => {
+    if (fullAt.size >= 1_000 && !fullAt.has(plan)) fullAt.clear()
+    fullAt.set(plan, at)
+  }
+  /** Before this executor frees a slot: if it held the plan's limit, others see it full until they hear of the slot coming free. */
+  const freeing = (plan: PlanId): void => {
+    const t = view.tree(plan)
+    if (t === undefined) return
+    const held = t.tasks.filter(x => { const c = x.chains[x.chains.length - 1]; return x.status === 'claimed' && c?.owner === me && c.end === null }).length
+    if (held >= t.params.maxClaimsPerExecutor) noteFull(plan, view.now())
   }
   let wakeAt: number | null = null
   const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
@@ -260,8 +306,12 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
     decide: (tree, now) => {
       const executors = noteView(now)
       const lagMs = view.lagMs()
-      return decideExecutor(tree, me, now, executors, [...working.keys()].filter(k => k.startsWith(tree.plan)).length, seenAt, propagationWait(STAGGER_MS, lagMs),
-        { stableView: now - upSince >= stableViewMs(view.presenceIntervalMs()) && now - viewSince >= VIEW_UNCHANGED_MS, lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake })
+      // A task whose result is folded already no longer takes a slot, though its publish may still be under way.
+      const busy = [...working.values()].filter(w => w.plan === tree.plan && standing(w.plan, w.task, w.claim) === 'owner').length
+      return decideExecutor(tree, me, now, executors, busy, seenAt, propagationWait(STAGGER_MS, lagMs),
+        { stableView: now - upSince >= stableViewMs(view.presenceIntervalMs()) && now - viewSince >= VIEW_UNCHANGED_MS, lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake,
+          lastFullMs: fullAt.get(tree.plan),
+          full: at => { noteFull(tree.plan, at) } })
     },
     nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
     tick: now => {
@@ -295,6 +345,9 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
       const renewEveryMs = Math.max(500, Math.floor(tree.params.leaseMs / 3))
       const key = `${intent.plan}:${intent.task.id}`
       working.set(key, {
+        plan: intent.plan,
+        task: intent.task.id,
+        claim: claim.id,
         // On every pass: stop at once when an earlier claim turns out to have won; renew the lease when due.
         check: () => {
           if (standing(intent.plan, intent.task.id, claim.id) === 'lost') { abort.abort(); return }
@@ -320,6 +373,7 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
           }, { signal: abort.signal, maxOutputTokens: tree.params.maxTokensPerCall, trace: { plan: intent.plan, for: { slot: 'claim', claim: claim.id } } })
         } catch (err) {
           if (abort.signal.aborted) { ctx.say(`stopped "${node.title}": an earlier claim won or the node is stopping`); return }
+          freeing(intent.plan)
           await view.publish('task-failed', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, error: fit((err as Error).message, MAX_REASON_CHARS), usage: { inputTokens: 0, outputTokens: 0 } })
           ctx.say(`"${node.title}" failed: ${(err as Error).message}`)
           return
@@ -328,6 +382,7 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
           ctx.say(`dropped the result of "${node.title}": an earlier claim won while it ran`)
           return
         }
+        freeing(intent.plan)
         await view.publish('result-reported', intent.plan, [claim.id, last.id], {
           task: intent.task.id, claim: claim.id, output: fit(out.output, MAX_OUTPUT_CHARS), usage: out.usage, model: out.model, source: out.source
         })
