@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- scale [--sizes=5,10,20,40] [--idle-s=20] [--sim-sizes=100,300,1000] [--sim-seeds=3]`
+ * `npm run bench -- scale [--sizes=5,10,20,40] [--idle-s=20] [--sim-sizes=100,300,1000] [--sim-seeds=3] [--sim-until=plan|rosters]`
  *
  * The background as the swarm grows. For each size, a swarm of real
  * processes (the built CLI, as e2e runs it) on loopback: the time from the
@@ -9,7 +9,11 @@
  * deterministic simulator (src/sim) at larger sizes, on connections opened
  * by the real dial policy (src/net/neighbours.ts): virtual time to
  * convergence after the last event, plan bytes per node per event,
- * connections per node and the time until every roster is full.
+ * connections per node and the time until every roster is full, or how
+ * full the rosters were when the run ended with the plan (`--sim-until`, as
+ * `npm run sim -- --until`: by default a run waits for the rosters up to 200
+ * nodes and ends with the plan beyond). `--sizes=` skips the real swarm (and
+ * the build it needs).
  * Writes bench/results/scale.json; the last line is one JSON object.
  */
 import { loadavg } from 'node:os'
@@ -75,22 +79,28 @@ export async function benchScale (): Promise<Record<string, unknown>> {
   const idleS = Number(option(argv, '--idle-s') ?? 20)
   const simSizes = list(argv, '--sim-sizes', [100, 300, 1000])
   const simSeeds = Number(option(argv, '--sim-seeds') ?? 3)
-  log('scale: building the CLI (npm run build)')
-  execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-  const llm = await startBenchLlm(300)
+  const simUntil = option(argv, '--sim-until')
+  if (simUntil !== undefined && simUntil !== 'plan' && simUntil !== 'rosters') throw new Error(`--sim-until=${simUntil}: expected plan or rosters`)
   const real: Array<Record<string, unknown>> = []
-  try {
-    for (const n of sizes) real.push(await realSwarm(n, idleS, llm.fake.url))
-  } finally {
-    await llm.fake.close()
-    removeTempDirs()
+  if (sizes.length > 0) {
+    log('scale: building the CLI (npm run build)')
+    execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+    const llm = await startBenchLlm(300)
+    try {
+      for (const n of sizes) real.push(await realSwarm(n, idleS, llm.fake.url))
+    } finally {
+      await llm.fake.close()
+      removeTempDirs()
+    }
   }
   const sim: Array<Record<string, unknown>> = []
   for (const n of simSizes) {
     const runs = []
     for (let seed = 1; seed <= simSeeds; seed++) {
       log(`scale: simulator, ${n} nodes, seed ${seed}`)
-      runs.push(await runSeed({ seed, nodes: n, faults: [] }))
+      const r = await runSeed({ seed, nodes: n, faults: [], ...(simUntil === undefined ? {} : { until: simUntil }) })
+      log(`scale: simulator, ${n} nodes, seed ${seed}: ${r.ok ? 'ok' : 'FAILED'}, converged ${r.convergenceMs} ms after the last event, wall ${r.wallMs} ms`)
+      runs.push(r)
     }
     sim.push({
       nodes: n,
@@ -102,11 +112,20 @@ export async function benchScale (): Promise<Record<string, unknown>> {
       presenceBytesPerNodeMedian: median(runs.map(r => r.presenceBytesPerNode)),
       connectionsMedian: median(runs.map(r => r.connectionsMedian)),
       connectionsMax: Math.max(...runs.map(r => r.maxConnections)),
+      convergenceMsMax: Math.max(...runs.map(r => r.convergenceMs)),
+      until: runs[0]?.until,
       rosterFullMsMedian: median(runs.map(r => r.rosterFullMs ?? NaN)),
+      rostersFullRuns: runs.filter(r => r.rosterFullMs !== null).length,
+      rosterFillEmptiestMedian: r2(median(runs.map(r => r.rosterFill.emptiest))),
+      rosterFillMedianMedian: r2(median(runs.map(r => r.rosterFill.median))),
+      virtualMsMedian: median(runs.map(r => r.virtualMs)),
       eventsMedian: median(runs.map(r => r.events)),
       wallMsMedian: median(runs.map(r => r.wallMs)),
       heapMbMax: Math.max(...runs.map(r => r.heapMb)),
-      rssMbMax: Math.max(...runs.map(r => r.rssMb))
+      rssMbMax: Math.max(...runs.map(r => r.rssMb)),
+      peakHeapMbMax: Math.max(...runs.map(r => r.peakHeapMb)),
+      peakRssMb: Math.max(...runs.map(r => r.peakRssMb)),
+      loadavg: load()
     })
   }
   const at = (n: number): Record<string, unknown> | undefined => real.find(r => r.processes === n)

@@ -19,8 +19,16 @@ import type { TraceSample } from '../src/sim/world.js'
  * wall time so far: a debug view of where a long run spends its time. The
  * run itself is the same with it (on the fixed graph it adds one timer a
  * second, so the step count differs).
+ *
+ * `--until plan|rosters`: what a run waits for once the plan has finished
+ * and converged on every node. `rosters` (the default up to 200 nodes) also
+ * waits until every roster lists every live node, or their bound has passed
+ * (src/sim/checks.ts, the run then fails); `plan` (the default beyond) ends
+ * there and prints how full the rosters were. At 1000 nodes rosters fill
+ * with the periodic announcements, about 500 s virtual after the start, so
+ * `--until rosters` there is a run of an hour or more.
  */
-const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--trace]'
+const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace]'
 
 function wholeNumber (name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -40,11 +48,21 @@ function traceLine (seed: number, s: TraceSample, wallMs: number): string {
     `connections median=${s.connectionsMedian} max=${s.connectionsMax} roster min=${s.rosterMin} full=${s.rostersFull}`
 }
 
+const pct = (x: number): string => `${Math.round(x * 1000) / 10} %`
+
+/** The rosters as a run left them: when they filled, or how full they were at the end (and whether that was checked). */
+function rosterWords (r: RunReport): string {
+  if (r.rosterFullMs !== null) return `rosters full at ${r.rosterFullMs} ms`
+  const f = r.rosterFill
+  const checked = r.checks.rostersFull === null ? ', not checked' : ''
+  return `rosters at the end (${r.virtualMs} ms, until ${r.until}${checked}): emptiest ${pct(f.emptiest)}, median ${pct(f.median)} of the others, ${f.full} of ${f.liveNodes} full`
+}
+
 async function main (): Promise<number> {
   const { values } = parseArgs({
     options: {
       nodes: { type: 'string' }, seeds: { type: 'string' }, seed: { type: 'string' }, faults: { type: 'string' },
-      'latency-ms': { type: 'string' }, 'fault-span-ms': { type: 'string' }, depth: { type: 'string' }, review: { type: 'boolean' }, degree: { type: 'string' }, topology: { type: 'string' }, 'max-peers': { type: 'string' }, trace: { type: 'boolean' }, help: { type: 'boolean' }
+      'latency-ms': { type: 'string' }, 'fault-span-ms': { type: 'string' }, depth: { type: 'string' }, review: { type: 'boolean' }, degree: { type: 'string' }, topology: { type: 'string' }, 'max-peers': { type: 'string' }, until: { type: 'string' }, trace: { type: 'boolean' }, help: { type: 'boolean' }
     }
   })
   if (values.help === true) { console.log(USAGE); return 0 }
@@ -59,16 +77,18 @@ async function main (): Promise<number> {
   const topology = values.topology ?? 'neighbours'
   if (topology !== 'neighbours' && topology !== 'fixed') throw new Error(`--topology ${topology}: expected neighbours or fixed; ${USAGE}`)
   const maxPeers = values['max-peers'] === undefined ? undefined : wholeNumber('max-peers', values['max-peers'], 24)
+  const until = values.until
+  if (until !== undefined && until !== 'plan' && until !== 'rosters') throw new Error(`--until ${until}: expected plan or rosters; ${USAGE}`)
   const reports: RunReport[] = []
   for (let seed = first; seed < first + seeds; seed++) {
     const t0 = performance.now()
     const trace = values.trace === true ? { trace: (s: TraceSample) => { console.error(traceLine(seed, s, performance.now() - t0)) } } : {}
-    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, faultSpanMs, review: values.review === true, topology, ...(maxPeers === undefined ? {} : { maxPeers }), ...(topology === 'fixed' ? { degree } : {}), ...trace })
+    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, faultSpanMs, review: values.review === true, topology, ...(maxPeers === undefined ? {} : { maxPeers }), ...(until === undefined ? {} : { until }), ...(topology === 'fixed' ? { degree } : {}), ...trace })
     reports.push(r)
     console.log(`seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
       `${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node (plan traffic ${r.bytesPerNodePerEvent} per event, presence ${r.presenceBytesPerNode}); ` +
       `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions; ` +
-      `connections per node ${r.connectionsMedian} (max ${r.maxConnections}), rosters full at ${r.rosterFullMs ?? '-'} ms; wall ${r.wallMs} ms, heap ${r.heapMb} MB, RSS ${r.rssMb} MB`)
+      `connections per node ${r.connectionsMedian} (max ${r.maxConnections}), ${rosterWords(r)}; wall ${r.wallMs} ms, heap ${r.heapMb} MB (peak ${r.peakHeapMb}), RSS ${r.rssMb} MB (peak ${r.peakRssMb})`)
     if (!r.ok) {
       for (const p of r.checks.problems.slice(0, 10)) console.log(`  - ${p}`)
       if (r.outcome !== 'done') console.log(`  - the run ended by ${r.outcome} at ${r.virtualMs} ms virtual`)
@@ -91,10 +111,17 @@ async function main (): Promise<number> {
     duplicateExecutions: reports.reduce((a, r) => a + r.checks.duplicateExecutions, 0),
     maxConnections: Math.max(...reports.map(r => r.maxConnections)),
     connectionsMedian: median(reports.map(r => r.connectionsMedian)),
+    until: reports[0]?.until,
     rosterFullMsMedian: median(reports.map(r => r.rosterFullMs ?? Infinity)),
+    rostersFullRuns: reports.filter(r => r.rosterFullMs !== null).length,
+    rosterFillEmptiestMedian: median(reports.map(r => r.rosterFill.emptiest)),
+    rosterFillMedianMedian: median(reports.map(r => r.rosterFill.median)),
+    virtualMsMedian: median(reports.map(r => r.virtualMs)),
     wallMsMedian: median(reports.map(r => r.wallMs)),
     heapMbMax: Math.max(...reports.map(r => r.heapMb)),
-    rssMbMax: Math.max(...reports.map(r => r.rssMb))
+    rssMbMax: Math.max(...reports.map(r => r.rssMb)),
+    peakHeapMbMax: Math.max(...reports.map(r => r.peakHeapMb)),
+    peakRssMb: Math.max(...reports.map(r => r.peakRssMb))
   }))
   return failed.length === 0 ? 0 : 1
 }

@@ -2,7 +2,7 @@ import { World } from './world.js'
 import { checkRun } from './checks.js'
 import type { RunChecks } from './checks.js'
 import type { FaultKind } from './faults.js'
-import type { WorldOptions } from './world.js'
+import type { RosterFill, SimHorizon, WorldOptions } from './world.js'
 
 /** One simulated run, as `npm run sim` prints it and the tests check it. */
 export interface RunReport {
@@ -41,6 +41,14 @@ export interface RunReport {
   readonly connectionsMedian: number
   /** Virtual ms until every roster listed every live node (neighbours topology), or null. */
   readonly rosterFullMs: number | null
+  /** What the run waited for beyond the plan (WorldOptions.until). */
+  readonly until: SimHorizon
+  /** How full the live rosters were at the end: the emptiest's and the median's share of the other live nodes, and how many were full. */
+  readonly rosterFill: RosterFill
+  /** Most heap in use during the run, sampled on the real clock every 100 ms (the process's, so a run after another sees what that one left). */
+  readonly peakHeapMb: number
+  /** The process's peak resident set so far (getrusage maxrss). */
+  readonly peakRssMb: number
   /** The command that replays this run. */
   readonly replay: string
 }
@@ -56,7 +64,8 @@ export function replayCommand (opts: WorldOptions): string {
     opts.degree === undefined ? '' : ` --degree ${opts.degree}`,
     opts.review === true ? ' --review' : '',
     opts.topology === 'fixed' ? ' --topology fixed' : '',
-    opts.maxPeers === undefined ? '' : ` --max-peers ${opts.maxPeers}`
+    opts.maxPeers === undefined ? '' : ` --max-peers ${opts.maxPeers}`,
+    opts.until === undefined ? '' : ` --until ${opts.until}`
   ].join('')
   return `npm run sim -- --seed ${opts.seed} --nodes ${opts.nodes} --faults ${opts.faults.length === 0 ? 'none' : opts.faults.join(',')}${extra}`
 }
@@ -64,13 +73,18 @@ export function replayCommand (opts: WorldOptions): string {
 /** Run one seed to the end, check it, and report. */
 export async function runSeed (opts: WorldOptions): Promise<RunReport> {
   const t0 = performance.now()
+  // On the real clock, beside the run: virtual time drains to setImmediate between timers, so this fires during it and changes nothing in it.
+  let peakHeap = process.memoryUsage().heapUsed
+  const heapSampler = setInterval(() => { peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed) }, 100)
   const w = await World.create(opts)
   let outcome: RunReport['outcome']
   try {
     outcome = await w.run()
   } finally {
     await w.stop()
+    clearInterval(heapSampler)
   }
+  peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)
   const checks = checkRun(w)
   const n = w.nodes.length
   let messages = 0
@@ -118,6 +132,10 @@ export async function runSeed (opts: WorldOptions): Promise<RunReport> {
     maxConnections: w.topology === 'neighbours' ? w.connections.maxConnections : degrees[degrees.length - 1] ?? 0,
     connectionsMedian: w.topology === 'neighbours' ? w.connections.medianAtEnd : degrees[Math.floor((degrees.length - 1) / 2)] ?? 0,
     rosterFullMs: w.rosterFullMs ?? null,
+    until: w.until,
+    rosterFill: w.rosterFill ?? w.measureRosterFill(),
+    peakHeapMb: Math.round(peakHeap / 2 ** 20),
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     replay: replayCommand(opts)
   }
 }

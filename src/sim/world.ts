@@ -27,6 +27,7 @@ import type { SignatureVerifier } from '../wire/decode.js'
 import type { FaultKind, FaultPlan, PartitionShape } from './faults.js'
 import type { LlmCalls } from './sim-llm.js'
 import type { SimTopology } from './network.js'
+import { rosterFullBoundMs } from './checks.js'
 
 export type SimRole = 'client' | 'decomposer' | 'scorer' | 'executor' | 'observer'
 
@@ -65,6 +66,21 @@ export interface WorldOptions {
   readonly topology?: SimTopology
   /** `--max-peers` of every node (neighbours topology; default DEFAULT_MAX_PEERS). */
   readonly maxPeers?: number
+  /**
+   * When a run ends, once its faults are over and the plan has finished on
+   * every node with one treeHash (neighbours topology; the fixed graph always
+   * ends there). `rosters`: not before every live roster lists every live
+   * node, or the roster bound (`rosterBoundMs`) has passed, when the roster
+   * check fails. `plan`: there and then, with how full the rosters were
+   * (`rosterFill`); the roster check then holds the run to its bound only if
+   * the rosters filled by the end or the bound had passed. Default:
+   * `rosters` up to ROSTER_WAIT_MAX_NODES nodes, `plan` beyond, where rosters
+   * fill only with the periodic announcements one presence interval (n / 2 s)
+   * after the start and waiting for them costs minutes to hours of wall time.
+   */
+  readonly until?: SimHorizon
+  /** How soon every roster must be full (default rosterFullBoundMs(nodes)); a test sets an impossible one to see the check fail. */
+  readonly rosterBoundMs?: number
   /** Give up after this much virtual time (default 15 min). */
   readonly deadlineMs?: number
   /** The plan asks for review of every result by the committee (default false). */
@@ -82,6 +98,32 @@ export interface WorldOptions {
    * the same with it or without; on the fixed graph it adds a timer.
    */
   readonly trace?: (s: TraceSample) => void
+}
+
+/** What a run waits for beyond the plan (WorldOptions.until). */
+export type SimHorizon = 'plan' | 'rosters'
+
+/**
+ * Up to this many nodes a run waits for the rosters by default. Their bound
+ * (src/sim/checks.ts) is the flat 120 s up to about 200 nodes; beyond, it is
+ * one presence interval (n / 2 s) and more, and a virtual second costs more
+ * wall time the larger the swarm: at 300 nodes (2026-12-01 20:17-20:32, 2
+ * cores) a run to the plan's end (22 s virtual) took 12-14 s of wall time,
+ * one waiting for the rosters (165 s virtual) 36-39 s; at 1000 the plan's
+ * end took 83-116 s of wall time, and the rosters fill only after about
+ * 500 s virtual (a wait that did not end in 10 minutes in session 6,
+ * BENCHMARKS.md).
+ */
+export const ROSTER_WAIT_MAX_NODES = 200
+
+/** How full the live nodes' rosters were when a run ended: other live nodes listed, as a share of all of them. */
+export interface RosterFill {
+  readonly liveNodes: number
+  /** The emptiest roster's share (0..1), and the median one's. */
+  readonly emptiest: number
+  readonly median: number
+  /** Live nodes whose roster listed every other live node. */
+  readonly full: number
 }
 
 /** One second of a run as `--trace` shows it. */
@@ -189,6 +231,12 @@ export class World {
    * node (neighbours topology; sampled once a virtual second).
    */
   rosterFullMs: number | undefined
+  /** What the run waits for beyond the plan (WorldOptions.until, or its default for the size). */
+  readonly until: SimHorizon
+  /** The roster check's bound (WorldOptions.rosterBoundMs, or rosterFullBoundMs(nodes)). */
+  readonly rosterBoundMs: number
+  /** How full the rosters were when the run ended (set by run()). */
+  rosterFill: RosterFill | undefined
   /** Deliveries counted at the last trace sample (`trace` only): events, presence. */
   private traced = { events: 0, presence: 0 }
 
@@ -202,6 +250,8 @@ export class World {
     this.faults = drawFaults(seededRandom(opts.seed ^ 0xfa17), peers.length, opts.faults, 2_000, opts.faultSpanMs ?? 20_000)
     this.verifier = memoizedVerifier()
     this.presenceIntervalMs = presenceIntervalFor(peers.length)
+    this.until = opts.until ?? (peers.length <= ROSTER_WAIT_MAX_NODES ? 'rosters' : 'plan')
+    this.rosterBoundMs = opts.rosterBoundMs ?? rosterFullBoundMs(peers.length)
     keys.forEach((key, i) => {
       this.nodes.push({
         index: i, role: roles[i] ?? 'observer', key, peerId: peers[i] as PeerIdString, store: createMemoryStore(),
@@ -344,7 +394,7 @@ export class World {
     }
     counts.sort((a, b) => a - b)
     this.connections.medianAtEnd = counts[Math.floor((counts.length - 1) / 2)] ?? 0
-    const origin = this.faults.kinds.length > 0 ? this.faults.endMs : 0
+    const origin = this.rosterOriginMs
     if (this.rosterFullMs === undefined && now >= origin && this.rostersFull()) this.rosterFullMs = now - origin
     this.traceSample()
   }
@@ -413,6 +463,28 @@ export class World {
   /** Where rostersFull starts looking: the node whose roster was short at the last sample. */
   private rosterCursor = 0
 
+  /** Where rosterFullMs and its bound count from: the start, or the end of the faults in a run with faults. */
+  get rosterOriginMs (): number { return this.faults.kinds.length > 0 ? this.faults.endMs : 0 }
+
+  /** How full every live roster is now (one pass over every roster: n² at the end of a run, not every second). */
+  measureRosterFill (): RosterFill {
+    const live = new Set<string>()
+    for (const n of this.nodes) if (n.runtime !== undefined) live.add(n.peerId)
+    const others = Math.max(1, live.size - 1)
+    const shares: number[] = []
+    let full = 0
+    for (const n of this.nodes) {
+      const v = n.runtime?.view
+      if (v === undefined) continue
+      let listed = 0
+      for (const r of v.roster()) if (r.peerId !== n.peerId && live.has(r.peerId)) listed++
+      if (listed >= live.size - 1) full++
+      shares.push(listed / others)
+    }
+    shares.sort((a, b) => a - b)
+    return { liveNodes: live.size, emptiest: shares[0] ?? 0, median: shares[Math.floor((shares.length - 1) / 2)] ?? 0, full }
+  }
+
   /** The plan's committee: every scorer (at most 5 by rolesFor), majority quorum. */
   private params (): PlanParams {
     const committee = this.nodes.filter(n => n.role === 'scorer').map(n => n.peerId).sort()
@@ -443,14 +515,21 @@ export class World {
       const sample = (): void => { this.traceSample(); if (!settled) this.time.schedule(1_000, sample) }
       this.time.schedule(1_000, sample)
     }
-    return await this.time.run(this.opts.deadlineMs ?? 15 * 60_000, () => settled)
+    const outcome = await this.time.run(this.opts.deadlineMs ?? 15 * 60_000, () => settled)
+    this.rosterFill = this.measureRosterFill()
+    return outcome
   }
 
-  /** Faults over, every node up, (neighbours) rosters full once, and every node's tree of the plan finished with one treeHash. */
+  /**
+   * Faults over, every node up, every node's tree of the plan finished with
+   * one treeHash, and (neighbours topology, `until: 'rosters'`) the rosters
+   * full once or their bound passed (the roster check then fails: waiting on
+   * to the deadline would only make the failure slower).
+   */
   settled (): boolean {
     if (this.plan === undefined || this.time.elapsed < this.faults.endMs) return false
-    // With connections, a run also waits for the rosters to fill (the figure the scale benchmark reports).
-    if (this.topology === 'neighbours' && this.rosterFullMs === undefined) return false
+    if (this.topology === 'neighbours' && this.until === 'rosters' && this.rosterFullMs === undefined &&
+      this.time.elapsed - this.rosterOriginMs <= this.rosterBoundMs) return false
     let hash: string | undefined
     for (const n of this.nodes) {
       const v = n.runtime?.view

@@ -10,7 +10,9 @@
  * the default topology (connections opened and closed by the real dial
  * policy, src/net/neighbours.ts) also that every node kept its connection
  * bounds at every sample and that every roster listed every live node in
- * time.
+ * time (these sizes wait for the rosters: WorldOptions.until, `rosters` up
+ * to 200 nodes; a run that ends with the plan instead leaves the check
+ * unchecked only when it ended before the bound with the rosters not full).
  *
  * A failure prints the seed and the command that replays it, e.g.
  *
@@ -42,6 +44,9 @@ async function sweep (seeds: readonly number[], nodesOf: (seed: number) => numbe
 }
 
 const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i)
+
+/** A report without what the real machine measured (wall time, memory). */
+const strip = (r: RunReport): Record<string, unknown> => ({ ...r, wallMs: 0, heapMb: 0, rssMb: 0, peakHeapMb: 0, peakRssMb: 0 })
 
 describe('the real node in the simulator', () => {
   it('without faults: 60 seeds at 5 to 12 nodes finish, converge, and never execute a task twice', async () => {
@@ -77,8 +82,36 @@ describe('the real node in the simulator', () => {
   it('replays: the same seed gives the same run', async () => {
     const a = await runSeed({ seed: 4242, nodes: 9, faults: FAULT_KINDS })
     const b = await runSeed({ seed: 4242, nodes: 9, faults: FAULT_KINDS })
-    const strip = (r: RunReport): unknown => ({ ...r, wallMs: 0, heapMb: 0, rssMb: 0 })
     expect(strip(a)).toEqual(strip(b))
+  }, 60_000)
+
+  it('the roster check can fail: a bound no run meets fails it, and the run ends at the bound, not the deadline', async () => {
+    const r = await runSeed({ seed: 6_003, nodes: 12, faults: [], rosterBoundMs: 0 })
+    expect(r.outcome, explain(r)).toBe('done')
+    expect(r.virtualMs).toBeLessThan(60_000)
+    expect(r.checks.rostersFull).toBe(false)
+    expect(r.ok).toBe(false)
+    expect(r.checks.problems.some(p => p.includes('rosters'))).toBe(true)
+    // Cut short before the rosters fill (60 nodes fill theirs at about 19 s with --max-peers 4): waiting for them, that
+    // fails the check; ending with the plan, it is left unchecked and the report says how full they were.
+    const early = { seed: 7_000, nodes: 60, maxPeers: 4, faults: [], deadlineMs: 5_000 } as const
+    const waited = await runSeed({ ...early, until: 'rosters' })
+    expect(waited.checks.rostersFull).toBe(false)
+    const ended = await runSeed({ ...early, until: 'plan' })
+    expect(ended.checks.rostersFull).toBeNull()
+    expect(ended.rosterFullMs).toBeNull()
+    expect(ended.rosterFill.full).toBeLessThan(ended.rosterFill.liveNodes)
+    expect(ended.rosterFill.emptiest).toBeLessThan(1)
+    expect(ended.rosterFill.emptiest).toBeLessThanOrEqual(ended.rosterFill.median)
+  }, 60_000)
+
+  it('ending with the plan is the same run when the rosters filled before it settled', async () => {
+    const opts = { seed: 6_000, nodes: 20, faults: [], maxPeers: 6 } as const
+    const a = await runSeed({ ...opts, until: 'plan' })
+    const b = await runSeed({ ...opts, until: 'rosters' })
+    expect(a.ok && b.ok, explain(a)).toBe(true)
+    expect(a.rosterFullMs).not.toBeNull()
+    expect({ ...strip(a), until: '', replay: '' }).toEqual({ ...strip(b), until: '', replay: '' })
   }, 60_000)
 
   it('the checks can fail: without sync sessions, lossy links leave replicas apart', async () => {
