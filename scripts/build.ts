@@ -1,0 +1,125 @@
+/**
+ * `npm run build`: the CLI as one esbuild bundle, `dist/src/cli.js`, plus a
+ * chunk per lazy `import()` (MCP, the model providers, the node itself,
+ * OpenTelemetry), so each stays off the start path of a command that does
+ * not need it. Why a bundle: loading libp2p and the rest as thousands of
+ * small ESM files cost about 1.1 s of CPU per start; on 2 cores, starting 40
+ * nodes took most of the 30 s the scale figure allows (issue 14).
+ *
+ * What the bundle keeps working, and how:
+ * - better-sqlite3 stays external (a native addon found through `bindings`
+ *   from its own package directory), resolved from node_modules at run time.
+ * - CommonJS dependencies (ws, prom-client, debug, ...) call `require` for
+ *   Node's modules; ESM output has none, so every output file opens with one
+ *   made by createRequire (the banner).
+ * - The dashboard reads its files from `static/` beside the module holding
+ *   src/http/dashboard/routes.ts (STATIC_DIR, from import.meta.url): they
+ *   are copied beside whichever output file esbuild put that module in.
+ * - A dependency that finds a file beside its own module would look beside
+ *   the bundle instead: see besideOwnModule.
+ * - The verify workers run source text (`eval: true`), so there is no
+ *   worker file to bundle.
+ *
+ * Types are checked by `npm run typecheck`, not here: esbuild only strips them.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
+import type { Plugin } from 'esbuild'
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const DIST = join(REPO_ROOT, 'dist')
+const OUT_DIR = join(DIST, 'src')
+const ROUTES = 'src/http/dashboard/routes.ts'
+const STATIC_SRC = join(REPO_ROOT, 'src', 'http', 'dashboard', 'static')
+
+/** Native addons: loaded from node_modules as they are, never bundled. */
+const EXTERNAL = ['better-sqlite3']
+
+const REQUIRE_BANNER = "import { createRequire as __planSwarmCreateRequire } from 'node:module'; const require = __planSwarmCreateRequire(import.meta.url);"
+
+const FILE_BESIDE_MODULE = /import\.meta\.url|__dirname|__filename/
+const CREATE_REQUIRE = /\b(?:const|let|var)\s+(\w+)\s*=\s*createRequire\(import\.meta\.url\);?/
+
+/**
+ * Dependencies that find files beside their own module (import.meta.url,
+ * __dirname, __filename) would look beside the bundle instead, and fail only
+ * when that line runs. The one way in use, `const req =
+ * createRequire(import.meta.url); req('../../package.json')`
+ * (@achingbrain/ssdp, for its version), becomes a plain `require` of the
+ * same path, which esbuild resolves and inlines. Any other use fails the
+ * build, naming the file.
+ */
+const besideOwnModule: Plugin = {
+  name: 'beside-own-module',
+  setup (b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async args => {
+      const source = await readFile(args.path, 'utf8')
+      if (!FILE_BESIDE_MODULE.test(source)) return undefined
+      const decl = CREATE_REQUIRE.exec(source)
+      const name = decl?.[1]
+      const contents = decl === null || name === undefined
+        ? source
+        : source.replace(decl[0], '').replace(new RegExp(`\\b${name}\\(\\s*('[^']+'|"[^"]+")\\s*\\)`, 'g'), 'require($1)')
+      if (FILE_BESIDE_MODULE.test(contents) || (name !== undefined && new RegExp(`\\b${name}\\b`).test(contents))) {
+        throw new Error(`${args.path} finds files beside its own module, which the bundle moves: make it external in scripts/build.ts, or teach besideOwnModule its pattern`)
+      }
+      return { contents, loader: 'js' }
+    })
+  }
+}
+
+const result = await build({
+  absWorkingDir: REPO_ROOT,
+  entryPoints: { cli: 'src/cli.ts' },
+  outdir: OUT_DIR,
+  entryNames: '[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  banner: { js: REQUIRE_BANNER },
+  sourcemap: 'linked',
+  metafile: true,
+  write: false,
+  plugins: [besideOwnModule],
+  logLevel: 'warning'
+})
+
+const withRoutes = Object.entries(result.metafile.outputs).filter(([, out]) => out.inputs[ROUTES] !== undefined).map(([file]) => file)
+if (withRoutes.length !== 1) throw new Error(`expected ${ROUTES} in exactly one output file, found it in ${withRoutes.length}: ${withRoutes.join(', ')}`)
+const staticDir = join(REPO_ROOT, dirname(withRoutes[0] as string), 'static')
+
+const files = new Map<string, Uint8Array>(result.outputFiles.map(f => [f.path, f.contents]))
+for (const name of readdirSync(STATIC_SRC)) files.set(join(staticDir, name), readFileSync(join(STATIC_SRC, name)))
+for (const [path, bytes] of files) writeIfChanged(path, bytes)
+pruneExcept(DIST, new Set(files.keys()))
+
+/**
+ * Writes only what changed, each file by rename, and removes what the build
+ * no longer makes: a build from unchanged sources leaves dist/ as it was, so
+ * the processes of a test or benchmark that runs dist/src/cli.js meanwhile
+ * (and load their lazy chunks later) never see a missing or half-written file.
+ */
+function writeIfChanged (path: string, bytes: Uint8Array): void {
+  if (existsSync(path) && Buffer.from(bytes).equals(readFileSync(path))) return
+  mkdirSync(dirname(path), { recursive: true })
+  const tmp = `${path}.${process.pid}.tmp`
+  writeFileSync(tmp, bytes)
+  renameSync(tmp, path)
+}
+
+/** Removes every file under `dir` but `keep` (and another build's files in flight), then the directories left empty. */
+function pruneExcept (dir: string, keep: ReadonlySet<string>): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) pruneExcept(path, keep)
+    else if (!keep.has(path) && !entry.name.endsWith('.tmp')) rmSync(path, { force: true })
+  }
+  if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true })
+}
