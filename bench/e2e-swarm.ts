@@ -151,6 +151,8 @@ export class BenchSwarm {
     for (;;) {
       let worst = 1
       let short = 0
+      let silent = 0
+      let worstAnswering = 1
       // All at once: one process at a time would measure the polling more than the rosters.
       await Promise.all(s.nodes.map(async node => {
         try {
@@ -158,20 +160,20 @@ export class BenchSwarm {
           const listed = new Set(st.roster.map(r => r.peerId))
           const share = s.nodes.filter(o => o !== node && listed.has(o.peerId)).length / Math.max(1, n - 1)
           if (share < 1) short++
-          worst = Math.min(worst, share)
+          worstAnswering = Math.min(worstAnswering, share)
         } catch {
-          worst = 0
-          short++
+          silent++
         }
       }))
       const mine = new Set(s.client.roster.list(s.client.now()).map(r => r.peerId as string))
-      worst = Math.min(worst, s.nodes.filter(o => mine.has(o.peerId)).length / n)
+      const clientShare = s.nodes.filter(o => mine.has(o.peerId)).length / n
+      worst = silent > 0 ? 0 : Math.min(worstAnswering, clientShare)
       s.rosterShare = worst
       if (worst >= 1) s.rosterFullMs = Date.now() - spawnedAt
       if (worst >= 1 || Date.now() > deadline) break
       if (Date.now() - toldAt >= 5_000) {
         toldAt = Date.now()
-        log(`  ${Math.round((Date.now() - spawnedAt) / 1000)} s: ${short} of ${n} rosters not full (or not answering); the emptiest lists ${Math.round(worst * 100)}% of the others`)
+        log(`  ${Math.round((Date.now() - spawnedAt) / 1000)} s: ${short} of ${n} rosters not full, ${silent} not answering /status within 5 s; the emptiest that answered lists ${Math.round(worstAnswering * 100)}% of the others, the author's peer ${Math.round(clientShare * 100)}%`)
       }
       await new Promise(resolve => setTimeout(resolve, 1_000))
     }
