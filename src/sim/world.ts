@@ -110,9 +110,9 @@ export type SimHorizon = 'plan' | 'rosters'
  * wall time the larger the swarm: at 300 nodes (2026-12-01 20:17-20:32, 2
  * cores) a run to the plan's end (22 s virtual) took 12-14 s of wall time,
  * one waiting for the rosters (165 s virtual) 36-39 s; at 1000 the plan's
- * end took 83-116 s of wall time, and the rosters fill only after about
- * 500 s virtual (a wait that did not end in 10 minutes in session 6,
- * BENCHMARKS.md).
+ * end took 73-116 s, and the rosters fill only with the periodic
+ * announcements 450-550 s virtual after the start: a wait still not over
+ * after 16 minutes (545 s virtual).
  */
 export const ROSTER_WAIT_MAX_NODES = 200
 
