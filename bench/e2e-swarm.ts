@@ -122,7 +122,7 @@ export class BenchSwarm {
     const config = { ...parseNodeArgs(['--role', 'observer', '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(s.home, 'client')], {}), role: 'client' as const }
     s.client = await startPeer(config)
     const seed = s.client.node.addresses()[0] as string
-    const env = cliEnv(s.home, { ANTHROPIC_API_KEY: 'bench', ...(process.env.E2E_TRACE !== undefined ? { DEBUG: 'plan-swarm:executor' } : {}) })
+    const env = cliEnv(s.home, { ANTHROPIC_API_KEY: 'bench', ...(process.env.E2E_TRACE !== undefined ? { DEBUG: process.env.E2E_DEBUG ?? 'plan-swarm:executor' } : {}) })
     const counts = rolesFor(n)
     const starting: Array<Promise<void>> = []
     for (const role of ['decomposer', 'scorer', 'executor'] as const) {

@@ -14,7 +14,8 @@
  * (`npm start`'s way, from the sources).
  * Bytes on the wire come from the kernel's TCP counters (`ss`, iproute2).
  * E2E_TRACE=/tmp/prefix: also write each plan's events and model requests as
- * a timeline, and the executors' claim decisions (DEBUG plan-swarm:executor).
+ * a timeline, and the executors' claim decisions (DEBUG plan-swarm:executor;
+ * E2E_DEBUG=namespaces sets other DEBUG namespaces for the processes).
  */
 import { loadavg } from 'node:os'
 import { execFileSync } from 'node:child_process'

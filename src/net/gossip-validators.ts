@@ -99,6 +99,7 @@ export function createPresenceTopicValidator (c: GossipValidatorComponents): Top
     if (!c.presenceLimiter.take(from, c.now())) {
       stats.throttled++
       c.counters.throttle(from)
+      log('throttled presence from %s (%d so far)', from, stats.throttled)
       return TopicValidatorResult.Ignore
     }
     const result = await decodePresence(c.swarm, msg.data, c.now())
