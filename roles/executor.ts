@@ -211,11 +211,7 @@ export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number,
     : undefined
   // Executors that hold the plan's limit of live claims take nothing more now: ranks skip them, so the
   // next executor need not wait out their stagger. Such a claim always confirms (its rank among all is not 0).
-  const held = new Map<string, number>()
-  for (const t of tree.tasks) {
-    const c = t.chains[t.chains.length - 1]
-    if (t.status === 'claimed' && c !== undefined && c.end === null && !lapsed.has(t.id)) held.set(c.owner, (held.get(c.owner) ?? 0) + 1)
-  }
+  const held = liveClaims(tree, lapsed)
   const free = executors.filter(p => p === me || (held.get(p) ?? 0) < tree.params.maxClaimsPerExecutor)
   const chain = chainLengths(tree)
   const order = [...v.claimable].sort((a, b) => (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0))
@@ -238,6 +234,16 @@ export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number,
     room--
   }
   return out
+}
+
+/** How many live claims each executor holds in the plan (leaving out tasks in `lapsed`). */
+function liveClaims (tree: PlanTree, lapsed: ReadonlySet<string> = new Set()): Map<string, number> {
+  const held = new Map<string, number>()
+  for (const t of tree.tasks) {
+    const c = t.chains[t.chains.length - 1]
+    if (t.status === 'claimed' && c !== undefined && c.end === null && !lapsed.has(t.id)) held.set(c.owner, (held.get(c.owner) ?? 0) + 1)
+  }
+  return held
 }
 
 /** Cut text to fit the wire's cap, saying so. */
@@ -279,8 +285,7 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
   const freeing = (plan: PlanId): void => {
     const t = view.tree(plan)
     if (t === undefined) return
-    const held = t.tasks.filter(x => { const c = x.chains[x.chains.length - 1]; return x.status === 'claimed' && c?.owner === me && c.end === null }).length
-    if (held >= t.params.maxClaimsPerExecutor) noteFull(plan, view.now())
+    if ((liveClaims(t).get(me) ?? 0) >= t.params.maxClaimsPerExecutor) noteFull(plan, view.now())
   }
   let wakeAt: number | null = null
   const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
