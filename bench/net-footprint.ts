@@ -1,39 +1,95 @@
 /**
  * Idle footprint: `pairs` pairs of full nodes and as many pairs of bare
  * libp2p nodes (bench/net-bare.ts), all at once on this machine, each pair
- * connected and otherwise idle. A full node is the real thing: `npm start --
- * --role observer --no-mdns --json` (through bench/net-cli.ts, which adds only
- * the `mem` command), with the CLI's whole module graph, not a peer assembled
- * by the benchmark.
+ * connected and otherwise idle. A full node is the real CLI, `--role
+ * observer --no-mdns --json`, with its whole module graph, not a peer
+ * assembled by the benchmark; the only addition is the `mem` command on
+ * stdin (bench/net-cli-mem.ts).
+ *
+ * How both kinds run (`cli`, NET_FP_CLI or --cli=, default built):
+ * - built: what a deployment runs. `npm run build`, then `node --import
+ *   <mem command, bundled> dist/src/cli.js ...`: the CLI's own bundle and
+ *   lazy chunks, the mem command loaded before it. The bare node is
+ *   bench/net-child.ts bundled the same way (bench/net-bundle.ts) and run
+ *   with plain node. Neither has tsx or a module-loader thread.
+ * - tsx: both from the sources through tsx (`node --import tsx
+ *   bench/net-cli.ts ...`, `node --import tsx bench/net-child.ts bare`),
+ *   each with tsx's loader thread and its heap: session 6's method.
  *
  * Why it is measured this way: a node's RSS after start-up is mostly V8 heap
  * that start-up grew (module loading) and that the garbage collector gives
  * back only when its memory reducer runs, once per isolate (the main thread's
- * and tsx's module-loader thread's: bench/net-mem.ts), at a moment that depends on each process's
+ * and, under tsx, the module-loader thread's: bench/net-mem.ts), at a moment that depends on each process's
  * allocation rate and on the machine's load: 0.5 to 3 minutes after start, a
  * drop of 30-70 MB. One sample per process, taken 20-30 s after start, caught
  * some processes before that drop and some after it, so the ratio moved from
  * 0.8 to 1.7 with nothing changed. Here every process (both kinds alike) idles
- * `idleS` seconds, then gets one full collection of both heaps, then its
+ * `idleS` seconds, then gets one full collection of every heap it has, then its
  * VmRSS is read every second for `sampleS` seconds: per process the median of
  * its samples, per kind the median of its processes. The window is cut into
  * `rounds` parts and the ratio taken in each, so the output shows its own
  * spread; `unforcedRssRatio` is the same ratio from the last 10 s before the
- * collection (what a single sample without it would have said).
+ * collection (what a single sample without it would have said). The
+ * breakdown (anon and file-backed RSS, V8 heap by space, external, malloc,
+ * threads) says where a difference lies.
  *
  * CPU: utime + stime from /proc/<pid>/stat over the measuring window.
  */
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadavg } from 'node:os'
 import { createInterface } from 'node:readline'
+import { pathToFileURL } from 'node:url'
+import { bundleEntries } from './net-bundle.js'
 import { REPO, adopt, cpuSeconds, log, rssParts, sleep, spawnChild, tempDir, waitAll } from './net-harness.js'
 import type { Child, Line } from './net-harness.js'
 import { median } from './util.js'
 
-const CLI = join(REPO, 'bench', 'net-cli.ts')
+/** How the processes run: the bundle a deployment runs, or the sources through tsx. */
+export type CliMode = 'built' | 'tsx'
+
+/** --cli=built|tsx on the command line (`npm run bench -- net --cli=tsx`), else NET_FP_CLI, else built. */
+function cliFromArgs (): CliMode {
+  const flag = process.argv.find(a => a.startsWith('--cli='))?.slice('--cli='.length)
+  return cliMode(flag ?? process.env.NET_FP_CLI ?? 'built')
+}
+
+export function cliMode (v: string): CliMode {
+  if (v !== 'built' && v !== 'tsx') throw new Error(`--cli=${v} (NET_FP_CLI): use built (node dist/src/cli.js, bare node bundled alike) or tsx (both through node --import tsx)`)
+  return v
+}
+
+/** The node arguments before the CLI's own, and the bare child's script (undefined: net-child.ts through tsx). */
+interface Launch { readonly full: readonly string[], readonly bareScript: string | undefined, readonly fullDesc: string, readonly bareDesc: string }
+
+async function prepare (mode: CliMode): Promise<Launch> {
+  if (mode === 'tsx') {
+    return {
+      full: ['--import', 'tsx', join(REPO, 'bench', 'net-cli.ts')],
+      bareScript: undefined,
+      fullDesc: 'node --import tsx bench/net-cli.ts --role observer --no-mdns --json (src/cli.ts, mem command from bench/net-cli-mem.ts)',
+      bareDesc: 'node --import tsx bench/net-child.ts bare'
+    }
+  }
+  log('footprint: npm run build (full nodes run node dist/src/cli.js; --cli=tsx runs the sources)')
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] })
+  const cache = join(REPO, 'node_modules', '.cache')
+  mkdirSync(cache, { recursive: true })
+  const out = await bundleEntries({ 'net-child': 'bench/net-child.ts', 'net-cli-mem': 'bench/net-cli-mem.ts' }, tempDir('plan-swarm-bench-', cache))
+  return {
+    full: ['--import', pathToFileURL(out['net-cli-mem'] as string).href, join(REPO, 'dist', 'src', 'cli.js')],
+    bareScript: out['net-child'],
+    fullDesc: 'node --import <bench/net-cli-mem.ts bundled> dist/src/cli.js --role observer --no-mdns --json',
+    bareDesc: 'node <bench/net-child.ts bundled by bench/net-bundle.ts> bare'
+  }
+}
+
+/** Threads of a process (/proc/<pid>/status): the main thread, libuv's pool, V8's, and any worker. */
+function threads (pid: number): number {
+  return Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+}
 
 /** One measured process, whichever kind. */
 interface Proc {
@@ -46,9 +102,9 @@ interface Proc {
 
 interface FullNode extends Proc { readonly addr: string, readonly port: number }
 
-/** Start `npm start -- --role observer ...` (via bench/net-cli.ts) and wait for its "started" line. */
-async function spawnFull (name: string, swarm: string, dataDir: string, bootstrap: string | undefined): Promise<FullNode> {
-  const args = ['--import', 'tsx', CLI, '--role', 'observer', '--swarm', swarm, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', dataDir, '--json', ...(bootstrap === undefined ? [] : ['--bootstrap', bootstrap])]
+/** Start the CLI as `--role observer ...` (`launch`: which build of it, how) and wait for its "started" line. */
+async function spawnFull (launch: Launch, name: string, swarm: string, dataDir: string, bootstrap: string | undefined): Promise<FullNode> {
+  const args = [...launch.full, '--role', 'observer', '--swarm', swarm, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', dataDir, '--json', ...(bootstrap === undefined ? [] : ['--bootstrap', bootstrap])]
   const proc: ChildProcess = spawn(process.execPath, args, { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
   adopt(proc)
   let stderr = ''
@@ -111,26 +167,36 @@ function acceptedOn (port: number): boolean {
   return false
 }
 
+/** Per V8 space, the median MiB in use of each kind (after the forced collection). */
+function spaces (per: ReadonlyArray<{ kind: 'full' | 'bare', spacesUsedMb: Record<string, number> }>): Record<string, { full: number, bare: number }> {
+  const names = [...new Set(per.flatMap(x => Object.keys(x.spacesUsedMb)))]
+  const of = (kind: 'full' | 'bare', n: string): number => r1(median(per.filter(x => x.kind === kind).map(x => x.spacesUsedMb[n] ?? 0)))
+  return Object.fromEntries(names.map(n => [n, { full: of('full', n), bare: of('bare', n) }]))
+}
+
 const r1 = (x: number): number => Math.round(x * 10) / 10
 const r2 = (x: number): number => Math.round(x * 100) / 100
 
-export async function benchFootprint (p: { idleS: number, sampleS: number, pairs: number, rounds: number }): Promise<Record<string, unknown>> {
+export async function benchFootprint (p: { idleS: number, sampleS: number, pairs: number, rounds: number, cli?: CliMode }): Promise<Record<string, unknown>> {
+  const cli = p.cli ?? cliFromArgs()
   const root = tempDir('plan-swarm-net-footprint-')
+  const launch = await prepare(cli)
+  const bareOpts = { script: launch.bareScript }
   const load0 = loadavg()
   const procs: Proc[] = []
   try {
     const idx = Array.from({ length: p.pairs }, (_, i) => i + 1)
     // The first of every pair of both kinds, then the second: both kinds start under the same load.
     const firsts = await Promise.all([
-      ...idx.map(async i => await spawnFull(`full-${i}a`, `fp-${i}`, join(root, `full-${i}a`), undefined)),
-      ...idx.map(async i => await spawnChild(`bare-${i}a`, 'bare', { swarm: `fp-${i}`, listen: '/ip4/127.0.0.1/tcp/0', policy: 'StrictNoSign' }))
+      ...idx.map(async i => await spawnFull(launch, `full-${i}a`, `fp-${i}`, join(root, `full-${i}a`), undefined)),
+      ...idx.map(async i => await spawnChild(`bare-${i}a`, 'bare', { swarm: `fp-${i}`, listen: '/ip4/127.0.0.1/tcp/0', policy: 'StrictNoSign' }, bareOpts))
     ])
     const fullA = firsts.slice(0, p.pairs) as FullNode[]
     const bareA = firsts.slice(p.pairs) as Child[]
     procs.push(...fullA, ...bareA.map(bareProc))
     const seconds = await Promise.all([
-      ...idx.map(async i => await spawnFull(`full-${i}b`, `fp-${i}`, join(root, `full-${i}b`), fullA[i - 1]!.addr)),
-      ...idx.map(async i => await spawnChild(`bare-${i}b`, 'bare', { swarm: `fp-${i}`, listen: '/ip4/127.0.0.1/tcp/0', policy: 'StrictNoSign' }))
+      ...idx.map(async i => await spawnFull(launch, `full-${i}b`, `fp-${i}`, join(root, `full-${i}b`), fullA[i - 1]!.addr)),
+      ...idx.map(async i => await spawnChild(`bare-${i}b`, 'bare', { swarm: `fp-${i}`, listen: '/ip4/127.0.0.1/tcp/0', policy: 'StrictNoSign' }, bareOpts))
     ])
     const fullB = seconds.slice(0, p.pairs) as FullNode[]
     const bareB = seconds.slice(p.pairs) as Child[]
@@ -168,6 +234,7 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
     }
     const sec = (performance.now() - t0) / 1000
     const cpu1 = ordered.map(x => cpuSeconds(x.pid))
+    const threadCounts = ordered.map(x => threads(x.pid))
 
     const per = ordered.map((x, k) => {
       const s = samples[k]!
@@ -181,6 +248,11 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
         unforcedRssMb: r1(median(before[k]!)),
         heapUsedMb: heap[k]!.heapUsedMb as number,
         heapTotalMb: heap[k]!.heapTotalMb as number,
+        externalMb: heap[k]!.externalMb as number,
+        mallocedMb: heap[k]!.mallocedMb as number,
+        spacesUsedMb: heap[k]!.spacesUsedMb as Record<string, number>,
+        threads: threadCounts[k]!,
+        loaderThread: heap[k]!.loaderThread as boolean,
         loaderCollected: heap[k]!.loaderCollected as boolean,
         cpuPct: r2((cpu1[k]! - cpu0[k]!) / sec * 100)
       }
@@ -200,7 +272,9 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
       idleS: p.idleS,
       sampleS: p.sampleS,
       pairs: p.pairs,
-      full: 'npm start -- --role observer --no-mdns --json (src/cli.ts through bench/net-cli.ts)',
+      cli,
+      full: launch.fullDesc,
+      bare: launch.bareDesc,
       peerRssMb: r1(med('full', x => x.rssMb)),
       bareRssMb: r1(med('bare', x => x.rssMb)),
       rssRatio: ratio(x => x.rssMb),
@@ -216,6 +290,13 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
       bareFileMb: r1(med('bare', x => x.fileMb)),
       peerHeapUsedMb: r1(med('full', x => x.heapUsedMb)),
       bareHeapUsedMb: r1(med('bare', x => x.heapUsedMb)),
+      peerHeapTotalMb: r1(med('full', x => x.heapTotalMb)),
+      bareHeapTotalMb: r1(med('bare', x => x.heapTotalMb)),
+      peerExternalMb: r1(med('full', x => x.externalMb)),
+      bareExternalMb: r1(med('bare', x => x.externalMb)),
+      spacesUsedMb: spaces(per),
+      peerThreads: med('full', x => x.threads),
+      bareThreads: med('bare', x => x.threads),
       peerCpuPct: r2(med('full', x => x.cpuPct)),
       bareCpuPct: r2(med('bare', x => x.cpuPct)),
       processes: per,

@@ -76,17 +76,23 @@ function hookExit (): void {
   }
 }
 
-export function tempDir (prefix: string): string {
+/** A fresh directory under `base` (default the system's temp directory), removed by cleanupAll. */
+export function tempDir (prefix: string, base = tmpdir()): string {
   hookExit()
-  const d = mkdtempSync(join(tmpdir(), prefix))
+  const d = mkdtempSync(join(base, prefix))
   tempDirs.add(d)
   return d
 }
 
-/** Spawn a child (optionally inside a network namespace) and wait for its ready line. */
-export async function spawnChild (name: string, mode: 'peer' | 'bare', cfg: ChildCfg, opts: { netns?: string, readyTimeoutMs?: number } = {}): Promise<Child> {
+/**
+ * Spawn a child (optionally inside a network namespace) and wait for its
+ * ready line. It runs bench/net-child.ts through tsx, or `script`, that file
+ * bundled (bench/net-bundle.ts), without tsx.
+ */
+export async function spawnChild (name: string, mode: 'peer' | 'bare', cfg: ChildCfg, opts: { netns?: string, readyTimeoutMs?: number, script?: string } = {}): Promise<Child> {
   hookExit()
-  const nodeArgs = [process.execPath, ...(process.env.NET_CHILD_PROF !== undefined && mode === 'peer' ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.NET_CHILD_PROF] : []), '--import', 'tsx', CHILD, mode, JSON.stringify(cfg)]
+  const entry = opts.script === undefined ? ['--import', 'tsx', CHILD] : [opts.script]
+  const nodeArgs = [process.execPath, ...(process.env.NET_CHILD_PROF !== undefined && mode === 'peer' ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.NET_CHILD_PROF] : []), ...entry, mode, JSON.stringify(cfg)]
   const proc = opts.netns === undefined
     ? spawn(nodeArgs[0] as string, nodeArgs.slice(1), { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
     : spawn('ip', ['netns', 'exec', opts.netns, ...nodeArgs], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
