@@ -19,7 +19,9 @@
  * HEAL_PARTITION_MS (3000), HEAL_EVENTS (5 per side), NET_IDLE_S (60 s
  * idle before one full GC in every process), NET_SAMPLE_S (60 s of RSS
  * samples after it), NET_FP_PAIRS (2 pairs of each kind), NET_FP_ROUNDS (3
- * parts of the window, a ratio each: the spread), NET_MESH_WAIT_MS (90000), NET_DEBUG (children's stderr
+ * parts of the window, a ratio each: the spread), NET_FP_CLI (built: the
+ * bundled CLI against a bundled bare node; tsx: both through tsx, session
+ * 6's method; or --cli=built|tsx), NET_MESH_WAIT_MS (90000), NET_DEBUG (children's stderr
  * to ours), NET_CHILD_PROF=DIR (full peers write V8 CPU profiles there).
  *
  * Every ratio is ours over a baseline measured in the same run. The last
