@@ -16,18 +16,18 @@
  *   src/http/dashboard/routes.ts (STATIC_DIR, from import.meta.url): they
  *   are copied beside whichever output file esbuild put that module in.
  * - A dependency that finds a file beside its own module would look beside
- *   the bundle instead: see besideOwnModule.
+ *   the bundle instead: see besideOwnModule (scripts/bundle-options.ts,
+ *   with the options the benchmark's bundles share).
  * - The verify workers run source text (`eval: true`), so there is no
  *   worker file to bundle.
  *
  * Types are checked by `npm run typecheck`, not here: esbuild only strips them.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
-import type { Plugin } from 'esbuild'
+import { BUNDLE_OPTIONS } from './bundle-options.js'
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const DIST = join(REPO_ROOT, 'dist')
@@ -35,60 +35,14 @@ const OUT_DIR = join(DIST, 'src')
 const ROUTES = 'src/http/dashboard/routes.ts'
 const STATIC_SRC = join(REPO_ROOT, 'src', 'http', 'dashboard', 'static')
 
-/** Native addons: loaded from node_modules as they are, never bundled. */
-const EXTERNAL = ['better-sqlite3']
-
-const REQUIRE_BANNER = "import { createRequire as __planSwarmCreateRequire } from 'node:module'; const require = __planSwarmCreateRequire(import.meta.url);"
-
-const FILE_BESIDE_MODULE = /import\.meta\.url|__dirname|__filename/
-const CREATE_REQUIRE = /\b(?:const|let|var)\s+(\w+)\s*=\s*createRequire\(import\.meta\.url\);?/
-
-/**
- * Dependencies that find files beside their own module (import.meta.url,
- * __dirname, __filename) would look beside the bundle instead, and fail only
- * when that line runs. The one way in use, `const req =
- * createRequire(import.meta.url); req('../../package.json')`
- * (@achingbrain/ssdp, for its version), becomes a plain `require` of the
- * same path, which esbuild resolves and inlines. Any other use fails the
- * build, naming the file.
- */
-const besideOwnModule: Plugin = {
-  name: 'beside-own-module',
-  setup (b) {
-    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async args => {
-      const source = await readFile(args.path, 'utf8')
-      if (!FILE_BESIDE_MODULE.test(source)) return undefined
-      const decl = CREATE_REQUIRE.exec(source)
-      const name = decl?.[1]
-      const contents = decl === null || name === undefined
-        ? source
-        : source.replace(decl[0], '').replace(new RegExp(`\\b${name}\\(\\s*('[^']+'|"[^"]+")\\s*\\)`, 'g'), 'require($1)')
-      if (FILE_BESIDE_MODULE.test(contents) || (name !== undefined && new RegExp(`\\b${name}\\b`).test(contents))) {
-        throw new Error(`${args.path} finds files beside its own module, which the bundle moves: make it external in scripts/build.ts, or teach besideOwnModule its pattern`)
-      }
-      return { contents, loader: 'js' }
-    })
-  }
-}
-
 const result = await build({
+  ...BUNDLE_OPTIONS,
   absWorkingDir: REPO_ROOT,
   entryPoints: { cli: 'src/cli.ts' },
   outdir: OUT_DIR,
-  entryNames: '[name]',
-  chunkNames: 'chunks/[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: EXTERNAL,
-  banner: { js: REQUIRE_BANNER },
   sourcemap: 'linked',
   metafile: true,
-  write: false,
-  plugins: [besideOwnModule],
-  logLevel: 'warning'
+  write: false
 })
 
 const withRoutes = Object.entries(result.metafile.outputs).filter(([, out]) => out.inputs[ROUTES] !== undefined).map(([file]) => file)
