@@ -3,35 +3,8 @@ import { foldAll } from '../core/fold.js'
 import { isFinished } from '../core/view.js'
 import { duplicateExecutions } from './sim-llm.js'
 import type { PlanEvent } from '../core/events.js'
-import { presenceIntervalFor } from '../net/presence-interval.js'
-import { PRESENCE_JITTER } from '../net/presence-announcer.js'
 import type { World } from './world.js'
 
-/**
- * How soon every roster must list every live node (from the start, or from
- * the end of the faults). Measured at 4 announcements a second (BENCHMARKS.md,
- * simulator 2026-12-01 15:05): 1-7 s up to 30 nodes, 32-35 s at 100, 71-76 s
- * at 300. At 2 a second, with a node announcing once as it starts (18:02):
- * 7 s, 51 s and 51 s at 100 (seeds 1-3), 151 s at 300: rosters fill when every
- * node announces again one presence interval (n / 2 s) after the mass start,
- * and the sample a second later sees it, so 300 nodes miss the bound by that
- * second. The bound is 120 s, or (beyond about 200 nodes) one presence
- * interval, stretched by the announcer's jitter, plus ROSTER_SPREAD_MS.
- *
- * Checked in full where a run waits for the rosters (WorldOptions.until
- * `rosters`, the default up to ROSTER_WAIT_MAX_NODES = 200 nodes, where the
- * bound is the flat 120 s): a run that has not filled them by the bound ends
- * there and fails. Beyond (`plan`, the default at 300 and 1000 nodes, where
- * the bound is 175 s and 560 s), a run ends with the plan and the check
- * holds only what it saw: a fill by the end within the bound, or none past
- * it; otherwise the run reports how full the rosters were, unchecked
- * (`npm run sim -- --until rosters` checks it at any size).
- */
-export function rosterFullBoundMs (nodes: number): number {
-  return Math.max(120_000, Math.ceil(presenceIntervalFor(nodes) * (1 + PRESENCE_JITTER)) + ROSTER_SPREAD_MS)
-}
-/** Beyond the last periodic announcement, for it to cross the swarm and the next once-a-second sample to see it. */
-const ROSTER_SPREAD_MS = 10_000
 
 /** What a run must satisfy once its faults are over. */
 export interface RunChecks {
@@ -53,7 +26,7 @@ export interface RunChecks {
   readonly connectionsBounded: boolean
   /**
    * Neighbours topology: every live node's roster listed every other within
-   * the bound (World.rosterBoundMs, rosterFullBoundMs by default). True when
+   * the bound (World.rosterBoundMs, rosterFullBoundMs of src/sim/world.ts by default). True when
    * they did, false when they did not, or when the run waited for them
    * (`until: 'rosters'`) or ran past the bound without their filling; null
    * (not checked) when the run ended with the plan (`until: 'plan'`), before

@@ -18,6 +18,7 @@ import { NodeClock, VirtualTime, drainMicrotasks } from './virtual-time.js'
 import { createSimProvider, emptyLlmCalls } from './sim-llm.js'
 import { drawFaults } from './faults.js'
 import { presenceIntervalFor } from '../net/presence-interval.js'
+import { PRESENCE_JITTER } from '../net/presence-announcer.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { PeerIdString, PlanId, PlanParams } from '../core/events.js'
 import type { EventStore } from '../ports/event-store.js'
@@ -27,7 +28,32 @@ import type { SignatureVerifier } from '../wire/decode.js'
 import type { FaultKind, FaultPlan, PartitionShape } from './faults.js'
 import type { LlmCalls } from './sim-llm.js'
 import type { SimTopology } from './network.js'
-import { rosterFullBoundMs } from './checks.js'
+
+/**
+ * How soon every roster must list every live node (from the start, or from
+ * the end of the faults). Measured at 4 announcements a second (BENCHMARKS.md,
+ * simulator 2026-12-01 15:05): 1-7 s up to 30 nodes, 32-35 s at 100, 71-76 s
+ * at 300. At 2 a second, with a node announcing once as it starts (18:02):
+ * 7 s, 51 s and 51 s at 100 (seeds 1-3), 151 s at 300: rosters fill when every
+ * node announces again one presence interval (n / 2 s) after the mass start,
+ * and the sample a second later sees it, so 300 nodes miss the bound by that
+ * second. The bound is 120 s, or (beyond about 200 nodes) one presence
+ * interval, stretched by the announcer's jitter, plus ROSTER_SPREAD_MS.
+ *
+ * Checked in full where a run waits for the rosters (WorldOptions.until
+ * `rosters`, the default up to ROSTER_WAIT_MAX_NODES = 200 nodes, where the
+ * bound is the flat 120 s): a run that has not filled them by the bound ends
+ * there and fails. Beyond (`plan`, the default at 300 and 1000 nodes, where
+ * the bound is 175 s and 560 s), a run ends with the plan and the check
+ * holds only what it saw: a fill by the end within the bound, or none past
+ * it; otherwise the run reports how full the rosters were, unchecked
+ * (`npm run sim -- --until rosters` checks it at any size).
+ */
+export function rosterFullBoundMs (nodes: number): number {
+  return Math.max(120_000, Math.ceil(presenceIntervalFor(nodes) * (1 + PRESENCE_JITTER)) + ROSTER_SPREAD_MS)
+}
+/** Beyond the last periodic announcement, for it to cross the swarm and the next once-a-second sample to see it. */
+const ROSTER_SPREAD_MS = 10_000
 
 export type SimRole = 'client' | 'decomposer' | 'scorer' | 'executor' | 'observer'
 
