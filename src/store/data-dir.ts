@@ -26,8 +26,15 @@ export const PID_FILE = 'LOCK.pid'
 /** How many `<role>-<n>` dirs `acquireDefaultDataDir` tries before giving up. */
 export const MAX_DEFAULT_DIRS = 1_000
 
-/** Real paths of the data dirs this process holds. */
-const held = new Set<string>()
+/**
+ * Real paths of the data dirs this process holds, each with the connection
+ * that holds its lock: referenced here until release(), so a lock whose
+ * handle the caller drops stays held until the process exits. (Otherwise the
+ * garbage collector may close the connection, and with it the lock, while
+ * the process still uses the dir: a test child that kept only the dir's
+ * name lost its lock that way under load.)
+ */
+const held = new Map<string, Database.Database>()
 
 /** A held data dir lock. */
 export interface DataDirLock {
@@ -69,7 +76,7 @@ export function lockDataDir (dir: string): DataDirLock {
     throw new DataDirLockFileError(join(dir, LOCK_FILE), err)
   }
 
-  held.add(key)
+  held.set(key, db)
   const pidFile = join(dir, PID_FILE)
   try {
     writeFileSync(pidFile, `${process.pid}\n`)

@@ -4,6 +4,7 @@
  * `node --import tsx test/helpers/store-child.ts <mode> ...`.
  *
  *   lock <dir>             try lockDataDir; print `locked <pid>` and hold, or `busy <error name> <message>` and exit
+ *   lock-dropped <dir>     lockDataDir keeping no handle, collect garbage; print `collected <pid>` and hold
  *   acquire <base> <role>  acquireDefaultDataDir; print `acquired <dir>` and hold
  *   write <dir> <seed>     put events forever, alternating single puts and putMany
  *                          batches of BATCH; after each call returns, print `did <first n> <count>`
@@ -11,6 +12,8 @@
  * A holding child exits when its stdin closes, so a crashed test run leaves
  * no process behind.
  */
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { acquireDefaultDataDir, lockDataDir } from '../../src/store/data-dir.js'
 import { openEventStore } from '../../src/store/event-store.js'
 import type { EventRow } from '../../src/store/event-store.js'
@@ -39,6 +42,19 @@ function main (argv: readonly string[]): void {
     }
     process.stdout.write(`locked ${process.pid}\n`)
     holdUntilStdinCloses()
+    return
+  }
+  if (mode === 'lock-dropped' && a !== undefined) {
+    // Lock, keep no handle, and let the collector run: the lock must stay held.
+    lockDataDir(a)
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    for (let i = 0; i < 3; i++) gc()
+    setTimeout(() => {
+      gc()
+      process.stdout.write(`collected ${process.pid}\n`)
+      holdUntilStdinCloses()
+    }, 100)
     return
   }
   if (mode === 'acquire' && a !== undefined && b !== undefined) {
@@ -74,7 +90,7 @@ function main (argv: readonly string[]): void {
     step()
     return
   }
-  process.stderr.write(`usage: store-child.ts lock <dir> | acquire <base> <role> | write <dir> <seed>\n`)
+  process.stderr.write(`usage: store-child.ts lock <dir> | lock-dropped <dir> | acquire <base> <role> | write <dir> <seed>\n`)
   process.exit(2)
 }
 

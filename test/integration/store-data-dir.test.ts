@@ -60,6 +60,14 @@ describe('data dir lock', () => {
     expect(await after.waitForLine(isOutcome)).toMatch(/^busy DataDirLockedError /)
   })
 
+  it('stays held when its holder keeps no handle and the collector runs', async () => {
+    const dir = tempDir('dropped')
+    const holder = spawnStoreChild(['lock-dropped', dir])
+    expect(await holder.waitForLine(l => l.startsWith('collected '))).toMatch(/^collected \d+/)
+    const other = spawnStoreChild(['lock', dir])
+    expect(await other.waitForLine(isOutcome)).toMatch(/^busy DataDirLockedError /)
+  })
+
   it('says what to do when the lock file is not usable', () => {
     const dir = tempDir('lock')
     writeFileSync(join(dir, LOCK_FILE), 'garbage that is not a SQLite database, long enough to fill a header....')
