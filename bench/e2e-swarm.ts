@@ -17,6 +17,7 @@ import { bytesBetween, socketSnapshot, tcpPortOf } from './socket-bytes.js'
 import { isFinished } from '../src/core/view.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId, PlanParams } from '../src/core/events.js'
 import type { PlanTree } from '../src/core/tree.js'
+import type { CliMode } from './util.js'
 
 export const SWARM = 'bench-e2e'
 const TICKS_PER_S = 100
@@ -33,13 +34,9 @@ export interface SwarmNode {
   readonly port: number | undefined
 }
 
-/**
- * How the children run: `built` is `node dist/src/cli.js` (what a deployment
- * runs, after `npm run build`; about half the RSS of running the sources
- * through tsx), `tsx` is `npm start`'s `node --import tsx src/cli.ts`.
- */
-export type CliMode = 'built' | 'tsx'
+export type { CliMode }
 
+/** The command line of a child of either CliMode: `node dist/src/cli.js`, or `npm start`'s `node --import tsx src/cli.ts`. */
 export function cliCommand (mode: CliMode): readonly string[] {
   return mode === 'tsx' ? CLI : [process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli.js')]
 }

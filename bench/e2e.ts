@@ -18,15 +18,14 @@
  * E2E_DEBUG=namespaces sets other DEBUG namespaces for the processes).
  */
 import { loadavg } from 'node:os'
-import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { machine, median, report } from './util.js'
+import { buildCli, cliMode, machine, median, report } from './util.js'
 import { startBenchLlm, countCalls, TREE, type CallCounts } from './e2e-llm.js'
 import { runCentral } from './e2e-central.js'
 import { BenchSwarm, rolesFor, sampleProc, type CliMode, type PlanRun, type ProcSample } from './e2e-swarm.js'
 import { e2eSvg } from './e2e-svg.js'
-import { REPO_ROOT, removeTempDirs } from '../test/helpers/cli-process.js'
+import { removeTempDirs } from '../test/helpers/cli-process.js'
 
 const MAX_DEPTH = 2
 const HEADLINE_LATENCY_MS = 300
@@ -49,10 +48,6 @@ function options (argv: readonly string[]): Options {
   }
 }
 
-function cliMode (v: string): CliMode {
-  if (v !== 'built' && v !== 'tsx') throw new Error(`--cli=${v}: use --cli=built (node dist/src/cli.js) or --cli=tsx (node --import tsx src/cli.ts)`)
-  return v
-}
 
 const log = (s: string): void => { console.error(s) }
 const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
@@ -76,7 +71,7 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
   const started = Date.now()
   if (opts.cli === 'built') {
     log('e2e: npm run build (the swarm runs node dist/src/cli.js; --cli=tsx runs the sources)')
-    execFileSync('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+    buildCli()
   }
   const llm = await startBenchLlm(HEADLINE_LATENCY_MS)
   const cells: Array<Record<string, unknown>> = []

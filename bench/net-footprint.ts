@@ -35,7 +35,7 @@
  *
  * CPU: utime + stime from /proc/<pid>/stat over the measuring window.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -45,20 +45,12 @@ import { pathToFileURL } from 'node:url'
 import { bundleEntries } from './net-bundle.js'
 import { REPO, adopt, cpuSeconds, log, rssParts, sleep, spawnChild, tempDir, waitAll } from './net-harness.js'
 import type { Child, Line } from './net-harness.js'
-import { median } from './util.js'
-
-/** How the processes run: the bundle a deployment runs, or the sources through tsx. */
-export type CliMode = 'built' | 'tsx'
+import { buildCli, cliMode, median, type CliMode } from './util.js'
 
 /** --cli=built|tsx on the command line (`npm run bench -- net --cli=tsx`), else NET_FP_CLI, else built. */
 function cliFromArgs (): CliMode {
   const flag = process.argv.find(a => a.startsWith('--cli='))?.slice('--cli='.length)
-  return cliMode(flag ?? process.env.NET_FP_CLI ?? 'built')
-}
-
-export function cliMode (v: string): CliMode {
-  if (v !== 'built' && v !== 'tsx') throw new Error(`--cli=${v} (NET_FP_CLI): use built (node dist/src/cli.js, bare node bundled alike) or tsx (both through node --import tsx)`)
-  return v
+  return flag !== undefined ? cliMode(flag) : cliMode(process.env.NET_FP_CLI ?? 'built', 'NET_FP_CLI')
 }
 
 /** The node arguments before the CLI's own, and the bare child's script (undefined: net-child.ts through tsx). */
@@ -74,7 +66,7 @@ async function prepare (mode: CliMode): Promise<Launch> {
     }
   }
   log('footprint: npm run build (full nodes run node dist/src/cli.js; --cli=tsx runs the sources)')
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] })
+  buildCli()
   const cache = join(REPO, 'node_modules', '.cache')
   mkdirSync(cache, { recursive: true })
   const out = await bundleEntries({ 'net-child': 'bench/net-child.ts', 'net-cli-mem': 'bench/net-cli-mem.ts' }, tempDir('plan-swarm-bench-', cache))

@@ -17,12 +17,11 @@
  * Writes bench/results/scale.json; the last line is one JSON object.
  */
 import { loadavg } from 'node:os'
-import { execFileSync } from 'node:child_process'
-import { machine, median, report } from './util.js'
+import { buildCli, machine, median, report } from './util.js'
 import { startBenchLlm } from './e2e-llm.js'
 import { BenchSwarm, sampleProc } from './e2e-swarm.js'
 import { runSeed } from '../src/sim/run.js'
-import { REPO_ROOT, removeTempDirs } from '../test/helpers/cli-process.js'
+import { removeTempDirs } from '../test/helpers/cli-process.js'
 
 const log = (s: string): void => { console.error(s) }
 const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
@@ -84,7 +83,7 @@ export async function benchScale (): Promise<Record<string, unknown>> {
   const real: Array<Record<string, unknown>> = []
   if (sizes.length > 0) {
     log('scale: building the CLI (npm run build)')
-    execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+    buildCli()
     const llm = await startBenchLlm(300)
     try {
       for (const n of sizes) real.push(await realSwarm(n, idleS, llm.fake.url))

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
@@ -36,6 +37,20 @@ export function shuffle<T> (xs: readonly T[], seed: number): T[] {
 export function machine (): Record<string, unknown> {
   const c = cpus()
   return { cpu: c[0]?.model ?? 'unknown', cores: c.length, memGb: Math.round(totalmem() / 2 ** 30), node: process.version, date: new Date().toISOString() }
+}
+
+/** How a benchmark's processes run the CLI: `built` is `node dist/src/cli.js` (the bundle a deployment runs), `tsx` the sources as `npm start` runs them. */
+export type CliMode = 'built' | 'tsx'
+
+/** `--cli=`'s value (`flag` names where it came from, for the error). */
+export function cliMode (v: string, flag = '--cli'): CliMode {
+  if (v !== 'built' && v !== 'tsx') throw new Error(`${flag}=${v}: use built (node dist/src/cli.js, the bundle) or tsx (the sources through node --import tsx)`)
+  return v
+}
+
+/** `npm run build` in the repository: the bundle `built` runs (a rebuild from unchanged sources leaves dist/ as it is). */
+export function buildCli (): void {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'inherit'] })
 }
 
 /** Write a benchmark's figures to bench/results/<name>.json and return them. */

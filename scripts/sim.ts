@@ -2,6 +2,7 @@ import '../src/polyfill.js'
 import { parseArgs } from 'node:util'
 import { runSeed } from '../src/sim/run.js'
 import { parseFaultKinds } from '../src/sim/faults.js'
+import { pct } from '../src/sim/checks.js'
 import type { RunReport } from '../src/sim/run.js'
 import type { TraceSample } from '../src/sim/world.js'
 
@@ -49,8 +50,6 @@ function traceLine (seed: number, s: TraceSample, wallMs: number): string {
     `delivered events=${s.eventMessages} presence=${s.presenceMessages} live=${s.liveNodes} alone=${s.alone} ` +
     `connections median=${s.connectionsMedian} max=${s.connectionsMax} roster min=${s.rosterMin} full=${s.rostersFull}`
 }
-
-const pct = (x: number): string => `${Math.round(x * 1000) / 10} %`
 
 /** The rosters as a run left them: when they filled, or how full they were at the end (and whether that was checked). */
 function rosterWords (r: RunReport): string {

@@ -39,7 +39,8 @@ export interface RunChecks {
   readonly problems: string[]
 }
 
-const pct = (x: number): string => `${Math.round(x * 1000) / 10} %`
+/** A share (0..1) as a percentage with one decimal, for the run's words. */
+export const pct = (x: number): string => `${Math.round(x * 1000) / 10} %`
 
 /** Parked events a node may hold at the end of a settled run (none should be left; the cap is the fold's own bound). */
 const MAX_PARKED_AT_END = 0

@@ -131,7 +131,7 @@ export type SimHorizon = 'plan' | 'rosters'
 
 /**
  * Up to this many nodes a run waits for the rosters by default. Their bound
- * (src/sim/checks.ts) is the flat 120 s up to about 200 nodes; beyond, it is
+ * (rosterFullBoundMs) is the flat 120 s up to about 200 nodes; beyond, it is
  * one presence interval (n / 2 s) and more, and a virtual second costs more
  * wall time the larger the swarm: at 300 nodes (2026-12-01 20:17-20:32, 2
  * cores) a run to the plan's end (22 s virtual) took 12-14 s of wall time,
