@@ -146,9 +146,9 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
       }
     },
     publish: async (id, bytes) => { await started().publishEvent(id, bytes) },
-    syncWith: async peer => {
+    syncWith: async (peer, options) => {
       if (sync === undefined) return { peer, ok: false, eventsReceived: 0, error: 'not started' }
-      const s = await sync.syncWith(peer)
+      const s = await sync.syncWith(peer, options)
       return { peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error }
     },
     connectedPeers: () => node?.connectedPeers() ?? [],

@@ -105,7 +105,10 @@ export interface NodeView {
   publish: Publish
   /**
    * Catch up with the swarm now: one sync session with each connected peer
-   * in turn until one succeeds. Returns that peer, or null when none answered.
+   * in turn until one succeeds. Each session starts after the call, so the
+   * peer returned holds everything this node held when it was called (what
+   * `submit` relies on before it exits). Returns that peer, or null when none
+   * answered.
    */
   syncOnce: () => Promise<string | null>
   /** Prometheus text for GET /metrics. */

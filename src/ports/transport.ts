@@ -68,8 +68,13 @@ export interface Transport {
   start: (host: TransportHost) => Promise<void>
   /** Gossips an event's wire bytes; never fails for lack of peers (sync delivers it later). */
   publish: (id: EventId, bytes: Uint8Array) => Promise<void>
-  /** Runs one catch-up session with a connected peer now. Never rejects. */
-  syncWith: (peer: string) => Promise<SyncOutcome>
+  /**
+   * Runs one catch-up session with a connected peer now, or joins the one
+   * running to it. With `fresh`, only a session that starts after the call
+   * counts, so a success means the peer holds everything this node held at
+   * the call. Never rejects.
+   */
+  syncWith: (peer: string, options?: { readonly fresh?: boolean }) => Promise<SyncOutcome>
   connectedPeers: () => string[]
   /** Connected peers subscribed to the events topic: those a publish reaches now. */
   topicPeers: () => string[]

@@ -150,7 +150,7 @@ function createNodeView (init: NodeRuntimeInit, replica: Replica, roster: Roster
     },
     syncOnce: async () => {
       for (const other of transport.connectedPeers()) {
-        if ((await transport.syncWith(other)).ok) return other
+        if ((await transport.syncWith(other, { fresh: true })).ok) return other
       }
       return null
     },

@@ -266,9 +266,12 @@ export class SimTransport implements Transport {
   }
 
   /** One real sync session, this side outbound, the peer's side inbound, over an in-memory stream pair. */
-  async syncWith (peer: string): Promise<SyncOutcome> {
+  async syncWith (peer: string, options: { readonly fresh?: boolean } = {}): Promise<SyncOutcome> {
     const running = this.sessions.get(peer)
-    if (running !== undefined) return await running
+    if (running !== undefined) {
+      const joined = await running
+      return options.fresh === true ? await this.syncWith(peer) : joined
+    }
     const p = this.runSession(peer).finally(() => { this.sessions.delete(peer) })
     this.sessions.set(peer, p)
     return await p

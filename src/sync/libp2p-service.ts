@@ -12,8 +12,9 @@
  *   - on demand (`syncWith`).
  *
  * At most one session per peer and direction runs at a time: a second
- * `syncWith` joins the running one, a second inbound stream from a peer is
- * refused. Events received are handed to `ingest`, which must verify them
+ * `syncWith` joins the running one (a `fresh` one waits it out and starts
+ * the next), a second inbound stream from a peer is refused while the first
+ * is still exchanging. Events received are handed to `ingest`, which must verify them
  * exactly like gossiped ones.
  *
  * This is the one part of src/sync that knows libp2p: it registers the
@@ -95,13 +96,23 @@ export interface SyncTotals {
   readonly eventsReceived: number
 }
 
+export interface SyncWithOptions {
+  /** Only a session that starts after this call counts (see SyncService.syncWith). */
+  readonly fresh?: boolean
+}
+
 export interface SyncService {
   /** Registers the protocol handler, the on-connect hook and the periodic timer. */
   start (): Promise<void>
   /** Unregisters, aborts running sessions (they resolve with an error stat), clears timers. */
   stop (): Promise<void>
-  /** Syncs with this peer now (dialing it if needed); joins a session already running to it. Never rejects. */
-  syncWith (peer: PeerId | string): Promise<SyncStats>
+  /**
+   * Syncs with this peer now (dialing it if needed); joins a session already
+   * running to it. With `fresh`, joins only a session that starts after the
+   * call (waiting out one already running), so a success means the peer holds
+   * everything this node held at the call. Never rejects.
+   */
+  syncWith (peer: PeerId | string, options?: SyncWithOptions): Promise<SyncStats>
   stats (): SyncTotals
 }
 
@@ -119,7 +130,8 @@ class SyncServiceImpl implements SyncService {
   private readonly maxInbound: number
   private readonly scheduler: Scheduler
   private readonly inflight = new InflightIds()
-  private readonly inbound = new Map<string, { session: SyncSession, done: Promise<unknown> }>()
+  /** Inbound sessions, with the peer each serves (one at a time per peer, not counting one that is only closing). */
+  private readonly inbound = new Map<SyncSession, { peer: string, done: Promise<unknown> }>()
   private readonly outbound = new Map<string, { session: SyncSession | null, done: Promise<SyncStats> }>()
   private readonly timers = new Set<Cancel>()
   private controller = new AbortController()
@@ -160,7 +172,7 @@ class SyncServiceImpl implements SyncService {
     this.periodic = null
     this.controller.abort(new SyncAbortedError('sync service stopped'))
     const pending: Array<Promise<unknown>> = []
-    for (const { session, done } of this.inbound.values()) {
+    for (const [session, { done }] of this.inbound) {
       session.abort(new SyncAbortedError('sync service stopped'))
       pending.push(done)
     }
@@ -180,10 +192,12 @@ class SyncServiceImpl implements SyncService {
     return { ...this.totals, active: this.inbound.size + this.outbound.size }
   }
 
-  syncWith (peer: PeerId | string): Promise<SyncStats> {
+  syncWith (peer: PeerId | string, options: SyncWithOptions = {}): Promise<SyncStats> {
     const key = peer.toString()
     const running = this.outbound.get(key)
-    if (running !== undefined) return running.done
+    // A session that started before the call may have reconciled before what
+    // the caller just stored existed; any session that starts after it will do.
+    if (running !== undefined) return options.fresh === true ? running.done.then(async () => await this.syncWith(peer)) : running.done
     const entry: { session: SyncSession | null, done: Promise<SyncStats> } = { session: null, done: Promise.resolve(failedStats(key, 'not started', 0)) }
     entry.done = this.runOutbound(peer, key, entry)
       .catch((err: unknown) => failedStats(key, err instanceof Error ? err.message : String(err), 0))
@@ -237,9 +251,12 @@ class SyncServiceImpl implements SyncService {
       stream.abort(new SyncAbortedError('sync service stopped'))
       return
     }
-    if (this.inbound.has(peer) || this.inbound.size >= this.maxInbound) {
+    // A session whose exchange is over is only closing: the peer may already
+    // have seen it end and opened the next (a fresh syncWith does).
+    const busy = [...this.inbound].some(([session, e]) => e.peer === peer && !session.exchanged)
+    if (busy || this.inbound.size >= this.maxInbound) {
       this.totals.rejected++
-      this.log('refusing a sync stream from %s: %s', peer, this.inbound.has(peer) ? 'a session with it is running' : 'too many sessions')
+      this.log('refusing a sync stream from %s: %s', peer, busy ? 'a session with it is running' : 'too many sessions')
       stream.abort(new SyncAbortedError('sync busy'))
       return
     }
@@ -254,8 +271,8 @@ class SyncServiceImpl implements SyncService {
     const done = session.run()
       .then(stats => { this.record(stats) })
       .catch((err: unknown) => { this.log.error('sync session from %s: %e', peer, err) })
-      .finally(() => { this.inbound.delete(peer) })
-    this.inbound.set(peer, { session, done })
+      .finally(() => { this.inbound.delete(session) })
+    this.inbound.set(session, { peer, done })
   }
 
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {

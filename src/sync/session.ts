@@ -14,7 +14,7 @@
  *   each side, any time: WANT the queued ids (at most MAX_OUTSTANDING_WANTS
  *             unsettled at once); answer every WANT, in order, with EVENTS.
  *   each side, once the reconciliation is over and every WANT of its own is
- *             settled: DONE. After sending and receiving DONE (and serving
+ *             settled and ingested: DONE. After sending and receiving DONE (and serving
  *             every WANT), it closes its writable end; the session is OK
  *             when the peer's end closes too.
  *
@@ -64,6 +64,8 @@ export class SyncSession {
   private unsubscribe: (() => void) | null = null
   private deferTimer: Cancel | null = null
   private reconOver = false
+  /** EVENTS frames being ingested: DONE waits for them, so a peer that saw DONE knows its events were taken in. */
+  private ingesting = 0
   private sentDone = false
   private gotDone = false
   private closeStarted = false
@@ -100,6 +102,11 @@ export class SyncSession {
       this.counters.bytesReceived += n
       if (progress) this.progress()
     })
+  }
+
+  /** Both sides said DONE: what is left is closing the stream. */
+  get exchanged (): boolean {
+    return this.sentDone && this.gotDone
   }
 
   /** Ends the session now with this error (the stream is aborted). */
@@ -201,7 +208,17 @@ export class SyncSession {
   private async onEvents (payload: Uint8Array): Promise<void> {
     const { events, window } = this.pull.settle(payload)
     // Settled: the peer may be asked for more while these are ingested.
-    this.kickWriter()
+    this.ingesting++
+    try {
+      this.kickWriter()
+      await this.ingestSettled(events)
+    } finally {
+      this.ingesting--
+    }
+    this.pull.release(window)
+  }
+
+  private async ingestSettled (events: Uint8Array[]): Promise<void> {
     const peer = this.peer
     const host = this.host
     const ingestMany = host.ingestMany
@@ -222,7 +239,6 @@ export class SyncSession {
         this.progress()
       }
     }
-    this.pull.release(window)
   }
 
   /** Run an ingest call; wait for it, or for the session to fail (an ingest that hangs must not hold the session). */
@@ -255,7 +271,7 @@ export class SyncSession {
   private settle (): void {
     if (this.failure !== null || this.finished) return
     const pull = this.pull
-    if (!this.sentDone && this.reconOver && pull.idle) {
+    if (!this.sentDone && this.reconOver && pull.idle && this.ingesting === 0) {
       if (pull.deferredCount > 0) {
         pull.resolveDeferred()
         if (pull.queued > 0) {

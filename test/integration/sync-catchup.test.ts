@@ -6,12 +6,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SyncPeer } from '../helpers/sync-nodes.js'
-import { connect, createSyncPeer, fakeEvent, randomId, stopPeers, waitFor } from '../helpers/sync-nodes.js'
+import { FakeReplica, connect, createSyncPeer, fakeEvent, randomId, stopPeers, waitFor } from '../helpers/sync-nodes.js'
 
 const peers: SyncPeer[] = []
 
-async function peer (options: Parameters<typeof createSyncPeer>[0] = {}): Promise<SyncPeer> {
-  const p = await createSyncPeer(options)
+async function peer (options: Parameters<typeof createSyncPeer>[0] = {}, replica?: FakeReplica): Promise<SyncPeer> {
+  const p = await createSyncPeer(options, replica)
   peers.push(p)
   return p
 }
@@ -145,6 +145,48 @@ describe('sync: catch-up between real nodes', () => {
     expect(b.replica.received.length).toBe(10_000)
     console.log(`[sync] two sources at once: ${s1.eventsReceived} + ${s2.eventsReceived} events, 0 duplicates, ` +
       `${Math.max(s1.ms, s2.ms)} ms`)
+  })
+
+  it('a session ends only once the peer has ingested what it pulled', async () => {
+    const held = new FakeReplica()
+    const ingest = held.ingest
+    const a = await peer({ syncOnConnect: false })
+    const b = await peer({ syncOnConnect: false, ingest: async (bytes, from) => { await new Promise(resolve => setTimeout(resolve, 200)); return await ingest(bytes, from) } }, held)
+    const event = fakeEvent(300)
+    a.replica.add(event)
+    await connect(a.node, b.node)
+    const stats = await a.sync.syncWith(b.node.peerId)
+    expect(stats.ok).toBe(true)
+    // Before, B said DONE as soon as the EVENTS frame arrived, while still ingesting it.
+    expect(b.replica.ids.has(event.id)).toBe(true)
+  })
+
+  it('a fresh sync does not join a session that reconciled before the caller stored an event', async () => {
+    // What `submit` relies on: its event reached a peer before the client exits.
+    // A's session stays open while A ingests what it pulled from B.
+    const own = new FakeReplica()
+    const ingest = own.ingest
+    const gate = Promise.withResolvers<void>()
+    let calls = 0
+    const a = await peer({ syncOnConnect: false, ingest: async (bytes, from) => { if (calls++ === 0) await gate.promise; return await ingest(bytes, from) } }, own)
+    const b = await peer({ syncOnConnect: false })
+    a.replica.add(fakeEvent(300))
+    b.replica.add(fakeEvent(300))
+    await connect(a.node, b.node)
+    const running = a.sync.syncWith(b.node.peerId)
+    // A is ingesting the one event it lacked: the reconciliation is over.
+    await waitFor(() => calls > 0 && b.replica.ids.size === 2, 5_000, 'the first session to have reconciled')
+    const goal = fakeEvent(300)
+    a.replica.add(goal)
+    const fresh = a.sync.syncWith(b.node.peerId, { fresh: true })
+    gate.resolve()
+    const first = await running
+    expect(first.ok).toBe(true)
+    expect(b.replica.ids.has(goal.id)).toBe(false) // the session running at the call did not carry it
+    const stats = await fresh
+    expect(stats.error).toBeUndefined()
+    expect(stats.ok).toBe(true)
+    expect(b.replica.ids.has(goal.id)).toBe(true)
   })
 
   it('a hung ingest ends the session by the idle timeout instead of wedging it', async () => {
