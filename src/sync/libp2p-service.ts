@@ -13,8 +13,7 @@
  *
  * At most one session per peer and direction runs at a time: a second
  * `syncWith` joins the running one (a `fresh` one waits it out and starts
- * the next), a second inbound stream from a peer is refused while the first
- * is still exchanging. Events received are handed to `ingest`, which must verify them
+ * the next), a second inbound stream from a peer is refused. Events received are handed to `ingest`, which must verify them
  * exactly like gossiped ones.
  *
  * This is the one part of src/sync that knows libp2p: it registers the
@@ -130,8 +129,7 @@ class SyncServiceImpl implements SyncService {
   private readonly maxInbound: number
   private readonly scheduler: Scheduler
   private readonly inflight = new InflightIds()
-  /** Inbound sessions, with the peer each serves (one at a time per peer, not counting one that is only closing). */
-  private readonly inbound = new Map<SyncSession, { peer: string, done: Promise<unknown> }>()
+  private readonly inbound = new Map<string, { session: SyncSession, done: Promise<unknown> }>()
   private readonly outbound = new Map<string, { session: SyncSession | null, done: Promise<SyncStats> }>()
   private readonly timers = new Set<Cancel>()
   private controller = new AbortController()
@@ -172,7 +170,7 @@ class SyncServiceImpl implements SyncService {
     this.periodic = null
     this.controller.abort(new SyncAbortedError('sync service stopped'))
     const pending: Array<Promise<unknown>> = []
-    for (const [session, { done }] of this.inbound) {
+    for (const { session, done } of this.inbound.values()) {
       session.abort(new SyncAbortedError('sync service stopped'))
       pending.push(done)
     }
@@ -251,12 +249,9 @@ class SyncServiceImpl implements SyncService {
       stream.abort(new SyncAbortedError('sync service stopped'))
       return
     }
-    // A session whose exchange is over is only closing: the peer may already
-    // have seen it end and opened the next (a fresh syncWith does).
-    const busy = [...this.inbound].some(([session, e]) => e.peer === peer && !session.exchanged)
-    if (busy || this.inbound.size >= this.maxInbound) {
+    if (this.inbound.has(peer) || this.inbound.size >= this.maxInbound) {
       this.totals.rejected++
-      this.log('refusing a sync stream from %s: %s', peer, busy ? 'a session with it is running' : 'too many sessions')
+      this.log('refusing a sync stream from %s: %s', peer, this.inbound.has(peer) ? 'a session with it is running' : 'too many sessions')
       stream.abort(new SyncAbortedError('sync busy'))
       return
     }
@@ -271,8 +266,8 @@ class SyncServiceImpl implements SyncService {
     const done = session.run()
       .then(stats => { this.record(stats) })
       .catch((err: unknown) => { this.log.error('sync session from %s: %e', peer, err) })
-      .finally(() => { this.inbound.delete(session) })
-    this.inbound.set(session, { peer, done })
+      .finally(() => { this.inbound.delete(peer) })
+    this.inbound.set(peer, { session, done })
   }
 
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {

@@ -104,11 +104,6 @@ export class SyncSession {
     })
   }
 
-  /** Both sides said DONE: what is left is closing the stream. */
-  get exchanged (): boolean {
-    return this.sentDone && this.gotDone
-  }
-
   /** Ends the session now with this error (the stream is aborted). */
   abort (err: Error): void {
     this.fail(err)
