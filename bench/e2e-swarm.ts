@@ -6,6 +6,7 @@
  * every child bootstraps to and that folds every event, so it sees the plan
  * finish and holds the events to measure).
  */
+import { availableParallelism } from 'node:os'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseNodeArgs } from '../src/runtime/config.js'
@@ -38,7 +39,10 @@ export type { CliMode }
 
 /** The command line of a child of either CliMode: `node dist/src/cli.js`, or `npm start`'s `node --import tsx src/cli.ts`. */
 export function cliCommand (mode: CliMode): readonly string[] {
-  return mode === 'tsx' ? CLI : [process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli.js')]
+  // E2E_CPU_PROF=DIR: every child writes a V8 CPU profile into DIR when it exits (open it in Chrome's DevTools).
+  const prof = process.env.E2E_CPU_PROF
+  const flags = prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`]
+  return mode === 'tsx' ? [CLI[0] as string, ...flags, ...CLI.slice(1)] : [process.execPath, ...flags, join(REPO_ROOT, 'dist', 'src', 'cli.js')]
 }
 
 /** How many of each role a swarm of `n` processes runs: 30% decomposers, 30% scorers, the rest executors (1/1/1 at 3). */
@@ -111,6 +115,14 @@ export class BenchSwarm {
   rosterFullMs: number | null = null
   /** Ms from the first spawn until every process had printed that it started. */
   allStartedMs = 0
+  /**
+   * CPU the swarm's processes and this one (the bootstrap peer) used while the
+   * rosters filled, as a share of the machine's cores: near 1 means the wait
+   * was for CPU, well below it that it was for timers and the network.
+   */
+  fillCpuShare: number | null = null
+  /** The same for this process alone, as a share of one core (it serves every newcomer's first dial). */
+  fillBootstrapCpuShare: number | null = null
   private readonly home = tempDir('bench-e2e')
 
   static async start (n: number, llmUrl: string, log: (s: string) => void, cli: CliMode = 'built', meshTimeoutMs = 240_000): Promise<BenchSwarm> {
@@ -140,6 +152,9 @@ export class BenchSwarm {
     }
     s.allStartedMs = Date.now() - spawnedAt
     log(`  ${n} processes started in ${s.allStartedMs} ms; waiting until every one lists every other in its roster`)
+    const ownCpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+    const cpuAt = (): number => s.pids().reduce((sum, pid) => sum + (sampleProc(pid)?.cpuMs ?? 0), 0) + ownCpu()
+    const fillStart = { wall: Date.now(), cpu: cpuAt(), own: ownCpu() }
     // Full rosters matter (executors rank tasks among the executors they list, scorers wait for the
     // decomposers they list); a swarm that does not get there within the deadline runs anyway, and
     // the smallest share of the others any process lists is reported.
@@ -166,7 +181,12 @@ export class BenchSwarm {
       const clientShare = s.nodes.filter(o => mine.has(o.peerId)).length / n
       worst = silent > 0 ? 0 : Math.min(worstAnswering, clientShare)
       s.rosterShare = worst
-      if (worst >= 1) s.rosterFullMs = Date.now() - spawnedAt
+      if (worst >= 1) {
+        s.rosterFullMs = Date.now() - spawnedAt
+        const wall = Math.max(1, Date.now() - fillStart.wall)
+        s.fillCpuShare = (cpuAt() - fillStart.cpu) / wall / availableParallelism()
+        s.fillBootstrapCpuShare = (ownCpu() - fillStart.own) / wall
+      }
       if (worst >= 1 || Date.now() > deadline) break
       if (Date.now() - toldAt >= 5_000) {
         toldAt = Date.now()

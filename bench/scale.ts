@@ -60,6 +60,8 @@ async function realSwarm (n: number, idleS: number, llmUrl: string): Promise<Rec
       allStartedS: r2(swarm.allStartedMs / 1000),
       rosterFullAfterStartedS: swarm.rosterFullMs === null ? null : r2((swarm.rosterFullMs - swarm.allStartedMs) / 1000),
       rosterShare: r2(swarm.rosterShare),
+      fillCpuShare: swarm.fillCpuShare === null ? null : r2(swarm.fillCpuShare),
+      fillBootstrapCpuShare: swarm.fillBootstrapCpuShare === null ? null : r2(swarm.fillBootstrapCpuShare),
       idleCpuPctPerNodeMedian: r2(median(cpu)),
       idleRssMbPerNodeMedian: r2(median(rss)),
       idleBytesPerNodePerS: Math.round(bytesPerS / n),

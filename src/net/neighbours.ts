@@ -164,9 +164,9 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
       const entry = { addresses: p.addresses, heardAt: now, dialedAt: prev?.dialedAt ?? 0 }
       peers.set(p.peerId, entry)
       // Below the target, a peer heard of is dialed at once (a small swarm meshes fully within a presence round); the tick refills later.
-      const connected = new Set(init.connected())
       const addresses = p.addresses.filter(usable)
       if (dialing.has(p.peerId) || addresses.length === 0 || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
+      const connected = new Set(init.connected())
       if (connected.has(p.peerId)) {
         // Reached through a relay, and it now announces an address of its own (a port forward, a public IP): go direct.
         // DCUtR upgrades only from the end that received the relayed connection, and only once; this covers the other end and later addresses.

@@ -350,7 +350,8 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
       const targets = dialTargets(peerId, addrs)
       await libp2p.dial(targets.length > 0 ? targets : peerIdFromString(peerId), options)
     },
-    connectedPeers: () => libp2p.getPeers().map((p) => p.toString()),
+    // Not libp2p.getPeers(): it parses every peer id back from its string (a key decode each), and this runs on every presence heard.
+    connectedPeers: () => [...new Set(libp2p.getConnections().map(c => c.remotePeer.toString()))],
     eventTopicPeers: () => pubsub.getSubscribers(topics.events).map((p) => p.toString()),
     eventMeshPeers: () => (pubsub as unknown as { getMeshPeers(topic: string): string[] }).getMeshPeers(topics.events),
     async publishEvent (id, bytes) {

@@ -111,7 +111,8 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
   // Bootstrap peers too: a node with enough neighbours lets its bootstrap peer go (it is everyone's first hop).
   const roomFor = (_t: Target): boolean => libp2p.getConnections().length < dialUntil
   const targetOf = (peerId: string): Target | undefined => bootstrap.find((t) => t.peerId === peerId) ?? recent.get(peerId)
-  const connected = (peerId: string | undefined): boolean => peerId !== undefined && libp2p.getConnections(peerIdFromString(peerId)).length > 0
+  // The peers connected now, by their strings: asking libp2p per peer id means parsing each string back into a key.
+  const connectedNow = (): Set<string> => new Set(libp2p.getConnections().map(c => c.remotePeer.toString()))
 
   // A bootstrap peer is pruned last by libp2p's connection manager. Not KEEP_ALIVE: libp2p would
   // reconnect it on its own, whatever our bound says; this redialer does the redialing.
@@ -143,11 +144,13 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
   }
 
   const trimRecent = (): void => {
+    if (recent.size <= MAX_RECENT_PEERS) return
+    const connected = connectedNow()
     while (recent.size > MAX_RECENT_PEERS) {
       let oldest: string | undefined
       let oldestMs = Infinity
       for (const [id, t] of recent) {
-        if (!connected(id) && t.lastSeenMs < oldestMs) { oldest = id; oldestMs = t.lastSeenMs }
+        if (!connected.has(id) && t.lastSeenMs < oldestMs) { oldest = id; oldestMs = t.lastSeenMs }
       }
       if (oldest === undefined) return
       recent.delete(oldest)
@@ -193,8 +196,9 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
 
   const tick = (): void => {
     const now = scheduler.now()
+    const connected = connectedNow()
     for (const [id, t] of recent) {
-      if (!t.inFlight && !connected(id) && now - t.lastSeenMs > recentTtl) {
+      if (!t.inFlight && !connected.has(id) && now - t.lastSeenMs > recentTtl) {
         log('forgetting %s: not connected for %d ms', id, now - t.lastSeenMs)
         recent.delete(id)
       }
@@ -202,7 +206,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
     for (const t of [...bootstrap, ...recent.values()]) {
       if (inFlight >= MAX_PARALLEL_REDIALS) return
       if (t.inFlight || t.nextAtMs > now || t.peerId === self) continue
-      if (connected(t.peerId)) continue
+      if (t.peerId !== undefined && connected.has(t.peerId)) continue
       if (t.peerId !== undefined && !init.mayDial(t.peerId)) continue
       if (!roomFor(t)) continue
       // Until a dial settles it, assume it fails: a target is never dialed twice at once.
@@ -240,7 +244,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       }
       t.lastSeenMs = now
       // In backoff (it keeps failing, e.g. another swarm key): the tick redials it in time, from the peer store.
-      if (timer === undefined || t.inFlight || connected(id) || t.nextAtMs > now || !roomFor(t)) return
+      if (timer === undefined || t.inFlight || connectedNow().has(id) || t.nextAtMs > now || !roomFor(t)) return
       t.nextAtMs = now + backoffMs(t.failures + 1, minBackoff, maxBackoff)
       // A LAN peer's loopback address is our own loopback: dial its other addresses when it has some.
       const lan = peer.multiaddrs.filter((ma) => !isLoopback(ma))

@@ -3,6 +3,7 @@ import { logger } from '@libp2p/logger'
 import { ROSTER_PROTOCOL } from '../wire/topics.js'
 import { decodePresence, MAX_PRESENCE_BYTES } from './presence.js'
 import { announcedTtl } from './presence-interval.js'
+import { SIGNATURE_BYTES } from '../wire/codec.js'
 import type { Connection, Libp2p, PeerId, Stream, StreamMessageEvent } from '@libp2p/interface'
 import type { Presence } from './presence.js'
 import type { Scheduler } from '../ports/scheduler.js'
@@ -62,15 +63,33 @@ export interface RosterExchange {
  * the peer they describe, so a relaying node cannot forge one; an old one
  * is accepted only within the TTL its own interval gives it.
  */
+/** An announcement's signature (its last bytes) as a string key; shorter input gives a key no signature has. */
+function signatureOf (bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1', Math.max(0, bytes.length - SIGNATURE_BYTES))
+}
+
 export function createRosterExchange (init: RosterExchangeInit): RosterExchange {
   const kept = new Map<string, { bytes: Uint8Array, sentMs: number, ttlMs: number }>()
+  /**
+   * The signatures of the announcements kept: a reply mostly repeats what this
+   * node holds already (during a mass start, nearly all of it), and those need
+   * neither a decode nor a signature check. Skipping one only ever refuses it.
+   */
+  const keptSignatures = new Set<string>()
   let running = false
+  const forget = (id: string): void => {
+    const k = kept.get(id)
+    if (k === undefined) return
+    kept.delete(id)
+    keptSignatures.delete(signatureOf(k.bytes))
+  }
   const remember = (p: Presence, bytes: Uint8Array): void => {
     const prev = kept.get(p.peerId)
     if (prev !== undefined && prev.sentMs >= p.sentMs) return
-    kept.delete(p.peerId)
+    forget(p.peerId)
     kept.set(p.peerId, { bytes, sentMs: p.sentMs, ttlMs: announcedTtl(p.capabilities) })
-    if (kept.size > ROSTER_EXCHANGE_KEPT) kept.delete(kept.keys().next().value as string)
+    keptSignatures.add(signatureOf(bytes))
+    if (kept.size > ROSTER_EXCHANGE_KEPT) forget(kept.keys().next().value as string)
   }
 
   const self = init.libp2p.peerId.toString()
@@ -114,9 +133,11 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
     const list = dagCbor.decode(all)
     if (!Array.isArray(list)) throw new Error('a roster reply is not a list')
     let learned = 0
+    let known = 0
     const now = init.scheduler.now()
     for (const bytes of list.slice(0, ROSTER_EXCHANGE_MAX)) {
       if (!(bytes instanceof Uint8Array)) continue
+      if (keptSignatures.has(signatureOf(bytes))) { known++; continue }
       // Accept it up to its own TTL old: the decoder checks the signature, the shape and the clock.
       const r = await decodePresence(init.swarm, bytes, now, Infinity)
       if (!r.ok) continue
@@ -125,7 +146,7 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
       init.onPresence(r.presence)
       learned++
     }
-    log('learned %d peers from %p', learned, peer)
+    log('learned %d peers from %p (%d known already)', learned, peer, known)
   }
 
   const onConnect = (evt: CustomEvent<PeerId>): void => {

@@ -294,8 +294,10 @@ class SyncServiceImpl implements SyncService {
   private async periodicTick (): Promise<void> {
     if (!this.running) return
     const candidates: PeerId[] = []
-    for (const peer of this.libp2p.getPeers()) {
-      if (this.outbound.has(peer.toString())) continue
+    // From the connections, not libp2p.getPeers(), which parses every peer id back from its string.
+    const peers = new Map(this.libp2p.getConnections().map(c => [c.remotePeer.toString(), c.remotePeer]))
+    for (const [key, peer] of peers) {
+      if (this.outbound.has(key)) continue
       try {
         const known = await this.libp2p.peerStore.get(peer)
         // Skip peers known not to speak sync; peers whose protocols are unknown are tried.
