@@ -123,6 +123,8 @@ export class BenchSwarm {
   fillCpuShare: number | null = null
   /** The same for this process alone, as a share of one core (it serves every newcomer's first dial). */
   fillBootstrapCpuShare: number | null = null
+  /** Presence announcements this process (the bootstrap peer) took in from the start until the rosters were full: about every one the swarm sent. */
+  fillPresenceAccepted: number | null = null
   private readonly home = tempDir('bench-e2e')
 
   static async start (n: number, llmUrl: string, log: (s: string) => void, cli: CliMode = 'built', meshTimeoutMs = 240_000): Promise<BenchSwarm> {
@@ -186,6 +188,7 @@ export class BenchSwarm {
         const wall = Math.max(1, Date.now() - fillStart.wall)
         s.fillCpuShare = (cpuAt() - fillStart.cpu) / wall / availableParallelism()
         s.fillBootstrapCpuShare = (ownCpu() - fillStart.own) / wall
+        s.fillPresenceAccepted = s.client.node.stats().presence.accepted
       }
       if (worst >= 1 || Date.now() > deadline) break
       if (Date.now() - toldAt >= 5_000) {

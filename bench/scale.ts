@@ -62,6 +62,7 @@ async function realSwarm (n: number, idleS: number, llmUrl: string): Promise<Rec
       rosterShare: r2(swarm.rosterShare),
       fillCpuShare: swarm.fillCpuShare === null ? null : r2(swarm.fillCpuShare),
       fillBootstrapCpuShare: swarm.fillBootstrapCpuShare === null ? null : r2(swarm.fillBootstrapCpuShare),
+      fillPresenceAccepted: swarm.fillPresenceAccepted,
       idleCpuPctPerNodeMedian: r2(median(cpu)),
       idleRssMbPerNodeMedian: r2(median(rss)),
       idleBytesPerNodePerS: Math.round(bytesPerS / n),

@@ -1,17 +1,14 @@
-import { logger } from '@libp2p/logger'
 import { createSwarmNode } from './node.js'
 import { createSyncService } from '../sync/libp2p-service.js'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { createNeighbourhood, DEFAULT_MAX_PEERS, NEWCOMER_HEADROOM, TARGET_PEERS } from './neighbours.js'
-import { intervalCapability, presenceIntervalFor } from './presence-interval.js'
+import { presenceIntervalFor } from './presence-interval.js'
 import { realScheduler } from '../ports/scheduler.js'
 import { isRelayed } from './addresses.js'
 import type { Connection } from '@libp2p/interface'
 import type { SwarmNode, SwarmNodeInit } from './node.js'
 import type { SyncService } from '../sync/libp2p-service.js'
 import type { PresenceInfo, Transport, TransportHost } from '../ports/transport.js'
-
-const log = logger('plan-swarm:net:transport')
 
 /** Now and then (this often, jittered) a node syncs with a peer it has no connection to, besides its neighbours. */
 export const STRANGER_SYNC_MS = 60_000
@@ -76,8 +73,6 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
   })
   // Every node of a swarm of n hears about the same number of announcements a second, whatever n.
   const presenceIntervalMs = (): number => init.presenceIntervalMs ?? presenceIntervalFor(neighbours.known() + 1)
-  let announced = presenceIntervalMs()
-  const presenceInfo = (): PresenceInfo => ({ ...init.presence, capabilities: [...init.presence.capabilities, intervalCapability(announced)] })
   let stopStrangers: (() => void) | undefined
   const started = (): SwarmNode => {
     if (node === undefined) throw new Error('the libp2p transport is not started')
@@ -106,14 +101,9 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
         onPresence: p => {
           host.presence(p)
           neighbours.heard(p)
-          // Say so when the interval moved by a quarter (the swarm grew or shrank): receivers size its TTL by it.
-          const now = presenceIntervalMs()
-          if (Math.abs(now - announced) > announced / 4) {
-            announced = now
-            node?.publishPresence(presenceInfo()).catch((err: Error) => { log('could not announce presence: %s', err.message) })
-          }
         },
-        presence: presenceInfo(),
+        // Each announcement carries the interval until the next (the node adds it): receivers size its TTL by it.
+        presence: init.presence,
         presenceIntervalMs,
         maxConnections: maxPeers + NEWCOMER_HEADROOM,
         network: init.network,
@@ -154,7 +144,7 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     connectedPeers: () => node?.connectedPeers() ?? [],
     topicPeers: () => node?.eventTopicPeers() ?? [],
     addresses: () => node?.addresses() ?? [],
-    presenceIntervalMs: () => announced,
+    presenceIntervalMs,
     stop: async () => {
       neighbours.stop()
       stopStrangers?.()

@@ -46,6 +46,7 @@ import { checkAnnounceAddress, describeConnection, logConnections, natAssembly, 
 import type { NetworkOptions, SwarmConnection } from './nat.js'
 import { createPresenceAnnouncer, PRESENCE_INTERVAL_MS } from './presence-announcer.js'
 import { encodePresence } from './presence.js'
+import { withInterval } from './presence-interval.js'
 import type { Presence, PresenceInfo } from './presence.js'
 import { createPeerRateLimiter, DEFAULT_EVENT_RATE_LIMIT, DEFAULT_PRESENCE_RATE_LIMIT } from './rate-limit.js'
 import type { RateLimit } from './rate-limit.js'
@@ -289,11 +290,12 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   const announcer = createPresenceAnnouncer({
     intervalMs: init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS,
     initial: init.presence,
-    publish: async (info) => {
+    publish: async (given, intervalMs) => {
       if (libp2p.status !== 'started') return
       const sentMs = Date.now()
       const addrs = announced()
       lastAnnounced = addrs.join(' ')
+      const info = withInterval(given, intervalMs)
       const bytes = await encodePresence(swarm, info, addrs, sentMs, init.privateKey)
       // Kept for the roster exchange too, which hands a new neighbour this node's own announcement first.
       rosterExchange.remember({ ...info, peerId: selfId, addresses: [], sentMs: Math.floor(sentMs) }, bytes)

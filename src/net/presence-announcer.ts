@@ -1,6 +1,6 @@
 /**
- * Announces this node's presence: at once when told what to say, every
- * `intervalMs` after that, and soon after its first peer joins the presence
+ * Announces this node's presence: at once when told what to say, an
+ * `intervalMs` after each announcement, and soon after its first peer joins the presence
  * topic (a message published before any peer has subscribed reaches nobody,
  * so "once connected" means "once a peer has subscribed").
  *
@@ -44,10 +44,14 @@ export interface PresenceAnnouncer {
 }
 
 export interface PresenceAnnouncerInit {
-  /** Between announcements; a function is read again after each one (the interval grows with the swarm). */
+  /** Between announcements; a function is read again at each one (the interval grows with the swarm). */
   readonly intervalMs: number | (() => number)
-  /** Signs and publishes one announcement of `info`. */
-  readonly publish: (info: PresenceInfo) => Promise<void>
+  /**
+   * Signs and publishes one announcement of `info`; `intervalMs` is how long
+   * until the next one (give or take the jitter), for receivers to size
+   * their TTL by.
+   */
+  readonly publish: (info: PresenceInfo, intervalMs: number) => Promise<void>
   readonly initial?: PresenceInfo
   /** Timers; default the real clock. */
   readonly scheduler?: Scheduler
@@ -58,25 +62,28 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
   let stopped = false
   let debounce: Cancel | undefined
   const scheduler = init.scheduler ?? realScheduler()
+  const intervalOf = typeof init.intervalMs === 'number' ? ((ms: number) => () => ms)(init.intervalMs) : init.intervalMs
+  let cancelNext: Cancel = () => {}
 
+  // Every announcement, periodic or not, restarts the wait for the next one and
+  // says how long it is: what a receiver hears always promises the next in time,
+  // so a swarm that grows needs no announcement of its own to say so.
+  const schedule = (intervalMs: number): void => {
+    cancelNext()
+    cancelNext = scheduler.after(Math.round(intervalMs * (1 - PRESENCE_JITTER + 2 * PRESENCE_JITTER * scheduler.random())), () => { void publishNow() })
+  }
   const publishNow = async (): Promise<void> => {
-    if (stopped || info === undefined) return
+    if (stopped) return
+    const intervalMs = intervalOf()
+    schedule(intervalMs)
+    if (info === undefined) return
     try {
-      await init.publish(info)
+      await init.publish(info, intervalMs)
     } catch (err) {
       log.error('could not announce presence - %e', err)
     }
   }
-
-  const intervalOf = typeof init.intervalMs === 'number' ? ((ms: number) => () => ms)(init.intervalMs) : init.intervalMs
-  let cancelNext: Cancel = () => {}
-  const next = (): void => {
-    cancelNext = scheduler.after(Math.round(intervalOf() * (1 - PRESENCE_JITTER + 2 * PRESENCE_JITTER * scheduler.random())), () => {
-      next()
-      void publishNow()
-    })
-  }
-  next()
+  schedule(intervalOf())
   const stopInterval = (): void => { cancelNext() }
 
   const soon = (): void => {

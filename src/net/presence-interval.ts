@@ -36,6 +36,11 @@ export function intervalCapability (ms: number): string {
   return `${INTERVAL_CAPABILITY}${Math.round(ms)}`
 }
 
+/** `info` announcing `ms` as its interval (in place of any interval it announced before). */
+export function withInterval<T extends { readonly capabilities: readonly string[] }> (info: T, ms: number): T {
+  return { ...info, capabilities: [...info.capabilities.filter(c => !c.startsWith(INTERVAL_CAPABILITY)), intervalCapability(ms)] }
+}
+
 /** The presence interval a peer announced, or undefined (an older node: it announces every PRESENCE_MIN_INTERVAL_MS). */
 export function announcedInterval (capabilities: readonly string[]): number | undefined {
   for (const c of capabilities) {

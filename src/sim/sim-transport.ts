@@ -5,7 +5,7 @@ import { runSyncSession, InflightIds, DEFAULT_SYNC_LIMITS } from '../sync/index.
 import { createNeighbourhood, TARGET_PEERS } from '../net/neighbours.js'
 import { DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS, REDIAL_AFTER_CLOSE_MS, REDIAL_TICK_MS } from '../net/redialer.js'
 import { STRANGER_SYNC_MS } from '../net/libp2p-transport.js'
-import { intervalCapability } from '../net/presence-interval.js'
+import { withInterval } from '../net/presence-interval.js'
 import { createSimRosterExchange, SIM_ROSTER_ASK_AFTER_MS } from './sim-roster-exchange.js'
 import type { Neighbourhood } from '../net/neighbours.js'
 import type { SimRosterExchange } from './sim-roster-exchange.js'
@@ -82,13 +82,13 @@ export class SimTransport implements Transport {
     this.init.registry.set(this.peerId, this)
     net.attach({ peerId: this.peerId, clock: this.init.clock, seen: id => this.seen.has(id), deliver: (topic, from, id, payload, size) => this.deliver(topic, from, id, payload, size) })
     const dynamic = this.init.neighbours !== undefined
-    // With connections, presence is what the neighbourhood dials from: it carries an address and (as the libp2p transport's) the interval, which sizes the roster TTL.
-    const initial = dynamic ? { ...this.init.presence, capabilities: [...this.init.presence.capabilities, intervalCapability(this.init.presenceIntervalMs)] } : this.init.presence
     const announcer = createPresenceAnnouncer({
       intervalMs: this.init.presenceIntervalMs,
       scheduler: this.scheduler,
-      initial,
-      publish: async info => {
+      initial: this.init.presence,
+      publish: async (given, intervalMs) => {
+        // With connections, presence is what the neighbourhood dials from: it carries an address and (as the libp2p node's) the interval, which sizes the roster TTL.
+        const info = dynamic ? withInterval(given, intervalMs) : given
         const p = { ...info, peerId: this.peerId, addresses: dynamic ? this.addresses() : [], sentMs: this.scheduler.now() }
         const id = `${this.peerId}:${this.presenceSeq++}`
         this.seen.add(id)

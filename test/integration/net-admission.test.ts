@@ -11,6 +11,8 @@ import { AllowListError, SwarmKeyError } from '../../src/net/errors.js'
 import { decodePresence, encodePresence, MAX_PRESENCE_AGE_MS, presenceSignedMessage } from '../../src/net/presence.js'
 import type { Presence } from '../../src/net/presence.js'
 import { createRoster, ROSTER_TTL_MS } from '../../src/net/roster.js'
+import { intervalCapability } from '../../src/net/presence-interval.js'
+import { PRESENCE_INTERVAL_MS } from '../../src/net/presence-announcer.js'
 import { generateSwarmKey, parseSwarmKey } from '../../src/net/swarm-key.js'
 import { joinWire } from '../../src/wire/codec.js'
 import { presenceTopic } from '../../src/wire/topics.js'
@@ -128,7 +130,8 @@ describe('presence', () => {
     const a = await pool.start({ onPresence: (p) => heard.push(p), presence: { ...info, role: 'observer' } })
     const b = await pool.start({ presence: info, bootstrap: [a.addresses()[0] as string] })
     const p = await waitFor('B\'s presence at A', () => heard.find((x) => x.peerId === b.peerId))
-    expect(p).toMatchObject({ role: 'scorer', capabilities: ['score', 'review'], load: 0.5, version: 'plan-swarm/0.1.0' })
+    // The node adds how long it waits until its next announcement (receivers keep the entry for five of those).
+    expect(p).toMatchObject({ role: 'scorer', capabilities: ['score', 'review', intervalCapability(PRESENCE_INTERVAL_MS)], load: 0.5, version: 'plan-swarm/0.1.0' })
     expect(p.addresses).toContain(b.addresses()[0])
     expect(Math.abs(p.sentMs - Date.now())).toBeLessThan(5_000)
     // B's own announcement may reach A first by the roster exchange; the gossiped one follows.

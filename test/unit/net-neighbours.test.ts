@@ -234,8 +234,8 @@ describe('presence announcer', () => {
     a.peerJoined(1)
     s.advance(PRESENCE_JOIN_DEBOUNCE_MS)
     expect(published).toHaveLength(3)
-    // The periodic announcement: within the interval +- PRESENCE_JITTER of the start (12 debounce windows ago).
-    s.advance(60_000 * (1 - PRESENCE_JITTER) - 12 * PRESENCE_JOIN_DEBOUNCE_MS - 1)
+    // The periodic announcement: within the interval +- PRESENCE_JITTER of the last one.
+    s.advance(60_000 * (1 - PRESENCE_JITTER) - 1)
     expect(published).toHaveLength(3)
     s.advance(60_000 * 2 * PRESENCE_JITTER + 2)
     expect(published).toHaveLength(4)
@@ -245,6 +245,34 @@ describe('presence announcer', () => {
     s.advance(PRESENCE_JOIN_DEBOUNCE_MS)
     expect(published).toHaveLength(5)
     a.stop()
+  })
+})
+
+describe('presence announcements promise the next', () => {
+  it('each says how long until the next, and the next comes within that (give or take the jitter), as the swarm grows', async () => {
+    const s = manualScheduler()
+    const heard: Array<{ at: number, intervalMs: number }> = []
+    let peers = 1
+    const a = createPresenceAnnouncer({
+      intervalMs: () => presenceIntervalFor(peers),
+      scheduler: s,
+      initial: presence(0),
+      publish: async (_info, intervalMs) => { heard.push({ at: s.now(), intervalMs }) }
+    })
+    await a.announce()
+    // The swarm grows from 1 to 200 peers over ten minutes, while it also gets new neighbours now and then.
+    for (let t = 0; t < 600_000; t += 1_000) {
+      peers = 1 + Math.floor(t / 3_000)
+      if (t % 47_000 === 0) a.changed()
+      s.advance(1_000)
+    }
+    a.stop()
+    expect(heard.length).toBeGreaterThan(20)
+    for (let i = 1; i < heard.length; i++) {
+      const prev = heard[i - 1] as { at: number, intervalMs: number }
+      const gap = (heard[i] as { at: number }).at - prev.at
+      expect(gap).toBeLessThanOrEqual(prev.intervalMs * (1 + PRESENCE_JITTER) + 1)
+    }
   })
 })
 
