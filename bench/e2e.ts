@@ -16,6 +16,8 @@
  * E2E_TRACE=/tmp/prefix: also write each plan's events and model requests as
  * a timeline, and the executors' claim decisions (DEBUG plan-swarm:executor;
  * E2E_DEBUG=namespaces sets other DEBUG namespaces for the processes).
+ * E2E_CPU_PROF=/tmp/dir: every process writes a V8 CPU profile there when
+ * it exits (scale too).
  */
 import { loadavg } from 'node:os'
 import { writeFileSync } from 'node:fs'

@@ -13,7 +13,9 @@
  * full the rosters were when the run ended with the plan (`--sim-until`, as
  * `npm run sim -- --until`: by default a run waits for the rosters up to 200
  * nodes and ends with the plan beyond). `--sizes=` skips the real swarm (and
- * the build it needs).
+ * the build it needs). While the rosters fill it also takes the CPU share
+ * the swarm used (of all cores: near 1 means the wait was for CPU) and the
+ * presence announcements the bootstrap peer took in.
  * Writes bench/results/scale.json; the last line is one JSON object.
  */
 import { loadavg } from 'node:os'
