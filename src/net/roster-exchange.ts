@@ -52,6 +52,11 @@ export interface RosterExchange {
   stop: () => Promise<void>
 }
 
+/** An announcement's signature (its last bytes) as a string key; shorter input gives a key no signature has. */
+function signatureOf (bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1', Math.max(0, bytes.length - SIGNATURE_BYTES))
+}
+
 /**
  * Peer exchange of our own: on every new connection a node asks the peer
  * for the signed presence announcements it holds (a random sample), checks
@@ -63,11 +68,6 @@ export interface RosterExchange {
  * the peer they describe, so a relaying node cannot forge one; an old one
  * is accepted only within the TTL its own interval gives it.
  */
-/** An announcement's signature (its last bytes) as a string key; shorter input gives a key no signature has. */
-function signatureOf (bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1', Math.max(0, bytes.length - SIGNATURE_BYTES))
-}
-
 export function createRosterExchange (init: RosterExchangeInit): RosterExchange {
   const kept = new Map<string, { bytes: Uint8Array, sentMs: number, ttlMs: number }>()
   /**
