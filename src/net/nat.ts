@@ -41,8 +41,6 @@ import { dcutr } from '@libp2p/dcutr'
 import { identifyPush } from '@libp2p/identify'
 import type { Connection, Libp2p } from '@libp2p/interface'
 import { logger } from '@libp2p/logger'
-import { uPnPNAT } from '@libp2p/upnp-nat'
-import { webSockets } from '@libp2p/websockets'
 import { multiaddr } from '@multiformats/multiaddr'
 import type { Libp2pOptions, ServiceFactoryMap } from 'libp2p'
 import { isRelayed } from './addresses.js'
@@ -112,14 +110,17 @@ export async function natAssembly (listen: readonly string[], bootstraps: number
     identifyPush: identifyPush()
   }
   if (opts.relay === true) services.relay = relayServerService()
+  // UPnP (an SSDP client and an XML parser) and WebSockets (ws) load only when asked for: most nodes use neither.
   if (opts.upnp === true) {
+    const { uPnPNAT } = await import('@libp2p/upnp-nat')
     services.upnp = uPnPNAT({ portMappingDescription: 'plan-swarm', autoConfirmAddress: false })
     services.upnpConfirm = (components: ConfirmComponents) => confirmMappedAddresses(components)
   }
+  const webSockets = ws ? (await import('@libp2p/websockets')).webSockets : undefined
   return {
     listen: [...listen, ...(reserving ? [RESERVE_ON_A_RELAY] : [])],
     announce,
-    transports: [...(ws ? [webSockets()] : []), relayClientTransport()],
+    transports: [...(webSockets !== undefined ? [webSockets()] : []), relayClientTransport()],
     services,
     reserving
   }
