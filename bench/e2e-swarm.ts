@@ -13,7 +13,7 @@ import { parseNodeArgs } from '../src/runtime/config.js'
 import { startPeer, type Peer } from '../src/app/peer.js'
 import { DEFAULT_PARAMS, majority } from '../src/core/events.js'
 import { encodeEnvelope, SIGNATURE_BYTES } from '../src/wire/codec.js'
-import { CLI, REPO_ROOT, cliEnv, spawnCommand, stopCliChildren, tempDir, waitUntil, type CliChild } from '../test/helpers/cli-process.js'
+import { BUILT_CLI, CLI, cliEnv, spawnCommand, stopCliChildren, tempDir, waitUntil, type CliChild } from '../test/helpers/cli-process.js'
 import { bytesBetween, socketSnapshot, tcpPortOf } from './socket-bytes.js'
 import { isFinished } from '../src/core/view.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId, PlanParams } from '../src/core/events.js'
@@ -42,7 +42,7 @@ export function cliCommand (mode: CliMode): readonly string[] {
   // E2E_CPU_PROF=DIR: every child writes a V8 CPU profile into DIR when it exits (open it in Chrome's DevTools).
   const prof = process.env.E2E_CPU_PROF
   const flags = prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`]
-  return mode === 'tsx' ? [CLI[0] as string, ...flags, ...CLI.slice(1)] : [process.execPath, ...flags, join(REPO_ROOT, 'dist', 'src', 'cli.js')]
+  return mode === 'tsx' ? [CLI[0] as string, ...flags, ...CLI.slice(1)] : [process.execPath, ...flags, BUILT_CLI]
 }
 
 /** How many of each role a swarm of `n` processes runs: 30% decomposers, 30% scorers, the rest executors (1/1/1 at 3). */

@@ -43,6 +43,7 @@ import { loadavg } from 'node:os'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import { bundleEntries } from './net-bundle.js'
+import { BUILT_CLI } from '../test/helpers/cli-process.js'
 import { REPO, adopt, cpuSeconds, log, rssParts, sleep, spawnChild, tempDir, waitAll } from './net-harness.js'
 import type { Child, Line } from './net-harness.js'
 import { buildCli, cliMode, median, type CliMode } from './util.js'
@@ -71,7 +72,7 @@ async function prepare (mode: CliMode): Promise<Launch> {
   mkdirSync(cache, { recursive: true })
   const out = await bundleEntries({ 'net-child': 'bench/net-child.ts', 'net-cli-mem': 'bench/net-cli-mem.ts' }, tempDir('plan-swarm-bench-', cache))
   return {
-    full: ['--import', pathToFileURL(out['net-cli-mem'] as string).href, join(REPO, 'dist', 'src', 'cli.js')],
+    full: ['--import', pathToFileURL(out['net-cli-mem'] as string).href, BUILT_CLI],
     bareScript: out['net-child'],
     fullDesc: 'node --import <bench/net-cli-mem.ts bundled> dist/src/cli.js --role observer --no-mdns --json',
     bareDesc: 'node <bench/net-child.ts bundled by bench/net-bundle.ts> bare'

@@ -14,10 +14,10 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { EXIT, REPO_ROOT, cliEnv, removeTempDirs, spawnCommand, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { BUILT_CLI, EXIT, REPO_ROOT, cliEnv, removeTempDirs, spawnCommand, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
 import type { CliChild, Finished } from '../helpers/cli-process.js'
 
-const BUILT = [process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli.js')] as const
+const BUILT = [process.execPath, BUILT_CLI] as const
 const STATIC_SRC = join(REPO_ROOT, 'src', 'http', 'dashboard', 'static')
 const COMMON = ['--swarm', 'built-e2e', '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0']
 const START_MS = 60_000

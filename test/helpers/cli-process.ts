@@ -23,6 +23,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 export const REPO_ROOT = resolve(here, '..', '..')
 /** `npm start` without npm: the argv prefix of every CLI invocation. */
 export const CLI = [process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src', 'cli.ts')] as const
+/** The bundle `npm run build` writes (scripts/build.ts): what a deployment runs with `node`. */
+export const BUILT_CLI = join(REPO_ROOT, 'dist', 'src', 'cli.js')
 
 /** Exit codes the CLI documents (src/cli.ts, src/commands/client.ts). */
 export const EXIT = { OK: 0, FAILURE: 1, CONFIG: 2, DATA_DIR_IN_USE: 3, PORT_IN_USE: 4, CANCELLED: 5, TIMEOUT: 6 } as const

@@ -3,23 +3,19 @@ import { expect, it, vi } from 'vitest'
 // Every node pays for the modules it loads, idle or not (bench/net-footprint.ts): the MCP
 // server and the model SDKs held about 12 MB and 7 MB of heap in a node that used neither;
 // UPnP (an SSDP client, an XML parser) and WebSockets (ws) were a sixth of the main bundle.
-const loaded = vi.hoisted(() => ({ mcp: false, provider: false, upnp: false, websockets: false }))
-vi.mock('../../src/app/run-mcp.js', async (importOriginal) => {
-  loaded.mcp = true
-  return await importOriginal()
+const { loaded, track } = vi.hoisted(() => {
+  const loaded = { mcp: false, provider: false, upnp: false, websockets: false }
+  /** A vi.mock factory that loads the real module and notes that it was loaded. */
+  const track = (key: keyof typeof loaded) => async (importOriginal: () => Promise<unknown>) => {
+    loaded[key] = true
+    return await importOriginal()
+  }
+  return { loaded, track }
 })
-vi.mock('../../src/llm/create-provider.js', async (importOriginal) => {
-  loaded.provider = true
-  return await importOriginal()
-})
-vi.mock('@libp2p/upnp-nat', async (importOriginal) => {
-  loaded.upnp = true
-  return await importOriginal()
-})
-vi.mock('@libp2p/websockets', async (importOriginal) => {
-  loaded.websockets = true
-  return await importOriginal()
-})
+vi.mock('../../src/app/run-mcp.js', track('mcp'))
+vi.mock('../../src/llm/create-provider.js', track('provider'))
+vi.mock('@libp2p/upnp-nat', track('upnp'))
+vi.mock('@libp2p/websockets', track('websockets'))
 
 it('loading the node entry point loads neither the MCP server, the model providers, UPnP nor WebSockets', async () => {
   const mod = await import('../../src/app/run-node.js')
