@@ -8,8 +8,8 @@
  * of every store, the plan completes, and the five invariants hold.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { ResilienceSwarm, Stopwatch, printMeasured } from './swarm.js'
-import type { NodeRole } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured } from '../helpers/swarm.js'
+import type { NodeRole } from '../helpers/swarm.js'
 
 const CHURN_MS = Number(process.env.RESILIENCE_CHURN_MS ?? 60_000)
 const EVERY_MS = 1_000

@@ -10,7 +10,7 @@
  * five invariants hold.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from '../helpers/swarm.js'
 import { modelOf, promptOf, titleIn } from '../helpers/roles-swarm.js'
 
 const SKEW_MS = 30_000

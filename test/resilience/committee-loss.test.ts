@@ -13,7 +13,7 @@
  * committee can decide.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from '../helpers/swarm.js'
 import { modelOf, promptOf, titleIn } from '../helpers/roles-swarm.js'
 import type { ScriptStep } from '../helpers/fake-llm.js'
 

@@ -19,13 +19,13 @@
  * Needs root and iproute2; skipped, saying why, elsewhere.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { labUnavailable } from './net-lab.js'
-import { NetSwarm } from './net-swarm.js'
-import { printMeasured, Stopwatch } from './swarm.js'
-import { startTcpProxy } from './tcp-proxy.js'
-import type { NetNode } from './net-swarm.js'
-import type { ProxyRoute, TcpProxy } from './tcp-proxy.js'
-import type { LabHost } from './net-lab.js'
+import { labUnavailable } from '../helpers/net-lab.js'
+import { NetSwarm } from '../helpers/net-swarm.js'
+import { printMeasured, Stopwatch } from '../helpers/swarm.js'
+import { startTcpProxy } from '../helpers/tcp-proxy.js'
+import type { NetNode } from '../helpers/net-swarm.js'
+import type { ProxyRoute, TcpProxy } from '../helpers/tcp-proxy.js'
+import type { LabHost } from '../helpers/net-lab.js'
 
 const why = labUnavailable()
 if (why !== undefined) console.warn(`skipping the delay-proxy scenario: ${why}`)

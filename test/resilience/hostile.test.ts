@@ -2,7 +2,7 @@
  * Resilience scenario 8, a hostile peer: a swarm of node processes (observer,
  * decomposer, two scorers, two executors) driven by the fake LLM server plans
  * one goal alone (the baseline), then a second goal with a hostile process in
- * the swarm (./hostile-main.ts) publishing every kind of bad event it can make
+ * the swarm (test/helpers/hostile-main.ts) publishing every kind of bad event it can make
  * at a high rate; for the second goal the hostile peer even sits on the
  * committee (three members, quorum two), so its conflicting ballots matter.
  *
@@ -15,7 +15,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { spawnCommand, REPO_ROOT } from '../helpers/cli-process.js'
 import { join } from 'node:path'
-import { ResilienceSwarm, Stopwatch, printMeasured } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured } from '../helpers/swarm.js'
 import type { CliChild } from '../helpers/cli-process.js'
 
 const PLAN_MS = 240_000
@@ -57,7 +57,7 @@ describe('resilience: a hostile peer in the swarm', () => {
     await s.waitPlan(s.seed, base.plan, 'the baseline plan to complete', t => t.status === 'completed', PLAN_MS)
     const baselineMs = clock.since('baseline submitted')
 
-    hostile = spawnCommand([process.execPath, '--import', 'tsx', join(REPO_ROOT, 'test/resilience/hostile-main.ts'), '--swarm', s.swarm, '--bootstrap', s.seed.addresses[0] as string, '--rate', String(RATE)],
+    hostile = spawnCommand([process.execPath, '--import', 'tsx', join(REPO_ROOT, 'test/helpers/hostile-main.ts'), '--swarm', s.swarm, '--bootstrap', s.seed.addresses[0] as string, '--rate', String(RATE)],
       { env: s.env, name: 'hostile' })
     const started = await hostile.waitForJson(o => o.event === 'started', 120_000)
     const hostileId = started.peerId as string

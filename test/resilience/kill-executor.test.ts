@@ -7,7 +7,7 @@
  * minute-long delay): it holds its claim, renewing the lease, until it dies.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from '../helpers/swarm.js'
 import type { RecordedRequest } from '../helpers/fake-llm.js'
 
 const LEASE_MS = 3_000

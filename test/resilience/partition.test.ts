@@ -16,12 +16,12 @@
  * Needs root and iproute2; skipped, saying why, elsewhere.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { labUnavailable } from './net-lab.js'
-import { NetSwarm } from './net-swarm.js'
-import { printMeasured, Stopwatch } from './swarm.js'
-import { snapshotIds } from './invariants.js'
-import type { NetNode } from './net-swarm.js'
-import type { Snapshot } from './invariants.js'
+import { labUnavailable } from '../helpers/net-lab.js'
+import { NetSwarm } from '../helpers/net-swarm.js'
+import { printMeasured, Stopwatch } from '../helpers/swarm.js'
+import { snapshotIds } from '../helpers/invariants.js'
+import type { NetNode } from '../helpers/net-swarm.js'
+import type { Snapshot } from '../helpers/invariants.js'
 
 const why = labUnavailable()
 if (why !== undefined) console.warn(`skipping the partition scenario: ${why}`)

@@ -11,7 +11,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { promptOf, titleIn } from '../helpers/roles-swarm.js'
-import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from './swarm.js'
+import { ResilienceSwarm, Stopwatch, printMeasured, invariantFigures } from '../helpers/swarm.js'
 
 const PLAN_MS = 240_000
 

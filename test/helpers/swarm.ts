@@ -12,11 +12,11 @@
  */
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { EXIT, cliEnv, parseJsonLine, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
-import { startFakeLlm } from '../helpers/fake-llm.js'
+import { EXIT, cliEnv, parseJsonLine, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from './cli-process.js'
+import { startFakeLlm } from './fake-llm.js'
 import { checkInvariants, snapshotIds } from './invariants.js'
-import type { CliChild, Finished } from '../helpers/cli-process.js'
-import type { FakeLlm, FakeLlmOptions } from '../helpers/fake-llm.js'
+import type { CliChild, Finished } from './cli-process.js'
+import type { FakeLlm, FakeLlmOptions } from './fake-llm.js'
 import type { InvariantInput, InvariantReport, Snapshot } from './invariants.js'
 import type { PlanTree } from '../../src/core/tree.js'
 

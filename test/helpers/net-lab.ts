@@ -20,7 +20,7 @@
  */
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { addTwoBridgeHub, ip } from '../helpers/partition-net.js'
+import { addTwoBridgeHub, ip } from './partition-net.js'
 
 export interface LabHost {
   readonly ns: string

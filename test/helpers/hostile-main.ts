@@ -1,7 +1,7 @@
 /**
  * A hostile peer as its own process, for resilience scenario 8:
  *
- *   node --import tsx test/resilience/hostile-main.ts --swarm S --bootstrap ADDR [--rate N] [--data-dir DIR]
+ *   node --import tsx test/helpers/hostile-main.ts --swarm S --bootstrap ADDR [--rate N] [--data-dir DIR]
  *
  * A real swarm node (libp2p, gossip, presence as a scorer) that folds what it
  * hears, like any peer, and from that publishes, at about `--rate` messages a
