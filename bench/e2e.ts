@@ -22,7 +22,7 @@
 import { loadavg } from 'node:os'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { buildCli, cliMode, machine, median, report } from './util.js'
+import { SS, buildCli, cliMode, machine, median, report, requireTools, resultsDir } from './util.js'
 import { startBenchLlm, countCalls, TREE, type CallCounts } from './e2e-llm.js'
 import { runCentral } from './e2e-central.js'
 import { BenchSwarm, rolesFor, sampleProc, type CliMode, type PlanRun, type ProcSample } from './e2e-swarm.js'
@@ -70,6 +70,7 @@ interface Repeat {
 
 export async function benchE2e (): Promise<Record<string, unknown>> {
   const opts = options(process.argv.slice(2))
+  requireTools('bench e2e', [SS])
   const started = Date.now()
   if (opts.cli === 'built') {
     log('e2e: npm run build (the swarm runs node dist/src/cli.js; --cli=tsx runs the sources)')
@@ -176,7 +177,7 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
     command: `npm run bench -- e2e ${process.argv.slice(2).filter(a => a !== 'e2e').join(' ')}`.trim(),
     wallS: Math.round((Date.now() - started) / 1000)
   }
-  writeFileSync(join(import.meta.dirname, 'results', 'e2e.svg'), e2eSvg(cells, HEADLINE_LATENCY_MS))
+  writeFileSync(join(resultsDir(), 'e2e.svg'), e2eSvg(cells, HEADLINE_LATENCY_MS))
   return report('e2e', figures)
 }
 

@@ -14,7 +14,7 @@
  *   with plain node. Neither has tsx or a module-loader thread.
  * - tsx: both from the sources through tsx (`node --import tsx
  *   bench/net-cli.ts ...`, `node --import tsx bench/net-child.ts bare`),
- *   each with tsx's loader thread and its heap: session 6's method.
+ *   each with tsx's loader thread and its heap (how `npm start` runs).
  *
  * Why it is measured this way: a node's RSS after start-up is mostly V8 heap
  * that start-up grew (module loading) and that the garbage collector gives

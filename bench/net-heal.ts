@@ -2,20 +2,25 @@
  * Partition heal, with a real network partition: two network namespaces
  * (side A, side B) joined by one veth pair; two full peer processes on each
  * side, all four connected (a full mesh, four connections crossing the
- * link). A partition is an iptables rule on each side's end of the link;
+ * link). A partition is an nftables table on each side's end of the link
+ * (`nft`, as the tests' NAT routers use; its input chain is shown below);
  * within a side, traffic (over the namespace's own loopback route) goes on.
  *
- *   drop:  INPUT -i <veth> -j DROP on both sides: a black hole. TCP
+ *   drop:  iifname <veth> drop, on both sides: a black hole. TCP
  *          connections stay up and retransmit; nothing is closed.
- *   reset: INPUT -i <veth> -p tcp (not RST) -j REJECT --reject-with tcp-reset
- *          on both sides: every crossing connection is reset the next time
- *          it carries a packet, and redials are refused until the heal.
+ *   reset: iifname <veth> tcp flags & rst == 0 reject with tcp reset, on
+ *          both sides: every crossing connection is reset the next time it
+ *          carries a packet, and redials are refused until the heal.
+ *
+ * Heal deletes the table. Needs root, iproute2 and nftables (bench/net.ts
+ * checks for them, or installs them, before any part runs).
  *
  * Each trial: partition, publish `perSide` events on each side (side A's
  * first peer, side B's first peer: renewals of disjoint leaves), check the
  * sides diverged, heal (delete the rules), then time until every peer holds
  * the union (the same count as the parent published, and the same hash).
  */
+import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { loadavg } from 'node:os'
 import { log, makeNetns, deleteNetns, sh, sleep, spawnChild, stopChildren, tempDir, waitAll } from './net-harness.js'
@@ -28,18 +33,28 @@ export type HealMode = 'drop' | 'reset'
 
 interface Side { ns: string, veth: string, ip: string }
 
-function rule (mode: HealMode, veth: string): string[] {
+/** The table a partition adds in each side's namespace, and heal deletes. */
+const TABLE = 'plan_swarm_heal'
+
+function rule (mode: HealMode, veth: string): string {
   return mode === 'drop'
-    ? ['INPUT', '-i', veth, '-j', 'DROP']
-    : ['INPUT', '-i', veth, '-p', 'tcp', '!', '--tcp-flags', 'RST', 'RST', '-j', 'REJECT', '--reject-with', 'tcp-reset']
+    ? `iifname "${veth}" drop`
+    : `iifname "${veth}" tcp flags & rst == 0 reject with tcp reset`
+}
+
+function nft (ns: string, script: string): void {
+  execFileSync('ip', ['netns', 'exec', ns, 'nft', '-f', '-'], { input: script, stdio: ['pipe', 'ignore', 'pipe'] })
 }
 
 function partition (mode: HealMode, sides: readonly Side[]): void {
-  for (const s of sides) sh('ip', ['netns', 'exec', s.ns, 'iptables', '-I', ...rule(mode, s.veth)])
+  for (const s of sides) {
+    nft(s.ns, `table inet ${TABLE} {\n  chain input {\n    type filter hook input priority filter; policy accept;\n` +
+      `    ${rule(mode, s.veth)}\n  }\n}\n`)
+  }
 }
 
-function heal (mode: HealMode, sides: readonly Side[]): void {
-  for (const s of sides) sh('ip', ['netns', 'exec', s.ns, 'iptables', '-D', ...rule(mode, s.veth)])
+function heal (sides: readonly Side[]): void {
+  for (const s of sides) nft(s.ns, `delete table inet ${TABLE}\n`)
 }
 
 export interface HealParams {
@@ -110,7 +125,7 @@ async function healTrials (mode: HealMode, set: RenewalSet, p: HealParams): Prom
         before.every(s => (s.held as number) === expected - p.perSide)
       const reach = children.map(c => c.waitLine(l => l.ev === 'hash' && (l.held as number) >= expected, p.timeoutMs))
       const tHeal = hiNow()
-      heal(mode, sides)
+      heal(sides)
       const settled = await Promise.allSettled(reach)
       const lines = settled.map(s => s.status === 'fulfilled' ? s.value : undefined)
       const converged = lines.every(l => l !== undefined && l.hash === lines[0]?.hash && l.held === expected)

@@ -6,7 +6,8 @@
  *   gossip     publish -> folded on every peer, full peers vs bare gossipsub,
  *              at NET_SIZES processes (default 3,10; 30 is opt-in)
  *   catchup    a late joiner takes a ~10k-event plan; vs one core verifying it
- *   heal       partition (network namespaces + iptables) and heal, >= 20 trials
+ *   heal       partition (network namespaces + nftables) and heal, >= 20 trials;
+ *              needs root, iproute2 and nftables (installed with apt-get when missing)
  *   footprint  idle RSS and CPU, full node (the real CLI) vs bare libp2p node
  *   policy     bare gossipsub StrictNoSign vs StrictSign: latency and throughput
  *
@@ -20,9 +21,9 @@
  * idle before one full GC in every process), NET_SAMPLE_S (60 s of RSS
  * samples after it), NET_FP_PAIRS (2 pairs of each kind), NET_FP_ROUNDS (3
  * parts of the window, a ratio each: the spread), NET_FP_CLI (built: the
- * bundled CLI against a bundled bare node; tsx: both through tsx, session
- * 6's method; or --cli=built|tsx), NET_MESH_WAIT_MS (90000), NET_DEBUG (children's stderr
- * to ours), NET_CHILD_PROF=DIR (full peers write V8 CPU profiles there).
+ * bundled CLI against a bundled bare node; tsx: both through tsx, as
+ * `npm start` runs; or --cli=built|tsx), NET_MESH_WAIT_MS (90000),
+ * NET_DEBUG (children's stderr to ours), NET_CHILD_PROF=DIR (full peers write V8 CPU profiles there).
  *
  * Every ratio is ours over a baseline measured in the same run. The last
  * stdout line (printed by bench/run.ts) is the JSON returned here, also
@@ -37,7 +38,7 @@ import type { HealMode } from './net-heal.js'
 import { makeRenewalSet } from './net-events.js'
 import type { RenewalSet } from './net-events.js'
 import { cleanupAll, log, tempDir } from './net-harness.js'
-import { machine, report } from './util.js'
+import { IP, NFT, machine, report, requireTools } from './util.js'
 
 const PARTS = ['gossip', 'catchup', 'heal', 'footprint', 'policy'] as const
 type Part = typeof PARTS[number]
@@ -78,6 +79,8 @@ export async function benchNet (): Promise<Record<string, unknown>> {
     modes: list('HEAL_MODES', 'drop,reset') as HealMode[]
   }
   for (const m of hp.modes) if (m !== 'drop' && m !== 'reset') throw new Error(`HEAL_MODES: unknown mode ${m}`)
+  // Before any part runs, so a missing tool is found in a second, not after the gossip part's minutes.
+  if (want('heal')) requireTools('bench net (heal part)', [IP, NFT], { root: true })
   const started = Date.now()
   const load0 = loadavg()
   const out: Record<string, unknown> = {}

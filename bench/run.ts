@@ -3,10 +3,12 @@ import { benchFold } from './fold.js'
 import { benchNet } from './net.js'
 import { benchE2e } from './e2e.js'
 import { benchScale } from './scale.js'
+import { BenchUnavailable } from './util.js'
 
 /**
  * `npm run bench -- <name>`: runs one benchmark (or all), prints progress on
  * stderr and, as its last line on stdout, one JSON object with the figures.
+ * `--help` lists the benchmarks and their options.
  */
 const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   fold: benchFold,
@@ -15,16 +17,44 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   scale: benchScale
 }
 
-const names = process.argv.slice(2).filter(a => !a.startsWith('-'))
+const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
+
+Each writes bench/results/<name>.json (created, ignored by git) and prints one JSON object as its last line.
+BENCHMARKS.md has the current figures and how each is measured.
+
+  fold    the pure fold: 99,999 events one at a time and as a batch, rebuild, decode, verify;
+          then the memory part (bench/fold-memory.ts). BENCH_RUNS=5
+  net     real processes on this machine against bare libp2p nodes. Parts: NET_PARTS=gossip,catchup,heal,footprint,policy
+          (default all). The heal part needs root, iproute2 and nftables (installed with apt-get when missing).
+          --cli=built|tsx (footprint). Other knobs (NET_SIZES, HEAL_TRIALS, NET_IDLE_S, ...): bench/net.ts
+  e2e     a whole plan on a swarm of real processes against an ideal central scheduler (the leaderless tax).
+          --quick --sizes=3,10,30 --latencies=50,300,2000 --repeats=3 --sensitivity-sizes=3,10 --cli=built|tsx
+          E2E_TRACE=PREFIX E2E_DEBUG=NAMESPACES E2E_CPU_PROF=DIR. Needs ss (iproute2).
+  scale   idle background and roster fill at 5-40 processes, then the simulator at 100-1000 nodes.
+          --sizes=5,10,20,40 --idle-s=20 --sim-sizes=100,300,1000 --sim-seeds=3 --sim-until=plan|rosters
+          (--sizes= skips the processes, --sim-sizes= the simulator). Needs ss (iproute2).`
+
+const argv = process.argv.slice(2)
+if (argv.includes('--help') || argv.includes('-h')) {
+  console.log(HELP)
+  process.exit(0)
+}
+const names = argv.filter(a => !a.startsWith('-'))
 const unknown = names.filter(n => BENCHES[n] === undefined)
 if (unknown.length > 0) {
-  console.error(`unknown benchmark ${unknown.join(', ')}; choose from: ${Object.keys(BENCHES).join(', ')}`)
+  console.error(`unknown benchmark ${unknown.join(', ')}; choose from: ${Object.keys(BENCHES).join(', ')} (--help)`)
   process.exit(2)
 }
 const chosen = names.length > 0 ? names : Object.keys(BENCHES)
 const results: Record<string, unknown> = {}
-for (const n of chosen) {
-  console.error(`bench ${n}: running...`)
-  results[n] = await (BENCHES[n] as () => Promise<Record<string, unknown>>)()
+try {
+  for (const n of chosen) {
+    console.error(`bench ${n}: running...`)
+    results[n] = await (BENCHES[n] as () => Promise<Record<string, unknown>>)()
+  }
+} catch (err) {
+  if (!(err instanceof BenchUnavailable)) throw err
+  console.error(err.message)
+  process.exit(3)
 }
 console.log(JSON.stringify(chosen.length === 1 ? results[chosen[0] as string] : results))

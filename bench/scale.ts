@@ -19,7 +19,7 @@
  * Writes bench/results/scale.json; the last line is one JSON object.
  */
 import { loadavg } from 'node:os'
-import { buildCli, machine, median, report } from './util.js'
+import { SS, buildCli, machine, median, report, requireTools } from './util.js'
 import { startBenchLlm } from './e2e-llm.js'
 import { BenchSwarm, sampleProc } from './e2e-swarm.js'
 import { runSeed } from '../src/sim/run.js'
@@ -87,6 +87,7 @@ export async function benchScale (): Promise<Record<string, unknown>> {
   if (simUntil !== undefined && simUntil !== 'plan' && simUntil !== 'rosters') throw new Error(`--sim-until=${simUntil}: expected plan or rosters`)
   const real: Array<Record<string, unknown>> = []
   if (sizes.length > 0) {
+    requireTools('bench scale', [SS])
     log('scale: building the CLI (npm run build)')
     buildCli()
     const llm = await startBenchLlm(300)

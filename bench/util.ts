@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
@@ -53,10 +53,57 @@ export function buildCli (): void {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'inherit'] })
 }
 
-/** Write a benchmark's figures to bench/results/<name>.json and return them. */
-export function report (name: string, figures: Record<string, unknown>): Record<string, unknown> {
+/**
+ * bench/results/, created if missing. Git ignores it: a run's outputs are the run's own, and the figures a
+ * reader needs are in BENCHMARKS.md.
+ */
+export function resultsDir (): string {
   const dir = join(import.meta.dirname, 'results')
   mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, `${name}.json`), JSON.stringify(figures, null, 2) + '\n')
+  return dir
+}
+
+/** Write a benchmark's figures to bench/results/<name>.json and return them. */
+export function report (name: string, figures: Record<string, unknown>): Record<string, unknown> {
+  writeFileSync(join(resultsDir(), `${name}.json`), JSON.stringify(figures, null, 2) + '\n')
   return figures
+}
+
+/** A system tool a benchmark runs, and the Debian package that has it. */
+export interface Tool { readonly cmd: string, readonly pkg: string }
+
+export const IP: Tool = { cmd: 'ip', pkg: 'iproute2' }
+export const SS: Tool = { cmd: 'ss', pkg: 'iproute2' }
+export const NFT: Tool = { cmd: 'nft', pkg: 'nftables' }
+
+/** Thrown when a benchmark cannot run here; bench/run.ts prints its message alone, as one line. */
+export class BenchUnavailable extends Error {}
+
+const onPath = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0
+const isRoot = (): boolean => process.getuid?.() === 0
+
+/**
+ * Make sure `tools` are here before `what` starts, as .ci/run does for the tests: as root with apt-get at hand,
+ * installs the missing packages; otherwise throws one line that says what to install. `root`: `what` needs root
+ * itself (network namespaces).
+ */
+export function requireTools (what: string, tools: readonly Tool[], opts: { root?: boolean } = {}): void {
+  if (opts.root === true && !isRoot()) {
+    throw new BenchUnavailable(`${what} needs root (it builds network namespaces): run it as root`)
+  }
+  const missing = tools.filter(t => !onPath(t.cmd))
+  if (missing.length === 0) return
+  const pkgs = [...new Set(missing.map(t => t.pkg))]
+  const cmds = missing.map(t => t.cmd).join(', ')
+  const install = `apt-get install -y ${pkgs.join(' ')}`
+  if (!isRoot() || !onPath('apt-get')) throw new BenchUnavailable(`${what} needs ${cmds}, not found: ${install}`)
+  console.error(`${what}: ${cmds} not found; installing ${pkgs.join(' ')} (apt-get)`)
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+  const apt = (args: string[]): boolean =>
+    spawnSync('apt-get', args, { env, stdio: ['ignore', 'ignore', 'inherit'] }).status === 0
+  if (!apt(['update', '-qq']) || !apt(['install', '-y', '-qq', ...pkgs])) {
+    throw new BenchUnavailable(`${what} needs ${cmds}, and ${install} failed`)
+  }
+  const still = missing.filter(t => !onPath(t.cmd))
+  if (still.length > 0) throw new BenchUnavailable(`${what}: ${still.map(t => t.cmd).join(', ')} still not found after ${install}`)
 }
