@@ -98,7 +98,7 @@ function reloadTimes (plans: readonly StoredPlan[], store: EventStore): number[]
 /**
  * Part of `npm run bench -- fold` (and runnable alone: `node --import tsx
  * --expose-gc bench/fold-memory.ts`): the memory the fold holds after N
- * finished plans, without and with eviction (design.md "Store": finished
+ * finished plans, without and with eviction (ADR-0012: finished
  * plans leave memory), what the sync id set still holds for them, and what
  * bringing one plan back costs (an indexed read of an in-memory SQLite
  * store, decoding, folding, deriving and hashing its tree).

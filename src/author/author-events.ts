@@ -40,7 +40,7 @@ function choice<T extends string> (values: AuthorValues, name: string, allowed: 
 
 /**
  * Plan parameters from flag-named values and a committee; throws ConfigError
- * saying what to change. Protocol 2 (docs/decisions.md): `approver`
+ * saying what to change. Protocol 2 (ADR-0024): `approver`
  * (repeatable) names people whose ballot is needed besides the quorum, and
  * each is added to the committee if it is not in it (an approver votes as a
  * member; the default quorum is a majority of the committee with them);

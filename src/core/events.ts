@@ -28,7 +28,7 @@ export type PeerIdString = Brand<string, 'PeerIdString'>
 export const PROTOCOL_VERSION = 1
 /**
  * Protocol version 2: a goal that names approvers or executors other than
- * models, and every event of its plan (docs/decisions.md). The version is
+ * models, and every event of its plan (ADR-0024). The version is
  * per plan: a node publishes an event with its plan's goal's version.
  */
 export const PROTOCOL_VERSION_2 = 2
@@ -91,7 +91,7 @@ export interface Approvers {
 /**
  * Who may execute the plan's tasks (protocol 2): executor processes with a
  * model, outside agents and people (through MCP or the CLI), or any of them.
- * The fold does not enforce it: executors choose (docs/decisions.md).
+ * The fold does not enforce it: executors choose (ADR-0024).
  */
 export const EXECUTORS = ['model', 'outside', 'any'] as const
 export type Executors = typeof EXECUTORS[number]
@@ -122,7 +122,7 @@ export interface PlanParams {
   readonly maxTokensPerCall: number
   /** Results need a committee quorum of accepting reviews. */
   readonly review: boolean
-  /** An executor holds at most this many live claims in this plan (enforced by executors; see docs/decisions.md). */
+  /** An executor holds at most this many live claims in this plan (enforced by executors; see ADR-0005). */
   readonly maxClaimsPerExecutor: number
   /** Protocol 2 only; absent: no approvers. */
   readonly approvers?: Approvers

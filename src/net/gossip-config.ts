@@ -95,7 +95,7 @@ export const GOSSIP_SCORE_THRESHOLDS: Partial<PeerScoreThresholds> = {
  * crosses up to (n - 1) x D links: with the default D = 6 a 10-process
  * swarm moved 4.2 MB per plan (e2e bench, 2026-11-29); with D = 3 (2..4, at
  * most 1 outbound-only), 2.5 MB, and each node still has at least two
- * forwarders (docs/decisions.md).
+ * forwarders (ADR-0013).
  *
  * Gossip (IHAVE) goes to Dlazy = 2 peers outside the mesh each heartbeat,
  * not 6: with bounded degree a node has 10-20 such peers, and IHAVE to 6 of

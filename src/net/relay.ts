@@ -30,7 +30,7 @@ export const RELAYED_CONNECTION_MAX_MS = 30 * 60_000
  * How many bytes one relayed connection may carry (each way). The library's
  * default, 128 KiB, is less than one plan's sync. A plan of 87 events is
  * 46 KB of signed events and about 250 KB on the wire per peer at 10
- * processes (docs/decisions.md: 2.5 MB for the swarm); a catch-up of a
+ * processes (ADR-0013: 2.5 MB for the swarm); a catch-up of a
  * 10k-event store is about 6 MB. 64 MiB covers a late joiner's whole
  * catch-up of ~100k events, or hours of planning, and still bounds what one
  * pair of peers can cost the relay's operator before reconnecting.

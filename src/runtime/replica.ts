@@ -38,7 +38,7 @@ const LOAD_PAGE = 5_000
 
 /**
  * A finished plan leaves memory once it has folded no event for this long,
- * by the replica's clock (docs/decisions.md): long enough that the stragglers
+ * by the replica's clock (ADR-0012): long enough that the stragglers
  * of its end (late renewals, duplicate results, a roll-up's echo) find it in
  * memory, short enough that memory follows the plans under way.
  */
@@ -88,7 +88,7 @@ export interface ReplicaInit {
  * in that window loses only others' events folded in the same turn; they were
  * relayed already, and sync brings them back after a restart. This node's own
  * events are committed before `author` returns, so before they are published
- * (docs/decisions.md).
+ * (ADR-0011).
  *
  * Memory follows the plans under way, not every plan ever held: `tick`
  * evicts a finished plan once it has been quiet for `evictQuietMs` (after
@@ -430,7 +430,7 @@ export class Replica {
       return e
     })
     const hlc = this.clock.stamp(depEvents.map(d => d.env.hlc))
-    // A goal's version follows from its parameters, any other event's from its plan's goal (docs/decisions.md).
+    // A goal's version follows from its parameters, any other event's from its plan's goal (ADR-0024).
     const v = eventVersion(type, body, plan === '' ? undefined : depEvents.find(d => d.id === plan as string))
     const env = { v, swarm: this.init.swarm, type, plan, author: this.init.peerId, hlc, deps, body }
     const signed = await signEvent(env, this.init.key)
@@ -457,7 +457,7 @@ export class Replica {
 
   /**
    * The plan's tree, bringing an evicted plan back into memory first: one
-   * indexed store read and a fold of its events (docs/decisions.md). It
+   * indexed store read and a fold of its events (ADR-0012). It
    * leaves again once quiet for `evictQuietMs`.
    */
   loadTree (plan: PlanId): PlanTree | undefined {

@@ -1,6 +1,6 @@
 /**
  * Finished plans leave memory and stay on disk, loaded again on demand
- * (design.md "Store"; docs/decisions.md).
+ * (ADR-0012).
  *
  * Many finished plans pass through one replica, one every 10 s of its
  * clock: the events it holds in memory stay bounded by the plans finished

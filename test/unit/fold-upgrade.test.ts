@@ -5,7 +5,7 @@
  * replica with the golden treeHash and swarmHash, and events of a version
  * the node does not fold, held in the same store, are kept and not folded.
  * (test/property/fold-golden.test.ts holds the fold of the same set without
- * the store; docs/decisions.md says why v1 hashes cannot move.)
+ * the store; ADR-0024 says why v1 hashes cannot move.)
  */
 import { readFileSync } from 'node:fs'
 import * as dagCbor from '@ipld/dag-cbor'
