@@ -1,5 +1,6 @@
 import './polyfill.js'
-import { ConfigError, helpText, parseNodeArgs } from './runtime/config.js'
+import { COMMANDS, ConfigError, helpText, parseNodeArgs } from './runtime/config.js'
+import { VERSION } from './runtime/version.js'
 import { generateSwarmKey } from './net/swarm-key.js'
 
 /**
@@ -44,11 +45,16 @@ async function main (argv: readonly string[]): Promise<number> {
     return await commands[client](rest)
   }
   if (command !== undefined && !command.startsWith('-')) {
-    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: ${Object.keys(CLIENT_COMMANDS).join(', ')}, mcp, task, id, inbox, vote, review, keygen, or start a node with --role <role> (see --help)`)
+    const names = COMMANDS.map(c => c.name).join(', ')
+    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: ${names}, or start a node with --role <role> (see --help)`)
   }
   const config = parseNodeArgs(argv)
   if (config.help) {
     console.log(helpText())
+    return 0
+  }
+  if (config.version) {
+    console.log(VERSION)
     return 0
   }
   const { runNode } = await import('./app/run-node.js')

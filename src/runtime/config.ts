@@ -11,6 +11,28 @@ export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
 /** A node's role; 'client' is the short-lived peer of submit, cancel and the other author commands. */
 export type Role = typeof ROLES[number] | 'client'
 
+/**
+ * Every command besides running a node (`--role`), as `npm start -- <usage>`: the source of `--help`,
+ * of the unknown-command error and of docs/cli.md, so none of them can name a command that does not exist.
+ */
+export const COMMANDS = [
+  { name: 'submit', usage: 'submit "<goal>" [--wait] [plan options]', help: 'publish a goal (prints the plan id)' },
+  { name: 'cancel', usage: 'cancel <plan-id> [--reason TEXT]', help: 'cancel a plan, as the goal\'s author' },
+  { name: 'amend', usage: 'amend <plan-id> --committee ID,... [--quorum N]', help: 'change a plan\'s committee, as its author' },
+  { name: 'raise-budget', usage: 'raise-budget <plan-id> --budget N', help: 'raise a plan\'s token budget, as its author' },
+  { name: 'retry', usage: 'retry <plan-id> <task-id>', help: 'run a failed task again, as the plan\'s author' },
+  { name: 'export', usage: 'export <plan-id> --markdown [FILE] | --json', help: 'write a plan and its deliverable out' },
+  { name: 'mcp', usage: 'mcp [options]', help: 'an MCP server on stdio, with a swarm node of its own (role client)' },
+  { name: 'task', usage: 'task next [--plan ID] | done <task-id> --file FILE | release <task-id>', help: 'do a task yourself (plans with --executors outside|any)' },
+  { name: 'id', usage: 'id', help: 'this key\'s peer id, for another author\'s --committee or --approver' },
+  { name: 'inbox', usage: 'inbox', help: 'splits and results that wait for this key' },
+  { name: 'vote', usage: 'vote <plan-id> <node-id> --choose P1|none [--notes TEXT]', help: 'cast a person\'s ballot on a split' },
+  { name: 'review', usage: 'review <plan-id> <task-id> --accept|--reject [--notes TEXT]', help: 'accept or reject a result' },
+  { name: 'keygen', usage: 'keygen > swarm.key', help: 'write a new pre-shared swarm key' }
+] as const
+
+export type CommandName = typeof COMMANDS[number]['name']
+
 /** Every long option, its kind, and what it is for (also the source of `--help`). */
 export const OPTIONS = {
   role: { type: 'string', help: 'decomposer | scorer | executor | observer' },
@@ -38,7 +60,8 @@ export const OPTIONS = {
   json: { type: 'boolean', help: 'print JSON lines instead of text' },
   once: { type: 'boolean', help: 'observer: print the trees once (after catching up) and exit' },
   markdown: { type: 'string', help: 'observer: write finished plans as Markdown to this file' },
-  help: { type: 'boolean', short: 'h', help: 'show this help' }
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+  version: { type: 'boolean', help: 'print the release (from package.json) and exit' }
 } as const
 
 type OptionName = keyof typeof OPTIONS | keyof typeof CLIENT_OPTIONS
@@ -162,7 +185,7 @@ export const CLIENT_OPTIONS = {
 } as const
 
 interface Parsed {
-  readonly config: NodeConfig & { help: boolean }
+  readonly config: NodeConfig & { help: boolean, version: boolean }
   readonly values: Record<string, string | string[] | boolean | undefined>
   readonly positionals: string[]
 }
@@ -177,8 +200,9 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
   const v = parsed.values as Record<string, string | string[] | boolean | undefined>
   const get = <T>(name: OptionName): T | undefined => (v[name] ?? envValue(env, name)) as T | undefined
   const help = get<boolean>('help') === true
+  const version = v.version === true
   const role = client ? 'client' : get<string>('role')
-  if (!client && !help && role === undefined) throw new ConfigError(`--role is required: one of ${ROLES.join(', ')}`)
+  if (!client && !help && !version && role === undefined) throw new ConfigError(`--role is required: one of ${ROLES.join(', ')}`)
   if (!client && role !== undefined && !(ROLES as readonly string[]).includes(role)) throw new ConfigError(`--role ${role}: expected one of ${ROLES.join(', ')}`)
   const swarm = get<string>('swarm') ?? 'default'
   if (!/^[a-z0-9._-]{1,64}$/.test(swarm)) throw new ConfigError(`--swarm ${JSON.stringify(swarm)}: use 1-64 characters of a-z, 0-9, '.', '_' or '-'`)
@@ -208,6 +232,7 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
   const config = {
     help,
+    version,
     role: (role ?? 'observer') as Role,
     swarm,
     listen,
@@ -239,7 +264,7 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
 }
 
 /** Parse a node's flags (falling back to PLAN_SWARM_* variables) into a validated config. */
-export function parseNodeArgs (argv: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeConfig & { help: boolean } {
+export function parseNodeArgs (argv: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeConfig & { help: boolean, version: boolean } {
   return parseWith(argv, env, {}, false).config
 }
 
@@ -257,31 +282,33 @@ export function intOption (values: Parsed['values'], name: string): number | und
   return n
 }
 
+/** What each exit code of the CLI means (src/cli.ts maps errors to them). */
+export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [number, string]> = [
+  [0, 'ok'],
+  [1, 'failure (or the plan failed)'],
+  [2, 'bad flags or configuration'],
+  [3, 'data dir in use'],
+  [4, 'port in use'],
+  [5, 'the plan was cancelled'],
+  [6, 'timed out waiting']
+]
+
 export function helpText (): string {
   const lines = Object.entries(OPTIONS).map(([name, spec]) => {
     const flag = `--${name}${spec.type === 'string' ? ' <value>' : ''}`
-    return `  ${flag.padEnd(26)} ${spec.help}\n  ${''.padEnd(26)} (env ${envName(name)})`
+    const env = name === 'help' || name === 'version' ? '' : `\n  ${''.padEnd(26)} (env ${envName(name)})`
+    return `  ${flag.padEnd(26)} ${spec.help}${env}`
   })
   return [
     'plan-swarm: a leaderless planning swarm of libp2p peers.',
     '',
     'Usage:',
     '  npm start -- --role <decomposer|scorer|executor|observer> [options]',
-    '  npm start -- submit "<goal>" [--wait] [plan options]    publish a goal (prints the plan id)',
-    '  npm start -- cancel <plan-id> [--reason TEXT]            as the goal\'s author',
-    '  npm start -- amend <plan-id> --committee ID,... [--quorum N]',
-    '  npm start -- raise-budget <plan-id> --budget N',
-    '  npm start -- retry <plan-id> <task-id>',
-    '  npm start -- export <plan-id> --markdown [FILE]          or --json',
-    '  npm start -- mcp [options]                an MCP server on stdio, with a swarm node of its own (role client)',
-    '  npm start -- task next [--plan ID] | task done <task-id> --file FILE | task release <task-id>',
-    '                                           do a task yourself, for plans submitted with --executors outside|any',
-    '  npm start -- id                          this key\'s peer id, for another author\'s --committee or --approver',
-    '  npm start -- inbox                       splits and results that wait for this key',
-    '  npm start -- vote <plan-id> <node-id> --choose P1|none [--notes TEXT]',
-    '  npm start -- review <plan-id> <task-id> --accept|--reject [--notes TEXT]',
-    '  npm start -- keygen > swarm.key          write a new pre-shared swarm key',
-    '  npm run demo [-- "<goal>"]               a whole local swarm, offline unless ANTHROPIC_API_KEY is set',
+    ...COMMANDS.map(c => `  npm start -- ${c.usage}\n      ${c.help}`),
+    '  npm start -- --version',
+    '      print the release',
+    '  npm run demo [-- "<goal>"]',
+    '      a whole local swarm, offline unless ANTHROPIC_API_KEY is set',
     '',
     'Options:',
     ...lines,
@@ -296,6 +323,6 @@ export function helpText (): string {
     '  npm start -- --role observer --relay --listen /ip4/0.0.0.0/tcp/4001 --announce /ip4/203.0.113.7/tcp/4001   (a public relay)',
     '  PLAN_SWARM_ROLE=observer PLAN_SWARM_SWARM_KEY=swarm.key npm start',
     '',
-    'Exit codes: 0 ok, 1 failure (or the plan failed), 2 bad flags or configuration, 3 data dir in use, 4 port in use, 5 the plan was cancelled, 6 timed out waiting.'
+    `Exit codes: ${EXIT_CODE_MEANINGS.map(([code, meaning]) => `${code} ${meaning}`).join(', ')}.`
   ].join('\n')
 }

@@ -11,10 +11,11 @@ import type { NodeView, StatusBody } from '../ports/node-view.js'
 import type { Scheduler } from '../ports/scheduler.js'
 import type { Transport } from '../ports/transport.js'
 import type { Roster } from '../net/roster.js'
+import { VERSION } from './version.js'
 
 const log = logger('plan-swarm:runtime')
 
-export const VERSION = 'plan-swarm/0.1.0'
+export { VERSION }
 
 /** How often the replica folds what came due, expires parked events and evicts quiet plans. */
 export const TICK_MS = 1_000
