@@ -14,7 +14,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { BUILT_CLI, EXIT, REPO_ROOT, cliEnv, removeTempDirs, spawnCommand, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { BUILT_CLI, EXIT, REPO_ROOT, cliEnv, removeTempDirs, spawnCommand, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import { waitUntil } from '../helpers/wait.js'
 import type { CliChild, Finished } from '../helpers/cli-process.js'
 
 const BUILT = [process.execPath, BUILT_CLI] as const

@@ -6,7 +6,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
-import { cliEnv, removeTempDirs, spawnCommand, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { cliEnv, removeTempDirs, spawnCommand, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import { waitUntil } from '../helpers/wait.js'
 
 /** The demo's own deadline for the plan (DEMO_TIMEOUT_S); the test allows for starting nine processes on top. */
 const DEMO_TIMEOUT_S = 240

@@ -16,7 +16,8 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { OPTIONS, envName } from '../../src/runtime/config.js'
-import { EXIT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { EXIT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import { waitUntil } from '../helpers/wait.js'
 import type { Server } from 'node:net'
 
 const LOCAL = ['--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0']

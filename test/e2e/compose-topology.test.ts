@@ -18,7 +18,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EXIT, cliEnv, removeTempDirs, runCli, stopCliChildren, tempDir, waitUntil } from '../helpers/cli-process.js'
+import { EXIT, cliEnv, removeTempDirs, runCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import { waitUntil } from '../helpers/wait.js'
 import { loadCompose, loadDockerfile } from '../helpers/compose-file.js'
 import { createBridgeNet, netnsUnavailable } from '../helpers/compose-netns.js'
 import { durationMs, execIn, getJson, healthcheckArgv, planContainers, startContainer } from '../helpers/compose-run.js'
@@ -116,8 +117,8 @@ describe.skipIf(unavailable !== undefined)('docker-compose.yml as processes in n
     }
     const exitedEarly = (): Container[] => nodes.filter(c => c.child?.proc.exitCode !== null || c.child?.proc.signalCode !== null)
     await waitUntil('every node to print its banner', () => {
-      // A node that exits is a configuration the CLI rejected: fail now, with its message.
-      if (exitedEarly().length > 0) return false
+      // A node that exits is a configuration the CLI rejected: stop waiting; the check below fails with its message.
+      if (exitedEarly().length > 0) return true
       return nodes.every(c => banner(c) !== undefined) ? true : undefined
     }, STARTUP_MS, 250)
       .catch((err: Error) => { throw new Error(`${err.message}\n${nodes.filter(c => banner(c) === undefined).map(c => c.child?.tail(1500)).join('\n')}`) })

@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { helperPath, spawnNetChild, stopNetChildren } from '../helpers/net-child.js'
+import { waitUntil } from '../helpers/wait.js'
 import type { NetChild } from '../helpers/net-child.js'
 
 function hasTool (cmd: string, arg: string): boolean {
@@ -49,8 +50,7 @@ function lastPeers (child: NetChild): Map<string, { peerId: string, peers: strin
 
 /** Waits until every tag in `tags` is connected to every other, as reported on the children's stdout. */
 async function fullMesh (children: NetChild[], tags: string[]): Promise<void> {
-  const deadline = Date.now() + DISCOVERY_DEADLINE_MS
-  for (;;) {
+  await waitUntil(`a full mesh of ${tags.join(',')} by mDNS`, () => {
     const state = new Map<string, { peerId: string, peers: string[] }>()
     for (const c of children) for (const [tag, s] of lastPeers(c)) state.set(tag, s)
     const ids = tags.map((t) => state.get(t)?.peerId)
@@ -58,12 +58,11 @@ async function fullMesh (children: NetChild[], tags: string[]): Promise<void> {
       const mine = state.get(t)
       return mine !== undefined && ids.every((id) => id === mine.peerId || mine.peers.includes(id as string))
     })
-    if (done) return
-    if (Date.now() > deadline) {
-      throw new Error(`no full mesh of ${tags.join(',')} by mDNS within ${DISCOVERY_DEADLINE_MS} ms: ${JSON.stringify([...state])}; stderr: ${children.map((c) => c.stderr().slice(-1000)).join(' | ')}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+    if (!done) throw new Error(`peers so far: ${JSON.stringify([...state])}`)
+    return true
+  }, DISCOVERY_DEADLINE_MS).catch((err: Error) => {
+    throw new Error(`${err.message}; stderr: ${children.map((c) => c.stderr().slice(-1000)).join(' | ')}`)
+  })
 }
 
 function childCommand (tag: string, extra: string[] = []): string[] {

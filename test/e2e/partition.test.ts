@@ -16,6 +16,7 @@ import { foldAll } from '../../src/core/fold.js'
 import { decodeEvent } from '../../src/wire/decode.js'
 import { openEventStore } from '../../src/store/event-store.js'
 import { createPartitionNet } from '../helpers/partition-net.js'
+import { waitUntil } from '../helpers/wait.js'
 import type { ChildProcess } from 'node:child_process'
 import type { PlanEvent } from '../../src/core/events.js'
 import type { PartitionNet } from '../helpers/partition-net.js'
@@ -48,16 +49,6 @@ describe.skipIf(why !== undefined)('partition and heal between real processes', 
     return p
   }
 
-  async function until<T> (what: string, f: () => T | undefined, ms: number): Promise<T> {
-    const deadline = Date.now() + ms
-    while (Date.now() < deadline) {
-      const v = f()
-      if (v !== undefined) return v
-      await new Promise(resolve => setTimeout(resolve, 200))
-    }
-    throw new Error(`timed out waiting for ${what}`)
-  }
-
   /** A peer's latest view of one plan, from its --json progress lines. */
   function planOf (p: Proc, plan: string): { status: string, treeHash: string } | undefined {
     for (let i = p.lines.length - 1; i >= 0; i--) {
@@ -73,7 +64,7 @@ describe.skipIf(why !== undefined)('partition and heal between real processes', 
     const common = (p: string, ipAddr: string): string[] => ['--swarm', 'part', '--no-mdns', '--listen', `/ip4/${ipAddr}/tcp/4001`, '--data-dir', join(dir, p), '--json', '--provider', 'offline']
     const a1host = net.addHost('A')
     const a1 = run('scorer-a1', a1host.ns, ['--role', 'scorer', ...common('scorer-a1', a1host.ip)])
-    const started = await until('the first peer to start', () => a1.lines.find(l => l.event === 'started'), 60_000)
+    const started = await waitUntil('the first peer to start', () => a1.lines.find(l => l.event === 'started'), 60_000)
     const seed = (started.addresses as string[]).find(a => a.includes(a1host.ip)) as string
     const layout: Array<[string, 'A' | 'B', string]> = [
       ['scorer-a2', 'A', 'scorer'], ['decomposer-a', 'A', 'decomposer'], ['executor-a', 'A', 'executor'],
@@ -85,18 +76,18 @@ describe.skipIf(why !== undefined)('partition and heal between real processes', 
       hosts[name] = h
       run(name, h.ns, ['--role', role, ...common(name, h.ip), '--bootstrap', seed])
     }
-    await until('every peer to start', () => procs.every(p => p.lines.some(l => l.event === 'started')) ? true : undefined, 90_000)
+    await waitUntil('every peer to start', () => procs.every(p => p.lines.some(l => l.event === 'started')) ? true : undefined, 90_000)
 
     const client = net.addHost('A')
     const submit = run('client', client.ns, ['submit', 'plan a two-week trip to Japan', '--swarm', 'part', '--no-mdns', '--listen', `/ip4/${client.ip}/tcp/4001`, '--bootstrap', seed, '--data-dir', join(dir, 'client'), '--json', '--max-depth', '2', '--lease-ms', '4000', '--timeout', '120'])
-    const plan = (await until('the plan id', () => submit.lines.find(l => typeof l.plan === 'string'), 120_000)).plan as string
+    const plan = (await waitUntil('the plan id', () => submit.lines.find(l => typeof l.plan === 'string'), 120_000)).plan as string
 
     net.cut()
     await new Promise(resolve => setTimeout(resolve, 10_000))
     net.heal()
 
     const peers = procs.filter(p => p.name !== 'client')
-    await until('every peer to see the plan completed with one treeHash', () => {
+    await waitUntil('every peer to see the plan completed with one treeHash', () => {
       const views = peers.map(p => planOf(p, plan))
       if (views.some(v => v?.status !== 'completed')) return undefined
       return new Set(views.map(v => v?.treeHash)).size === 1 ? true : undefined
@@ -104,7 +95,7 @@ describe.skipIf(why !== undefined)('partition and heal between real processes', 
     const hash = planOf(peers[0] as Proc, plan)?.treeHash
 
     for (const p of procs) p.child.kill('SIGTERM')
-    await until('the processes to stop', () => procs.every(p => p.child.exitCode !== null || p.child.signalCode !== null) ? true : undefined, 20_000)
+    await waitUntil('the processes to stop', () => procs.every(p => p.child.exitCode !== null || p.child.signalCode !== null) ? true : undefined, 20_000)
     const union = new Map<string, PlanEvent>()
     for (const p of peers) {
       const store = openEventStore({ dir: p.dir })

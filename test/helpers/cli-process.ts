@@ -245,19 +245,3 @@ export function tempDir (label: string): string {
 export function removeTempDirs (): void {
   for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true })
 }
-
-/** Polls `check` until it returns a value other than undefined, or throws after `timeoutMs` with `what` and the last error. */
-export async function waitUntil<T> (what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 500): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await check()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${timeoutMs} ms${last === undefined ? '' : `: ${(last as Error).message}`}`)
-    await new Promise(resolve => setTimeout(resolve, everyMs))
-  }
-}

@@ -8,7 +8,8 @@
 import '../../src/polyfill.js'
 import { createSwarmNode } from '../../src/net/node.js'
 import type { SwarmNode } from '../../src/net/node.js'
-import { fakeEvent, idOf, newKey, waitFor } from './net-nodes.js'
+import { fakeEvent, idOf, newKey } from './net-nodes.js'
+import { waitUntil } from './wait.js'
 
 async function main (mdns: boolean): Promise<void> {
   const seen = new Set<string>()
@@ -24,10 +25,10 @@ async function main (mdns: boolean): Promise<void> {
   const a = await start([])
   const b = await start([a.addresses()[0] as string])
   const c = await start([a.addresses()[0] as string])
-  await waitFor('subscriptions', () => a.eventTopicPeers().length === 2)
+  await waitUntil('subscriptions', () => a.eventTopicPeers().length === 2, 15_000)
   const ev = fakeEvent('exit')
   await b.publishEvent(ev.id, ev.bytes)
-  await waitFor('delivery', () => seen.has(ev.id))
+  await waitUntil('delivery', () => seen.has(ev.id), 15_000)
   process.stdout.write('delivered\n')
   await Promise.all([a.stop(), b.stop(), c.stop()])
   process.stdout.write('stopped\n')

@@ -33,20 +33,6 @@ export function idOf (bytes: Uint8Array): string {
   return createHash('sha256').update(bytes.subarray(0, bytes.length - 64)).digest('hex')
 }
 
-/**
- * Polls `fn` until it returns something other than undefined/false, or fails
- * after `timeoutMs` with `what` in the message.
- */
-export async function waitFor<T> (what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15_000, stepMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined && v !== false) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, stepMs))
-  }
-}
-
 /** A TCP port that was free a moment ago (for a node that must start later at a known address). */
 export async function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -8,16 +8,6 @@ import type { Peer } from '../../src/app/peer.js'
 import type { PlanEvent } from '../../src/core/events.js'
 import type { PrivateKey } from '@libp2p/interface'
 
-/** Poll `check` until it returns true, or fail with `what` after `ms`. */
-export async function waitFor (what: string, check: () => boolean | Promise<boolean>, ms = 30_000, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (await check()) return
-    await new Promise(resolve => setTimeout(resolve, everyMs))
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-}
-
 /** In-process peers on 127.0.0.1 with their own temp data dirs; `stopAll` stops them and removes the dirs. */
 export class PeerFleet {
   readonly peers: Peer[] = []

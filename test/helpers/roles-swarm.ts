@@ -22,7 +22,8 @@ import { createDecomposer } from '../../roles/decomposer.js'
 import { createScorer } from '../../roles/scorer.js'
 import { createExecutor } from '../../roles/executor.js'
 import { startObserver } from '../../roles/observer.js'
-import { PeerFleet, waitFor } from './peers.js'
+import { PeerFleet } from './peers.js'
+import { waitUntil } from './wait.js'
 import { autoInput, type AutoOptions, type FakeLlm, type FakeUsage, type RecordedRequest, type ScriptStep } from './fake-llm.js'
 import type { Peer } from '../../src/app/peer.js'
 import type { LlmProvider } from '../../src/llm/types.js'
@@ -230,7 +231,7 @@ export class RoleSwarm {
    */
   async waitMeshed (ms = 60_000): Promise<void> {
     const peers = this.peers()
-    await waitFor(`${peers.length} peers to see each other`, () => {
+    await waitUntil(`${peers.length} peers to see each other`, () => {
       const topic = new Set(this.client.node.eventTopicPeers())
       return peers.every(p => {
         const listed = new Set(p.roster.list(p.now()).map(r => r.peerId))
@@ -261,7 +262,7 @@ export class RoleSwarm {
       return t === undefined ? 'absent' : `${t.status} ${t.nodes.filter(n => n.status === 'done').length}/${t.nodes.length}`
     }).join(', ')
     try {
-      await waitFor(`plan ${plan.slice(0, 8)} to be ${want.join('|')} on every peer`,
+      await waitUntil(`plan ${plan.slice(0, 8)} to be ${want.join('|')} on every peer`,
         () => this.peers().every(p => want.includes(p.replica.tree(plan)?.status as PlanStatus)), ms, 100)
     } catch (err) {
       throw new Error(`${(err as Error).message} (client first: ${now()})`)
@@ -277,7 +278,7 @@ export class RoleSwarm {
     let since = 0
     const hashOf = (p: Peer): string => `${p.replica.fold.swarmHash()}|${p.replica.fold.treeHash(plan) ?? ''}`
     try {
-      await waitFor('every peer to show the same treeHash', () => {
+      await waitUntil('every peer to show the same treeHash', () => {
         const hashes = new Set(this.peers().map(hashOf))
         if (hashes.size !== 1) { last = ''; return false }
         const h = [...hashes][0] as string

@@ -12,7 +12,8 @@
  */
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
-import { EXIT, cliEnv, parseJsonLine, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir, waitUntil } from './cli-process.js'
+import { EXIT, cliEnv, parseJsonLine, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir } from './cli-process.js'
+import { waitUntil } from './wait.js'
 import { startFakeLlm } from './fake-llm.js'
 import { checkInvariants, snapshotIds } from './invariants.js'
 import type { CliChild, Finished } from './cli-process.js'

@@ -13,6 +13,7 @@ import { IdSet } from '../../src/sync/reconcile/index.js'
 import type { SyncService, SyncServiceInit, SyncStats } from '../../src/sync/libp2p-service.js'
 import { createSyncService } from '../../src/sync/libp2p-service.js'
 import { SIGNATURE_BYTES, eventIdOfWire } from '../../src/wire/codec.js'
+import { waitUntil } from './wait.js'
 
 export async function createTestNode (): Promise<Libp2p> {
   return await createLibp2p({
@@ -28,7 +29,7 @@ export async function connect (from: Libp2p, to: Libp2p): Promise<void> {
   if (addr === undefined) throw new Error('node has no listen address')
   await from.dial(addr, { signal: AbortSignal.timeout(5_000) })
   // Both ends must have registered the connection before either opens a stream over it.
-  await waitFor(() => to.getConnections(from.peerId).length > 0, 5_000, 'the connection to show up at the other end')
+  await waitUntil('the connection to show up at the other end', () => to.getConnections(from.peerId).length > 0, 5_000, 10)
 }
 
 /** A fake event of `size` wire bytes: random envelope bytes + 64 zero "signature" bytes. */
@@ -122,13 +123,4 @@ export async function stopPeers (peers: ReadonlyArray<SyncPeer | Libp2p | undefi
       await p.stop()
     }
   }))
-}
-
-/** Polls `condition` every 10 ms until it holds; throws after `timeoutMs`. */
-export async function waitFor (condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 10))
-  }
 }

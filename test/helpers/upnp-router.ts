@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnCommand } from './cli-process.js'
+import { waitUntil } from './wait.js'
 import type { CliChild } from './cli-process.js'
 import type { NatNet } from './nat-net.js'
 
@@ -91,13 +92,13 @@ export async function startUpnpRouter (net: NatNet, lan: number, dir: string, ti
   ].join('\n'))
   writeFileSync(leaseFile, '')
   const daemon = spawnCommand([MINIUPNPD, '-d', '-f', conf, '-P', join(dir, `miniupnpd-${lan}.pid`)], { env: process.env, name: `miniupnpd-${lan}`, wrap: ['ip', 'netns', 'exec', ns] })
-  const deadline = Date.now() + timeoutMs
-  while (!/HTTP listening on port/.test(daemon.stderr())) {
-    if (daemon.proc.exitCode !== null || Date.now() > deadline) {
-      await daemon.stop(500)
-      throw new Error(`miniupnpd in ${ns} did not start serving UPnP within ${timeoutMs} ms:\n${daemon.stderr().slice(-2_000)}`)
-    }
-    await new Promise(resolve => setTimeout(resolve, 100))
+  const state = await waitUntil(`miniupnpd in ${ns} to serve UPnP`, () => {
+    if (/HTTP listening on port/.test(daemon.stderr())) return 'serving'
+    return daemon.proc.exitCode !== null ? 'exited' : undefined
+  }, timeoutMs).catch(() => 'still starting')
+  if (state !== 'serving') {
+    await daemon.stop(500)
+    throw new Error(`miniupnpd in ${ns} did not start serving UPnP within ${timeoutMs} ms (${state}):\n${daemon.stderr().slice(-2_000)}`)
   }
   return {
     daemon,

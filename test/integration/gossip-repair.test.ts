@@ -11,7 +11,8 @@ import type { Connection, PeerId } from '@libp2p/interface'
 import { multiaddr } from '@multiformats/multiaddr'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SwarmNode } from '../../src/net/node.js'
-import { createNodePool, fakeEvent, waitFor } from '../helpers/net-nodes.js'
+import { createNodePool, fakeEvent } from '../helpers/net-nodes.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const pool = createNodePool()
 const servers: Server[] = []
@@ -63,23 +64,23 @@ describe('gossip stream opens', () => {
     const c = await pool.start({ listen: [], bootstrap: [viaFwd.toString()] })
     const pin = (): void => { void c.libp2p.peerStore.patch(a.libp2p.peerId, { multiaddrs: [viaFwd] }).catch(() => {}) }
     c.libp2p.addEventListener('peer:identify', pin)
-    await waitFor('A to have outbound gossip streams to B and C', () => outboundOpen(a, b) && outboundOpen(a, c))
+    await waitUntil('A to have outbound gossip streams to B and C', () => outboundOpen(a, b) && outboundOpen(a, c), 15_000)
 
     fwd.freeze()
     const ia = internals(a)
     // A loses both outbound streams; C's open is queued first and stalls on the frozen connection.
     for (const peer of [c, b]) {
       ia.streamsOutbound.get(peer.peerId)?.rawStream.abort(new Error('test: stream lost'))
-      await waitFor('the aborted stream to be forgotten', () => !ia.streamsOutbound.has(peer.peerId))
+      await waitUntil('the aborted stream to be forgotten', () => !ia.streamsOutbound.has(peer.peerId), 15_000)
     }
     ia.onPeerConnected(c.libp2p.peerId, connectionTo(a, c))
     ia.onPeerConnected(b.libp2p.peerId, connectionTo(a, b))
 
     // gossipsub's own negotiation timeout is 10 s: B must not wait for it.
-    await waitFor('A to reopen its outbound stream to B', () => outboundOpen(a, b), 5_000)
+    await waitUntil('A to reopen its outbound stream to B', () => outboundOpen(a, b), 5_000)
     const ev = fakeEvent('after the stall')
     await a.publishEvent(ev.id, ev.bytes)
-    await waitFor('B to receive A\'s event', () => b.seen.ids.includes(ev.id), 5_000)
+    await waitUntil('B to receive A\'s event', () => b.seen.ids.includes(ev.id), 5_000)
     expect(outboundOpen(a, c)).toBe(false)
   }, 60_000)
 })

@@ -16,7 +16,8 @@ import { PRESENCE_INTERVAL_MS } from '../../src/net/presence-announcer.js'
 import { generateSwarmKey, parseSwarmKey } from '../../src/net/swarm-key.js'
 import { joinWire } from '../../src/wire/codec.js'
 import { presenceTopic } from '../../src/wire/topics.js'
-import { createNodePool, fakeEvent, newKey, waitFor } from '../helpers/net-nodes.js'
+import { createNodePool, fakeEvent, newKey } from '../helpers/net-nodes.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const pool = createNodePool()
 afterEach(async () => { await pool.stopAll() })
@@ -74,10 +75,10 @@ describe('private network (pnet)', () => {
     const swarmKey = parseSwarmKey(generateSwarmKey())
     const a = await pool.start({ swarmKey })
     const b = await pool.start({ swarmKey, bootstrap: [a.addresses()[0] as string] })
-    await waitFor('B to see A subscribed', () => b.eventTopicPeers().includes(a.peerId))
+    await waitUntil('B to see A subscribed', () => b.eventTopicPeers().includes(a.peerId), 15_000)
     const ev = fakeEvent('pnet')
     await b.publishEvent(ev.id, ev.bytes)
-    await waitFor('the event at A', () => a.seen.ids.includes(ev.id))
+    await waitUntil('the event at A', () => a.seen.ids.includes(ev.id), 15_000)
   })
 
   it('keeps out a node without the key, and a node with another key, both ways', async () => {
@@ -105,7 +106,7 @@ describe('peer allowlist', () => {
     const gate = await pool.start({ allowPeers: new Set([friendId]), dialTimeoutMs: SHORT_DIAL_MS })
     const friend = await pool.start({ privateKey: friendKey, bootstrap: [gate.addresses()[0] as string] })
     const stranger = await pool.start({ dialTimeoutMs: SHORT_DIAL_MS })
-    await waitFor('the friend to connect', () => gate.connectedPeers().includes(friend.peerId))
+    await waitUntil('the friend to connect', () => gate.connectedPeers().includes(friend.peerId), 15_000)
     const admitted: string[] = []
     gate.onPeerConnected((id) => admitted.push(id))
 
@@ -115,7 +116,7 @@ describe('peer allowlist', () => {
     // Inbound: the gate learns who is calling only at the end of the handshake and
     // drops the connection there; the stranger may briefly think it got through.
     await stranger.libp2p.dial(multiaddr(gate.addresses()[0] as string)).catch(() => undefined)
-    await waitFor('the stranger\'s connection to be closed', () => stranger.connectedPeers().length === 0)
+    await waitUntil('the stranger\'s connection to be closed', () => stranger.connectedPeers().length === 0, 15_000)
     expect(admitted).toEqual([])
     expect(gate.connectedPeers()).toEqual([friend.peerId])
     expect(stranger.eventTopicPeers()).toEqual([])
@@ -129,37 +130,37 @@ describe('presence', () => {
     const heard: Presence[] = []
     const a = await pool.start({ onPresence: (p) => heard.push(p), presence: { ...info, role: 'observer' } })
     const b = await pool.start({ presence: info, bootstrap: [a.addresses()[0] as string] })
-    const p = await waitFor('B\'s presence at A', () => heard.find((x) => x.peerId === b.peerId))
+    const p = await waitUntil('B\'s presence at A', () => heard.find((x) => x.peerId === b.peerId), 15_000)
     // The node adds how long it waits until its next announcement (receivers keep the entry for five of those).
     expect(p).toMatchObject({ role: 'scorer', capabilities: ['score', 'review', intervalCapability(PRESENCE_INTERVAL_MS)], load: 0.5, version: 'plan-swarm/0.1.0' })
     expect(p.addresses).toContain(b.addresses()[0])
     expect(Math.abs(p.sentMs - Date.now())).toBeLessThan(5_000)
     // B's own announcement may reach A first by the roster exchange; the gossiped one follows.
-    await waitFor('A to accept B\'s gossiped presence', () => a.stats().presence.accepted >= 1)
+    await waitUntil('A to accept B\'s gossiped presence', () => a.stats().presence.accepted >= 1, 15_000)
   })
 
   it('announces once it has a first peer only; a later neighbour learns of it (and of its peers) from the roster exchange', async () => {
     const slow = { presenceIntervalMs: 600_000 }
     const a = await pool.start({ ...slow, presence: { ...info, role: 'observer' } })
     const c = await pool.start({ ...slow, presence: info, bootstrap: [a.addresses()[0] as string] })
-    await waitFor('C to see A on the presence topic', () => c.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === a.peerId))
+    await waitUntil('C to see A on the presence topic', () => c.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === a.peerId), 15_000)
     // A announced at start (to nobody) and once its first peer subscribed.
-    await waitFor('A to announce to C', () => a.stats().presence.published >= 2)
+    await waitUntil('A to announce to C', () => a.stats().presence.published >= 2, 15_000)
     // Settled: its start-up announcements (at start, its addresses, its first peer) are out.
     let last = -1
-    await waitFor('A to be quiet', async () => {
+    await waitUntil('A to be quiet', async () => {
       const now = a.stats().presence.published
       const quiet = now === last
       last = now
       if (!quiet) await new Promise((resolve) => setTimeout(resolve, 600))
       return quiet
-    })
+    }, 15_000)
     const published = a.stats().presence.published
     const heard: Presence[] = []
     const b = await pool.start({ ...slow, presence: info, bootstrap: [a.addresses()[0] as string], onPresence: (p) => heard.push(p) })
-    await waitFor('B to learn of A and C', () => heard.some((p) => p.peerId === a.peerId) && heard.some((p) => p.peerId === c.peerId))
+    await waitUntil('B to learn of A and C', () => heard.some((p) => p.peerId === a.peerId) && heard.some((p) => p.peerId === c.peerId), 15_000)
     expect(heard.find((p) => p.peerId === a.peerId)?.role).toBe('observer')
-    await waitFor('B to be on A\'s presence topic', () => a.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === b.peerId))
+    await waitUntil('B to be on A\'s presence topic', () => a.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === b.peerId), 15_000)
     await new Promise((resolve) => setTimeout(resolve, 500))
     // A had a peer already: B's arrival made it announce nothing swarm-wide.
     expect(a.stats().presence.published).toBe(published)
@@ -169,7 +170,7 @@ describe('presence', () => {
     const heard: Presence[] = []
     const a = await pool.start({ onPresence: (p) => heard.push(p) })
     const forger = await pool.start({ bootstrap: [a.addresses()[0] as string] })
-    await waitFor('the forger to see A on the presence topic', () => forger.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === a.peerId))
+    await waitUntil('the forger to see A on the presence topic', () => forger.libp2p.services.pubsub.getSubscribers(presenceTopic('test')).some((p) => p.toString() === a.peerId), 15_000)
 
     const victimKey = await newKey()
     const forgerKey = await newKey()
@@ -186,9 +187,9 @@ describe('presence', () => {
     for (const bytes of [claimVictim, flipped, garbage]) {
       await forger.libp2p.services.pubsub.publish(presenceTopic('test'), bytes)
     }
-    await waitFor('A to reject all three', () => a.stats().presence.rejected === 3)
+    await waitUntil('A to reject all three', () => a.stats().presence.rejected === 3, 15_000)
     expect(heard.filter((p) => p.peerId === peerIdFromPrivateKey(victimKey).toString())).toEqual([])
-    await waitFor('the forger\'s score at A to fall below zero', () => a.peerScore(forger.peerId) < 0, 5_000)
+    await waitUntil('the forger\'s score at A to fall below zero', () => a.peerScore(forger.peerId) < 0, 5_000)
   })
 
   it('checks signatures, bounds and freshness when decoding', async () => {

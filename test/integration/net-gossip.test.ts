@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { InvalidPublishError } from '../../src/net/errors.js'
 import type { SwarmNode } from '../../src/net/node.js'
-import { createNodePool, fakeEvent, freePort, newKey, waitFor } from '../helpers/net-nodes.js'
+import { createNodePool, fakeEvent, freePort, newKey } from '../helpers/net-nodes.js'
+import { waitUntil } from '../helpers/wait.js'
 import type { Seen } from '../helpers/net-nodes.js'
 
 const pool = createNodePool()
@@ -20,10 +21,10 @@ async function line (opts: { verdictA?: (id: string) => 'accept' | 'reject' | 'i
   const boot = [a.addresses()[0] as string]
   const b = await pool.start({ bootstrap: boot })
   const c = await pool.start({ bootstrap: boot })
-  await waitFor('A to see B and C subscribed to the events topic', () => a.eventTopicPeers().length === 2)
-  await waitFor('B and C to see A subscribed', () => b.eventTopicPeers().includes(a.peerId) && c.eventTopicPeers().includes(a.peerId))
+  await waitUntil('A to see B and C subscribed to the events topic', () => a.eventTopicPeers().length === 2, 15_000)
+  await waitUntil('B and C to see A subscribed', () => b.eventTopicPeers().includes(a.peerId) && c.eventTopicPeers().includes(a.peerId), 15_000)
   // A relays only to its mesh, which peers join at a heartbeat after subscribing.
-  await waitFor('B and C in A\'s mesh', () => a.eventMeshPeers().length === 2)
+  await waitUntil('B and C in A\'s mesh', () => a.eventMeshPeers().length === 2, 15_000)
   return [a, b, c]
 }
 
@@ -34,7 +35,7 @@ describe('gossip over TCP', () => {
     const ev = fakeEvent('hello')
     const { recipients } = await b.publishEvent(ev.id, ev.bytes)
     expect(recipients).toBe(1)
-    await waitFor('A and C to validate the event', () => a.seen.ids.includes(ev.id) && c.seen.ids.includes(ev.id))
+    await waitUntil('A and C to validate the event', () => a.seen.ids.includes(ev.id) && c.seen.ids.includes(ev.id), 15_000)
     // C got it from A, the relay, not from its author B.
     expect(c.seen.froms[c.seen.ids.indexOf(ev.id)]).toBe(a.peerId)
     expect(b.seen.ids).not.toContain(ev.id) // emitSelf is off
@@ -52,7 +53,7 @@ describe('gossip over TCP', () => {
     await c.publishEvent(ev.id, ev.bytes) // another publisher of the same bytes: still one message
     const marker = fakeEvent('marker')
     await b.publishEvent(marker.id, marker.bytes)
-    await waitFor('the marker at A and C', () => a.seen.ids.includes(marker.id) && c.seen.ids.includes(marker.id))
+    await waitUntil('the marker at A and C', () => a.seen.ids.includes(marker.id) && c.seen.ids.includes(marker.id), 15_000)
     expect(msgIds).toContain(ev.id)
     expect(a.seen.ids.filter((id) => id === ev.id)).toHaveLength(1)
     // C published the bytes itself, so it holds them and drops B's copy unvalidated.
@@ -70,10 +71,10 @@ describe('gossip over TCP', () => {
     }
     const marker = fakeEvent('after-bad')
     await c.publishEvent(marker.id, marker.bytes)
-    await waitFor('A to reject all three', () => a.stats().events.rejected === 3)
-    await waitFor('the honest marker at A', () => a.seen.ids.includes(marker.id))
+    await waitUntil('A to reject all three', () => a.stats().events.rejected === 3, 15_000)
+    await waitUntil('the honest marker at A', () => a.seen.ids.includes(marker.id), 15_000)
     for (const id of bad) expect(c.seen.ids).not.toContain(id)
-    await waitFor('B\'s score at A to fall below zero', () => a.peerScore(b.peerId) < 0, 5_000)
+    await waitUntil('B\'s score at A to fall below zero', () => a.peerScore(b.peerId) < 0, 5_000)
     expect(a.peerScore(c.peerId)).toBeGreaterThanOrEqual(0)
   })
 
@@ -87,7 +88,7 @@ describe('gossip over TCP', () => {
     }
     const marker = fakeEvent('after-parked')
     await b.publishEvent(marker.id, marker.bytes)
-    await waitFor('the marker at C', () => c.seen.ids.includes(marker.id))
+    await waitUntil('the marker at C', () => c.seen.ids.includes(marker.id), 15_000)
     expect(a.stats().events.ignored).toBe(3)
     for (const id of parked) expect(c.seen.ids).not.toContain(id)
     expect(a.peerScore(b.peerId)).toBeGreaterThanOrEqual(0)
@@ -96,12 +97,12 @@ describe('gossip over TCP', () => {
   it('reopens a gossip stream that was reset while the connection stays up', async () => {
     const a = await pool.start()
     const b = await pool.start({ bootstrap: [a.addresses()[0] as string] })
-    await waitFor('B to see A subscribed', () => b.eventTopicPeers().includes(a.peerId))
+    await waitUntil('B to see A subscribed', () => b.eventTopicPeers().includes(a.peerId), 15_000)
     // Reach into gossipsub (as a broken muxer or a remote reset would) and kill B's stream to A.
     const internals = b.libp2p.services.pubsub as unknown as { streamsOutbound: Map<string, { rawStream: { abort: (e: Error) => void } }> }
     internals.streamsOutbound.get(a.peerId)?.rawStream.abort(new Error('test: stream reset'))
     let n = 0
-    await waitFor('an event from B at A again', async () => {
+    await waitUntil('an event from B at A again', async () => {
       const ev = fakeEvent(`after-reset-${n++}`)
       await b.publishEvent(ev.id, ev.bytes)
       return a.seen.ids.includes(ev.id) || a.seen.ids.length > 0
@@ -122,15 +123,15 @@ describe('gossip over TCP', () => {
     const a = await pool.start({ signaturePolicy: 'StrictSign' })
     const b = await pool.start({ signaturePolicy: 'StrictSign', bootstrap: [a.addresses()[0] as string] })
     const unsigned = await pool.start({ bootstrap: [a.addresses()[0] as string] })
-    await waitFor('A to see B and the unsigned node subscribed', () => a.eventTopicPeers().length === 2)
+    await waitUntil('A to see B and the unsigned node subscribed', () => a.eventTopicPeers().length === 2, 15_000)
     const ev = fakeEvent('signed')
     await b.publishEvent(ev.id, ev.bytes)
-    await waitFor('the signed event at A', () => a.seen.ids.includes(ev.id))
+    await waitUntil('the signed event at A', () => a.seen.ids.includes(ev.id), 15_000)
     const ev2 = fakeEvent('unsigned')
     await unsigned.publishEvent(ev2.id, ev2.bytes)
     const marker = fakeEvent('signed-marker')
     await b.publishEvent(marker.id, marker.bytes)
-    await waitFor('the marker at A', () => a.seen.ids.includes(marker.id))
+    await waitUntil('the marker at A', () => a.seen.ids.includes(marker.id), 15_000)
     // Gossipsub itself drops messages of the other policy: they never reach the validator.
     expect(a.seen.ids).not.toContain(ev2.id)
     expect(unsigned.seen.ids).not.toContain(ev.id)
@@ -146,11 +147,11 @@ describe('gossip over TCP', () => {
     await new Promise((resolve) => setTimeout(resolve, 2_500))
     expect(early.connectedPeers()).toHaveLength(0)
     const late = await pool.start({ privateKey: lateKey, listen: [`/ip4/127.0.0.1/tcp/${port}`] })
-    await waitFor('the early node to connect to the late one', () => early.connectedPeers().includes(late.peerId), 10_000)
-    await waitFor('subscriptions', () => early.eventTopicPeers().includes(late.peerId))
+    await waitUntil('the early node to connect to the late one', () => early.connectedPeers().includes(late.peerId), 10_000)
+    await waitUntil('subscriptions', () => early.eventTopicPeers().includes(late.peerId), 15_000)
     const ev = fakeEvent('late')
     await early.publishEvent(ev.id, ev.bytes)
-    await waitFor('the event at the late node', () => late.seen.ids.includes(ev.id))
+    await waitUntil('the event at the late node', () => late.seen.ids.includes(ev.id), 15_000)
   })
 
   it('finds a restarted node again (same key, same port): bootstrap peers and recently seen peers are redialed', async () => {
@@ -163,27 +164,27 @@ describe('gossip over TCP', () => {
     const leafKey = await newKey()
     // The leaf is not anyone's bootstrap: the hub knows it only as a peer that connected.
     let leaf = await pool.start({ privateKey: leafKey, listen: [`/ip4/127.0.0.1/tcp/${leafPort}`], bootstrap: [hubAddr] })
-    await waitFor('hub connected to both', () => hub.connectedPeers().length === 2)
+    await waitUntil('hub connected to both', () => hub.connectedPeers().length === 2, 15_000)
 
     // Restart the hub: the spoke and the leaf have it as a bootstrap address.
     await hub.stop()
-    await waitFor('the spoke to notice', () => !spoke.connectedPeers().includes(hub.peerId))
+    await waitUntil('the spoke to notice', () => !spoke.connectedPeers().includes(hub.peerId), 15_000)
     await new Promise((resolve) => setTimeout(resolve, 1_000))
     hub = await pool.start({ privateKey: hubKey, listen: [`/ip4/127.0.0.1/tcp/${hubPort}`] })
-    await waitFor('the spoke and the leaf to find the restarted hub', () => hub.connectedPeers().length === 2, 15_000)
+    await waitUntil('the spoke and the leaf to find the restarted hub', () => hub.connectedPeers().length === 2, 15_000)
     // Subscriptions come after identify, which tells the hub the leaf's listen address.
-    await waitFor('subscriptions after the hub restart', () => hub.eventTopicPeers().length === 2)
+    await waitUntil('subscriptions after the hub restart', () => hub.eventTopicPeers().length === 2, 15_000)
 
     // Restart the leaf without any bootstrap address: the hub redials it as a recently seen peer.
     await leaf.stop()
-    await waitFor('the hub to notice', () => !hub.connectedPeers().includes(leaf.peerId))
+    await waitUntil('the hub to notice', () => !hub.connectedPeers().includes(leaf.peerId), 15_000)
     await new Promise((resolve) => setTimeout(resolve, 1_000))
     leaf = await pool.start({ privateKey: leafKey, listen: [`/ip4/127.0.0.1/tcp/${leafPort}`] })
-    await waitFor('the hub to redial the restarted leaf', () => hub.connectedPeers().includes(leaf.peerId), 15_000)
+    await waitUntil('the hub to redial the restarted leaf', () => hub.connectedPeers().includes(leaf.peerId), 15_000)
 
-    await waitFor('subscriptions after the restarts', () => hub.eventTopicPeers().length === 2)
+    await waitUntil('subscriptions after the restarts', () => hub.eventTopicPeers().length === 2, 15_000)
     const ev = fakeEvent('after-restarts')
     await hub.publishEvent(ev.id, ev.bytes)
-    await waitFor('the event at the spoke and the leaf', () => spoke.seen.ids.includes(ev.id) && leaf.seen.ids.includes(ev.id))
+    await waitUntil('the event at the spoke and the leaf', () => spoke.seen.ids.includes(ev.id) && leaf.seen.ids.includes(ev.id), 15_000)
   })
 })

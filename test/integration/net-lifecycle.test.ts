@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { SwarmNodeConfigError, SwarmNodeStoppedError } from '../../src/net/errors.js'
 import { createSwarmNode } from '../../src/net/node.js'
 import { helperPath, spawnNetChild, stopNetChildren } from '../helpers/net-child.js'
-import { createNodePool, fakeEvent, newKey, waitFor } from '../helpers/net-nodes.js'
+import { createNodePool, fakeEvent, newKey } from '../helpers/net-nodes.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const pool = createNodePool()
 afterEach(async () => {
@@ -20,10 +21,10 @@ describe('swarm node lifecycle', () => {
     const a = await pool.start({ transports: 'memory', listen: undefined })
     expect(a.addresses()[0]).toMatch(/^\/memory\/.+\/p2p\/12D3KooW/)
     const b = await pool.start({ transports: 'memory', listen: undefined, bootstrap: [a.addresses()[0] as string] })
-    await waitFor('B to see A subscribed', () => b.eventTopicPeers().includes(a.peerId))
+    await waitUntil('B to see A subscribed', () => b.eventTopicPeers().includes(a.peerId), 15_000)
     const ev = fakeEvent('memory')
     expect(await b.publishEvent(ev.id, ev.bytes)).toEqual({ recipients: 1 })
-    await waitFor('the event at A', () => a.seen.ids.includes(ev.id))
+    await waitUntil('the event at A', () => a.seen.ids.includes(ev.id), 15_000)
   })
 
   it('leaves no handle behind: a process that stops its nodes exits by itself', async () => {

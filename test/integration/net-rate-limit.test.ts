@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPeerRateLimiter } from '../../src/net/rate-limit.js'
-import { createNodePool, fakeEvent, waitFor } from '../helpers/net-nodes.js'
+import { createNodePool, fakeEvent } from '../helpers/net-nodes.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const pool = createNodePool()
 afterEach(async () => { await pool.stopAll() })
@@ -41,8 +42,8 @@ describe('a flooding peer', () => {
     const boot = [target.addresses()[0] as string]
     const flooder = await pool.start({ bootstrap: boot })
     const honest = await pool.start({ bootstrap: boot })
-    await waitFor('both subscribed at the target', () => target.eventTopicPeers().length === 2)
-    await waitFor('the target subscribed at both', () => flooder.eventTopicPeers().length === 1 && honest.eventTopicPeers().length === 1)
+    await waitUntil('both subscribed at the target', () => target.eventTopicPeers().length === 2, 15_000)
+    await waitUntil('the target subscribed at both', () => flooder.eventTopicPeers().length === 1 && honest.eventTopicPeers().length === 1, 15_000)
 
     const started = Date.now()
     const FLOOD = 1_000
@@ -52,8 +53,8 @@ describe('a flooding peer', () => {
     }
     const ev = fakeEvent('honest')
     await honest.publishEvent(ev.id, ev.bytes)
-    await waitFor('the honest event at the target', () => target.seen.ids.includes(ev.id), 10_000)
-    await waitFor('the flood to be counted', () => target.stats().events.received >= FLOOD, 10_000)
+    await waitUntil('the honest event at the target', () => target.seen.ids.includes(ev.id), 10_000)
+    await waitUntil('the flood to be counted', () => target.stats().events.received >= FLOOD, 10_000)
     const elapsedS = (Date.now() - started) / 1000
 
     const stats = target.stats()

@@ -4,7 +4,8 @@
  * `ws` installed as the global WebSocket) and gossip an event across.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { createNodePool, fakeEvent, waitFor } from '../helpers/net-nodes.js'
+import { createNodePool, fakeEvent } from '../helpers/net-nodes.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const pool = createNodePool()
 afterEach(async () => { await pool.stopAll() })
@@ -15,11 +16,11 @@ describe('WebSockets', () => {
     const wsAddress = a.addresses().find(x => x.includes('/ws'))
     expect(wsAddress).toBeDefined()
     const b = await pool.start({ bootstrap: [wsAddress as string], network: { websockets: true } })
-    await waitFor('B connected to A', () => b.connectedPeers().includes(a.peerId))
+    await waitUntil('B connected to A', () => b.connectedPeers().includes(a.peerId), 15_000)
     expect(b.connections().find(c => c.peer === a.peerId)?.address).toMatch(/\/ws(\/|$)/)
-    await waitFor('A and B subscribed to each other', () => a.eventTopicPeers().includes(b.peerId) && b.eventTopicPeers().includes(a.peerId))
+    await waitUntil('A and B subscribed to each other', () => a.eventTopicPeers().includes(b.peerId) && b.eventTopicPeers().includes(a.peerId), 15_000)
     const ev = fakeEvent('over websockets')
     await b.publishEvent(ev.id, ev.bytes)
-    await waitFor('A to validate the event', () => a.seen.ids.includes(ev.id))
+    await waitUntil('A to validate the event', () => a.seen.ids.includes(ev.id), 15_000)
   })
 })

@@ -3,7 +3,8 @@ import { generatePlan } from '../../bench/gen-plan.js'
 import { foldAll } from '../../src/core/fold.js'
 import { decodeEvent } from '../../src/wire/decode.js'
 import { openEventStore } from '../../src/store/event-store.js'
-import { PeerFleet, loadEvents, waitFor } from '../helpers/peers.js'
+import { PeerFleet, loadEvents } from '../helpers/peers.js'
+import { waitUntil } from '../helpers/wait.js'
 import type { PlanEvent } from '../../src/core/events.js'
 
 /** Fold the union of the stores in `dirs`, as an outside referee would. */
@@ -34,7 +35,7 @@ describe('peers catch up through sync', () => {
     await loadEvents(a, events.slice(0, half), keys)
 
     const b = await fleet.start('b', ['--bootstrap', a.node.addresses()[0] as string])
-    await waitFor('b to hold the first half', () => b.replica.ids.size === half, 120_000)
+    await waitUntil('b to hold the first half', () => b.replica.ids.size === half, 120_000)
     expect(b.replica.fold.swarmHash()).toBe(a.replica.fold.swarmHash())
 
     // b goes away; a learns the rest; b comes back on its data dir with the same peer id.
@@ -45,7 +46,7 @@ describe('peers catch up through sync', () => {
     const b2 = await fleet.start('b2', ['--bootstrap', a.node.addresses()[0] as string], { dataDir: bDir })
     expect(b2.node.peerId).toBe(bId)
     expect(b2.replica.ids.size).toBe(half)
-    await waitFor('the restarted node to catch up', () => b2.replica.ids.size === events.length, 120_000)
+    await waitUntil('the restarted node to catch up', () => b2.replica.ids.size === events.length, 120_000)
 
     const plan = a.replica.fold.plans()[0]
     expect(plan).toBeDefined()

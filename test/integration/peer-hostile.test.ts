@@ -10,7 +10,8 @@ import { encodeEnvelope, eventIdOfWire } from '../../src/wire/codec.js'
 import { signEvent, signRawSync } from '../../src/wire/sign.js'
 import { eventsTopic } from '../../src/wire/topics.js'
 import { PROTOCOL_VERSION } from '../../src/core/events.js'
-import { PeerFleet, loadEvents, waitFor } from '../helpers/peers.js'
+import { PeerFleet, loadEvents } from '../helpers/peers.js'
+import { waitUntil } from '../helpers/wait.js'
 import type { Envelope, EventId, PeerIdString } from '../../src/core/events.js'
 import type { SwarmNode } from '../../src/net/node.js'
 import type { Peer } from '../../src/app/peer.js'
@@ -58,7 +59,7 @@ describe('a hostile peer in the swarm', () => {
       privateKey: hostileKey, swarm: 'test', listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [a.node.addresses()[0] as string], mdns: false, eventValidator: () => 'accept'
     })
     const h = hostile
-    await waitFor('the hostile peer to reach a subscriber', () => h.eventTopicPeers().length > 0, 20_000)
+    await waitUntil('the hostile peer to reach a subscriber', () => h.eventTopicPeers().length > 0, 20_000)
 
     const env = (over: Partial<Envelope>): Envelope => ({ ...goal.env, hlc: { ms: goal.env.hlc.ms + 50_000, c: 0 }, ...over } as Envelope)
     const proposal = events.find(e => e.env.type === 'split-proposed') as (typeof events)[number]
@@ -90,7 +91,7 @@ describe('a hostile peer in the swarm', () => {
       await new Promise(resolve => setTimeout(resolve, 300))
     }
 
-    await waitFor('the honest peers to converge', () => b.replica.ids.size === events.length && c.replica.ids.size === events.length, 60_000)
+    await waitUntil('the honest peers to converge', () => b.replica.ids.size === events.length && c.replica.ids.size === events.length, 60_000)
     // The peers folded decoded events; the reference folds the generator's objects: equal hashes
     // show the hash does not depend on how objects were built (key order), only on the set.
     const want = foldAll(events).swarmHash()
@@ -103,11 +104,11 @@ describe('a hostile peer in the swarm', () => {
       }
     }
     // a is the hostile peer's neighbour: it saw every bad event and counted each by reason.
-    await waitFor('a to count the rejections', async () => {
+    await waitUntil('a to count the rejections', async () => {
       const r = await rejected(a)
       return (r.undecodable ?? 0) > 0 && (r['bad-signature'] ?? 0) > 0 && (r['not-canonical'] ?? 0) > 0 && (r['wrong-swarm'] ?? 0) > 0 && (r['not-in-committee'] ?? 0) > 0
     }, 20_000)
     // gossipsub recomputes scores on its heartbeat: wait for the penalty to show.
-    await waitFor('the hostile peer\'s gossip score to drop below zero', () => a.node.peerScore(hostileId) < 0, 20_000)
+    await waitUntil('the hostile peer\'s gossip score to drop below zero', () => a.node.peerScore(hostileId) < 0, 20_000)
   })
 })

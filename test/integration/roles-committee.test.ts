@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js'
-import { waitFor } from '../helpers/peers.js'
+import { waitUntil } from '../helpers/wait.js'
 import { RoleSwarm, modelOf } from '../helpers/roles-swarm.js'
 import { renderTree } from '../../roles/render.js'
 import { openEventStore } from '../../src/store/event-store.js'
@@ -41,7 +41,7 @@ describe('roles: the scorer committee', () => {
     const committee = [live.id, silent1.id, silent2.id].sort() as PeerIdString[]
     const plan = await swarm.submit(GOAL, { maxDepth: 1, committee, quorum: 2 })
 
-    await waitFor('the live member to vote on the root', () => {
+    await waitUntil('the live member to vote on the root', () => {
       const root = swarm?.tree(plan)?.nodes[0]
       return root?.attempts[0]?.ballots.some(b => b.author === live.id) === true
     }, 60_000)

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm, type RecordedRequest } from '../helpers/fake-llm.js'
-import { waitFor } from '../helpers/peers.js'
+import { waitUntil } from '../helpers/wait.js'
 import { RoleSwarm, autoStep, modelOf, promptOf, titleIn } from '../helpers/roles-swarm.js'
 import { SKEW_ALLOWANCE_MS } from '../../roles/executor.js'
 import type { PlanEvent, PlanId } from '../../src/core/events.js'
@@ -60,11 +60,11 @@ describe('roles: faults and author actions', () => {
     const leaseMs = 2_000
     const plan = await swarm.submit(GOAL, { maxDepth: 1, leaseMs })
 
-    await waitFor('an executor to be mid-task on a leaf', () => slowTitle !== undefined, 60_000)
+    await waitUntil('an executor to be mid-task on a leaf', () => slowTitle !== undefined, 60_000)
     const title = slowTitle as string
     // Its owner holds the claim, has asked the model, and keeps its lease alive while the model works.
     let ownerId: string | null = null
-    await waitFor('the owner of the leaf to renew its lease', () => {
+    await waitUntil('the owner of the leaf to renew its lease', () => {
       const t = taskTitled(swarm?.tree(plan) as PlanTree, title)
       ownerId = t?.owner ?? null
       return t?.status === 'claimed' && (t.chains[t.chains.length - 1]?.renewals ?? 0) >= 1
@@ -76,7 +76,7 @@ describe('roles: faults and author actions', () => {
     await swarm.stopMember(holder!)
     const stoppedAt = Date.now()
     slow = false
-    await waitFor('another executor to take the leaf over and finish it', () => taskTitled(swarm?.tree(plan) as PlanTree, title)?.status === 'done', 60_000)
+    await waitUntil('another executor to take the leaf over and finish it', () => taskTitled(swarm?.tree(plan) as PlanTree, title)?.status === 'done', 60_000)
     await swarm.waitStatus(plan, 'completed', 60_000)
     const hash = await swarm.waitConverged(plan)
 
@@ -168,7 +168,7 @@ describe('roles: faults and author actions', () => {
     swarm = await RoleSwarm.start({ llm: { fake }, decomposers: 1, scorers: 1, executors: 2 })
     const plan = await swarm.submit(GOAL, { maxDepth: 2 })
 
-    await waitFor('the first execution to start', () => fake!.calls('report_result').length > 0, 60_000)
+    await waitUntil('the first execution to start', () => fake!.calls('report_result').length > 0, 60_000)
     await swarm.client.publish('goal-cancelled', plan, [], { reason: 'the trip is off' })
     await swarm.waitStatus(plan, 'cancelled', 30_000)
     await sleep(300)
@@ -212,7 +212,7 @@ describe('roles: faults and author actions', () => {
     })
     const plan = await swarm.submit(GOAL, { maxDepth: 1 })
     run.plan = plan
-    await waitFor('the executor to claim a leaf, and the cancellation to reach it', () => cancelled !== undefined, 60_000)
+    await waitUntil('the executor to claim a leaf, and the cancellation to reach it', () => cancelled !== undefined, 60_000)
     expect(cancelled?.status).toBe('cancelled')
     await swarm.waitStatus(plan, 'cancelled', 30_000)
     await sleep(1_500)

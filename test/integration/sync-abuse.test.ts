@@ -12,7 +12,8 @@ import { writeVarint } from '../../src/wire/varint.js'
 import { SYNC_PROTOCOL } from '../../src/sync/libp2p-service.js'
 import { eventIdOfWire } from '../../src/wire/codec.js'
 import type { SyncPeer } from '../helpers/sync-nodes.js'
-import { connect, createSyncPeer, createTestNode, fakeEvent, randomId, stopPeers, waitFor } from '../helpers/sync-nodes.js'
+import { connect, createSyncPeer, createTestNode, fakeEvent, randomId, stopPeers } from '../helpers/sync-nodes.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const IDLE_MS = 1_000
 /** A misbehaving stream must be cut off within this (idle timeout + slack). */
@@ -50,8 +51,8 @@ async function expectCutOff (misbehave: (stream: Stream) => Promise<void>): Prom
   const stream = await open()
   const started = Date.now()
   await misbehave(stream).catch(() => {}) // writes fail once the stream is reset: expected
-  await waitFor(() => !isOpen(stream), CUT_OFF_MS, 'the honest node to cut the stream off')
-  await waitFor(() => honest.sessions.length > sessionsBefore, CUT_OFF_MS, 'the honest session to end')
+  await waitUntil('the honest node to cut the stream off', () => !isOpen(stream), CUT_OFF_MS)
+  await waitUntil('the honest session to end', () => honest.sessions.length > sessionsBefore, CUT_OFF_MS)
   expect(honest.sync.stats().failures).toBe(failuresBefore + 1)
   const last = honest.sessions[honest.sessions.length - 1]
   expect(last?.ok).toBe(false)
@@ -138,9 +139,9 @@ describe('sync: a misbehaving peer is cut off', () => {
     const rejectedBefore = honest.sync.stats().rejected
     const first = await open()
     const second = await open()
-    await waitFor(() => !isOpen(second), CUT_OFF_MS, 'the second stream to be refused')
+    await waitUntil('the second stream to be refused', () => !isOpen(second), CUT_OFF_MS)
     expect(honest.sync.stats().rejected).toBe(rejectedBefore + 1)
-    await waitFor(() => !isOpen(first), CUT_OFF_MS, 'the idle first stream to time out')
+    await waitUntil('the idle first stream to time out', () => !isOpen(first), CUT_OFF_MS)
   })
 
   it('the honest node still syncs with an honest peer afterwards', async () => {
@@ -150,6 +151,6 @@ describe('sync: a misbehaving peer is cut off', () => {
     const stats = await honest.sync.syncWith(other.node.peerId)
     expect(stats.ok).toBe(true)
     expect(honest.replica.ids.size).toBe(20)
-    await waitFor(() => other?.replica.ids.size === 20, 5_000, 'the other peer to pull too')
+    await waitUntil('the other peer to pull too', () => other?.replica.ids.size === 20, 5_000)
   })
 })

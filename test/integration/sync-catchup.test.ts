@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { SyncPeer } from '../helpers/sync-nodes.js'
-import { FakeReplica, connect, createSyncPeer, fakeEvent, randomId, stopPeers, waitFor } from '../helpers/sync-nodes.js'
+import { FakeReplica, connect, createSyncPeer, fakeEvent, randomId, stopPeers } from '../helpers/sync-nodes.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const peers: SyncPeer[] = []
 
@@ -27,9 +28,9 @@ describe('sync: catch-up between real nodes', () => {
     for (let i = 0; i < 10_000; i++) a.replica.add(fakeEvent(300))
     const started = performance.now()
     await connect(b.node, a.node)
-    await waitFor(() => b.replica.ids.size === 10_000, 20_000, 'B to hold 10k events')
+    await waitUntil('B to hold 10k events', () => b.replica.ids.size === 10_000, 20_000, 10)
     const ms = performance.now() - started
-    await waitFor(() => a.sessions.length + b.sessions.length === 2, 5_000, 'both ends of the session to finish')
+    await waitUntil('both ends of the session to finish', () => a.sessions.length + b.sessions.length === 2, 5_000)
     // One session (the smaller peer id opened it), seen from both ends, both OK.
     expect(a.sessions.every(s => s.ok)).toBe(true)
     expect(b.sessions.every(s => s.ok)).toBe(true)
@@ -99,7 +100,7 @@ describe('sync: catch-up between real nodes', () => {
     expect(stats.eventsReceived).toBe(400)
     expect(stats.eventsSent).toBe(300)
     expect(a.replica.received.length).toBe(400)
-    await waitFor(() => b.sessions.length === 1, 5_000, 'the inbound side to finish')
+    await waitUntil('the inbound side to finish', () => b.sessions.length === 1, 5_000)
     expect(b.replica.received.length).toBe(300)
     expect(a.replica.ids.size).toBe(900)
     expect(b.replica.ids.size).toBe(900)
@@ -120,7 +121,7 @@ describe('sync: catch-up between real nodes', () => {
     expect(stats.eventsReceived).toBe(90)
     expect(b.replica.received.length).toBe(90)
     for (const id of parked) expect(b.replica.received.includes(id)).toBe(false)
-    await waitFor(() => a.sessions.length === 1, 5_000, 'the serving side to finish')
+    await waitUntil('the serving side to finish', () => a.sessions.length === 1, 5_000)
     expect(a.sessions[0]?.eventsSent).toBe(90)
   })
 
@@ -175,7 +176,7 @@ describe('sync: catch-up between real nodes', () => {
     await connect(a.node, b.node)
     const running = a.sync.syncWith(b.node.peerId)
     // A is ingesting the one event it lacked: the reconciliation is over.
-    await waitFor(() => calls > 0 && b.replica.ids.size === 2, 5_000, 'the first session to have reconciled')
+    await waitUntil('the first session to have reconciled', () => calls > 0 && b.replica.ids.size === 2, 5_000)
     const goal = fakeEvent(300)
     a.replica.add(goal)
     const fresh = a.sync.syncWith(b.node.peerId, { fresh: true })
@@ -207,10 +208,10 @@ describe('sync: catch-up between real nodes', () => {
     const b = await peer({ intervalMs: 300 })
     for (let i = 0; i < 50; i++) a.replica.add(fakeEvent(300))
     await connect(a.node, b.node)
-    await waitFor(() => b.replica.ids.size === 50, 5_000, 'the on-connect sync')
+    await waitUntil('the on-connect sync', () => b.replica.ids.size === 50, 5_000)
     const late = Array.from({ length: 20 }, () => fakeEvent(300))
     for (const e of late) a.replica.add(e) // as if B missed their gossip
-    await waitFor(() => late.every(e => b.replica.ids.has(e.id)), 5_000, 'the periodic sync to repair B')
+    await waitUntil('the periodic sync to repair B', () => late.every(e => b.replica.ids.has(e.id)), 5_000)
     expect(b.replica.ids.size).toBe(70)
     expect(a.sync.stats().failures + b.sync.stats().failures).toBe(0)
   })
