@@ -33,9 +33,10 @@ export function stableViewMs (presenceIntervalMs: number): number {
  * newcomer and everyone else have heard of each other: the newcomer
  * announces itself swarm-wide on its first peer and learns the roster from
  * the roster exchange, both within a second; this is two of the smallest
- * presence intervals (2 x 3 s, src/net/presence-interval.ts). (Session 5 used two of the current intervals here too:
- * 11 s at 10 processes once the interval grew, so the first plans into a
- * swarm that had just settled confirmed every claim.)
+ * presence intervals (2 x 3 s, src/net/presence-interval.ts). Not two of
+ * the current intervals: those grow with the swarm (10 s at 10 peers), and
+ * the first plans into a swarm that had just settled would confirm every
+ * claim.
  */
 export const VIEW_UNCHANGED_MS = 6_000
 
@@ -61,10 +62,10 @@ export const VIEW_UNCHANGED_MS = 6_000
  * stagger ago (`recentlyFull`): the others, not yet aware that a slot came
  * free, skipped it in their ranks and may have claimed at once (unless the
  * result that freed the slot is what made the task ready: then nobody saw
- * the task claimable before hearing of it). (Until session 7
- * x had to be within S/4 with L <= S/2: on a loaded 2-core machine most
- * claims on a plan's critical path came 60-150 ms after ready and paid the
- * 150 ms confirmation.)
+ * the task claimable before hearing of it). The window is this wide because
+ * on a loaded 2-core machine the claims on a plan's critical path come
+ * 60-150 ms after ready; a narrower one makes most of them pay the 150 ms
+ * confirmation (ADR-0030).
  */
 export function needsConfirm (o: { rank: number, executors: number, stableView: boolean, takeover: boolean, recentlyFull?: boolean, sinceSeenMs: number, sinceReadyMs: number, lagMs: number, staggerMs: number }): boolean {
   if (o.rank !== 0 || !o.stableView || o.takeover) return true

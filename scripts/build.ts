@@ -4,7 +4,7 @@
  * OpenTelemetry), so each stays off the start path of a command that does
  * not need it. Why a bundle: loading libp2p and the rest as thousands of
  * small ESM files cost about 1.1 s of CPU per start; on 2 cores, starting 40
- * nodes took most of the 30 s the scale figure allows (issue 14).
+ * nodes took most of the 30 s the scale figure allows (ADR-0031).
  *
  * What the bundle keeps working, and how:
  * - better-sqlite3 stays external (a native addon found through `bindings`

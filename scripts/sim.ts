@@ -27,9 +27,8 @@ import type { TraceSample } from '../src/sim/world.js'
  * (src/sim/checks.ts, the run then fails); `plan` (the default beyond) ends
  * there and prints how full the rosters were. At 1000 nodes rosters fill
  * with the periodic announcements, 450-550 s virtual after the start, so
- * `--until rosters` there takes more than 16 minutes of wall time on 2 cores
- * (2026-12-01 20:46: stopped at 545 s virtual after 16 min, the emptiest
- * roster listing 979 of 999, peak RSS 3.4 GB).
+ * `--until rosters` there takes more than 16 minutes of wall time and over
+ * 3 GB of memory on 2 cores.
  */
 const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace]'
 

@@ -7,7 +7,7 @@ import type { EventId, NodeId, PeerIdString, PlanEvent, PlanId, ResultSource, Ta
 import type { AttemptView, CommitteeView, PlanTree, ResultView, TaskView, TreeNode } from '../core/tree.js'
 
 /**
- * What a person in a committee does (issue 16): choose a split (or none,
+ * What a person in a committee does: choose a split (or none,
  * with notes), review a result, and see what waits for them. A person's
  * ballot and review are ordinary signed events of their key, so the fold
  * decides from them as from any scorer's; these functions only check first

@@ -8,7 +8,7 @@ import type { NodeView } from '../ports/node-view.js'
 import type { Say, Values } from './client.js'
 
 /**
- * A person on a committee, from the command line (issue 16): `id` prints the
+ * A person on a committee, from the command line: `id` prints the
  * key to give an author for `--committee` or `--approver`; `inbox` lists what
  * waits for that key; `vote` and `review` publish the person's ballot or
  * review. All sign with the client key (`~/.plan-swarm/<swarm>/client-1`, or

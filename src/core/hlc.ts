@@ -19,7 +19,8 @@ export function compareHlc (a: Hlc, b: Hlc): number {
  * Whole milliseconds of a wall clock: a stamp's `ms` must be a safe integer
  * (the wire refuses anything else), and a clock source may read fractions
  * (a fractional offset, `performance.timeOrigin + performance.now()`, the
- * simulator's virtual time). Found by the simulator (seed 30012).
+ * simulator's virtual time). test/sim/regressions.json keeps the simulator
+ * seed that showed it (30012).
  */
 function wholeMs (wallMs: number): number {
   return Math.floor(wallMs)

@@ -1,5 +1,5 @@
 /**
- * Choosing the provider from flags and environment, as the design says:
+ * Choosing the provider from flags and environment:
  * Anthropic when ANTHROPIC_API_KEY is set (ANTHROPIC_BASE_URL or --base-url
  * reaching Ollama or llama.cpp servers that speak the Messages API), an
  * OpenAI-compatible endpoint by flag, otherwise the offline heuristics with a

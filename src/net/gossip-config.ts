@@ -87,15 +87,14 @@ export const GOSSIP_SCORE_THRESHOLDS: Partial<PeerScoreThresholds> = {
 
 /** The gossipsub options every swarm node uses (validators are set after start). */
 /**
- * Mesh degree. Every node dials every peer it hears of, and gossipsub's
- * flood publishing sends a node's own message to every connected subscriber,
- * so a message reaches almost everyone in one hop; mesh forwarding is the
- * backup for peers not (yet) connected to the author, with IHAVE gossip and
- * our sync behind it. Each receiver forwards to its mesh peers, so a message
- * crosses up to (n - 1) x D links: with the default D = 6 a 10-process
- * swarm moved 4.2 MB per plan (e2e bench, 2026-11-29); with D = 3 (2..4, at
- * most 1 outbound-only), 2.5 MB, and each node still has at least two
- * forwarders (ADR-0013).
+ * Mesh degree. Gossipsub's flood publishing sends a node's own message to
+ * every connected subscriber (its neighbours, src/net/neighbours.ts), and
+ * mesh forwarding carries it on from there, with IHAVE gossip and our sync
+ * behind it. Each receiver forwards to its mesh peers, so a message crosses
+ * up to (n - 1) x D links: with the default D = 6 a 10-process swarm moved
+ * 4.2 MB per plan in the e2e bench; with D = 3 (2..4, at most 1
+ * outbound-only), 2.5 MB, and each node still has at least two forwarders
+ * (ADR-0013).
  *
  * Gossip (IHAVE) goes to Dlazy = 2 peers outside the mesh each heartbeat,
  * not 6: with bounded degree a node has 10-20 such peers, and IHAVE to 6 of

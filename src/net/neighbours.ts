@@ -79,8 +79,8 @@ export interface Neighbourhood {
 }
 
 /**
- * Who a node keeps connections to: it no longer dials every peer it hears
- * of, only enough of them (random peers from presence) to hold
+ * Who a node keeps connections to: not every peer it hears of, only enough
+ * of them (random peers from presence) to hold
  * `targetPeers` connections, and comes back down to `maxPeers` by closing
  * first the inbound connections older than SERVED_AFTER_MS, newest first,
  * then connections older than TRIM_AFTER_MS (libp2p allows

@@ -15,7 +15,7 @@ export const PRESENCE_MIN_INTERVAL_MS = 3_000
  * swarm is past six peers. Each arrives about 3 times (flood publishing and
  * the mesh), so this sets most of an idle node's traffic: 4 gave 9.0 KB/s
  * per node at 40 processes against 4.2 KB/s at 5; 2 gives 5.4 KB/s
- * (BENCHMARKS.md, scale, 2026-12-01 17:22-17:32).
+ * (BENCHMARKS.md, scale).
  */
 export const PRESENCE_MESSAGES_PER_SECOND = 2
 /** A roster entry lives this many intervals without news. */

@@ -19,9 +19,9 @@ const ASK_AFTER_MS = 300
 const REPLY_TIMEOUT_MS = 10_000
 
 /**
- * What one exchange hands over: this node's own announcement first (its
- * neighbours no longer announce swarm-wide when a peer joins, see
- * presence-announcer.ts), then a uniform random sample of the fresh others,
+ * What one exchange hands over: this node's own announcement first (a node
+ * announces swarm-wide only on its first peer, see presence-announcer.ts and
+ * ADR-0027), then a uniform random sample of the fresh others,
  * ROSTER_EXCHANGE_MAX in all. Shuffles only the slots handed over, in place
  * (`fresh` is reordered). Shared with the simulator's exchange.
  */

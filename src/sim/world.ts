@@ -31,14 +31,12 @@ import type { SimTopology } from './network.js'
 
 /**
  * How soon every roster must list every live node (from the start, or from
- * the end of the faults). Measured at 4 announcements a second (BENCHMARKS.md,
- * simulator 2026-12-01 15:05): 1-7 s up to 30 nodes, 32-35 s at 100, 71-76 s
- * at 300. At 2 a second, with a node announcing once as it starts (18:02):
- * 7 s, 51 s and 51 s at 100 (seeds 1-3), 151 s at 300: rosters fill when every
- * node announces again one presence interval (n / 2 s) after the mass start,
- * and the sample a second later sees it, so 300 nodes miss the bound by that
- * second. The bound is 120 s, or (beyond about 200 nodes) one presence
- * interval, stretched by the announcer's jitter, plus ROSTER_SPREAD_MS.
+ * the end of the faults). After a mass start the rosters of a large swarm
+ * fill only when every node announces again, one presence interval (n / 2 s)
+ * later, and the next once-a-second sample sees it. So the bound is 120 s,
+ * or (beyond about 200 nodes) one presence interval, stretched by the
+ * announcer's jitter, plus ROSTER_SPREAD_MS. The fill times measured are in
+ * BENCHMARKS.md (simulator).
  *
  * Checked in full where a run waits for the rosters (WorldOptions.until
  * `rosters`, the default up to ROSTER_WAIT_MAX_NODES = 200 nodes, where the
@@ -85,9 +83,9 @@ export interface WorldOptions {
   /**
    * `neighbours` (default): connections opened and closed by each node's
    * real dial policy (src/net/neighbours.ts) from the presence it hears,
-   * starting from its bootstrap peers. `fixed`: the random graph of
-   * `degree` links a node that runs before issue 14's change were made
-   * with (replays their seeds as they were).
+   * starting from its bootstrap peers. `fixed`: a fixed random graph of
+   * `degree` links a node (a ring plus random chords, no dialing), which
+   * replays seeds recorded on it as they ran (ADR-0022).
    */
   readonly topology?: SimTopology
   /** `--max-peers` of every node (neighbours topology; default DEFAULT_MAX_PEERS). */
@@ -133,12 +131,10 @@ export type SimHorizon = 'plan' | 'rosters'
  * Up to this many nodes a run waits for the rosters by default. Their bound
  * (rosterFullBoundMs) is the flat 120 s up to about 200 nodes; beyond, it is
  * one presence interval (n / 2 s) and more, and a virtual second costs more
- * wall time the larger the swarm: at 300 nodes (2026-12-01 20:17-20:32, 2
- * cores) a run to the plan's end (22 s virtual) took 12-14 s of wall time,
- * one waiting for the rosters (165 s virtual) 36-39 s; at 1000 the plan's
- * end took 73-116 s, and the rosters fill only with the periodic
- * announcements 450-550 s virtual after the start: a wait still not over
- * after 16 minutes (545 s virtual).
+ * wall time the larger the swarm: on 2 cores, waiting for the rosters about
+ * triples the wall time of a 300-node run, and at 1000 nodes, where the
+ * rosters fill only with the periodic announcements 450-550 s virtual after
+ * the start, it takes more than 16 minutes (BENCHMARKS.md, simulator).
  */
 export const ROSTER_WAIT_MAX_NODES = 200
 
@@ -574,7 +570,7 @@ export class World {
    * here, so an act still in flight (a model call behind its virtual
    * latency) never finishes: a role's stop is not waited for past the
    * promises that can settle now, or the run would hang with nothing left to
-   * run (seen with seed 1105 at 6 nodes).
+   * run (seed 1105 at 6 nodes, kept in test/sim/regressions.json).
    */
   async stop (): Promise<void> {
     for (const n of this.nodes) {

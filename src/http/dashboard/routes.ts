@@ -120,8 +120,8 @@ function submitValues (body: Record<string, unknown>): Record<string, string | b
  * The observer's live dashboard: the page at `/`, its feed at
  * `/events/stream` (server-sent events), the same snapshot as JSON at
  * `/api/dashboard`, and, only with `--allow-submit`, `POST /api/goals` and
- * `POST /api/plans/<id>/cancel`, and a person's actions as this node's key
- * (issue 16): `POST /api/vote` `{plan, node, choice: proposalId | null,
+ * `POST /api/plans/<id>/cancel`, and a person's actions as this node's key:
+ * `POST /api/vote` `{plan, node, choice: proposalId | null,
  * notes}` and `POST /api/review` `{plan, task, verdict: "accept" |
  * "reject", notes}`. Without it those answer 403 and the node publishes
  * nothing; every write passes the same guard (checkWriteRequest).

@@ -39,7 +39,7 @@ export interface DashboardSource {
   /** Publish `goal-cancelled` as this node (it must be the goal's author). */
   cancel: (plan: PlanId, reason: string | undefined) => Promise<void>
   /**
-   * The splits and results that wait for this node's key (issue 16), for
+   * The splits and results that wait for this node's key, for
    * the "awaiting you" panel of a writable dashboard. Without it (and
    * without `vote` and `review`) the panel stays empty.
    */
