@@ -8,6 +8,7 @@
 import { expect } from 'vitest'
 import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { childId } from '../../src/core/derive.js'
+import { seededRandom } from '../../src/ports/scheduler.js'
 import { makeEvent, makePeers, subgoals } from './plan-builder.js'
 import type { PlanBuilder } from './plan-builder.js'
 import type { Bodies, EventId, EventType, Hlc, NodeId, PeerIdString, PlanEvent, TaskId } from '../../src/core/events.js'
@@ -74,21 +75,10 @@ export function rootOf (tree: PlanTree): TreeNode {
   return nodeOf(tree, tree.root)
 }
 
-/** A small seeded PRNG (mulberry32): shuffles are reproducible. */
-export function rng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
+/** A Fisher-Yates shuffle driven by the simulator's seeded random: the same seed, the same order. */
 export function shuffle<T> (xs: readonly T[], seed: number): T[] {
   const out = [...xs]
-  const r = rng(seed)
+  const r = seededRandom(seed)
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1))
     const tmp = out[i] as T

@@ -41,7 +41,11 @@ import type { PlanView } from '../../src/core/view.js'
 
 // ------------------------------------------------------------------ PRNG
 
-/** A small seeded PRNG (sfc32, seeded through a splitmix-style mixer): the generator's only source of randomness. */
+/**
+ * A small seeded PRNG (sfc32, seeded through a splitmix-style mixer): the generator's only source of randomness.
+ * It is not the simulator's `seededRandom` because seeds written down outside the code name its sequence: the
+ * golden fixture's (test/fixtures/golden-plan.json) and any GEN_SEED a failing run printed.
+ */
 export class Rng {
   private a: number
   private b: number

@@ -1,19 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { IdSet, createReconcileSession } from '../../src/sync/reconcile/index.js'
+import { seededWords } from '../helpers/random.js'
 import type { ReconcileOptions, ReconcileSession } from '../../src/sync/reconcile/index.js'
-
-/** splitmix32: ids come from a seed that fast-check picks (and reports on failure). */
-function rng (seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x9e3779b9) >>> 0
-    let z = s
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0
-    return (z ^ (z >>> 16)) >>> 0
-  }
-}
 
 const BASES = ['0'.repeat(64), 'f'.repeat(64), '7f'.repeat(32), '80'.repeat(32)]
 
@@ -21,10 +10,10 @@ const BASES = ['0'.repeat(64), 'f'.repeat(64), '7f'.repeat(32), '80'.repeat(32)]
  * Random 64-hex ids. With `clustered`, most ids copy a random-length prefix of
  * one of a few base ids (down to all but the last digit), so neighbours share
  * long prefixes and range bounds get long; the bases themselves sit at the
- * edges and the middle of the id space.
+ * edges and the middle of the id space. The seed is one fast-check picks (and reports on failure).
  */
 function idSource (seed: number, clustered: boolean): () => string {
-  const next = rng(seed)
+  const next = seededWords(seed)
   return () => {
     let id = ''
     for (let w = 0; w < 8; w++) id += next().toString(16).padStart(8, '0')

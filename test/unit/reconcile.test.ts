@@ -10,22 +10,12 @@ import {
   separatingBound
 } from '../../src/sync/reconcile/index.js'
 import type { ReconcileOptions, ReconcileSession, WireRange } from '../../src/sync/reconcile/index.js'
+import { seededWords } from '../helpers/random.js'
 import type { EventId } from '../../src/core/events.js'
 
-/** splitmix32: a small seeded generator, so every run sees the same ids. */
-function rng (seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x9e3779b9) >>> 0
-    let z = s
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0
-    return (z ^ (z >>> 16)) >>> 0
-  }
-}
-
+/** `count` ids from a seed, so every run sees the same ids. */
 function randomIds (count: number, seed: number): EventId[] {
-  const next = rng(seed)
+  const next = seededWords(seed)
   const out: EventId[] = []
   for (let i = 0; i < count; i++) {
     let id = ''
@@ -353,7 +343,7 @@ describe('wire format', () => {
     // Cut inside an id list: always an error.
     const list = openers[1] as Uint8Array
     expect(createReconcileSession(full).receive(list.subarray(0, list.length - 1))).toHaveProperty('error')
-    const next = rng(26)
+    const next = seededWords(26)
     for (let i = 0; i < 2_000; i++) {
       const bytes = new Uint8Array(next() % 200)
       for (let j = 0; j < bytes.length; j++) bytes[j] = next() & 0xff
