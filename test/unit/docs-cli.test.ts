@@ -29,7 +29,7 @@ function codeIn (text: string): Array<{ line: number, code: string }> {
   let fenced = false
   text.split('\n').forEach((line, i) => {
     if (/^\s*(```|~~~)/.test(line)) { fenced = !fenced; return }
-    if (fenced || /^ {4}\S/.test(line)) { out.push({ line: i + 1, code: line }); return }
+    if (fenced || /^\s{4,}\S/.test(line)) { out.push({ line: i + 1, code: line }); return }
     for (const m of line.matchAll(/`([^`]+)`/g)) out.push({ line: i + 1, code: m[1] as string })
   })
   return out
