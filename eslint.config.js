@@ -29,7 +29,8 @@ const layerImports = {
     if (layer === undefined) {
       return {
         Program: node => context.report({
-          node, message: `${file} is in no layer: place ${unplacedName(file)} in scripts/layers.js (what it may import and why)`
+          node,
+          message: `${file} is in no layer: place ${unplacedName(file)} in scripts/layers.js (what it may import and why)`
         })
       }
     }
@@ -49,7 +50,8 @@ const layerImports = {
       } else if (!layer.mayImport.includes(to.name)) {
         context.report({ node, message: `${layer.name} may not import ${to.name}. ${allowance(layer)}` })
       } else if (layer.typesOnly === true && !typeOnly) {
-        context.report({ node, message: `${layer.name} imports only types (import type) of ${to.name}. ${allowance(layer)}` })
+        const message = `${layer.name} imports only types (import type) of ${to.name}. ${allowance(layer)}`
+        context.report({ node, message })
       }
     }
     // `import type` only: under verbatimModuleSyntax `import { type X }` still loads the module.

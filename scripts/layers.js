@@ -268,5 +268,5 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   const before = readFileSync(ARCHITECTURE_DOC, 'utf8')
   const after = withLayerTable(before)
   if (after !== before) writeFileSync(ARCHITECTURE_DOC, after)
-  console.log(after === before ? 'docs/architecture.md: the layer table is current' : 'docs/architecture.md: table written')
+  console.log(`docs/architecture.md: ${after === before ? 'the layer table is current' : 'layer table written'}`)
 }
