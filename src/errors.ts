@@ -1,7 +1,7 @@
 /**
  * Errors shared across layers. A leaf module: it imports nothing of the
- * project, so the runtime's flag parsing and the author actions (which sit
- * above it and may not import it) throw the same class.
+ * project, so the runtime's flag parsing and the author actions throw the
+ * same class without either importing the other.
  */
 
 /**
