@@ -5,18 +5,20 @@
  * the first stops, the next start takes scorer-1 back, with its identity.
  * Default options mean mDNS on every interface, so each process runs in a
  * private network namespace (`unshare -n`, loopback only) where it can reach
- * no LAN; without unshare/root it falls back to --no-mdns on 127.0.0.1.
+ * no LAN; where namespaces cannot be used (netns.ts says why) it falls back
+ * to --no-mdns on 127.0.0.1.
  */
-import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { cliEnv, removeTempDirs, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import { netnsUnavailable } from '../helpers/netns.js'
 import type { CliChild } from '../helpers/cli-process.js'
 
 const START_MS = 90_000
 
-const privateNet = process.getuid?.() === 0 && spawnSync('unshare', ['-n', 'true'], { stdio: 'ignore' }).status === 0
-if (!privateNet) console.warn('cli-data-dir: no `unshare -n` (needs root and util-linux): running with --no-mdns on 127.0.0.1 instead of truly default options')
+const noPrivateNet = netnsUnavailable(['unshare'])
+const privateNet = noPrivateNet === undefined
+if (!privateNet) console.warn(`cli-data-dir: running with --no-mdns on 127.0.0.1, not truly default options: ${noPrivateNet}`)
 
 /** Loopback up, then exec the command: `sh -c '...' sh <argv...>`. */
 const PRIVATE_NET = ['unshare', '-n', 'sh', '-c', 'ip link set lo up 2>/dev/null; exec "$@"', 'sh']

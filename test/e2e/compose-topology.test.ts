@@ -21,14 +21,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EXIT, cliEnv, removeTempDirs, runCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
 import { waitUntil } from '../helpers/wait.js'
 import { loadCompose, loadDockerfile } from '../helpers/compose-file.js'
-import { createBridgeNet, netnsUnavailable } from '../helpers/compose-netns.js'
+import { createBridgeNet } from '../helpers/compose-netns.js'
+import { netnsSkip } from '../helpers/netns.js'
 import { durationMs, execIn, getJson, healthcheckArgv, planContainers, startContainer } from '../helpers/compose-run.js'
 import type { BridgeNet } from '../helpers/compose-netns.js'
 import type { Container } from '../helpers/compose-run.js'
 import type { ComposeModel, DockerImage } from '../helpers/compose-file.js'
 
-const unavailable = netnsUnavailable()
-if (unavailable !== undefined) console.warn(`skipping the compose topology test: ${unavailable}`)
+const unavailable = netnsSkip('the compose topology test')
 
 /** Every long-running node prints its banner within this (10 processes starting at once on 2 busy cores). */
 const STARTUP_MS = 180_000

@@ -6,25 +6,16 @@
  *   (b) three "hosts" (namespaces) joined by veth pairs to a bridge in a
  *       fourth namespace, each listening on every interface, as compose
  *       containers do.
- * Needs root (or CAP_NET_ADMIN) and iproute2 + util-linux; skipped, with a
- * message, only when `ip` or `unshare` is missing.
+ * Needs root, iproute2 and util-linux (`unshare`); skipped, saying why,
+ * elsewhere.
  */
-import { spawnSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { helperPath, spawnNetChild, stopNetChildren } from '../helpers/net-child.js'
+import { NetnsGroup, ip, netnsSkip } from '../helpers/netns.js'
 import { waitUntil } from '../helpers/wait.js'
 import type { NetChild } from '../helpers/net-child.js'
 
-function hasTool (cmd: string, arg: string): boolean {
-  const r = spawnSync(cmd, [arg], { stdio: 'ignore' })
-  return r.error === undefined && r.status === 0
-}
-
-const missing = [['ip', '-V'], ['unshare', '--version']].filter(([cmd, arg]) => !hasTool(cmd as string, arg as string)).map(([cmd]) => cmd)
-if (missing.length > 0) {
-  console.warn(`skipping the mDNS namespace tests: ${missing.join(' and ')} not found (install iproute2 and util-linux, run as root)`)
-}
+const why = netnsSkip('the mDNS namespace tests', ['unshare'])
 
 const CHILD = helperPath('net-mdns-child.ts')
 const DISCOVERY_DEADLINE_MS = 40_000
@@ -75,7 +66,7 @@ function sh (argv: string[]): string {
 
 afterEach(async () => { await stopNetChildren() })
 
-describe.skipIf(missing.length > 0)('mDNS discovery in network namespaces', () => {
+describe.skipIf(why !== undefined)('mDNS discovery in network namespaces', () => {
   it('(a) two processes in one namespace find each other on loopback', async () => {
     // Background jobs of a non-interactive shell get /dev/null as stdin unless
     // told otherwise: hand them the shell's stdin (fd 3), so closing it stops them.
@@ -94,39 +85,27 @@ describe.skipIf(missing.length > 0)('mDNS discovery in network namespaces', () =
   })
 
   describe('(b) three hosts on a bridge', () => {
-    const id = randomBytes(3).toString('hex')
-    const bridgeNs = `psm-${id}-br`
-    const hosts = [1, 2, 3].map((i) => ({ tag: `h${i}`, ns: `psm-${id}-h${i}`, ip: `10.213.${parseInt(id.slice(0, 2), 16)}.${i}` }))
-    const made: string[] = []
-
-    const ip = (...args: string[]): void => {
-      const r = spawnSync('ip', args, { encoding: 'utf8' })
-      if (r.status !== 0) throw new Error(`ip ${args.join(' ')} failed: ${r.stderr}`)
-    }
+    const group = new NetnsGroup('psm')
+    const hosts: Array<{ tag: string, ns: string, ip: string }> = []
+    let prefix = ''
 
     beforeAll(() => {
-      ip('netns', 'add', bridgeNs)
-      made.push(bridgeNs)
-      ip('-n', bridgeNs, 'link', 'set', 'lo', 'up')
-      ip('-n', bridgeNs, 'link', 'add', 'br0', 'type', 'bridge')
-      ip('-n', bridgeNs, 'link', 'set', 'br0', 'up')
-      hosts.forEach((h, i) => {
-        ip('netns', 'add', h.ns)
-        made.push(h.ns)
-        ip('-n', bridgeNs, 'link', 'add', `v${i + 1}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', h.ns)
-        ip('-n', bridgeNs, 'link', 'set', `v${i + 1}`, 'master', 'br0')
-        ip('-n', bridgeNs, 'link', 'set', `v${i + 1}`, 'up')
-        ip('-n', h.ns, 'link', 'set', 'lo', 'up')
-        ip('-n', h.ns, 'addr', 'add', `${h.ip}/24`, 'dev', 'eth0')
-        ip('-n', h.ns, 'link', 'set', 'eth0', 'up')
+      const subnet = group.subnet()
+      prefix = `/ip4/${subnet.prefix}.`
+      const bridgeNs = group.add('br')
+      group.bridge(bridgeNs, 'br0')
+      for (const i of [1, 2, 3]) {
+        const h = { tag: `h${i}`, ns: group.add(`h${i}`), ip: subnet.host(i) }
+        group.plug(bridgeNs, 'br0', `v${i}`, h.ns, 'eth0', `${h.ip}/24`)
         // No default route in a bare namespace: multicast needs its own.
         ip('-n', h.ns, 'route', 'add', '224.0.0.0/4', 'dev', 'eth0')
-      })
+        hosts.push(h)
+      }
     })
 
     afterAll(async () => {
       await stopNetChildren()
-      for (const ns of made.reverse()) spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' })
+      group.destroy()
     })
 
     it('discover each other by mDNS alone and connect over the bridge', async () => {
@@ -135,7 +114,7 @@ describe.skipIf(missing.length > 0)('mDNS discovery in network namespaces', () =
       // Everyone listens on the same port, as compose services do: the dials went over the bridge, not to our own loopback.
       for (const c of children) {
         const ready = reports(c).find((r) => r.event === 'ready') as Report & { addresses: string[] }
-        expect(ready.addresses.some((a) => a.startsWith('/ip4/10.213.'))).toBe(true)
+        expect(ready.addresses.some((a) => a.startsWith(prefix))).toBe(true)
       }
       const exits = await Promise.all(children.map(async (c) => c.stop(10_000)))
       expect(exits.map((e) => e.code)).toEqual([0, 0, 0])

@@ -37,14 +37,14 @@ import { generateSwarmKey } from '../../src/net/swarm-key.js'
 import { loadOrCreateIdentity } from '../../src/store/identity.js'
 import { cliEnv, parseJsonLine, removeTempDirs, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
 import { waitUntil } from '../helpers/wait.js'
-import { createNatNet, natNetUnavailable } from '../helpers/nat-net.js'
-import { miniupnpdUnavailable, startUpnpRouter } from '../helpers/upnp-router.js'
+import { createNatNet } from '../helpers/nat-net.js'
+import { netnsSkip } from '../helpers/netns.js'
+import { startUpnpRouter } from '../helpers/upnp-router.js'
 import type { CliChild } from '../helpers/cli-process.js'
 import type { NatHost, NatNet } from '../helpers/nat-net.js'
 import type { UpnpRouter } from '../helpers/upnp-router.js'
 
-const why = natNetUnavailable() ?? miniupnpdUnavailable()
-if (why !== undefined) console.warn(`skipping the UPnP namespace test: ${why}`)
+const why = netnsSkip('the UPnP namespace test', ['nft', 'miniupnpd'])
 
 const SWARM = 'upnp'
 const PORT = 4001

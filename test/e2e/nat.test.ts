@@ -29,13 +29,13 @@ import { loadOrCreateIdentity } from '../../src/store/identity.js'
 import { decodeEvent } from '../../src/wire/decode.js'
 import { cliEnv, parseJsonLine, removeTempDirs, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
 import { waitUntil } from '../helpers/wait.js'
-import { createNatNet, natNetUnavailable } from '../helpers/nat-net.js'
+import { createNatNet } from '../helpers/nat-net.js'
+import { netnsSkip } from '../helpers/netns.js'
 import type { PlanEvent } from '../../src/core/events.js'
 import type { CliChild } from '../helpers/cli-process.js'
 import type { NatHost, NatNet } from '../helpers/nat-net.js'
 
-const why = natNetUnavailable()
-if (why !== undefined) console.warn(`skipping the NAT namespace test: ${why}`)
+const why = netnsSkip('the NAT namespace test', ['nft'])
 
 const SWARM = 'nat'
 const PORT = 4001

@@ -6,7 +6,7 @@
  *
  * Needs root and iproute2 (CI installs it); skipped, saying why, elsewhere.
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { foldAll } from '../../src/core/fold.js'
 import { decodeEvent } from '../../src/wire/decode.js'
 import { openEventStore } from '../../src/store/event-store.js'
+import { netnsSkip } from '../helpers/netns.js'
 import { createPartitionNet } from '../helpers/partition-net.js'
 import { waitUntil } from '../helpers/wait.js'
 import type { ChildProcess } from 'node:child_process'
@@ -22,10 +23,7 @@ import type { PlanEvent } from '../../src/core/events.js'
 import type { PartitionNet } from '../helpers/partition-net.js'
 
 const ROOT = resolve(import.meta.dirname, '..', '..')
-const why = typeof process.getuid === 'function' && process.getuid() !== 0
-  ? 'not root'
-  : spawnSync('ip', ['-V'], { stdio: 'ignore' }).status !== 0 ? '`ip` (iproute2) not found' : undefined
-if (why !== undefined) console.warn(`skipping the partition test: ${why}`)
+const why = netnsSkip('the partition test')
 
 interface Proc { name: string, child: ChildProcess, lines: Array<Record<string, unknown>>, dir: string }
 

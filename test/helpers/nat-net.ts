@@ -3,9 +3,12 @@
  * and a public segment between the routers: network namespaces joined by
  * veth pairs to bridges in a hub namespace.
  *
- *   public hosts 11.A.B.10+ ── brW ── 11.A.B.1 router 1 10.M.1.1 ── brL1 ── LAN 1 hosts 10.M.1.10+
- *                                 └── 11.A.B.2 router 2 10.M.2.1 ── brL2 ── LAN 2 hosts 10.M.2.10+
- *                                 └── ... router k ... LAN k
+ *   public hosts W.10+ ── brW ── W.1 router 1 L1.1 ── brL1 ── LAN 1 hosts L1.10+
+ *                            └── W.2 router 2 L2.1 ── brL2 ── LAN 2 hosts L2.10+
+ *                            └── ... router k ... LAN k
+ *
+ * W and each Lk are /24s from the subnet allocator (netns.ts): W from its
+ * public pool, the LANs from its private one.
  *
  * Each router forwards between its interfaces, masquerades what leaves on
  * its outside interface (`wan0`), and drops every new connection coming in
@@ -16,17 +19,15 @@
  * its router's address), public hosts reach no LAN host, and two LANs
  * reach each other only through something public.
  *
- * The public segment uses 11.0.0.0/8, which libp2p counts as public (the
+ * The public pool is 11.0.0.0/8, which libp2p counts as public (the
  * documentation ranges 192.0.2.0/24, 198.51.100.0/24 and 203.0.113.0/24
  * count as private there): AutoNAT and DCUtR only ever consider public
  * addresses. Nothing leaves the namespaces, so the range is never routed.
  *
- * Needs root, iproute2 and nftables (`nft`); `natNetUnavailable()` says why
- * not, for skipIf.
+ * Needs what `netnsSkip(label, ['nft'])` (netns.ts) checks.
  */
-import { spawnSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { ip } from './partition-net.js'
+import { NetnsGroup, ip, run } from './netns.js'
+import type { Subnet } from './netns.js'
 
 export interface NatHost {
   readonly ns: string
@@ -40,24 +41,11 @@ export interface NatNet {
   readonly routers: Readonly<Record<number, string>>
   /** The routers' namespaces, by LAN (outside interface `wan0`, LAN interface `lan0`). */
   readonly routerNs: Readonly<Record<number, string>>
-  /** The LANs' prefixes, by LAN, e.g. `10.42.1.0/24`; the router is `.1`. */
+  /** The LANs' prefixes, by LAN, e.g. `10.142.7.0/24`; the router is `.1`. */
   readonly lans: Readonly<Record<number, string>>
   addPublicHost: () => NatHost
   addLanHost: (lan: number) => NatHost
   destroy: () => void
-}
-
-/** Why a NAT lab cannot be built here, or undefined when it can. */
-export function natNetUnavailable (): string | undefined {
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'not root (network namespaces need root)'
-  if (spawnSync('ip', ['-V'], { stdio: 'ignore' }).status !== 0) return '`ip` (iproute2) not found'
-  if (spawnSync('nft', ['--version'], { stdio: 'ignore' }).status !== 0) return '`nft` (nftables) not found: apt-get install nftables'
-  return undefined
-}
-
-function run (argv: string[], input?: string): void {
-  const r = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8', input })
-  if (r.status !== 0) throw new Error(`${argv.join(' ')} failed: ${r.stderr || r.error?.message}`)
 }
 
 /**
@@ -98,56 +86,49 @@ table inet filter {
 /** A lab of `lanCount` LANs (1 to 9) behind their routers, and the public segment. */
 export function createNatNet (lanCount = 2): NatNet {
   if (!Number.isInteger(lanCount) || lanCount < 1 || lanCount > 9) throw new Error(`createNatNet: lanCount ${lanCount} is not 1 to 9`)
-  const id = randomBytes(3).toString('hex')
-  const a = 1 + (parseInt(id.slice(0, 2), 16) % 250)
-  const b = 1 + (parseInt(id.slice(2, 4), 16) % 250)
-  // 10.M.k.0/24 with M in 20..99: net-lab uses 10.100-179, partition-net 10.216.
-  const m = 20 + (parseInt(id.slice(4, 6), 16) % 80)
-  const wan = `11.${a}.${b}`
-  const hub = `nt-${id}-hub`
-  const made: string[] = []
+  const group = new NetnsGroup('nt')
+  const lanIds = Array.from({ length: lanCount }, (_, i) => i + 1)
   let n = 0
-
-  const netns = (name: string): string => {
-    ip('netns', 'add', name)
-    made.push(name)
-    ip('-n', name, 'link', 'set', 'lo', 'up')
-    return name
-  }
   /** A veth from bridge `br` in the hub to `ifname` in `ns`, with `cidr` on it. */
   const plug = (ns: string, br: string, ifname: string, cidr: string): void => {
     n++
-    ip('-n', hub, 'link', 'add', `v${n}`, 'type', 'veth', 'peer', 'name', ifname, 'netns', ns)
-    ip('-n', hub, 'link', 'set', `v${n}`, 'master', br)
-    ip('-n', hub, 'link', 'set', `v${n}`, 'up')
-    ip('-n', ns, 'addr', 'add', cidr, 'dev', ifname)
-    ip('-n', ns, 'link', 'set', ifname, 'up')
+    group.plug(hub, br, `v${n}`, ns, ifname, cidr)
   }
-
-  netns(hub)
-  const lanIds = Array.from({ length: lanCount }, (_, i) => i + 1)
-  for (const br of ['brW', ...lanIds.map(k => `brL${k}`)]) {
-    ip('-n', hub, 'link', 'add', br, 'type', 'bridge')
-    ip('-n', hub, 'link', 'set', br, 'up')
+  let hub = ''
+  let wan: Subnet
+  const lanNets = new Map<number, Subnet>()
+  try {
+    wan = group.subnet('public')
+    group.subnets(lanCount).forEach((s, i) => lanNets.set(i + 1, s))
+    hub = group.add('hub')
+    for (const br of ['brW', ...lanIds.map(k => `brL${k}`)]) group.bridge(hub, br)
+    for (const k of lanIds) {
+      const r = group.add(`r${k}`)
+      plug(r, 'brW', 'wan0', `${wan.host(k)}/24`)
+      plug(r, `brL${k}`, 'lan0', `${lanOf(k).host(1)}/24`)
+      run(['ip', 'netns', 'exec', r, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1'])
+      run(['ip', 'netns', 'exec', r, 'nft', '-f', '-'], ROUTER_RULES)
+    }
+  } catch (err) {
+    group.destroy()
+    throw err
   }
-  for (const k of lanIds) {
-    const r = netns(`nt-${id}-r${k}`)
-    plug(r, 'brW', 'wan0', `${wan}.${k}/24`)
-    plug(r, `brL${k}`, 'lan0', `10.${m}.${k}.1/24`)
-    run(['ip', 'netns', 'exec', r, 'sysctl', '-q', '-w', 'net.ipv4.ip_forward=1'])
-    run(['ip', 'netns', 'exec', r, 'nft', '-f', '-'], ROUTER_RULES)
+  function lanOf (k: number): Subnet {
+    const s = lanNets.get(k)
+    if (s === undefined) throw new Error(`no LAN ${k} (the lab has ${lanCount})`)
+    return s
   }
 
   let publicHosts = 0
   const lanHosts = new Map(lanIds.map(k => [k, 0]))
   const byLan = (f: (k: number) => string): Record<number, string> => Object.fromEntries(lanIds.map(k => [k, f(k)]))
   return {
-    routers: byLan(k => `${wan}.${k}`),
-    routerNs: byLan(k => `nt-${id}-r${k}`),
-    lans: byLan(k => `10.${m}.${k}.0/24`),
+    routers: byLan(k => wan.host(k)),
+    routerNs: byLan(k => `nt-${group.id}-r${k}`),
+    lans: byLan(k => lanOf(k).cidr),
     addPublicHost () {
-      const addr = `${wan}.${10 + publicHosts++}`
-      const ns = netns(`nt-${id}-p${publicHosts}`)
+      const addr = wan.host(10 + publicHosts++)
+      const ns = group.add(`p${publicHosts}`)
       plug(ns, 'brW', 'eth0', `${addr}/24`)
       return { ns, ip: addr, lan: 0 }
     },
@@ -155,14 +136,12 @@ export function createNatNet (lanCount = 2): NatNet {
       const hosts = lanHosts.get(lan)
       if (hosts === undefined) throw new Error(`addLanHost: no LAN ${lan} (the lab has ${lanCount})`)
       lanHosts.set(lan, hosts + 1)
-      const addr = `10.${m}.${lan}.${10 + hosts}`
-      const ns = netns(`nt-${id}-l${lan}-${hosts + 1}`)
+      const addr = lanOf(lan).host(10 + hosts)
+      const ns = group.add(`l${lan}-${hosts + 1}`)
       plug(ns, `brL${lan}`, 'eth0', `${addr}/24`)
-      ip('-n', ns, 'route', 'add', 'default', 'via', `10.${m}.${lan}.1`)
+      ip('-n', ns, 'route', 'add', 'default', 'via', lanOf(lan).host(1))
       return { ns, ip: addr, lan }
     },
-    destroy () {
-      for (const ns of made.splice(0).reverse()) spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' })
-    }
+    destroy () { group.destroy() }
   }
 }

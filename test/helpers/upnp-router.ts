@@ -15,26 +15,17 @@
  * instead. The package has no service of its own (that is the `miniupnpd`
  * package), so installing it starts nothing.
  *
- * Needs root and /usr/sbin/miniupnpd; `miniupnpdUnavailable()` says why not.
+ * Needs root and /usr/sbin/miniupnpd: `netnsSkip(label, ['nft', 'miniupnpd'])` (netns.ts) checks both.
  */
 import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnCommand } from './cli-process.js'
+import { MINIUPNPD } from './netns.js'
 import { waitUntil } from './wait.js'
 import type { CliChild } from './cli-process.js'
 import type { NatNet } from './nat-net.js'
-
-export const MINIUPNPD = '/usr/sbin/miniupnpd'
-
-/** Why miniupnpd cannot run here, or undefined when it can. */
-export function miniupnpdUnavailable (): string | undefined {
-  if (!existsSync(MINIUPNPD)) return `${MINIUPNPD} not found: DEBIAN_FRONTEND=noninteractive apt-get install -y miniupnpd-nftables`
-  const r = spawnSync(MINIUPNPD, ['--version'], { encoding: 'utf8' })
-  if (!/miniupnpd/.test(`${r.stdout}${r.stderr}`)) return `${MINIUPNPD} --version did not run: ${r.stderr || r.error?.message}`
-  return undefined
-}
 
 /** One port forward as miniupnpd's lease file records it. */
 export interface UpnpLease {

@@ -19,7 +19,7 @@
  * Needs root and iproute2; skipped, saying why, elsewhere.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { labUnavailable } from '../helpers/net-lab.js'
+import { netnsSkip } from '../helpers/netns.js'
 import { NetSwarm } from '../helpers/net-swarm.js'
 import { printMeasured, Stopwatch } from '../helpers/swarm.js'
 import { startTcpProxy } from '../helpers/tcp-proxy.js'
@@ -27,8 +27,7 @@ import type { NetNode } from '../helpers/net-swarm.js'
 import type { ProxyRoute, TcpProxy } from '../helpers/tcp-proxy.js'
 import type { LabHost } from '../helpers/net-lab.js'
 
-const why = labUnavailable()
-if (why !== undefined) console.warn(`skipping the delay-proxy scenario: ${why}`)
+const why = netnsSkip('the delay-proxy scenario')
 
 const PLAN_MS = 300_000
 const DELAY = { delayMs: 50, jitterMs: 20, resetEveryMs: 4_000 }

@@ -16,15 +16,14 @@
  * Needs root and iproute2; skipped, saying why, elsewhere.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { labUnavailable } from '../helpers/net-lab.js'
+import { netnsSkip } from '../helpers/netns.js'
 import { NetSwarm } from '../helpers/net-swarm.js'
 import { printMeasured, Stopwatch } from '../helpers/swarm.js'
 import { snapshotIds } from '../helpers/invariants.js'
 import type { NetNode } from '../helpers/net-swarm.js'
 import type { Snapshot } from '../helpers/invariants.js'
 
-const why = labUnavailable()
-if (why !== undefined) console.warn(`skipping the partition scenario: ${why}`)
+const why = netnsSkip('the partition scenario')
 
 const CUT_MS = 10_000
 const PLAN_MS = 240_000
