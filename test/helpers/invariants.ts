@@ -1,5 +1,5 @@
 /**
- * The five invariants every resilience scenario checks at its end (issue 6),
+ * The five invariants every resilience scenario checks at its end,
  * read from the nodes' own SQLite stores and their `--http` endpoints:
  *
  *   (a) no stored event lost: every id a store held at a snapshot is still in it;

@@ -1,5 +1,5 @@
 /**
- * A swarm of real node processes for the resilience scenarios (issue 6): each
+ * A swarm of real node processes for the resilience scenarios: each
  * node is `node --import tsx src/cli.ts --role <role>` with its own data dir,
  * `--http 127.0.0.1:0`, `--no-mdns`, `--json`, and `--bootstrap` to the seed
  * (the first node, an observer unless told otherwise); models come from the
@@ -117,7 +117,7 @@ export class Stopwatch {
   }
 }
 
-/** Prints the scenario's figures as one JSON line (recorded in RELIABILITY.md). */
+/** Prints the scenario's figures as one JSON line. */
 export function printMeasured (scenario: string, figures: Record<string, unknown>): void {
   const load = loadavg().map(x => Number(x.toFixed(2)))
   console.log(JSON.stringify({ resilience: scenario, date: new Date().toISOString(), loadavg: load, ...figures }))

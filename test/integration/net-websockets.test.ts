@@ -1,5 +1,5 @@
 /**
- * WebSockets (issue 14): a node that listens on a `/ws` address only and one
+ * WebSockets: a node that listens on a `/ws` address only and one
  * that dials it with `--websockets` connect over WebSockets (on Node 20, through
  * `ws` installed as the global WebSocket) and gossip an event across.
  */
