@@ -18,7 +18,7 @@ const START_MS = 90_000
 
 const noPrivateNet = netnsUnavailable(['unshare'])
 const privateNet = noPrivateNet === undefined
-if (!privateNet) console.warn(`cli-data-dir: running with --no-mdns on 127.0.0.1, not truly default options: ${noPrivateNet}`)
+if (!privateNet) console.warn(`cli-data-dir: --no-mdns on 127.0.0.1, not truly default options: ${noPrivateNet}`)
 
 /** Loopback up, then exec the command: `sh -c '...' sh <argv...>`. */
 const PRIVATE_NET = ['unshare', '-n', 'sh', '-c', 'ip link set lo up 2>/dev/null; exec "$@"', 'sh']

@@ -52,7 +52,8 @@ async function fullMesh (children: NetChild[], tags: string[]): Promise<void> {
     if (!done) throw new Error(`peers so far: ${JSON.stringify([...state])}`)
     return true
   }, DISCOVERY_DEADLINE_MS).catch((err: Error) => {
-    throw new Error(`${err.message}; stderr: ${children.map((c) => c.stderr().slice(-1000)).join(' | ')}`)
+    const stderr = children.map((c) => c.stderr().slice(-1000)).join(' | ')
+    throw new Error(`${err.message}; stderr: ${stderr}`)
   })
 }
 

@@ -38,11 +38,15 @@ function toolMissing (tool: NetnsTool | 'ip'): string | undefined {
       return runs(['nft', '--version']) ? undefined : '`nft` not found: apt-get install -y nftables'
     case 'unshare':
       if (!runs(['unshare', '--version'])) return '`unshare` not found: apt-get install -y util-linux'
-      return runs(['unshare', '-n', 'true']) ? undefined : '`unshare -n true` failed: no new network namespace for this process'
+      if (runs(['unshare', '-n', 'true'])) return undefined
+      return '`unshare -n true` failed: no new network namespace for this process'
     case 'miniupnpd': {
-      if (!existsSync(MINIUPNPD)) return `${MINIUPNPD} not found: DEBIAN_FRONTEND=noninteractive apt-get install -y miniupnpd-nftables`
+      if (!existsSync(MINIUPNPD)) {
+        return `${MINIUPNPD} not found: DEBIAN_FRONTEND=noninteractive apt-get install -y miniupnpd-nftables`
+      }
       const r = spawnSync(MINIUPNPD, ['--version'], { encoding: 'utf8' })
-      return /miniupnpd/.test(`${r.stdout}${r.stderr}`) ? undefined : `${MINIUPNPD} --version did not run: ${r.stderr || r.error?.message}`
+      if (/miniupnpd/.test(`${r.stdout}${r.stderr}`)) return undefined
+      return `${MINIUPNPD} --version did not run: ${r.stderr || r.error?.message}`
     }
   }
 }
@@ -61,7 +65,9 @@ export function netnsUnavailable (tools: readonly NetnsTool[] = []): string | un
   if (noIp !== undefined) return noIp
   const probe = `ps-probe-${process.pid}-${randomBytes(2).toString('hex')}`
   const made = spawnSync('ip', ['netns', 'add', probe], { encoding: 'utf8' })
-  if (made.status !== 0) return `\`ip netns add\` failed (${made.stderr.trim()}): the kernel or container refuses namespaces`
+  if (made.status !== 0) {
+    return `\`ip netns add\` failed (${made.stderr.trim()}): the kernel or container refuses namespaces`
+  }
   spawnSync('ip', ['netns', 'del', probe], { stdio: 'ignore' })
   for (const tool of tools) {
     const missing = toolMissing(tool)

@@ -89,7 +89,8 @@ export async function startUpnpRouter (net: NatNet, lan: number, dir: string, ti
   }, timeoutMs).catch(() => 'still starting')
   if (state !== 'serving') {
     await daemon.stop(500)
-    throw new Error(`miniupnpd in ${ns} did not start serving UPnP within ${timeoutMs} ms (${state}):\n${daemon.stderr().slice(-2_000)}`)
+    const log = daemon.stderr().slice(-2_000)
+    throw new Error(`miniupnpd in ${ns} did not start serving UPnP within ${timeoutMs} ms (${state}):\n${log}`)
   }
   return {
     daemon,
