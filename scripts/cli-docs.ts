@@ -34,7 +34,7 @@ function optionRows (options: Record<string, Spec>, withEnv: boolean): string[] 
   return Object.entries(options).map(([name, spec]) => {
     const flag = `\`--${name}${spec.type === 'string' ? ' <value>' : ''}\``
     const repeat = spec.multiple === true ? ' (repeatable)' : ''
-    const env = withEnv && name !== 'help' && name !== 'version' ? ` \`${envName(name)}\` |` : ' |'
+    const env = withEnv && name !== 'version' ? ` \`${envName(name)}\` |` : ' |'
     return `| ${flag}${repeat} |${withEnv ? env : ''} ${cell(spec.help)} |`
   })
 }

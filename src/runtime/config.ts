@@ -296,7 +296,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [number, string]> = [
 export function helpText (): string {
   const lines = Object.entries(OPTIONS).map(([name, spec]) => {
     const flag = `--${name}${spec.type === 'string' ? ' <value>' : ''}`
-    const env = name === 'help' || name === 'version' ? '' : `\n  ${''.padEnd(26)} (env ${envName(name)})`
+    const env = name === 'version' ? '' : `\n  ${''.padEnd(26)} (env ${envName(name)})`
     return `  ${flag.padEnd(26)} ${spec.help}${env}`
   })
   return [

@@ -10,7 +10,7 @@
  *     deliverable; a result opens in place (from the keyboard); a page opened
  *     mid-plan on the other observer shows the same plan; a screenshot is
  *     saved to test-results/dashboard.png (to docs/screenshot-dashboard.png,
- *     the README's, with UPDATE_SCREENSHOT=1);
+ *     the one docs/dashboard.md shows, with UPDATE_SCREENSHOT=1);
  *   - cancel from the page works for a plan this observer authored;
  *   - a foreign Origin or a wrong token is refused;
  *   - the page reconnects by itself when its observer restarts;
