@@ -52,41 +52,66 @@ interface Node {
   leaf: boolean
   done: boolean
   output: string
-  proposals: Array<{ id: string, subgoals: readonly Subgoal[], rationale: string }>
+  proposals: Array<{ id: string; subgoals: readonly Subgoal[]; rationale: string }>
   ballots: Array<string | null>
   accepted: boolean
 }
 
-type Job = { kind: 'decompose', node: Node, worker: number } | { kind: 'score', node: Node, worker: number } | { kind: 'execute', node: Node, rollup: boolean }
+type Job =
+  | { kind: 'decompose'; node: Node; worker: number }
+  | { kind: 'score'; node: Node; worker: number }
+  | { kind: 'execute'; node: Node; rollup: boolean }
 
-function provider (baseUrl: string, model: string): LlmProvider {
+function provider(baseUrl: string, model: string): LlmProvider {
   return createProvider({ provider: 'anthropic', baseUrl, model, env: { ANTHROPIC_API_KEY: 'bench' } }).provider
 }
 
-function pathOf (n: Node): string[] {
+function pathOf(n: Node): string[] {
   const out: string[] = []
   for (let p = n.parent; p !== null; p = p.parent) out.unshift(p.title)
   return out
 }
 
 /** Tasks on the longest chain from this task to the end of the plan (itself included). */
-function chainLength (n: Node, rollup: boolean): number {
+function chainLength(n: Node, rollup: boolean): number {
   if (rollup) return n.parent === null ? 1 : 1 + chainLength(n.parent, true)
   const siblings = n.parent?.children ?? []
   const dependents = siblings.filter(s => s.dependsOn.includes(n))
-  return 1 + Math.max(n.parent === null ? 0 : chainLength(n.parent, true), ...dependents.map(d => chainLength(d, false)))
+  return (
+    1 + Math.max(n.parent === null ? 0 : chainLength(n.parent, true), ...dependents.map(d => chainLength(d, false)))
+  )
 }
 
-export async function runCentral (goal: string, opts: CentralOptions): Promise<CentralResult> {
+export async function runCentral(goal: string, opts: CentralOptions): Promise<CentralResult> {
   const maxClaims = opts.maxClaimsPerExecutor ?? DEFAULT_PARAMS.maxClaimsPerExecutor
   const global = opts.globalConcurrency ?? Infinity
-  const decomposers = Array.from({ length: opts.decomposers }, (_v, i) => provider(opts.baseUrl, `fake-${opts.label}-d${i + 1}`))
-  const scorers = Array.from({ length: opts.scorers }, (_v, i) => provider(opts.baseUrl, `fake-${opts.label}-s${i + 1}`))
-  const executors = Array.from({ length: opts.executors }, (_v, i) => provider(opts.baseUrl, `fake-${opts.label}-e${i + 1}`))
+  const decomposers = Array.from({ length: opts.decomposers }, (_v, i) =>
+    provider(opts.baseUrl, `fake-${opts.label}-d${i + 1}`)
+  )
+  const scorers = Array.from({ length: opts.scorers }, (_v, i) =>
+    provider(opts.baseUrl, `fake-${opts.label}-s${i + 1}`)
+  )
+  const executors = Array.from({ length: opts.executors }, (_v, i) =>
+    provider(opts.baseUrl, `fake-${opts.label}-e${i + 1}`)
+  )
   const busy = { decompose: decomposers.map(() => 0), score: scorers.map(() => 0), execute: executors.map(() => 0) }
   const quorum = majority(opts.scorers)
   let nextId = 0
-  const root: Node = { id: nextId++, parent: null, title: goal, detail: goal, depth: 0, dependsOn: [], children: [], leaf: false, done: false, output: '', proposals: [], ballots: [], accepted: false }
+  const root: Node = {
+    id: nextId++,
+    parent: null,
+    title: goal,
+    detail: goal,
+    depth: 0,
+    dependsOn: [],
+    children: [],
+    leaf: false,
+    done: false,
+    output: '',
+    proposals: [],
+    ballots: [],
+    accepted: false
+  }
   const pending: Job[] = decomposers.map((_p, worker) => ({ kind: 'decompose', node: root, worker }))
   let inFlight = 0
   let calls = 0
@@ -108,46 +133,93 @@ export async function runCentral (goal: string, opts: CentralOptions): Promise<C
       n.accepted = true
       const p = n.proposals.find(x => x.id === choice) ?? n.proposals[0]
       if (p === undefined) throw new Error('no proposal')
-      n.children = p.subgoals.map(s => ({ id: nextId++, parent: n, title: s.title, detail: s.detail, depth: n.depth + 1, dependsOn: [], children: [], leaf: s.leaf || n.depth + 1 >= opts.maxDepth, done: false, output: '', proposals: [], ballots: [], accepted: false }))
-      p.subgoals.forEach((s, i) => { (n.children[i] as Node).dependsOn.push(...s.dependsOn.map(j => n.children[j] as Node)) })
+      n.children = p.subgoals.map(s => ({
+        id: nextId++,
+        parent: n,
+        title: s.title,
+        detail: s.detail,
+        depth: n.depth + 1,
+        dependsOn: [],
+        children: [],
+        leaf: s.leaf || n.depth + 1 >= opts.maxDepth,
+        done: false,
+        output: '',
+        proposals: [],
+        ballots: [],
+        accepted: false
+      }))
+      p.subgoals.forEach((s, i) => {
+        ;(n.children[i] as Node).dependsOn.push(...s.dependsOn.map(j => n.children[j] as Node))
+      })
       for (const c of n.children) {
         if (c.leaf) pending.push({ kind: 'execute', node: c, rollup: false })
         else decomposers.forEach((_p, worker) => pending.push({ kind: 'decompose', node: c, worker }))
       }
     }
     const onDone = (n: Node, output: string, rollup: boolean): void => {
-      if (rollup || n.leaf) { n.done = true; n.output = output }
+      if (rollup || n.leaf) {
+        n.done = true
+        n.output = output
+      }
       const parent = n.parent
-      if (n.done && parent === null) { resolve({ makespanMs: Date.now() - started, calls, firstExecuteMs }); return }
-      if (n.done && parent !== null && parent.children.every(c => c.done)) pending.push({ kind: 'execute', node: parent, rollup: true })
+      if (n.done && parent === null) {
+        resolve({ makespanMs: Date.now() - started, calls, firstExecuteMs })
+        return
+      }
+      if (n.done && parent !== null && parent.children.every(c => c.done))
+        pending.push({ kind: 'execute', node: parent, rollup: true })
     }
     const run = async (job: Job, executor: number): Promise<void> => {
       const n = job.node
       calls++
       if (job.kind === 'decompose') {
         const out = await (decomposers[job.worker] as LlmProvider).decompose({
-          goal, path: pathOf(n), node: { title: n.title, detail: n.detail }, angle: ANGLES[job.worker % ANGLES.length] as string,
-          minChildren: DEFAULT_PARAMS.minChildren, maxChildren: DEFAULT_PARAMS.maxChildren, leafHint: n.depth + 1 >= opts.maxDepth, notes: []
+          goal,
+          path: pathOf(n),
+          node: { title: n.title, detail: n.detail },
+          angle: ANGLES[job.worker % ANGLES.length] as string,
+          minChildren: DEFAULT_PARAMS.minChildren,
+          maxChildren: DEFAULT_PARAMS.maxChildren,
+          leafHint: n.depth + 1 >= opts.maxDepth,
+          notes: []
         })
         n.proposals.push({ id: `p${job.worker}`, subgoals: out.subgoals, rationale: out.rationale })
-        if (n.proposals.length === opts.decomposers) scorers.forEach((_p, worker) => pending.push({ kind: 'score', node: n, worker }))
+        if (n.proposals.length === opts.decomposers)
+          scorers.forEach((_p, worker) => pending.push({ kind: 'score', node: n, worker }))
       } else if (job.kind === 'score') {
-        const out = await (scorers[job.worker] as LlmProvider).score({ goal, path: pathOf(n), node: { title: n.title, detail: n.detail }, proposals: n.proposals })
+        const out = await (scorers[job.worker] as LlmProvider).score({
+          goal,
+          path: pathOf(n),
+          node: { title: n.title, detail: n.detail },
+          proposals: n.proposals
+        })
         n.ballots.push(out.choice)
-        if (!n.accepted && out.choice !== null && n.ballots.filter(b => b === out.choice).length >= quorum) onAccepted(n, out.choice)
+        if (!n.accepted && out.choice !== null && n.ballots.filter(b => b === out.choice).length >= quorum)
+          onAccepted(n, out.choice)
       } else {
         if (firstExecuteMs < 0) firstExecuteMs = Date.now() - started
-        const out = await (executors[executor] as LlmProvider).execute({ goal, path: pathOf(n), task: { title: n.title, detail: n.detail }, kind: job.rollup ? 'rollup' : 'leaf', inputs: inputsOf(n, job.rollup) })
+        const out = await (executors[executor] as LlmProvider).execute({
+          goal,
+          path: pathOf(n),
+          task: { title: n.title, detail: n.detail },
+          kind: job.rollup ? 'rollup' : 'leaf',
+          inputs: inputsOf(n, job.rollup)
+        })
         onDone(n, out.output, job.rollup)
       }
     }
     const pump = (): void => {
       // Executions longest remaining chain first; role work in arrival order.
-      pending.sort((a, b) => (a.kind === 'execute' ? 1 : 0) - (b.kind === 'execute' ? 1 : 0) ||
-        (a.kind === 'execute' && b.kind === 'execute' ? chainLength(b.node, b.rollup) - chainLength(a.node, a.rollup) : 0))
+      pending.sort(
+        (a, b) =>
+          (a.kind === 'execute' ? 1 : 0) - (b.kind === 'execute' ? 1 : 0) ||
+          (a.kind === 'execute' && b.kind === 'execute'
+            ? chainLength(b.node, b.rollup) - chainLength(a.node, a.rollup)
+            : 0)
+      )
       for (let i = 0; i < pending.length && inFlight < global; i++) {
         const job = pending[i] as Job
-        let slot: { list: number[], at: number } | null = null
+        let slot: { list: number[]; at: number } | null = null
         if (job.kind === 'execute') {
           if (!job.rollup && !ready(job.node)) continue
           const at = busy.execute.findIndex(b => b < Math.min(maxClaims, ROLE_CONCURRENCY))

@@ -25,25 +25,33 @@ export interface BenchLlm {
   setLatency: (ms: number) => void
 }
 
-function depthOf (prompt: string): number {
+function depthOf(prompt: string): number {
   const m = /<constraints[^>]*\sdepth="(\d+)"/.exec(prompt)
   return m === null ? 1 : Number(m[1])
 }
 
-export async function startBenchLlm (latencyMs: number): Promise<BenchLlm> {
+export async function startBenchLlm(latencyMs: number): Promise<BenchLlm> {
   let latency = latencyMs
   const script = (req: RecordedRequest): ScriptStep => {
-    const step = autoStep(req, { auto: { children: TREE.children, leafDepth: TREE.leafDepth, deps: 'none' }, delayMs: latency })
+    const step = autoStep(req, {
+      auto: { children: TREE.children, leafDepth: TREE.leafDepth, deps: 'none' },
+      delayMs: latency
+    })
     if (step.kind !== 'tool' || req.tool !== 'propose_split') return step
-    const input = step.input as { subgoals: Array<{ leaf: boolean, dependsOn: number[] }>, rationale: string }
+    const input = step.input as { subgoals: Array<{ leaf: boolean; dependsOn: number[] }>; rationale: string }
     if (depthOf(promptOf(req)) >= TREE.leafDepth && input.subgoals.length >= 3) {
       // Some dependencies between leaves: the third of each group needs the first.
-      input.subgoals[2] = { ...input.subgoals[2] as { leaf: boolean, dependsOn: number[] }, dependsOn: [0] }
+      input.subgoals[2] = { ...(input.subgoals[2] as { leaf: boolean; dependsOn: number[] }), dependsOn: [0] }
     }
     return { ...step, input }
   }
   const fake = await startFakeLlm({ script, latencyMs })
-  return { fake, setLatency: ms => { latency = ms } }
+  return {
+    fake,
+    setLatency: ms => {
+      latency = ms
+    }
+  }
 }
 
 export interface CallCounts {
@@ -59,7 +67,7 @@ export interface CallCounts {
 }
 
 /** Counts the requests of one run (`from` .. `to` indexes of the request log). */
-export function countCalls (reqs: readonly RecordedRequest[]): CallCounts {
+export function countCalls(reqs: readonly RecordedRequest[]): CallCounts {
   const exec = new Map<string, number>()
   const other = new Map<string, number>()
   let decompose = 0
@@ -81,5 +89,12 @@ export function countCalls (reqs: readonly RecordedRequest[]): CallCounts {
     }
   }
   const extra = (m: Map<string, number>): number => [...m.values()].reduce((s, n) => s + n - 1, 0)
-  return { total: decompose + score + execute, decompose, score, execute, duplicateExecutions: extra(exec), duplicateOther: extra(other) }
+  return {
+    total: decompose + score + execute,
+    decompose,
+    score,
+    execute,
+    duplicateExecutions: extra(exec),
+    duplicateOther: extra(other)
+  }
 }

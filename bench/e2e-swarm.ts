@@ -13,7 +13,15 @@ import { parseNodeArgs } from '../src/runtime/config.js'
 import { startPeer, type Peer } from '../src/app/peer.js'
 import { DEFAULT_PARAMS, majority } from '../src/core/events.js'
 import { encodeEnvelope, SIGNATURE_BYTES } from '../src/wire/codec.js'
-import { BUILT_CLI, CLI, cliEnv, spawnCommand, stopCliChildren, tempDir, type CliChild } from '../test/helpers/cli-process.js'
+import {
+  BUILT_CLI,
+  CLI,
+  cliEnv,
+  spawnCommand,
+  stopCliChildren,
+  tempDir,
+  type CliChild
+} from '../test/helpers/cli-process.js'
 import { waitUntil } from '../test/helpers/wait.js'
 import { bytesBetween, socketSnapshot, tcpPortOf } from './socket-bytes.js'
 import { isFinished } from '../src/core/view.js'
@@ -39,7 +47,7 @@ export interface SwarmNode {
 export type { CliMode }
 
 /** The command line of a child of either CliMode: `node dist/src/cli.js`, or `npm start`'s `node --import tsx src/cli.ts`. */
-export function cliCommand (mode: CliMode): readonly string[] {
+export function cliCommand(mode: CliMode): readonly string[] {
   // E2E_CPU_PROF=DIR: every child writes a V8 CPU profile into DIR when it exits (open it in Chrome's DevTools).
   const prof = process.env.E2E_CPU_PROF
   const flags = prof === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`]
@@ -47,20 +55,24 @@ export function cliCommand (mode: CliMode): readonly string[] {
 }
 
 /** How many of each role a swarm of `n` processes runs: 30% decomposers, 30% scorers, the rest executors (1/1/1 at 3). */
-export function rolesFor (n: number): Record<Role, number> {
+export function rolesFor(n: number): Record<Role, number> {
   const d = Math.max(1, Math.floor(n * 0.3))
   const s = Math.max(1, Math.floor(n * 0.3))
   return { decomposer: d, scorer: s, executor: n - d - s }
 }
 
-export interface ProcSample { readonly cpuMs: number, readonly rssMb: number, readonly hwmMb: number }
+export interface ProcSample {
+  readonly cpuMs: number
+  readonly rssMb: number
+  readonly hwmMb: number
+}
 
 /** CPU time (user + system) and resident memory of a process, from /proc. */
-export function sampleProc (pid: number): ProcSample | null {
+export function sampleProc(pid: number): ProcSample | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const cpuMs = (Number(fields[11]) + Number(fields[12])) * 1000 / TICKS_PER_S
+    const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S
     const status = readFileSync(`/proc/${pid}/status`, 'utf8')
     const kb = (k: string): number => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 'NaN')
     return { cpuMs, rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 }
@@ -82,7 +94,10 @@ export interface PlanRun {
   readonly convergenceMs: number | null
   readonly events: number
   readonly eventBytes: number
-  /** TCP payload bytes among the swarm's processes from submit to convergence (all traffic: events, gossip control, presence, sync, pings). */
+  /**
+   * TCP payload bytes among the swarm's processes from submit to convergence (all traffic: events, gossip control,
+   * presence, sync, pings).
+   */
   readonly wireBytes: number
   /** Sockets that closed during the plan (their bytes are not counted). */
   readonly wireSocketsClosed: number
@@ -124,27 +139,90 @@ export class BenchSwarm {
   fillCpuShare: number | null = null
   /** The same for this process alone, as a share of one core (it serves every newcomer's first dial). */
   fillBootstrapCpuShare: number | null = null
-  /** Presence announcements this process (the bootstrap peer) took in from the start until the rosters were full: about every one the swarm sent. */
+  /**
+   * Presence announcements this process (the bootstrap peer) took in from the start until the rosters were full: about
+   * every one the swarm sent.
+   */
   fillPresenceAccepted: number | null = null
   private readonly home = tempDir('bench-e2e')
 
-  static async start (n: number, llmUrl: string, log: (s: string) => void, cli: CliMode = 'built', meshTimeoutMs = 240_000): Promise<BenchSwarm> {
+  static async start(
+    n: number,
+    llmUrl: string,
+    log: (s: string) => void,
+    cli: CliMode = 'built',
+    meshTimeoutMs = 240_000
+  ): Promise<BenchSwarm> {
     const s = new BenchSwarm()
     const spawnedAt = Date.now()
-    const config = { ...parseNodeArgs(['--role', 'observer', '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(s.home, 'client')], {}), role: 'client' as const }
+    const config = {
+      ...parseNodeArgs(
+        [
+          '--role',
+          'observer',
+          '--swarm',
+          SWARM,
+          '--no-mdns',
+          '--listen',
+          '/ip4/127.0.0.1/tcp/0',
+          '--data-dir',
+          join(s.home, 'client')
+        ],
+        {}
+      ),
+      role: 'client' as const
+    }
     s.client = await startPeer(config)
     const seed = s.client.node.addresses()[0] as string
-    const env = cliEnv(s.home, { ANTHROPIC_API_KEY: 'bench', ...(process.env.E2E_TRACE !== undefined ? { DEBUG: process.env.E2E_DEBUG ?? 'plan-swarm:executor' } : {}) })
+    const env = cliEnv(s.home, {
+      ANTHROPIC_API_KEY: 'bench',
+      ...(process.env.E2E_TRACE !== undefined ? { DEBUG: process.env.E2E_DEBUG ?? 'plan-swarm:executor' } : {})
+    })
     const counts = rolesFor(n)
     const starting: Array<Promise<void>> = []
     for (const role of ['decomposer', 'scorer', 'executor'] as const) {
       for (let i = 1; i <= counts[role]; i++) {
         const name = `${role[0] as string}${i}`
-        const child = spawnCommand([...cliCommand(cli), '--role', role, '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', join(s.home, name),
-          '--bootstrap', seed, '--http', '127.0.0.1:0', '--json', '--provider', 'anthropic', '--base-url', llmUrl, '--model', `fake-${name}`], { env, name })
-        starting.push(child.waitForJson(o => o.event === 'started', 300_000).then(o => {
-          s.nodes.push({ name, role, child, peerId: o.peerId as PeerIdString, http: o.http as string, port: tcpPortOf(String((o.addresses as string[] | undefined)?.[0] ?? '')) })
-        }))
+        const child = spawnCommand(
+          [
+            ...cliCommand(cli),
+            '--role',
+            role,
+            '--swarm',
+            SWARM,
+            '--no-mdns',
+            '--listen',
+            '/ip4/127.0.0.1/tcp/0',
+            '--data-dir',
+            join(s.home, name),
+            '--bootstrap',
+            seed,
+            '--http',
+            '127.0.0.1:0',
+            '--json',
+            '--provider',
+            'anthropic',
+            '--base-url',
+            llmUrl,
+            '--model',
+            `fake-${name}`
+          ],
+          { env, name }
+        )
+        starting.push(
+          child
+            .waitForJson(o => o.event === 'started', 300_000)
+            .then(o => {
+              s.nodes.push({
+                name,
+                role,
+                child,
+                peerId: o.peerId as PeerIdString,
+                http: o.http as string,
+                port: tcpPortOf(String((o.addresses as string[] | undefined)?.[0] ?? ''))
+              })
+            })
+        )
       }
     }
     try {
@@ -155,7 +233,10 @@ export class BenchSwarm {
     }
     s.allStartedMs = Date.now() - spawnedAt
     log(`  ${n} processes started in ${s.allStartedMs} ms; waiting until every one lists every other in its roster`)
-    const ownCpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+    const ownCpu = (): number => {
+      const u = process.cpuUsage()
+      return (u.user + u.system) / 1000
+    }
     const cpuAt = (): number => s.pids().reduce((sum, pid) => sum + (sampleProc(pid)?.cpuMs ?? 0), 0) + ownCpu()
     const fillStart = { wall: Date.now(), cpu: cpuAt(), own: ownCpu() }
     // Full rosters matter (executors rank tasks among the executors they list, scorers wait for the
@@ -169,17 +250,21 @@ export class BenchSwarm {
       let silent = 0
       let worstAnswering = 1
       // All at once: one process at a time would measure the polling more than the rosters.
-      await Promise.all(s.nodes.map(async node => {
-        try {
-          const st = await (await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(5_000) })).json() as { roster: Array<{ peerId: string }> }
-          const listed = new Set(st.roster.map(r => r.peerId))
-          const share = s.nodes.filter(o => o !== node && listed.has(o.peerId)).length / Math.max(1, n - 1)
-          if (share < 1) short++
-          worstAnswering = Math.min(worstAnswering, share)
-        } catch {
-          silent++
-        }
-      }))
+      await Promise.all(
+        s.nodes.map(async node => {
+          try {
+            const st = (await (await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(5_000) })).json()) as {
+              roster: Array<{ peerId: string }>
+            }
+            const listed = new Set(st.roster.map(r => r.peerId))
+            const share = s.nodes.filter(o => o !== node && listed.has(o.peerId)).length / Math.max(1, n - 1)
+            if (share < 1) short++
+            worstAnswering = Math.min(worstAnswering, share)
+          } catch {
+            silent++
+          }
+        })
+      )
       const mine = new Set(s.client.roster.list(s.client.now()).map(r => r.peerId as string))
       const clientShare = s.nodes.filter(o => mine.has(o.peerId)).length / n
       worst = silent > 0 ? 0 : Math.min(worstAnswering, clientShare)
@@ -194,38 +279,51 @@ export class BenchSwarm {
       if (worst >= 1 || Date.now() > deadline) break
       if (Date.now() - toldAt >= 5_000) {
         toldAt = Date.now()
-        log(`  ${Math.round((Date.now() - spawnedAt) / 1000)} s: ${short} of ${n} rosters not full, ${silent} not answering /status within 5 s; the emptiest that answered lists ${Math.round(worstAnswering * 100)}% of the others, the author's peer ${Math.round(clientShare * 100)}%`)
+        log(
+          `  ${Math.round((Date.now() - spawnedAt) / 1000)} s: ${short} of ${n} rosters not ` +
+            `full, ${silent} not answering /status within 5 s; the emptiest that answered ` +
+            `lists ${Math.round(worstAnswering * 100)}% of the others, the author's ` +
+            `peer ${Math.round(clientShare * 100)}%`
+        )
       }
       await new Promise(resolve => setTimeout(resolve, 1_000))
     }
     return s
   }
 
-  pids (): number[] {
+  pids(): number[] {
     return this.nodes.map(n => n.child.pid)
   }
 
   /** The libp2p ports of the children and of the author peer in this process. */
-  ports (): Set<number> {
+  ports(): Set<number> {
     const ports = [...this.nodes.map(n => n.port), ...this.client.node.addresses().map(tcpPortOf)]
     return new Set(ports.filter((p): p is number => p !== undefined))
   }
 
   /** Bytes per second among the swarm's processes while no plan runs (presence, gossip heartbeats, sync rounds, pings). */
-  async idleWireBytesPerS (ms: number): Promise<number> {
+  async idleWireBytesPerS(ms: number): Promise<number> {
     const before = socketSnapshot(this.ports())
     await new Promise(resolve => setTimeout(resolve, ms))
-    return Math.round(bytesBetween(before, socketSnapshot(this.ports())).bytes * 1000 / ms)
+    return Math.round((bytesBetween(before, socketSnapshot(this.ports())).bytes * 1000) / ms)
   }
 
   /** Publish a goal as its author and wait for the plan to finish; then measure it. */
-  async runPlan (goal: string, latencyMs: number, params: Partial<PlanParams>, timeoutMs: number): Promise<PlanRun> {
-    const committee = this.nodes.filter(n => n.role === 'scorer').map(n => n.peerId).sort()
+  async runPlan(goal: string, latencyMs: number, params: Partial<PlanParams>, timeoutMs: number): Promise<PlanRun> {
+    const committee = this.nodes
+      .filter(n => n.role === 'scorer')
+      .map(n => n.peerId)
+      .sort()
     const full: PlanParams = { ...DEFAULT_PARAMS, quorum: majority(committee.length), ...params, committee }
-    const finished = (t: PlanTree | undefined): boolean => t !== undefined && (isFinished(t) || t.status === 'budget-exhausted')
-    const watch: { plan?: PlanId, done?: () => void } = {}
-    const over = new Promise<void>(resolve => { watch.done = resolve })
-    const off = this.client.replica.onFolded(() => { if (watch.plan !== undefined && finished(this.client.replica.tree(watch.plan))) watch.done?.() })
+    const finished = (t: PlanTree | undefined): boolean =>
+      t !== undefined && (isFinished(t) || t.status === 'budget-exhausted')
+    const watch: { plan?: PlanId; done?: () => void } = {}
+    const over = new Promise<void>(resolve => {
+      watch.done = resolve
+    })
+    const off = this.client.replica.onFolded(() => {
+      if (watch.plan !== undefined && finished(this.client.replica.tree(watch.plan))) watch.done?.()
+    })
     const wire0 = socketSnapshot(this.ports())
     const t0 = Date.now()
     const { event: goalEvent } = await this.client.publish('goal-submitted', '', [], { text: goal, params: full })
@@ -233,18 +331,37 @@ export class BenchSwarm {
     watch.plan = plan
     if (finished(this.client.replica.tree(plan))) watch.done?.()
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([over, new Promise((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`plan ${plan} not finished within ${timeoutMs} ms`)), timeoutMs) })])
-      .finally(() => { off(); clearTimeout(timer) })
+    await Promise.race([
+      over,
+      new Promise((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`plan ${plan} not finished within ${timeoutMs} ms`)), timeoutMs)
+      })
+    ]).finally(() => {
+      off()
+      clearTimeout(timer)
+    })
     const t1 = Date.now()
     const tree = this.client.replica.tree(plan) as PlanTree
     const hash = this.client.replica.fold.treeHash(plan)
     // Convergence: every process reports the plan completed with the author's treeHash.
     let convergenceMs: number | null = null
     try {
-      await waitUntil('every process to hold the finished plan', async () => {
-        const sts = await Promise.all(this.nodes.map(async n => await (await fetch(`${n.http}/status`, { signal: AbortSignal.timeout(5_000) })).json() as { plans: Array<{ id: string, treeHash: string }> }))
-        return sts.every(st => st.plans.some(p => p.id === plan && p.treeHash === hash)) ? true : undefined
-      }, 60_000, 50)
+      await waitUntil(
+        'every process to hold the finished plan',
+        async () => {
+          const sts = await Promise.all(
+            this.nodes.map(
+              async n =>
+                (await (await fetch(`${n.http}/status`, { signal: AbortSignal.timeout(5_000) })).json()) as {
+                  plans: Array<{ id: string; treeHash: string }>
+                }
+            )
+          )
+          return sts.every(st => st.plans.some(p => p.id === plan && p.treeHash === hash)) ? true : undefined
+        },
+        60_000,
+        50
+      )
       convergenceMs = Date.now() - t1
     } catch {
       convergenceMs = null
@@ -279,18 +396,24 @@ export class BenchSwarm {
   }
 
   /** The plan's events and the model requests, in time order, relative to the goal's stamp (for E2E_TRACE). */
-  trace (plan: PlanId, reqs: ReadonlyArray<{ at: number, tool: string | null, body: unknown }>): string[] {
+  trace(plan: PlanId, reqs: ReadonlyArray<{ at: number; tool: string | null; body: unknown }>): string[] {
     const events = this.client.replica.planEvents(plan) ?? []
     const goal = events.find(e => e.env.type === 'goal-submitted')
     const t0 = goal?.env.hlc.ms ?? 0
     const who = new Map(this.nodes.map(n => [n.peerId as string, n.name]))
-    const rows: Array<[number, string]> = events.map(e => [e.env.hlc.ms - t0, `${who.get(e.env.author) ?? 'client'} ${e.env.type} ${e.id.slice(0, 6)} deps ${e.env.deps.map(d => d.slice(0, 6)).join(',')}`])
-    for (const r of reqs) rows.push([r.at - t0, `llm ${r.tool ?? ''} ${String((r.body as { model?: string }).model ?? '')}`])
+    const rows: Array<[number, string]> = events.map(e => [
+      e.env.hlc.ms - t0,
+      `${who.get(e.env.author) ?? 'client'} ${e.env.type} ${e.id.slice(0, 6)} deps ${e.env.deps.map(d => d.slice(0, 6)).join(',')}`
+    ])
+    for (const r of reqs)
+      rows.push([r.at - t0, `llm ${r.tool ?? ''} ${String((r.body as { model?: string }).model ?? '')}`])
     return rows.sort((a, b) => a[0] - b[0]).map(([t, s]) => `${t} ${s}`)
   }
 
-  async stop (): Promise<void> {
-    if (process.env.E2E_TRACE !== undefined) for (const n of this.nodes) writeFileSync(`${process.env.E2E_TRACE}-${this.nodes.length}p-${n.name}.stderr`, n.child.stderr())
+  async stop(): Promise<void> {
+    if (process.env.E2E_TRACE !== undefined)
+      for (const n of this.nodes)
+        writeFileSync(`${process.env.E2E_TRACE}-${this.nodes.length}p-${n.name}.stderr`, n.child.stderr())
     await stopCliChildren(10_000)
     await this.client.stop()
   }
@@ -301,14 +424,25 @@ export class BenchSwarm {
  * that made each step possible, and splits the time into LLM calls and the
  * gaps between them.
  */
-export function criticalPath (tree: PlanTree, events: ReadonlyMap<EventId, PlanEvent>, latencyMs: number, t0: number, t1: number): CriticalPath {
+export function criticalPath(
+  tree: PlanTree,
+  events: ReadonlyMap<EventId, PlanEvent>,
+  latencyMs: number,
+  t0: number,
+  t1: number
+): CriticalPath {
   const ms = (id: EventId | undefined): number => events.get(id as EventId)?.env.hlc.ms ?? NaN
   const latest = (ids: readonly EventId[], pred: (e: PlanEvent) => boolean = () => true): PlanEvent | undefined => {
     let best: PlanEvent | undefined
     for (const id of ids) {
       const e = events.get(id)
       if (e === undefined || !pred(e)) continue
-      if (best === undefined || e.env.hlc.ms > best.env.hlc.ms || (e.env.hlc.ms === best.env.hlc.ms && e.env.hlc.c > best.env.hlc.c)) best = e
+      if (
+        best === undefined ||
+        e.env.hlc.ms > best.env.hlc.ms ||
+        (e.env.hlc.ms === best.env.hlc.ms && e.env.hlc.c > best.env.hlc.c)
+      )
+        best = e
     }
     return best
   }
@@ -318,7 +452,7 @@ export function criticalPath (tree: PlanTree, events: ReadonlyMap<EventId, PlanE
   let task = tree.tasks.find(t => t.node === rootNode?.id)
   let result = task?.results.find(r => r.accepted)
   if (goal === undefined || task === undefined || result === undefined) return out
-  out.edgesMs = (goal.env.hlc.ms - t0) + (t1 - result.at.ms)
+  out.edgesMs = goal.env.hlc.ms - t0 + (t1 - result.at.ms)
   let cursor: PlanEvent | undefined
   for (let guard = 0; guard < 100 && task !== undefined && result !== undefined; guard++) {
     const claimMs = ms(result.claim)

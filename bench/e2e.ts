@@ -32,12 +32,22 @@ import { removeTempDirs } from '../test/helpers/cli-process.js'
 const MAX_DEPTH = 2
 const HEADLINE_LATENCY_MS = 300
 
-interface Options { sizes: number[], latencies: number[], repeats: number, sensitivitySizes: number[], cli: CliMode }
+interface Options {
+  sizes: number[]
+  latencies: number[]
+  repeats: number
+  sensitivitySizes: number[]
+  cli: CliMode
+}
 
-function options (argv: readonly string[]): Options {
+function options(argv: readonly string[]): Options {
   // `--flag=value`: bench/run.ts takes every bare word for a benchmark name.
   const value = (flag: string): string | undefined => argv.find(a => a.startsWith(`${flag}=`))?.slice(flag.length + 1)
-  const list = (flag: string, dflt: number[]): number[] => value(flag)?.split(',').map(Number).filter(n => Number.isFinite(n) && n > 0) ?? dflt
+  const list = (flag: string, dflt: number[]): number[] =>
+    value(flag)
+      ?.split(',')
+      .map(Number)
+      .filter(n => Number.isFinite(n) && n > 0) ?? dflt
   const quick = argv.includes('--quick')
   const sizes = list('--sizes', quick ? [3] : [3, 10, 30])
   return {
@@ -50,8 +60,9 @@ function options (argv: readonly string[]): Options {
   }
 }
 
-
-const log = (s: string): void => { console.error(s) }
+const log = (s: string): void => {
+  console.error(s)
+}
 const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
 const r1 = (x: number): number => Math.round(x * 10) / 10
 const r3 = (x: number): number => Math.round(x * 1000) / 1000
@@ -65,10 +76,10 @@ interface Repeat {
   readonly singleMs: number | null
   readonly tax: number
   readonly loadBefore: number[]
-  readonly nodes: Array<{ name: string, cpuPctOfCore: number, rssMb: number }>
+  readonly nodes: Array<{ name: string; cpuPctOfCore: number; rssMb: number }>
 }
 
-export async function benchE2e (): Promise<Record<string, unknown>> {
+export async function benchE2e(): Promise<Record<string, unknown>> {
   const opts = options(process.argv.slice(2))
   requireTools('bench e2e', [SS])
   const started = Date.now()
@@ -83,7 +94,10 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
   try {
     for (const size of opts.sizes) {
       const roles = rolesFor(size)
-      log(`e2e: ${size} processes (${roles.decomposer} decomposers, ${roles.scorer} scorers, ${roles.executor} executors), load ${load().join(' ')}`)
+      log(
+        `e2e: ${size} processes (${roles.decomposer} decomposers, ${roles.scorer} ` +
+          `scorers, ${roles.executor} executors), load ${load().join(' ')}`
+      )
       const t = Date.now()
       let swarm: BenchSwarm
       try {
@@ -95,7 +109,10 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
         continue
       }
       const startupMs = Date.now() - t
-      log(`  ${swarm.rosterShare >= 1 ? 'meshed' : `rosters ${Math.round(swarm.rosterShare * 100)}% full`} after ${startupMs} ms, load ${load().join(' ')}`)
+      log(
+        `  ${swarm.rosterShare >= 1 ? 'meshed' : `rosters ${Math.round(swarm.rosterShare * 100)}% full`} ` +
+          `after ${startupMs} ms, load ${load().join(' ')}`
+      )
       try {
         const latencies = opts.sensitivitySizes.includes(size) ? opts.latencies : [HEADLINE_LATENCY_MS]
         // One plan and one central run to warm up (JIT, connections), not counted.
@@ -104,9 +121,20 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
           await swarm.runPlan(`warm-up plan ${size}`, HEADLINE_LATENCY_MS, { maxDepth: MAX_DEPTH }, 300_000)
         } catch (err) {
           log(`  warm-up plan: ${(err as Error).message}`)
-          failures.push({ size, latencyMs: HEADLINE_LATENCY_MS, repeat: 0, error: `warm-up: ${(err as Error).message}`, load: load() })
+          failures.push({
+            size,
+            latencyMs: HEADLINE_LATENCY_MS,
+            repeat: 0,
+            error: `warm-up: ${(err as Error).message}`,
+            load: load()
+          })
         }
-        await runCentral(`warm-up central ${size}`, { baseUrl: llm.fake.url, ...counts(roles), maxDepth: MAX_DEPTH, label: 'warm' })
+        await runCentral(`warm-up central ${size}`, {
+          baseUrl: llm.fake.url,
+          ...counts(roles),
+          maxDepth: MAX_DEPTH,
+          label: 'warm'
+        })
         const idleWireBytesPerS = await swarm.idleWireBytesPerS(5_000)
         log(`  warmed up; idle traffic ${idleWireBytesPerS} B/s among the swarm; load ${load().join(' ')}`)
         for (const latency of latencies) {
@@ -119,35 +147,91 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
             const from = llm.fake.requests.length
             let run: PlanRun
             try {
-              run = await swarm.runPlan(`plan e2e ${size}p ${latency}ms #${k + 1} ${Date.now()}`, latency, { maxDepth: MAX_DEPTH }, 120_000 + 40 * latency)
+              run = await swarm.runPlan(
+                `plan e2e ${size}p ${latency}ms #${k + 1} ${Date.now()}`,
+                latency,
+                { maxDepth: MAX_DEPTH },
+                120_000 + 40 * latency
+              )
             } catch (err) {
               log(`  ${size}p ${latency} ms #${k + 1}: ${(err as Error).message}`)
-              failures.push({ size, latencyMs: latency, repeat: k + 1, error: (err as Error).message, load: loadBefore })
+              failures.push({
+                size,
+                latencyMs: latency,
+                repeat: k + 1,
+                error: (err as Error).message,
+                load: loadBefore
+              })
               continue
             }
             const swarmCalls = countCalls(llm.fake.requests.slice(from))
-            if (process.env.E2E_TRACE !== undefined) writeFileSync(`${process.env.E2E_TRACE}-${size}p-${latency}ms-${k + 1}.json`, JSON.stringify(swarm.trace(run.plan, llm.fake.requests.slice(from)), null, 1))
+            if (process.env.E2E_TRACE !== undefined)
+              writeFileSync(
+                `${process.env.E2E_TRACE}-${size}p-${latency}ms-${k + 1}.json`,
+                JSON.stringify(swarm.trace(run.plan, llm.fake.requests.slice(from)), null, 1)
+              )
             const after = new Map(swarm.nodes.map(x => [x.name, sampleProc(x.child.pid)]))
             const nodes = swarm.nodes.map(x => {
               const a = after.get(x.name) as ProcSample | null
               const b = before.get(x.name) as ProcSample | null
-              return { name: x.name, cpuPctOfCore: a === null || b === null ? NaN : r1(100 * (a.cpuMs - b.cpuMs) / run.makespanMs), rssMb: a === null ? NaN : r1(a.rssMb) }
+              return {
+                name: x.name,
+                cpuPctOfCore: a === null || b === null ? NaN : r1((100 * (a.cpuMs - b.cpuMs)) / run.makespanMs),
+                rssMb: a === null ? NaN : r1(a.rssMb)
+              }
             })
             const c0 = llm.fake.requests.length
-            const central = await runCentral(`central e2e ${size}p ${latency}ms #${k + 1} ${Date.now()}`, { baseUrl: llm.fake.url, ...counts(roles), maxDepth: MAX_DEPTH, label: `c${k}` })
+            const central = await runCentral(`central e2e ${size}p ${latency}ms #${k + 1} ${Date.now()}`, {
+              baseUrl: llm.fake.url,
+              ...counts(roles),
+              maxDepth: MAX_DEPTH,
+              label: `c${k}`
+            })
             const centralCalls = llm.fake.requests.length - c0
             let singleMs: number | null = null
             if (latency === HEADLINE_LATENCY_MS && k === 0) {
-              singleMs = (await runCentral(`single e2e ${size}p ${Date.now()}`, { baseUrl: llm.fake.url, ...counts(roles), maxDepth: MAX_DEPTH, globalConcurrency: 1, label: 'single' })).makespanMs
+              singleMs = (
+                await runCentral(`single e2e ${size}p ${Date.now()}`, {
+                  baseUrl: llm.fake.url,
+                  ...counts(roles),
+                  maxDepth: MAX_DEPTH,
+                  globalConcurrency: 1,
+                  label: 'single'
+                })
+              ).makespanMs
             }
-            const rep: Repeat = { swarm: run, swarmCalls, centralMs: central.makespanMs, centralCalls, centralFirstExecuteMs: central.firstExecuteMs, singleMs, tax: r3(run.makespanMs / central.makespanMs), loadBefore, nodes }
+            const rep: Repeat = {
+              swarm: run,
+              swarmCalls,
+              centralMs: central.makespanMs,
+              centralCalls,
+              centralFirstExecuteMs: central.firstExecuteMs,
+              singleMs,
+              tax: r3(run.makespanMs / central.makespanMs),
+              loadBefore,
+              nodes
+            }
             repeats.push(rep)
-            log(`  ${size}p ${latency} ms #${k + 1}: swarm ${run.makespanMs} ms (${run.status}), central ${central.makespanMs} ms, tax ${rep.tax}${singleMs === null ? '' : `, single ${singleMs} ms`}; ` +
-              `calls ${swarmCalls.total} (central ${centralCalls}), duplicate executions ${swarmCalls.duplicateExecutions}, wire ${run.wireBytes} B, first claim ${run.firstClaimMs} ms, converged +${run.convergenceMs ?? 'never'} ms; ` +
-              `path gaps: propose ${run.criticalPath.proposeMs}, ballot ${run.criticalPath.ballotMs}, claim ${run.criticalPath.claimMs}, execute ${run.criticalPath.executeMs}, edges ${run.criticalPath.edgesMs}; load ${loadBefore.join(' ')}`)
+            log(
+              `  ${size}p ${latency} ms #${k + 1}: swarm ${run.makespanMs} ms (${run.status}), ` +
+                `central ${central.makespanMs} ms, ` +
+                `tax ${rep.tax}${singleMs === null ? '' : `, single ${singleMs} ms`}; ` +
+                (`calls ${swarmCalls.total} (central ${centralCalls}), duplicate ` +
+                  `executions ${swarmCalls.duplicateExecutions}, wire ${run.wireBytes} B, first ` +
+                  `claim ${run.firstClaimMs} ms, converged +${run.convergenceMs ?? 'never'} ms; `) +
+                (`path gaps: propose ${run.criticalPath.proposeMs}, ballot ${run.criticalPath.ballotMs}, ` +
+                  `claim ${run.criticalPath.claimMs}, execute ${run.criticalPath.executeMs}, ` +
+                  `edges ${run.criticalPath.edgesMs}; load ${loadBefore.join(' ')}`)
+            )
           }
           // Written after every cell, so a run cut short keeps what it measured.
-          if (repeats.length > 0) cells.push({ ...summarise(size, roles, latency, startupMs, repeats), rosterShare: r3(swarm.rosterShare), idleWireBytesPerS, cli: opts.cli })
+          if (repeats.length > 0)
+            cells.push({
+              ...summarise(size, roles, latency, startupMs, repeats),
+              rosterShare: r3(swarm.rosterShare),
+              idleWireBytesPerS,
+              cli: opts.cli
+            })
           report('e2e', { partial: true, cells, failures, machine: machine() })
         }
       } finally {
@@ -158,7 +242,8 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
   } finally {
     await llm.fake.close()
   }
-  const headline = cells.find(c => c.latencyMs === HEADLINE_LATENCY_MS && c.error === undefined) as Record<string, number> | undefined
+  const headline = cells.find(c => c.latencyMs === HEADLINE_LATENCY_MS && c.error === undefined) as
+    Record<string, number> | undefined
   const figures = {
     tax: headline?.tax ?? null,
     duplicates: cells.reduce((s, c) => s + ((c.duplicateExecutions as number | undefined) ?? 0), 0),
@@ -174,18 +259,31 @@ export async function benchE2e (): Promise<Record<string, unknown>> {
     machine: machine(),
     loadAtEnd: load(),
     cli: opts.cli,
-    command: `npm run bench -- e2e ${process.argv.slice(2).filter(a => a !== 'e2e').join(' ')}`.trim(),
+    command: `npm run bench -- e2e ${process.argv
+      .slice(2)
+      .filter(a => a !== 'e2e')
+      .join(' ')}`.trim(),
     wallS: Math.round((Date.now() - started) / 1000)
   }
   writeFileSync(join(resultsDir(), 'e2e.svg'), e2eSvg(cells, HEADLINE_LATENCY_MS))
   return report('e2e', figures)
 }
 
-function counts (roles: Record<string, number>): { decomposers: number, scorers: number, executors: number } {
-  return { decomposers: roles.decomposer as number, scorers: roles.scorer as number, executors: roles.executor as number }
+function counts(roles: Record<string, number>): { decomposers: number; scorers: number; executors: number } {
+  return {
+    decomposers: roles.decomposer as number,
+    scorers: roles.scorer as number,
+    executors: roles.executor as number
+  }
 }
 
-function summarise (size: number, roles: Record<string, number>, latencyMs: number, startupMs: number, reps: Repeat[]): Record<string, unknown> {
+function summarise(
+  size: number,
+  roles: Record<string, number>,
+  latencyMs: number,
+  startupMs: number,
+  reps: Repeat[]
+): Record<string, unknown> {
   const m = (f: (r: Repeat) => number): number => r1(median(reps.map(f)))
   const singles = reps.map(r => r.singleMs).filter((x): x is number => x !== null)
   const makespanMs = m(r => r.swarm.makespanMs)
@@ -221,10 +319,31 @@ function summarise (size: number, roles: Record<string, number>, latencyMs: numb
     wireBytes: m(r => r.swarm.wireBytes),
     wireSocketsClosed: reps.reduce((s, r) => s + r.swarm.wireSocketsClosed, 0),
     eventsByType: reps[0]?.swarm.eventsByType,
-    criticalPath: { calls: cp('calls'), llmMs: cp('llmMs'), proposeMs: cp('proposeMs'), ballotMs: cp('ballotMs'), claimMs: cp('claimMs'), executeMs: cp('executeMs'), edgesMs: cp('edgesMs') },
-    cpuPctOfCorePerNode: { median: r1(median(allNodes.map(n => n.cpuPctOfCore))), max: r1(Math.max(...allNodes.map(n => n.cpuPctOfCore))) },
+    criticalPath: {
+      calls: cp('calls'),
+      llmMs: cp('llmMs'),
+      proposeMs: cp('proposeMs'),
+      ballotMs: cp('ballotMs'),
+      claimMs: cp('claimMs'),
+      executeMs: cp('executeMs'),
+      edgesMs: cp('edgesMs')
+    },
+    cpuPctOfCorePerNode: {
+      median: r1(median(allNodes.map(n => n.cpuPctOfCore))),
+      max: r1(Math.max(...allNodes.map(n => n.cpuPctOfCore)))
+    },
     rssMbPerNode: { median: r1(median(allNodes.map(n => n.rssMb))), max: r1(Math.max(...allNodes.map(n => n.rssMb))) },
     load: reps.map(r => r.loadBefore),
-    runs: reps.map(r => ({ makespanMs: r.swarm.makespanMs, centralMs: r.centralMs, tax: r.tax, singleMs: r.singleMs, firstClaimMs: r.swarm.firstClaimMs, convergenceMs: r.swarm.convergenceMs, calls: r.swarmCalls, criticalPath: r.swarm.criticalPath, load: r.loadBefore }))
+    runs: reps.map(r => ({
+      makespanMs: r.swarm.makespanMs,
+      centralMs: r.centralMs,
+      tax: r.tax,
+      singleMs: r.singleMs,
+      firstClaimMs: r.swarm.firstClaimMs,
+      convergenceMs: r.swarm.convergenceMs,
+      calls: r.swarmCalls,
+      criticalPath: r.swarm.criticalPath,
+      load: r.loadBefore
+    }))
   }
 }

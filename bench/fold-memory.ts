@@ -17,7 +17,7 @@ interface StoredPlan {
   readonly wire: readonly Uint8Array[]
 }
 
-function decodeAll (wire: readonly Uint8Array[]): PlanEvent[] {
+function decodeAll(wire: readonly Uint8Array[]): PlanEvent[] {
   return wire.map(b => {
     const d = decodeEvent(b, { swarm: 'test', verify: false })
     if (d.kind !== 'event') throw new Error(`decode failed: ${JSON.stringify(d)}`)
@@ -26,7 +26,7 @@ function decodeAll (wire: readonly Uint8Array[]): PlanEvent[] {
 }
 
 /** Heap in use after a full collection (or RSS, without --expose-gc), in bytes. */
-function memoryNow (): number {
+function memoryNow(): number {
   if (globalThis.gc === undefined) return process.memoryUsage().rss
   globalThis.gc()
   globalThis.gc()
@@ -39,12 +39,14 @@ function memoryNow (): number {
  * each out of memory once folded, as the replica does once it is finished
  * and quiet.
  */
-function foldPlans (plans: readonly StoredPlan[], store: EventStore, evict: boolean): Fold {
+function foldPlans(plans: readonly StoredPlan[], store: EventStore, evict: boolean): Fold {
   const fold = new Fold({
     hashText: nativeSha256HexOfText,
     loadPlan: plan => {
       const wire: Uint8Array[] = []
-      store.loadPlan(plan, row => { wire.push(row.bytes) })
+      store.loadPlan(plan, row => {
+        wire.push(row.bytes)
+      })
       return decodeAll(wire)
     }
   })
@@ -63,7 +65,7 @@ function foldPlans (plans: readonly StoredPlan[], store: EventStore, evict: bool
  */
 
 /** Bytes the fold holds after folding every plan, and its swarmHash. */
-function foldMemory (plans: readonly StoredPlan[], store: EventStore, evict: boolean): { bytes: number, hash: string } {
+function foldMemory(plans: readonly StoredPlan[], store: EventStore, evict: boolean): { bytes: number; hash: string } {
   const before = memoryNow()
   const fold = foldPlans(plans, store, evict)
   const hash = fold.swarmHash()
@@ -71,7 +73,7 @@ function foldMemory (plans: readonly StoredPlan[], store: EventStore, evict: boo
 }
 
 /** Bytes the sync id set holds for every event, id strings included: what stays in the replica for evicted plans. */
-function idSetMemory (plans: readonly StoredPlan[], events: number): number {
+function idSetMemory(plans: readonly StoredPlan[], events: number): number {
   const before = memoryNow()
   const set = new IdSet()
   for (const p of plans) for (const e of decodeAll(p.wire)) set.add(e.id)
@@ -82,7 +84,7 @@ function idSetMemory (plans: readonly StoredPlan[], events: number): number {
 }
 
 /** Ms to bring one evicted plan back and derive its tree, for up to 50 plans. */
-function reloadTimes (plans: readonly StoredPlan[], store: EventStore): number[] {
+function reloadTimes(plans: readonly StoredPlan[], store: EventStore): number[] {
   const fold = foldPlans(plans, store, true)
   const out: number[] = []
   for (const p of plans.slice(0, 50)) {
@@ -103,7 +105,7 @@ function reloadTimes (plans: readonly StoredPlan[], store: EventStore): number[]
  * bringing one plan back costs (an indexed read of an in-memory SQLite
  * store, decoding, folding, deriving and hashing its tree).
  */
-export async function benchFoldMemory (): Promise<Record<string, unknown>> {
+export async function benchFoldMemory(): Promise<Record<string, unknown>> {
   const n = Number(process.env.BENCH_MEMORY_PLANS ?? 100)
   const runs = Number(process.env.BENCH_MEMORY_RUNS ?? 3)
   const store = openEventStore({ memory: true })
@@ -135,7 +137,7 @@ export async function benchFoldMemory (): Promise<Record<string, unknown>> {
   // Bringing a plan back: the whole cost a read of an evicted plan pays.
   const reloadMs = reloadTimes(plans, store)
   store.close()
-  const mb = (x: number): number => Math.round(x / 2 ** 20 * 10) / 10
+  const mb = (x: number): number => Math.round((x / 2 ** 20) * 10) / 10
   return {
     plans: n,
     events,

@@ -17,7 +17,7 @@ const verifier = createNativeVerifier()
  * what decoding and signature checks cost per event; `memory`: what finished
  * plans hold with and without eviction (bench/fold-memory.ts).
  */
-export async function benchFold (): Promise<Record<string, unknown>> {
+export async function benchFold(): Promise<Record<string, unknown>> {
   const runs = Number(process.env.BENCH_RUNS ?? 5)
   const { events, peers } = await generatePlan({ fanout: 5, depth: 5, renewals: 28 })
   const keys = new Map(peers.map(p => [p.id as string, p.key]))
@@ -29,14 +29,20 @@ export async function benchFold (): Promise<Record<string, unknown>> {
   let decoded: PlanEvent[] = []
   for (let r = 0; r < runs; r++) {
     const t0 = performance.now()
-    decoded = wire.map(b => { const d = decodeEvent(b, { swarm: 'test', verify: false }); if (d.kind !== 'event') throw new Error(`decode failed: ${JSON.stringify(d)}`); return d.event })
+    decoded = wire.map(b => {
+      const d = decodeEvent(b, { swarm: 'test', verify: false })
+      if (d.kind !== 'event') throw new Error(`decode failed: ${JSON.stringify(d)}`)
+      return d.event
+    })
     decodeMs.push(performance.now() - t0)
   }
   const sample = wire.slice(0, 10_000)
   const verifyMs: number[] = []
   for (let r = 0; r < Math.min(runs, 3); r++) {
     const t0 = performance.now()
-    for (const b of sample) { if (decodeEvent(b, { swarm: 'test', verify: true, verifier }).kind !== 'event') throw new Error('verify failed') }
+    for (const b of sample) {
+      if (decodeEvent(b, { swarm: 'test', verify: true, verifier }).kind !== 'event') throw new Error('verify failed')
+    }
     verifyMs.push(performance.now() - t0)
   }
 
@@ -49,7 +55,10 @@ export async function benchFold (): Promise<Record<string, unknown>> {
   // CPU time too: on a shared machine, wall time also counts other processes.
   const foldCpuMs: number[] = []
   const rebuildCpuMs: number[] = []
-  const cpuMs = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+  const cpuMs = (): number => {
+    const u = process.cpuUsage()
+    return (u.user + u.system) / 1000
+  }
   let hash = ''
   let heapMb = 0
   for (let r = 0; r < runs; r++) {

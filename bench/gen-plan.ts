@@ -10,12 +10,23 @@ import type { EventId, NodeId, PeerIdString, PlanEvent, TaskId } from '../src/co
  * composite then rolls up. Stamps advance by 1 ms per event, so every event is
  * stamped after its deps.
  */
-export async function generatePlan (opts: { fanout: number, depth: number, renewals: number }): Promise<{ events: PlanEvent[], peers: Array<{ id: PeerIdString, key: PrivateKey }>, builder: PlanBuilder }> {
+export async function generatePlan(opts: {
+  fanout: number
+  depth: number
+  renewals: number
+}): Promise<{ events: PlanEvent[]; peers: Array<{ id: PeerIdString; key: PrivateKey }>; builder: PlanBuilder }> {
   const peers = await makePeers(9)
   const [author, d1, d2, d3, s1, s2, s3, e1, e2] = peers.map(p => p.id) as [PeerIdString, ...PeerIdString[]]
   const decomposers = [d1, d2, d3] as PeerIdString[]
   const executors = [e1, e2] as PeerIdString[]
-  const b = new PlanBuilder(author, [s1, s2, s3] as PeerIdString[], { maxDepth: opts.depth, maxNodes: 5_000, minChildren: 2, maxChildren: 7, leaseMs: 60_000, maxClaimMs: 86_400_000 })
+  const b = new PlanBuilder(author, [s1, s2, s3] as PeerIdString[], {
+    maxDepth: opts.depth,
+    maxNodes: 5_000,
+    minChildren: 2,
+    maxChildren: 7,
+    leaseMs: 60_000,
+    maxClaimMs: 86_400_000
+  })
   const events: PlanEvent[] = [b.goal]
   let t = 2_000
   const now = (): number => ++t
@@ -31,20 +42,36 @@ export async function generatePlan (opts: { fanout: number, depth: number, renew
         prev = b.renew(claim, prev, now())
         events.push(prev)
       }
-      const result = b.result(claim, now(), `result of ${node.slice(0, 8)}`, { inputTokens: 10, outputTokens: 20 }, [prev.id])
+      const result = b.result(claim, now(), `result of ${node.slice(0, 8)}`, { inputTokens: 10, outputTokens: 20 }, [
+        prev.id
+      ])
       events.push(result)
       done.set(node, result.id)
       return
     }
     const titles = Array.from({ length: opts.fanout }, (_, i) => `part ${i + 1} of ${node.slice(0, 6)}`)
-    const proposals = decomposers.map((d, i) => b.propose(d, node, 1, subgoals(titles.map(x => `${x} v${i}`), { leaf: false }), now()))
+    const proposals = decomposers.map((d, i) =>
+      b.propose(
+        d,
+        node,
+        1,
+        subgoals(
+          titles.map(x => `${x} v${i}`),
+          { leaf: false }
+        ),
+        now()
+      )
+    )
     events.push(...proposals)
     const winner = proposals[0] as PlanEvent<'split-proposed'>
-    for (const s of [s1, s2, s3] as PeerIdString[]) events.push(b.ballot(s, { node, attempt: 1 }, winner, now(), { judged: proposals }))
+    for (const s of [s1, s2, s3] as PeerIdString[])
+      events.push(b.ballot(s, { node, attempt: 1 }, winner, now(), { judged: proposals }))
     const children = titles.map((_, i) => childId(node, winner.id, i))
     for (const c of children) grow(c, depth + 1)
     const task = rollupId(node)
-    const claim = b.claim(executors[0] as PeerIdString, task, now(), { evidence: children.map(c => done.get(c) as EventId) })
+    const claim = b.claim(executors[0] as PeerIdString, task, now(), {
+      evidence: children.map(c => done.get(c) as EventId)
+    })
     const result = b.result(claim, now(), `roll-up of ${node.slice(0, 8)}`)
     events.push(claim, result)
     done.set(node, result.id)

@@ -22,7 +22,7 @@ import { gossipOptions } from '../src/net/gossip-config.js'
 import { eventsTopic, presenceTopic } from '../src/wire/topics.js'
 import type { ChildCfg, NetImpl } from './net-proto.js'
 
-export async function startBareNode (cfg: ChildCfg): Promise<NetImpl> {
+export async function startBareNode(cfg: ChildCfg): Promise<NetImpl> {
   const topic = eventsTopic(cfg.swarm)
   const privateKey = await generateKeyPair('Ed25519')
   const libp2p = await createLibp2p({
@@ -54,24 +54,28 @@ export async function startBareNode (cfg: ChildCfg): Promise<NetImpl> {
     state: () => ({
       connected: libp2p.getPeers().length,
       topicPeers: pubsub.getSubscribers(topic).length,
-      noTopic: libp2p.getPeers().map(p => p.toString()).filter(p => !pubsub.getSubscribers(topic).some(q => q.toString() === p)).map(p => p.slice(-6)),
+      noTopic: libp2p
+        .getPeers()
+        .map(p => p.toString())
+        .filter(p => !pubsub.getSubscribers(topic).some(q => q.toString() === p))
+        .map(p => p.slice(-6)),
       self: libp2p.peerId.toString().slice(-6),
       connections: libp2p.getConnections().length,
       meshPeers: (pubsub as unknown as { getMeshPeers(t: string): string[] }).getMeshPeers(topic).length,
       held: delivered
     }),
-    async dial (addr) {
+    async dial(addr) {
       await libp2p.dial(multiaddr(addr))
     },
-    async publish (_id, bytes) {
+    async publish(_id, bytes) {
       try {
         await pubsub.publish(topic, bytes)
       } catch (err) {
         if ((err as Error).message !== 'PublishError.NoPeersSubscribedToTopic') throw err
       }
     },
-    onDeliver (cb) {
-      pubsub.addEventListener('gossipsub:message', (evt) => {
+    onDeliver(cb) {
+      pubsub.addEventListener('gossipsub:message', evt => {
         if (evt.detail.msg.topic !== topic) return
         delivered++
         cb([evt.detail.msgId])
@@ -80,6 +84,8 @@ export async function startBareNode (cfg: ChildCfg): Promise<NetImpl> {
     held: () => delivered,
     hash: () => '',
     firstConnOpen: () => firstOpen,
-    stop: async () => { await libp2p.stop() }
+    stop: async () => {
+      await libp2p.stop()
+    }
   }
 }

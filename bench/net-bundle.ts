@@ -19,7 +19,7 @@ import { REPO } from './net-harness.js'
  * Bundles `entries` (output name -> source path from the repository root)
  * into `outDir`; returns the absolute path of each entry's output file.
  */
-export async function bundleEntries (entries: Record<string, string>, outDir: string): Promise<Record<string, string>> {
+export async function bundleEntries(entries: Record<string, string>, outDir: string): Promise<Record<string, string>> {
   await build({ ...BUNDLE_OPTIONS, absWorkingDir: REPO, entryPoints: entries, outdir: outDir })
   return Object.fromEntries(Object.keys(entries).map(name => [name, join(outDir, `${name}.js`)]))
 }

@@ -17,15 +17,21 @@ import { median } from './util.js'
 /** The node's own signature check (src/runtime/replica.ts): native, keeping each author's key object. */
 const verifier = createNativeVerifier()
 
-function verifyAll (bytes: readonly Uint8Array[]): number {
+function verifyAll(bytes: readonly Uint8Array[]): number {
   const t0 = performance.now()
   for (const b of bytes) {
-    if (decodeEvent(b, { swarm: 'test', verify: true, verifier }).kind !== 'event') throw new Error('baseline: an event did not verify')
+    if (decodeEvent(b, { swarm: 'test', verify: true, verifier }).kind !== 'event')
+      throw new Error('baseline: an event did not verify')
   }
   return performance.now() - t0
 }
 
-export async function benchCatchup (p: { trials: number, fanout: number, depth: number, renewals: number }): Promise<Record<string, unknown>> {
+export async function benchCatchup(p: {
+  trials: number
+  fanout: number
+  depth: number
+  renewals: number
+}): Promise<Record<string, unknown>> {
   const root = tempDir('plan-swarm-net-catchup-')
   log(`catch-up: generating and signing a plan (fanout ${p.fanout}, depth ${p.depth}, renewals ${p.renewals})...`)
   const plan = await makeWholePlan(root, p)
@@ -37,7 +43,11 @@ export async function benchCatchup (p: { trials: number, fanout: number, depth: 
 
   const children: Child[] = []
   try {
-    const holder = await spawnChild('holder', 'peer', { swarm: 'test', listen: '/ip4/127.0.0.1/tcp/0', dataDir: join(root, 'holder') })
+    const holder = await spawnChild('holder', 'peer', {
+      swarm: 'test',
+      listen: '/ip4/127.0.0.1/tcp/0',
+      dataDir: join(root, 'holder')
+    })
     children.push(holder)
     const loaded = await holder.request({ cmd: 'load', file: plan.file }, 600_000)
     if (loaded.accepted !== n) throw new Error(`holder folded ${String(loaded.accepted)} of ${n} events`)
@@ -45,12 +55,25 @@ export async function benchCatchup (p: { trials: number, fanout: number, depth: 
     log(`catch-up: holder loaded ${n} events in ${(loaded.ms as number).toFixed(0)} ms (verify + fold + store)`)
     const trials: Array<Record<string, unknown>> = []
     for (let t = 0; t < p.trials; t++) {
-      const joiner = await spawnChild(`joiner-${t}`, 'peer', { swarm: 'test', listen: '/ip4/127.0.0.1/tcp/0', dataDir: join(root, `joiner-${t}`), bootstrap: [holder.addrs[0] as string], expect: n })
+      const joiner = await spawnChild(`joiner-${t}`, 'peer', {
+        swarm: 'test',
+        listen: '/ip4/127.0.0.1/tcp/0',
+        dataDir: join(root, `joiner-${t}`),
+        bootstrap: [holder.addrs[0] as string],
+        expect: n
+      })
       children.push(joiner)
       const caught = await joiner.waitLine(l => l.ev === 'caught', 600_000)
       const ms = (caught.tDone as number) - (caught.tConn as number)
       const same = caught.hash === hash
-      trials.push({ catchupMs: ms, verifyBeforeMs: Math.round(verifyMs[verifyMs.length - 1] as number), sameHash: same, held: caught.held, sync: (caught.state as { sync?: unknown }).sync, loadavg: loadavg().map(x => Math.round(x * 100) / 100) })
+      trials.push({
+        catchupMs: ms,
+        verifyBeforeMs: Math.round(verifyMs[verifyMs.length - 1] as number),
+        sameHash: same,
+        held: caught.held,
+        sync: (caught.state as { sync?: unknown }).sync,
+        loadavg: loadavg().map(x => Math.round(x * 100) / 100)
+      })
       log(`catch-up trial ${t + 1}/${p.trials}: ${n} events in ${ms} ms from first connection, same hash: ${same}`)
       if (!same) throw new Error(`joiner's hash ${String(caught.hash)} differs from the holder's ${hash}`)
       await joiner.stop()
@@ -59,8 +82,10 @@ export async function benchCatchup (p: { trials: number, fanout: number, depth: 
       const after = verifyMs[verifyMs.length - 1] as number
       const tr = trials[trials.length - 1] as Record<string, unknown>
       tr.verifyAfterMs = Math.round(after)
-      tr.ratio = Math.round(ms / ((after + (tr.verifyBeforeMs as number)) / 2) * 100) / 100
-      log(`  baseline verify after it: ${after.toFixed(0)} ms; this trial's ratio to the verify runs either side: ${String(tr.ratio)}`)
+      tr.ratio = Math.round((ms / ((after + (tr.verifyBeforeMs as number)) / 2)) * 100) / 100
+      log(
+        `  baseline verify after it: ${after.toFixed(0)} ms; this trial's ratio to the verify runs either side: ${String(tr.ratio)}`
+      )
     }
     const catchupMs = median(trials.map(x => x.catchupMs as number))
     const vMs = median(verifyMs)
@@ -68,7 +93,7 @@ export async function benchCatchup (p: { trials: number, fanout: number, depth: 
       events: n,
       catchupMs: Math.round(catchupMs),
       verifyMs: Math.round(vMs),
-      catchupRatio: Math.round(catchupMs / vMs * 100) / 100,
+      catchupRatio: Math.round((catchupMs / vMs) * 100) / 100,
       medianTrialRatio: median(trials.map(x => x.ratio as number)),
       holderLoadMs: Math.round(loaded.ms as number),
       verifyRuns: verifyMs.map(Math.round),

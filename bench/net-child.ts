@@ -19,7 +19,9 @@ import type { ChildCfg, NetImpl } from './net-proto.js'
 
 const [mode, raw] = process.argv.slice(2)
 const cfg = JSON.parse(raw ?? '{}') as ChildCfg
-const out = (o: Record<string, unknown>): void => { process.stdout.write(JSON.stringify(o) + '\n') }
+const out = (o: Record<string, unknown>): void => {
+  process.stdout.write(JSON.stringify(o) + '\n')
+}
 
 let impl: NetImpl
 if (mode === 'peer') impl = await (await import('./net-peer.js')).startFullPeer(cfg)
@@ -49,8 +51,8 @@ impl.onDeliver(ids => {
   }
 })
 
-const files = new Map<string, { frames: Uint8Array[], ids: string[] }>()
-function framesOf (file: string): { frames: Uint8Array[], ids: string[] } {
+const files = new Map<string, { frames: Uint8Array[]; ids: string[] }>()
+function framesOf(file: string): { frames: Uint8Array[]; ids: string[] } {
   let f = files.get(file)
   if (f === undefined) {
     const frames = readFrames(file)
@@ -61,26 +63,36 @@ function framesOf (file: string): { frames: Uint8Array[], ids: string[] } {
 }
 
 let stopping = false
-async function stop (code: number): Promise<never> {
+async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true
     const timer = setTimeout(() => process.exit(code), 3_000)
-    try { await impl.stop() } catch { /* exiting anyway */ }
+    try {
+      await impl.stop()
+    } catch {
+      /* exiting anyway */
+    }
     clearTimeout(timer)
   }
   process.exit(code)
 }
 
-type Cmd = { cmd: string, rid?: number } & Record<string, unknown>
+type Cmd = { cmd: string; rid?: number } & Record<string, unknown>
 
-async function handle (c: Cmd): Promise<Record<string, unknown>> {
+async function handle(c: Cmd): Promise<Record<string, unknown>> {
   switch (c.cmd) {
     case 'state':
       return { ...impl.state(), recv: recv.size, held: impl.held() }
     case 'dial': {
       const addrs = c.addrs as string[]
-      const results = await Promise.allSettled(addrs.map(async a => { await impl.dial(a) }))
-      return { failed: results.filter(r => r.status === 'rejected').map(r => String((r as PromiseRejectedResult).reason)) }
+      const results = await Promise.allSettled(
+        addrs.map(async a => {
+          await impl.dial(a)
+        })
+      )
+      return {
+        failed: results.filter(r => r.status === 'rejected').map(r => String((r as PromiseRejectedResult).reason))
+      }
     }
     case 'load': {
       if (impl.load === undefined) throw new Error('this kind of node cannot load events')
@@ -101,7 +113,7 @@ async function handle (c: Cmd): Promise<Record<string, unknown>> {
       const times: number[] = []
       const start = Date.now() + 20
       for (let i = from; i < to; i++) {
-        const wait = start + (i - from) * 1000 / rate - Date.now()
+        const wait = start + ((i - from) * 1000) / rate - Date.now()
         if (wait > 0) await sleep(wait)
         times.push(hiNow())
         await impl.publish(ids[i] as string, frames[i] as Uint8Array)
@@ -137,14 +149,29 @@ async function handle (c: Cmd): Promise<Record<string, unknown>> {
   }
 }
 
-createInterface({ input: process.stdin }).on('line', line => {
-  let c: Cmd
-  try { c = JSON.parse(line) as Cmd } catch { out({ ev: 'error', error: `bad command line ${line.slice(0, 200)}` }); return }
-  handle(c).then(
-    r => { out({ ev: 'reply', rid: c.rid, ...r }) },
-    (err: Error) => { out({ ev: 'reply', rid: c.rid, error: err.stack ?? err.message }) }
-  )
-}).on('close', () => { void stop(0) })
-process.on('SIGTERM', () => { void stop(0) })
+createInterface({ input: process.stdin })
+  .on('line', line => {
+    let c: Cmd
+    try {
+      c = JSON.parse(line) as Cmd
+    } catch {
+      out({ ev: 'error', error: `bad command line ${line.slice(0, 200)}` })
+      return
+    }
+    handle(c).then(
+      r => {
+        out({ ev: 'reply', rid: c.rid, ...r })
+      },
+      (err: Error) => {
+        out({ ev: 'reply', rid: c.rid, error: err.stack ?? err.message })
+      }
+    )
+  })
+  .on('close', () => {
+    void stop(0)
+  })
+process.on('SIGTERM', () => {
+  void stop(0)
+})
 
 out({ ev: 'ready', pid: process.pid, peerId: impl.peerId, addrs: impl.addrs() })

@@ -12,9 +12,20 @@
 import { createInterface } from 'node:readline'
 import { memReport } from './net-mem.js'
 
-createInterface({ input: process.stdin }).on('line', line => {
-  let c: { cmd?: string, rid?: number, gc?: boolean }
-  try { c = JSON.parse(line) as typeof c } catch { return }
-  const reply = c.cmd === 'mem' ? memReport(c.gc === true) : Promise.resolve({ error: `unknown command ${String(c.cmd)}` })
-  void reply.then(r => { process.stdout.write(JSON.stringify({ ev: 'reply', rid: c.rid, ...r }) + '\n') })
-}).on('close', () => { process.kill(process.pid, 'SIGTERM') })
+createInterface({ input: process.stdin })
+  .on('line', line => {
+    let c: { cmd?: string; rid?: number; gc?: boolean }
+    try {
+      c = JSON.parse(line) as typeof c
+    } catch {
+      return
+    }
+    const reply =
+      c.cmd === 'mem' ? memReport(c.gc === true) : Promise.resolve({ error: `unknown command ${String(c.cmd)}` })
+    void reply.then(r => {
+      process.stdout.write(JSON.stringify({ ev: 'reply', rid: c.rid, ...r }) + '\n')
+    })
+  })
+  .on('close', () => {
+    process.kill(process.pid, 'SIGTERM')
+  })

@@ -29,7 +29,10 @@ export interface RenewalSet {
   readonly leaves: number
 }
 
-export async function makeRenewalSet (dir: string, opts: { fanout: number, depth: number, renewals: number }): Promise<RenewalSet> {
+export async function makeRenewalSet(
+  dir: string,
+  opts: { fanout: number; depth: number; renewals: number }
+): Promise<RenewalSet> {
   const { events, peers } = await generatePlan(opts)
   const keys = new Map(peers.map(p => [p.id as string, p.key]))
   const tainted = new Set<string>()
@@ -80,7 +83,10 @@ export async function makeRenewalSet (dir: string, opts: { fanout: number, depth
 }
 
 /** A whole generated plan, signed in generation order (deps first). */
-export async function makeWholePlan (dir: string, opts: { fanout: number, depth: number, renewals: number }): Promise<{ file: string, bytes: Uint8Array[], ids: string[] }> {
+export async function makeWholePlan(
+  dir: string,
+  opts: { fanout: number; depth: number; renewals: number }
+): Promise<{ file: string; bytes: Uint8Array[]; ids: string[] }> {
   const { events, peers } = await generatePlan(opts)
   const keys = new Map(peers.map(p => [p.id as string, p.key]))
   const bytes = events.map(e => signEventSync(e.env, keys.get(e.env.author) as never).bytes)

@@ -49,20 +49,26 @@ import type { Child, Line } from './net-harness.js'
 import { buildCli, cliMode, median, type CliMode } from './util.js'
 
 /** --cli=built|tsx on the command line (`npm run bench -- net --cli=tsx`), else NET_FP_CLI, else built. */
-function cliFromArgs (): CliMode {
+function cliFromArgs(): CliMode {
   const flag = process.argv.find(a => a.startsWith('--cli='))?.slice('--cli='.length)
   return flag !== undefined ? cliMode(flag) : cliMode(process.env.NET_FP_CLI ?? 'built', 'NET_FP_CLI')
 }
 
 /** The node arguments before the CLI's own, and the bare child's script (undefined: net-child.ts through tsx). */
-interface Launch { readonly full: readonly string[], readonly bareScript: string | undefined, readonly fullDesc: string, readonly bareDesc: string }
+interface Launch {
+  readonly full: readonly string[]
+  readonly bareScript: string | undefined
+  readonly fullDesc: string
+  readonly bareDesc: string
+}
 
-async function prepare (mode: CliMode): Promise<Launch> {
+async function prepare(mode: CliMode): Promise<Launch> {
   if (mode === 'tsx') {
     return {
       full: ['--import', 'tsx', join(REPO, 'bench', 'net-cli.ts')],
       bareScript: undefined,
-      fullDesc: 'node --import tsx bench/net-cli.ts --role observer --no-mdns --json (src/cli.ts, mem command from bench/net-cli-mem.ts)',
+      fullDesc:
+        'node --import tsx bench/net-cli.ts --role observer --no-mdns --json (src/cli.ts, mem command from bench/net-cli-mem.ts)',
       bareDesc: 'node --import tsx bench/net-child.ts bare'
     }
   }
@@ -70,7 +76,10 @@ async function prepare (mode: CliMode): Promise<Launch> {
   buildCli()
   const cache = join(REPO, 'node_modules', '.cache')
   mkdirSync(cache, { recursive: true })
-  const out = await bundleEntries({ 'net-child': 'bench/net-child.ts', 'net-cli-mem': 'bench/net-cli-mem.ts' }, tempDir('plan-swarm-bench-', cache))
+  const out = await bundleEntries(
+    { 'net-child': 'bench/net-child.ts', 'net-cli-mem': 'bench/net-cli-mem.ts' },
+    tempDir('plan-swarm-bench-', cache)
+  )
   return {
     full: ['--import', pathToFileURL(out['net-cli-mem'] as string).href, BUILT_CLI],
     bareScript: out['net-child'],
@@ -80,7 +89,7 @@ async function prepare (mode: CliMode): Promise<Launch> {
 }
 
 /** Threads of a process (/proc/<pid>/status): the main thread, libuv's pool, V8's, and any worker. */
-function threads (pid: number): number {
+function threads(pid: number): number {
   return Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
 }
 
@@ -89,32 +98,75 @@ interface Proc {
   readonly name: string
   readonly kind: 'full' | 'bare'
   readonly pid: number
-  mem (gc: boolean): Promise<Line>
-  stop (): Promise<void>
+  mem(gc: boolean): Promise<Line>
+  stop(): Promise<void>
 }
 
-interface FullNode extends Proc { readonly addr: string, readonly port: number }
+interface FullNode extends Proc {
+  readonly addr: string
+  readonly port: number
+}
 
 /** Start the CLI as `--role observer ...` (`launch`: which build of it, how) and wait for its "started" line. */
-async function spawnFull (launch: Launch, name: string, swarm: string, dataDir: string, bootstrap: string | undefined): Promise<FullNode> {
-  const args = [...launch.full, '--role', 'observer', '--swarm', swarm, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', dataDir, '--json', ...(bootstrap === undefined ? [] : ['--bootstrap', bootstrap])]
+async function spawnFull(
+  launch: Launch,
+  name: string,
+  swarm: string,
+  dataDir: string,
+  bootstrap: string | undefined
+): Promise<FullNode> {
+  const args = [
+    ...launch.full,
+    '--role',
+    'observer',
+    '--swarm',
+    swarm,
+    '--no-mdns',
+    '--listen',
+    '/ip4/127.0.0.1/tcp/0',
+    '--data-dir',
+    dataDir,
+    '--json',
+    ...(bootstrap === undefined ? [] : ['--bootstrap', bootstrap])
+  ]
   const proc: ChildProcess = spawn(process.execPath, args, { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] })
   adopt(proc)
   let stderr = ''
-  proc.stderr!.on('data', (b: Buffer) => { stderr = (stderr + b.toString()).slice(-4_000) })
-  const exited = new Promise<void>(resolve => { proc.on('close', () => { resolve() }) })
+  proc.stderr!.on('data', (b: Buffer) => {
+    stderr = (stderr + b.toString()).slice(-4_000)
+  })
+  const exited = new Promise<void>(resolve => {
+    proc.on('close', () => {
+      resolve()
+    })
+  })
   const replies = new Map<number, (l: Line) => void>()
   const started = new Promise<Line>((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new Error(`${name} not started in 180 s; stderr: ${stderr}`)) }, 180_000)
-    void exited.then(() => { clearTimeout(timer); reject(new Error(`${name} exited before starting; stderr: ${stderr}`)) })
+    const timer = setTimeout(() => {
+      reject(new Error(`${name} not started in 180 s; stderr: ${stderr}`))
+    }, 180_000)
+    void exited.then(() => {
+      clearTimeout(timer)
+      reject(new Error(`${name} exited before starting; stderr: ${stderr}`))
+    })
     createInterface({ input: proc.stdout! }).on('line', raw => {
       let l: Line
-      try { l = JSON.parse(raw) as Line } catch { return }
-      if (l.event === 'started') { clearTimeout(timer); resolve(l) }
+      try {
+        l = JSON.parse(raw) as Line
+      } catch {
+        return
+      }
+      if (l.event === 'started') {
+        clearTimeout(timer)
+        resolve(l)
+      }
       if (l.ev === 'reply') replies.get(l.rid as number)?.(l)
     })
   })
-  const s = await started.catch((err: Error) => { proc.kill('SIGKILL'); throw err })
+  const s = await started.catch((err: Error) => {
+    proc.kill('SIGKILL')
+    throw err
+  })
   const first = String((s.addresses as string[])[0])
   const addr = first.includes('/p2p/') ? first : `${first}/p2p/${s.peerId as string}`
   let rid = 0
@@ -124,34 +176,63 @@ async function spawnFull (launch: Launch, name: string, swarm: string, dataDir: 
     pid: proc.pid as number,
     addr,
     port: Number(/\/tcp\/(\d+)/.exec(addr)?.[1]),
-    async mem (gc) {
+    async mem(gc) {
       const id = ++rid
       return await new Promise<Line>((resolve, reject) => {
-        const timer = setTimeout(() => { replies.delete(id); reject(new Error(`${name}: no reply to mem`)) }, 30_000)
-        replies.set(id, l => { clearTimeout(timer); replies.delete(id); resolve(l) })
+        const timer = setTimeout(() => {
+          replies.delete(id)
+          reject(new Error(`${name}: no reply to mem`))
+        }, 30_000)
+        replies.set(id, l => {
+          clearTimeout(timer)
+          replies.delete(id)
+          resolve(l)
+        })
         proc.stdin!.write(JSON.stringify({ cmd: 'mem', gc, rid: id }) + '\n')
       })
     },
-    async stop () {
+    async stop() {
       if (proc.exitCode !== null || proc.signalCode !== null) return
-      try { proc.stdin!.end() } catch { /* closed */ }
-      const timer = setTimeout(() => { try { proc.kill('SIGKILL') } catch { /* gone */ } }, 6_000)
+      try {
+        proc.stdin!.end()
+      } catch {
+        /* closed */
+      }
+      const timer = setTimeout(() => {
+        try {
+          proc.kill('SIGKILL')
+        } catch {
+          /* gone */
+        }
+      }, 6_000)
       await exited
       clearTimeout(timer)
     }
   }
 }
 
-function bareProc (c: Child): Proc {
-  return { name: c.name, kind: 'bare', pid: c.pid, mem: async gc => await c.request({ cmd: 'mem', gc }), stop: async () => { await c.stop() } }
+function bareProc(c: Child): Proc {
+  return {
+    name: c.name,
+    kind: 'bare',
+    pid: c.pid,
+    mem: async gc => await c.request({ cmd: 'mem', gc }),
+    stop: async () => {
+      await c.stop()
+    }
+  }
 }
 
 /** Whether some TCP connection on this machine has `port` (a listener's) at its local end: someone connected to it. */
-function acceptedOn (port: number): boolean {
+function acceptedOn(port: number): boolean {
   const hex = port.toString(16).toUpperCase().padStart(4, '0')
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = ''
-    try { text = readFileSync(file, 'utf8') } catch { continue }
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch {
+      continue
+    }
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/)
       if (f[3] === '01' && f[1]?.endsWith(`:${hex}`) === true) return true
@@ -161,16 +242,25 @@ function acceptedOn (port: number): boolean {
 }
 
 /** Per V8 space, the median MiB in use of each kind (after the forced collection). */
-function spaces (per: ReadonlyArray<{ kind: 'full' | 'bare', spacesUsedMb: Record<string, number> }>): Record<string, { full: number, bare: number }> {
+function spaces(
+  per: ReadonlyArray<{ kind: 'full' | 'bare'; spacesUsedMb: Record<string, number> }>
+): Record<string, { full: number; bare: number }> {
   const names = [...new Set(per.flatMap(x => Object.keys(x.spacesUsedMb)))]
-  const of = (kind: 'full' | 'bare', n: string): number => r1(median(per.filter(x => x.kind === kind).map(x => x.spacesUsedMb[n] ?? 0)))
+  const of = (kind: 'full' | 'bare', n: string): number =>
+    r1(median(per.filter(x => x.kind === kind).map(x => x.spacesUsedMb[n] ?? 0)))
   return Object.fromEntries(names.map(n => [n, { full: of('full', n), bare: of('bare', n) }]))
 }
 
 const r1 = (x: number): number => Math.round(x * 10) / 10
 const r2 = (x: number): number => Math.round(x * 100) / 100
 
-export async function benchFootprint (p: { idleS: number, sampleS: number, pairs: number, rounds: number, cli?: CliMode }): Promise<Record<string, unknown>> {
+export async function benchFootprint(p: {
+  idleS: number
+  sampleS: number
+  pairs: number
+  rounds: number
+  cli?: CliMode
+}): Promise<Record<string, unknown>> {
   const cli = p.cli ?? cliFromArgs()
   const root = tempDir('plan-swarm-net-footprint-')
   const launch = await prepare(cli)
@@ -182,20 +272,43 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
     // The first of every pair of both kinds, then the second: both kinds start under the same load.
     const firsts = await Promise.all([
       ...idx.map(async i => await spawnFull(launch, `full-${i}a`, `fp-${i}`, join(root, `full-${i}a`), undefined)),
-      ...idx.map(async i => await spawnChild(`bare-${i}a`, 'bare', { swarm: `fp-${i}`, listen: '/ip4/127.0.0.1/tcp/0', policy: 'StrictNoSign' }, bareOpts))
+      ...idx.map(
+        async i =>
+          await spawnChild(
+            `bare-${i}a`,
+            'bare',
+            { swarm: `fp-${i}`, listen: '/ip4/127.0.0.1/tcp/0', policy: 'StrictNoSign' },
+            bareOpts
+          )
+      )
     ])
     const fullA = firsts.slice(0, p.pairs) as FullNode[]
     const bareA = firsts.slice(p.pairs) as Child[]
     procs.push(...fullA, ...bareA.map(bareProc))
     const seconds = await Promise.all([
-      ...idx.map(async i => await spawnFull(launch, `full-${i}b`, `fp-${i}`, join(root, `full-${i}b`), fullA[i - 1]!.addr)),
-      ...idx.map(async i => await spawnChild(`bare-${i}b`, 'bare', { swarm: `fp-${i}`, listen: '/ip4/127.0.0.1/tcp/0', policy: 'StrictNoSign' }, bareOpts))
+      ...idx.map(
+        async i => await spawnFull(launch, `full-${i}b`, `fp-${i}`, join(root, `full-${i}b`), fullA[i - 1]!.addr)
+      ),
+      ...idx.map(
+        async i =>
+          await spawnChild(
+            `bare-${i}b`,
+            'bare',
+            { swarm: `fp-${i}`, listen: '/ip4/127.0.0.1/tcp/0', policy: 'StrictNoSign' },
+            bareOpts
+          )
+      )
     ])
     const fullB = seconds.slice(0, p.pairs) as FullNode[]
     const bareB = seconds.slice(p.pairs) as Child[]
     procs.push(...fullB, ...bareB.map(bareProc))
     await Promise.all(bareB.map(async (b, k) => await b.request({ cmd: 'dial', addrs: [bareA[k]!.addrs[0]] })))
-    await waitAll('bare pairs connected', [...bareA, ...bareB], s => (s.connected as number) >= 1 && (s.topicPeers as number) >= 1, 60_000)
+    await waitAll(
+      'bare pairs connected',
+      [...bareA, ...bareB],
+      s => (s.connected as number) >= 1 && (s.topicPeers as number) >= 1,
+      60_000
+    )
     const deadline = Date.now() + 60_000
     while (!fullA.every(a => acceptedOn(a.port))) {
       if (Date.now() > deadline) throw new Error('full pairs not connected in 60 s')
@@ -204,7 +317,10 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
     const full = procs.filter(x => x.kind === 'full')
     const bare = procs.filter(x => x.kind === 'bare')
     const ordered = [...full, ...bare]
-    log(`footprint: ${p.pairs} pairs of full nodes and ${p.pairs} of bare nodes up and paired; idle ${p.idleS} s, one full GC in each, then measuring for ${p.sampleS} s`)
+    log(
+      `footprint: ${p.pairs} pairs of full nodes and ${p.pairs} of bare nodes up and paired; ` +
+        `idle ${p.idleS} s, one full GC in each, then measuring for ${p.sampleS} s`
+    )
 
     // The unforced figure: the last (up to) 10 s of the idle time.
     const quiet = Math.max(0, p.idleS - 10)
@@ -220,7 +336,7 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
 
     const cpu0 = ordered.map(x => cpuSeconds(x.pid))
     const t0 = performance.now()
-    const samples: Array<Array<{ rss: number, anon: number, file: number }>> = ordered.map(() => [])
+    const samples: Array<Array<{ rss: number; anon: number; file: number }>> = ordered.map(() => [])
     for (let i = 0; i < p.sampleS; i++) {
       ordered.forEach((x, k) => samples[k]!.push(rssParts(x.pid)))
       if (i < p.sampleS - 1) await sleep(1000)
@@ -247,20 +363,28 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
         threads: threadCounts[k]!,
         loaderThread: heap[k]!.loaderThread as boolean,
         loaderCollected: heap[k]!.loaderCollected as boolean,
-        cpuPct: r2((cpu1[k]! - cpu0[k]!) / sec * 100)
+        cpuPct: r2(((cpu1[k]! - cpu0[k]!) / sec) * 100)
       }
     })
     const of = (kind: 'full' | 'bare'): typeof per => per.filter(x => x.kind === kind)
-    const med = (kind: 'full' | 'bare', f: (x: typeof per[number]) => number): number => median(of(kind).map(f))
-    const ratio = (f: (x: typeof per[number]) => number): number => r2(med('full', f) / med('bare', f))
+    const med = (kind: 'full' | 'bare', f: (x: (typeof per)[number]) => number): number => median(of(kind).map(f))
+    const ratio = (f: (x: (typeof per)[number]) => number): number => r2(med('full', f) / med('bare', f))
     // Per round: each process's median over that part of the window, then as above.
     const roundLen = Math.max(1, Math.floor(p.sampleS / p.rounds))
     const roundRatios: number[] = []
     for (let r = 0; r < p.rounds && r * roundLen < p.sampleS; r++) {
-      const kindMed = (kind: 'full' | 'bare'): number => median(ordered.flatMap((x, k) => x.kind === kind ? [median(samples[k]!.slice(r * roundLen, (r + 1) * roundLen).map(v => v.rss))] : []))
+      const kindMed = (kind: 'full' | 'bare'): number =>
+        median(
+          ordered.flatMap((x, k) =>
+            x.kind === kind ? [median(samples[k]!.slice(r * roundLen, (r + 1) * roundLen).map(v => v.rss))] : []
+          )
+        )
       roundRatios.push(r2(kindMed('full') / kindMed('bare')))
     }
-    const range = (kind: 'full' | 'bare'): number[] => [r1(Math.min(...of(kind).map(x => x.rssMb))), r1(Math.max(...of(kind).map(x => x.rssMb)))]
+    const range = (kind: 'full' | 'bare'): number[] => [
+      r1(Math.min(...of(kind).map(x => x.rssMb))),
+      r1(Math.max(...of(kind).map(x => x.rssMb)))
+    ]
     return {
       idleS: p.idleS,
       sampleS: p.sampleS,
@@ -296,6 +420,10 @@ export async function benchFootprint (p: { idleS: number, sampleS: number, pairs
       loadavg: { start: load0.map(r2), atGc: load1.map(r2), end: loadavg().map(r2) }
     }
   } finally {
-    await Promise.all(procs.map(async x => { await x.stop() }))
+    await Promise.all(
+      procs.map(async x => {
+        await x.stop()
+      })
+    )
   }
 }

@@ -60,7 +60,7 @@ const la = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
  * bootstrap to the first, as the CLI would) and wait until every process sees
  * every other as an events-topic subscriber.
  */
-export async function startSwarm (kind: Kind, n: number, policy: Policy, set: RenewalSet): Promise<Swarm> {
+export async function startSwarm(kind: Kind, n: number, policy: Policy, set: RenewalSet): Promise<Swarm> {
   const root = tempDir('plan-swarm-net-gossip-')
   const label = `${kind === 'peer' ? 'full peers' : `bare gossipsub ${policy}`} x${n}`
   const t0 = Date.now()
@@ -72,63 +72,97 @@ export async function startSwarm (kind: Kind, n: number, policy: Policy, set: Re
   })
   const first = await spawnChild(`${kind}-0`, kind, cfg(0))
   const children = [first]
-  const rest = await Promise.allSettled(Array.from({ length: n - 1 }, async (_, i) =>
-    await spawnChild(`${kind}-${i + 1}`, kind, cfg(i + 1, kind === 'peer' ? first.addrs[0] : undefined))))
+  const rest = await Promise.allSettled(
+    Array.from(
+      { length: n - 1 },
+      async (_, i) =>
+        await spawnChild(`${kind}-${i + 1}`, kind, cfg(i + 1, kind === 'peer' ? first.addrs[0] : undefined))
+    )
+  )
   for (const r of rest) if (r.status === 'fulfilled') children.push(r.value)
   const sw: Swarm = { kind, policy, n, children, label }
   try {
     const failed = rest.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
     if (kind === 'peer') {
-      const loaded = await Promise.all(children.map(async c => await c.request({ cmd: 'load', file: set.skeletonFile })))
-      if (loaded.some(l => l.accepted !== set.skeletonCount || l.hash !== loaded[0]?.hash)) throw new Error(`skeleton not loaded alike: ${JSON.stringify(loaded.map(l => [l.accepted, l.hash]))}`)
+      const loaded = await Promise.all(
+        children.map(async c => await c.request({ cmd: 'load', file: set.skeletonFile }))
+      )
+      if (loaded.some(l => l.accepted !== set.skeletonCount || l.hash !== loaded[0]?.hash))
+        throw new Error(`skeleton not loaded alike: ${JSON.stringify(loaded.map(l => [l.accepted, l.hash]))}`)
     }
     // Bare nodes: each dials every earlier one (a full mesh). Full peers find each other as the
     // product does: bootstrap to the first, then dial whoever their presence announcements name.
     if (kind === 'bare') {
-      await Promise.all(children.map(async (c, i) => {
-        if (i > 0) await c.request({ cmd: 'dial', addrs: children.slice(0, i).map(p => p.addrs[0]) })
-      }))
+      await Promise.all(
+        children.map(async (c, i) => {
+          if (i > 0) await c.request({ cmd: 'dial', addrs: children.slice(0, i).map(p => p.addrs[0]) })
+        })
+      )
     }
     const meshWait = Number(process.env.NET_MESH_WAIT_MS ?? 90_000)
     const m0 = Date.now()
     try {
-      await waitAll(`a full mesh of ${label}`, children, s => (s.topicPeers as number) >= n - 1 && (s.connected as number) >= n - 1, meshWait)
+      await waitAll(
+        `a full mesh of ${label}`,
+        children,
+        s => (s.topicPeers as number) >= n - 1 && (s.connected as number) >= n - 1,
+        meshWait
+      )
       sw.topology = { full: true, ms: Date.now() - m0 }
     } catch {
       const states = await Promise.all(children.map(async c => await c.request({ cmd: 'state' })))
-      sw.topology = { full: false, ms: Date.now() - m0, self: states.map(x => x.self), connected: states.map(x => x.connected), connections: states.map(x => x.connections), topicPeers: states.map(x => x.topicPeers), noTopic: states.map(x => x.noTopic) }
-      log(`  WARNING ${label}: no full mesh of event-topic subscribers after ${meshWait} ms; going on with ${JSON.stringify(sw.topology)}`)
+      sw.topology = {
+        full: false,
+        ms: Date.now() - m0,
+        self: states.map(x => x.self),
+        connected: states.map(x => x.connected),
+        connections: states.map(x => x.connections),
+        topicPeers: states.map(x => x.topicPeers),
+        noTopic: states.map(x => x.noTopic)
+      }
+      log(
+        `  WARNING ${label}: no full mesh of event-topic subscribers after ${meshWait} ms; going on with ${JSON.stringify(sw.topology)}`
+      )
     }
     await sleep(2_500) // two gossipsub heartbeats: grafts settle
   } catch (err) {
     await stopChildren(children)
     throw err
   }
-  log(`  ${label}: up in ${Date.now() - t0} ms (full mesh of topic subscribers: ${sw.topology?.full === true ? "yes" : "NO"})`)
+  log(
+    `  ${label}: up in ${Date.now() - t0} ms (full mesh of topic subscribers: ${sw.topology?.full === true ? 'yes' : 'NO'})`
+  )
   return sw
 }
 
-export async function stopSwarm (sw: Swarm | undefined): Promise<void> {
+export async function stopSwarm(sw: Swarm | undefined): Promise<void> {
   if (sw !== undefined) await stopChildren(sw.children)
 }
 
 /** Every receiver's state until each holds `count` events (recv), or `ms` pass without progress. */
-async function drain (receivers: readonly Child[], count: number, ms: number): Promise<number | null> {
+async function drain(receivers: readonly Child[], count: number, ms: number): Promise<number | null> {
   let last = -1
   let lastChange = Date.now()
   for (;;) {
     const states = await Promise.all(receivers.map(async c => await c.request({ cmd: 'state' })))
     const total = states.reduce((s, x) => s + (x.recv as number), 0)
     if (states.every(s => (s.recv as number) >= count)) return Date.now()
-    if (total !== last) { last = total; lastChange = Date.now() }
+    if (total !== last) {
+      last = total
+      lastChange = Date.now()
+    }
     if (Date.now() - lastChange > ms) return null
     await sleep(100)
   }
 }
 
 /** Process 0 publishes renewals [from, to) at `rate`; latency of each (event, receiver) pair after the first `warmup` events. */
-export async function latencyWindow (sw: Swarm, set: RenewalSet, o: { from: number, to: number, rate: number, warmup: number, drainMs: number }): Promise<RunResult> {
+export async function latencyWindow(
+  sw: Swarm,
+  set: RenewalSet,
+  o: { from: number; to: number; rate: number; warmup: number; drainMs: number }
+): Promise<RunResult> {
   const publisher = sw.children[0] as Child
   const receivers = sw.children.slice(1)
   await Promise.all(sw.children.map(async c => await c.request({ cmd: 'clear' })))
@@ -136,12 +170,17 @@ export async function latencyWindow (sw: Swarm, set: RenewalSet, o: { from: numb
   const pids = sw.children.map(c => c.pid)
   const cpu0 = pids.map(cpuSeconds)
   const w0 = Date.now()
-  const pub = await publisher.request({ cmd: 'publish', file: set.renewalFile, from: o.from, to: o.to, rate: o.rate }, count / o.rate * 1000 + 120_000)
+  const pub = await publisher.request(
+    { cmd: 'publish', file: set.renewalFile, from: o.from, to: o.to, rate: o.rate },
+    (count / o.rate) * 1000 + 120_000
+  )
   const times = pub.times as number[]
   const doneAt = await drain(receivers, count, o.drainMs)
   const cpu1 = pids.map(cpuSeconds)
   const w1 = Date.now()
-  const maps = await Promise.all(receivers.map(async c => (await c.request({ cmd: 'recv' })).recv as Record<string, number>))
+  const maps = await Promise.all(
+    receivers.map(async c => (await c.request({ cmd: 'recv' })).recv as Record<string, number>)
+  )
   const lat: number[] = []
   let deliveredPairs = 0
   for (let k = 0; k < count; k++) {
@@ -170,7 +209,7 @@ export async function latencyWindow (sw: Swarm, set: RenewalSet, o: { from: numb
 }
 
 /** Process 0 publishes renewals [from, to) as fast as it can; events per second fully delivered. */
-export async function blastWindow (sw: Swarm, set: RenewalSet, b: { from: number, to: number }): Promise<BlastResult> {
+export async function blastWindow(sw: Swarm, set: RenewalSet, b: { from: number; to: number }): Promise<BlastResult> {
   const publisher = sw.children[0] as Child
   const receivers = sw.children.slice(1)
   const count = b.to - b.from
@@ -178,14 +217,19 @@ export async function blastWindow (sw: Swarm, set: RenewalSet, b: { from: number
   const pub = await publisher.request({ cmd: 'blast', file: set.renewalFile, from: b.from, to: b.to }, 300_000)
   const times = pub.times as number[]
   await drain(receivers, count, 5_000)
-  const maps = await Promise.all(receivers.map(async c => (await c.request({ cmd: 'recv' })).recv as Record<string, number>))
+  const maps = await Promise.all(
+    receivers.map(async c => (await c.request({ cmd: 'recv' })).recv as Record<string, number>)
+  )
   let lastRecv = 0
   let delivered = 0
   for (let k = b.from; k < b.to; k++) {
     const id = set.renewalIds[k] as string
     for (const m of maps) {
       const t = m[id]
-      if (t !== undefined) { delivered++; lastRecv = Math.max(lastRecv, t) }
+      if (t !== undefined) {
+        delivered++
+        lastRecv = Math.max(lastRecv, t)
+      }
     }
   }
   const first = times[0] as number
@@ -208,12 +252,19 @@ export interface LatencySummary {
   pairs: number
   delivered: number
   cpuSecPerWindow: number
-  windows: Array<{ p50: number, p99: number, delivered: number, cpuSec: number, allDeliveredMs: number | null, loadavg: number[] }>
+  windows: Array<{
+    p50: number
+    p99: number
+    delivered: number
+    cpuSec: number
+    allDeliveredMs: number | null
+    loadavg: number[]
+  }>
 }
 
 const r1 = (x: number): number => Math.round(x * 10) / 10
 
-export function summarise (runs: readonly RunResult[]): LatencySummary {
+export function summarise(runs: readonly RunResult[]): LatencySummary {
   const all = runs.flatMap(r => r.lat)
   const dp = runs.reduce((s, r) => s + r.deliveredPairs, 0)
   const ep = runs.reduce((s, r) => s + r.expectedPairs, 0)
@@ -225,7 +276,14 @@ export function summarise (runs: readonly RunResult[]): LatencySummary {
     pairs: all.length,
     delivered: ep === 0 ? NaN : dp / ep,
     cpuSecPerWindow: r1(runs.reduce((s, r) => s + r.cpuSec, 0) / Math.max(1, runs.length)),
-    windows: runs.map(r => ({ p50: r1(median(r.lat)), p99: r1(percentile(r.lat, 0.99)), delivered: r.deliveredPairs / r.expectedPairs, cpuSec: r1(r.cpuSec), allDeliveredMs: r.allDeliveredMs, loadavg: r.loadavg }))
+    windows: runs.map(r => ({
+      p50: r1(median(r.lat)),
+      p99: r1(percentile(r.lat, 0.99)),
+      delivered: r.deliveredPairs / r.expectedPairs,
+      cpuSec: r1(r.cpuSec),
+      allDeliveredMs: r.allDeliveredMs,
+      loadavg: r.loadavg
+    }))
   }
 }
 
@@ -244,13 +302,13 @@ export interface GossipParams {
 const r2 = (x: number): number => Math.round(x * 100) / 100
 
 /** Windows [0, windows) of `per` events each: window k publishes renewals [k * per, (k + 1) * per). */
-function windowRanges (p: GossipParams): Array<{ from: number, to: number }> {
-  const per = Math.max(1, Math.round(p.rate * p.seconds / p.windows))
+function windowRanges(p: GossipParams): Array<{ from: number; to: number }> {
+  const per = Math.max(1, Math.round((p.rate * p.seconds) / p.windows))
   return Array.from({ length: p.windows }, (_, k) => ({ from: k * per, to: (k + 1) * per }))
 }
 
-export function eventsNeeded (p: GossipParams): number {
-  return Math.max(1, Math.round(p.rate * p.seconds / p.windows)) * p.windows
+export function eventsNeeded(p: GossipParams): number {
+  return Math.max(1, Math.round((p.rate * p.seconds) / p.windows)) * p.windows
 }
 
 /**
@@ -258,24 +316,49 @@ export function eventsNeeded (p: GossipParams): number {
  * A B, ...), so slow drifts of the machine's load fall on both alike. Only
  * the swarm publishing is busy; the other sits idle, connected.
  */
-async function alternate (a: Swarm, b: Swarm, set: RenewalSet, p: GossipParams, what: string): Promise<[RunResult[], RunResult[]]> {
+async function alternate(
+  a: Swarm,
+  b: Swarm,
+  set: RenewalSet,
+  p: GossipParams,
+  what: string
+): Promise<[RunResult[], RunResult[]]> {
   const ra: RunResult[] = []
   const rb: RunResult[] = []
   const ranges = windowRanges(p)
   const warmup = Math.round(p.rate * p.warmupSeconds)
   for (const [k, range] of ranges.entries()) {
-    const order: Array<[Swarm, RunResult[]]> = k % 2 === 0 ? [[a, ra], [b, rb]] : [[b, rb], [a, ra]]
+    const order: Array<[Swarm, RunResult[]]> =
+      k % 2 === 0
+        ? [
+            [a, ra],
+            [b, rb]
+          ]
+        : [
+            [b, rb],
+            [a, ra]
+          ]
     for (const [sw, into] of order) {
-      const res = await latencyWindow(sw, set, { ...range, rate: p.rate, warmup: k === 0 ? warmup : 0, drainMs: p.drainMs })
+      const res = await latencyWindow(sw, set, {
+        ...range,
+        rate: p.rate,
+        warmup: k === 0 ? warmup : 0,
+        drainMs: p.drainMs
+      })
       into.push(res)
-      log(`${what} window ${k + 1}/${ranges.length} ${sw.label}: p50 ${median(res.lat).toFixed(1)} ms, p99 ${percentile(res.lat, 0.99).toFixed(1)} ms, delivered ${(res.deliveredPairs / res.expectedPairs * 100).toFixed(2)}%, cpu ${res.cpuSec.toFixed(2)} s, load ${res.loadavg[0] ?? '?'}`)
+      log(
+        `${what} window ${k + 1}/${ranges.length} ${sw.label}: p50 ${median(res.lat).toFixed(1)} ` +
+          `ms, p99 ${percentile(res.lat, 0.99).toFixed(1)} ms, ` +
+          `delivered ${((res.deliveredPairs / res.expectedPairs) * 100).toFixed(2)}%, ` +
+          `cpu ${res.cpuSec.toFixed(2)} s, load ${res.loadavg[0] ?? '?'}`
+      )
       await sleep(300)
     }
   }
   return [ra, rb]
 }
 
-function pairedRatios (num: readonly RunResult[], den: readonly RunResult[], f: (xs: number[]) => number): number[] {
+function pairedRatios(num: readonly RunResult[], den: readonly RunResult[], f: (xs: number[]) => number): number[] {
   const out: number[] = []
   num.forEach((r, i) => {
     const d = den[i] as RunResult
@@ -285,8 +368,9 @@ function pairedRatios (num: readonly RunResult[], den: readonly RunResult[], f: 
 }
 
 /** Part 1: full peers against bare gossipsub (StrictNoSign, the swarm's policy) at each size, both swarms up at once. */
-export async function benchGossip (set: RenewalSet, p: GossipParams): Promise<Record<string, unknown>> {
-  if (eventsNeeded(p) > set.renewalIds.length) throw new Error(`need ${eventsNeeded(p)} events, the set has ${set.renewalIds.length}`)
+export async function benchGossip(set: RenewalSet, p: GossipParams): Promise<Record<string, unknown>> {
+  if (eventsNeeded(p) > set.renewalIds.length)
+    throw new Error(`need ${eventsNeeded(p)} events, the set has ${set.renewalIds.length}`)
   const out: Record<string, unknown> = {}
   for (const n of p.sizes) {
     let bare: Swarm | undefined
@@ -311,7 +395,10 @@ export async function benchGossip (set: RenewalSet, p: GossipParams): Promise<Re
         medianWindowP50Ratio: r2(median(pairedRatios(ro, rb, median))),
         medianWindowP99Ratio: r2(median(pairedRatios(ro, rb, p99)))
       }
-      log(`gossip n=${n}: ours p50 ${so.p50} / p99 ${so.p99} ms, bare p50 ${sb.p50} / p99 ${sb.p99} ms; delivered ${so.delivered} (bare ${sb.delivered})`)
+      log(
+        `gossip n=${n}: ours p50 ${so.p50} / p99 ${so.p99} ms, bare p50 ${sb.p50} / p99 ${sb.p99} ` +
+          `ms; delivered ${so.delivered} (bare ${sb.delivered})`
+      )
     } finally {
       await stopSwarm(ours)
       await stopSwarm(bare)
@@ -329,7 +416,10 @@ export async function benchGossip (set: RenewalSet, p: GossipParams): Promise<Re
 }
 
 /** Part 5: bare gossipsub StrictNoSign against StrictSign at `n` processes: latency at `rate`, then throughput. */
-export async function benchPolicy (set: RenewalSet, p: GossipParams & { n: number, blastEvents: number, blasts: number }): Promise<Record<string, unknown>> {
+export async function benchPolicy(
+  set: RenewalSet,
+  p: GossipParams & { n: number; blastEvents: number; blasts: number }
+): Promise<Record<string, unknown>> {
   const base = eventsNeeded(p)
   if (base + p.blasts * p.blastEvents > set.renewalIds.length) throw new Error('not enough events for the policy part')
   let noSign: Swarm | undefined
@@ -343,11 +433,24 @@ export async function benchPolicy (set: RenewalSet, p: GossipParams & { n: numbe
     const bs: BlastResult[] = []
     for (let k = 0; k < p.blasts; k++) {
       const range = { from: base + k * p.blastEvents, to: base + (k + 1) * p.blastEvents }
-      const order: Array<[Swarm, BlastResult[]]> = k % 2 === 0 ? [[noSign, bn], [sign, bs]] : [[sign, bs], [noSign, bn]]
+      const order: Array<[Swarm, BlastResult[]]> =
+        k % 2 === 0
+          ? [
+              [noSign, bn],
+              [sign, bs]
+            ]
+          : [
+              [sign, bs],
+              [noSign, bn]
+            ]
       for (const [sw, into] of order) {
         const x = await blastWindow(sw, set, range)
         into.push(x)
-        log(`policy blast ${k + 1}/${p.blasts} ${sw.label}: ${x.deliveredPerSec} events/s delivered (${(x.delivered * 100).toFixed(1)}%), publisher ${x.publishPerSec}/s, load ${x.loadavg[0] ?? '?'}`)
+        log(
+          `policy blast ${k + 1}/${p.blasts} ${sw.label}: ${x.deliveredPerSec} events/s delivered ` +
+            `(${(x.delivered * 100).toFixed(1)}%), publisher ${x.publishPerSec}/s, ` +
+            `load ${x.loadavg[0] ?? '?'}`
+        )
         await sleep(1_000)
       }
     }

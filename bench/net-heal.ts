@@ -31,29 +31,34 @@ import { median } from './util.js'
 
 export type HealMode = 'drop' | 'reset'
 
-interface Side { ns: string, veth: string, ip: string }
+interface Side {
+  ns: string
+  veth: string
+  ip: string
+}
 
 /** The table a partition adds in each side's namespace, and heal deletes. */
 const TABLE = 'plan_swarm_heal'
 
-function rule (mode: HealMode, veth: string): string {
-  return mode === 'drop'
-    ? `iifname "${veth}" drop`
-    : `iifname "${veth}" tcp flags & rst == 0 reject with tcp reset`
+function rule(mode: HealMode, veth: string): string {
+  return mode === 'drop' ? `iifname "${veth}" drop` : `iifname "${veth}" tcp flags & rst == 0 reject with tcp reset`
 }
 
-function nft (ns: string, script: string): void {
+function nft(ns: string, script: string): void {
   execFileSync('ip', ['netns', 'exec', ns, 'nft', '-f', '-'], { input: script, stdio: ['pipe', 'ignore', 'pipe'] })
 }
 
-function partition (mode: HealMode, sides: readonly Side[]): void {
+function partition(mode: HealMode, sides: readonly Side[]): void {
   for (const s of sides) {
-    nft(s.ns, `table inet ${TABLE} {\n  chain input {\n    type filter hook input priority filter; policy accept;\n` +
-      `    ${rule(mode, s.veth)}\n  }\n}\n`)
+    nft(
+      s.ns,
+      `table inet ${TABLE} {\n  chain input {\n    type filter hook input priority filter; policy accept;\n` +
+        `    ${rule(mode, s.veth)}\n  }\n}\n`
+    )
   }
 }
 
-function heal (sides: readonly Side[]): void {
+function heal(sides: readonly Side[]): void {
   for (const s of sides) nft(s.ns, `delete table inet ${TABLE}\n`)
 }
 
@@ -65,7 +70,7 @@ export interface HealParams {
   readonly modes: HealMode[]
 }
 
-async function healTrials (mode: HealMode, set: RenewalSet, p: HealParams): Promise<Record<string, unknown>> {
+async function healTrials(mode: HealMode, set: RenewalSet, p: HealParams): Promise<Record<string, unknown>> {
   const tag = `${process.pid % 100_000}`
   const root = tempDir('plan-swarm-net-heal-')
   const sides: Side[] = [
@@ -81,7 +86,10 @@ async function healTrials (mode: HealMode, set: RenewalSet, p: HealParams): Prom
       sh('ip', ['-n', s.ns, 'link', 'set', s.veth, 'up'])
     }
     const cfg = (s: Side, name: string, bootstrap?: string) => ({
-      swarm: 'test', listen: `/ip4/${s.ip}/tcp/0`, dataDir: join(root, name), ...(bootstrap !== undefined ? { bootstrap: [bootstrap] } : {})
+      swarm: 'test',
+      listen: `/ip4/${s.ip}/tcp/0`,
+      dataDir: join(root, name),
+      ...(bootstrap !== undefined ? { bootstrap: [bootstrap] } : {})
     })
     const a1 = await spawnChild('a1', 'peer', cfg(sides[0]!, 'a1'), { netns: sides[0]!.ns })
     children.push(a1)
@@ -97,10 +105,17 @@ async function healTrials (mode: HealMode, set: RenewalSet, p: HealParams): Prom
     const b1 = children[2] as Child
     const loaded = await Promise.all(children.map(async c => await c.request({ cmd: 'load', file: set.skeletonFile })))
     if (loaded.some(l => l.hash !== loaded[0]?.hash)) throw new Error('skeleton loaded differently')
-    await Promise.all(children.map(async (c, i) => {
-      if (i > 0) await c.request({ cmd: 'dial', addrs: children.slice(0, i).map(x => x.addrs[0]) })
-    }))
-    await waitAll('4 peers in a full mesh', children, s => (s.connected as number) >= 3 && (s.topicPeers as number) >= 3, 120_000)
+    await Promise.all(
+      children.map(async (c, i) => {
+        if (i > 0) await c.request({ cmd: 'dial', addrs: children.slice(0, i).map(x => x.addrs[0]) })
+      })
+    )
+    await waitAll(
+      '4 peers in a full mesh',
+      children,
+      s => (s.connected as number) >= 3 && (s.topicPeers as number) >= 3,
+      120_000
+    )
     await sleep(2_000)
     await Promise.all(children.map(async c => await c.request({ cmd: 'watch' })))
 
@@ -121,28 +136,46 @@ async function healTrials (mode: HealMode, set: RenewalSet, p: HealParams): Prom
       const left = tPart + p.partitionMs - Date.now()
       if (left > 0) await sleep(left)
       const before = await Promise.all(children.map(async c => await c.request({ cmd: 'state' })))
-      const diverged = before[0]!.hash === before[1]!.hash && before[2]!.hash === before[3]!.hash && before[0]!.hash !== before[2]!.hash &&
+      const diverged =
+        before[0]!.hash === before[1]!.hash &&
+        before[2]!.hash === before[3]!.hash &&
+        before[0]!.hash !== before[2]!.hash &&
         before.every(s => (s.held as number) === expected - p.perSide)
       const reach = children.map(c => c.waitLine(l => l.ev === 'hash' && (l.held as number) >= expected, p.timeoutMs))
       const tHeal = hiNow()
       heal(sides)
       const settled = await Promise.allSettled(reach)
-      const lines = settled.map(s => s.status === 'fulfilled' ? s.value : undefined)
+      const lines = settled.map(s => (s.status === 'fulfilled' ? s.value : undefined))
       const converged = lines.every(l => l !== undefined && l.hash === lines[0]?.hash && l.held === expected)
       const healMs = converged ? Math.round(Math.max(...lines.map(l => (l?.t as number) - tHeal))) : null
-      const perPeer = lines.map(l => l === undefined ? null : Math.round((l.t as number) - tHeal))
+      const perPeer = lines.map(l => (l === undefined ? null : Math.round((l.t as number) - tHeal)))
       let reconnectMs: number | null = null
       if (mode === 'reset' || !converged) {
         try {
           await waitAll('the mesh to reconnect', children, s => (s.connected as number) >= 3, 90_000)
           reconnectMs = Math.round(hiNow() - tHeal)
-        } catch (err) { log(`  ${(err as Error).message}`) }
+        } catch (err) {
+          log(`  ${(err as Error).message}`)
+        }
       }
-      results.push({ healMs, perPeer, diverged, converged, reconnectMs, loadavg: loadavg().map(x => Math.round(x * 100) / 100) })
-      log(`heal ${mode} trial ${t + 1}/${p.trials}: ${healMs === null ? 'NOT converged' : `${healMs} ms`} (per peer ${perPeer.join(', ')}; diverged before heal: ${diverged}${reconnectMs !== null ? `; mesh back after ${reconnectMs} ms` : ''})`)
+      results.push({
+        healMs,
+        perPeer,
+        diverged,
+        converged,
+        reconnectMs,
+        loadavg: loadavg().map(x => Math.round(x * 100) / 100)
+      })
+      log(
+        `heal ${mode} trial ${t + 1}/${p.trials}: ${healMs === null ? 'NOT converged' : `${healMs} ms`} ` +
+          `(per peer ${perPeer.join(', ')}; diverged before ` +
+          `heal: ${diverged}${reconnectMs !== null ? `; mesh back after ${reconnectMs} ms` : ''})`
+      )
       if (!converged) {
         const states = await Promise.all(children.map(async c => await c.request({ cmd: 'state' })))
-        log(`  states: ${JSON.stringify(states.map(s => ({ held: s.held, connected: s.connected, hash: String(s.hash).slice(0, 8) })))}`)
+        log(
+          `  states: ${JSON.stringify(states.map(s => ({ held: s.held, connected: s.connected, hash: String(s.hash).slice(0, 8) })))}`
+        )
         // Let the next trial start from one set again, if sync gets there.
         await waitAll('one hash again', children, s => (s.held as number) === expected, 120_000).catch(() => undefined)
       }
@@ -165,8 +198,9 @@ async function healTrials (mode: HealMode, set: RenewalSet, p: HealParams): Prom
   }
 }
 
-export async function benchHeal (set: RenewalSet, p: HealParams): Promise<Record<string, unknown>> {
-  if (set.sideIds[0].length < p.trials * p.perSide || set.sideIds[1].length < p.trials * p.perSide) throw new Error('not enough renewals per side for the heal trials')
+export async function benchHeal(set: RenewalSet, p: HealParams): Promise<Record<string, unknown>> {
+  if (set.sideIds[0].length < p.trials * p.perSide || set.sideIds[1].length < p.trials * p.perSide)
+    throw new Error('not enough renewals per side for the heal trials')
   const out: Record<string, unknown> = { partitionMs: p.partitionMs, eventsPerSidePerTrial: p.perSide }
   for (const mode of p.modes) {
     log(`heal: mode ${mode}, ${p.trials} trials, partition ${p.partitionMs} ms, ${p.perSide} events per side`)

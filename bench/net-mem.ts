@@ -19,13 +19,15 @@ import { MessageChannel } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
 
 /** A full collection of this thread's heap, without starting the process with --expose-gc. */
-export function forceGc (): void {
+export function forceGc(): void {
   setFlagsFromString('--expose-gc')
   ;(runInNewContext('gc') as () => void)()
 }
 
 /** Loaded on the module-loader thread: collects that thread's heap when asked. */
-const LOADER_GC = 'data:text/javascript,' + encodeURIComponent(`
+const LOADER_GC =
+  'data:text/javascript,' +
+  encodeURIComponent(`
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 export function initialize ({ port }) {
@@ -38,37 +40,46 @@ export function initialize ({ port }) {
 }`)
 
 /** Whether this process was started with module hooks (`--import tsx`, `--loader`), and so has a loader thread. */
-function startedWithHooks (): boolean {
+function startedWithHooks(): boolean {
   const a = process.execArgv
-  return a.some((x, i) => (x === 'tsx' && a[i - 1] === '--import') || x === '--import=tsx' || /^--(experimental-)?loader\b/.test(x))
+  return a.some(
+    (x, i) => (x === 'tsx' && a[i - 1] === '--import') || x === '--import=tsx' || /^--(experimental-)?loader\b/.test(x)
+  )
 }
 
 export const HAS_LOADER_THREAD = startedWithHooks()
 
 // Registered at start-up in every child with hooks alike (tsx has started the loader thread already).
-const loader: MessagePort | undefined = !HAS_LOADER_THREAD ? undefined : (() => {
-  const { port1, port2 } = new MessageChannel()
-  register(LOADER_GC, import.meta.url, { data: { port: port2 }, transferList: [port2] })
-  port1.unref()
-  return port1
-})()
+const loader: MessagePort | undefined = !HAS_LOADER_THREAD
+  ? undefined
+  : (() => {
+      const { port1, port2 } = new MessageChannel()
+      register(LOADER_GC, import.meta.url, { data: { port: port2 }, transferList: [port2] })
+      port1.unref()
+      return port1
+    })()
 
-async function collectLoaderThread (port: MessagePort): Promise<boolean> {
+async function collectLoaderThread(port: MessagePort): Promise<boolean> {
   return await new Promise<boolean>(resolve => {
-    const timer = setTimeout(() => { resolve(false) }, 10_000)
-    port.once('message', () => { clearTimeout(timer); resolve(true) })
+    const timer = setTimeout(() => {
+      resolve(false)
+    }, 10_000)
+    port.once('message', () => {
+      clearTimeout(timer)
+      resolve(true)
+    })
     port.postMessage('gc')
   })
 }
 
-const mb = (x: number): number => Math.round(x / 1048576 * 10) / 10
+const mb = (x: number): number => Math.round((x / 1048576) * 10) / 10
 
 /**
  * Main-thread heap figures in MiB (totals, and what each V8 space holds in
  * use: old_space holds the bytecode, code_space the compiled code), after
  * collecting both heaps when `gc`.
  */
-export async function memReport (gc: boolean): Promise<Record<string, unknown>> {
+export async function memReport(gc: boolean): Promise<Record<string, unknown>> {
   let loaderCollected = false
   if (gc) {
     forceGc()
@@ -78,5 +89,15 @@ export async function memReport (gc: boolean): Promise<Record<string, unknown>> 
   const m = process.memoryUsage()
   const h = getHeapStatistics()
   const spacesUsedMb = Object.fromEntries(getHeapSpaceStatistics().map(s => [s.space_name, mb(s.space_used_size)]))
-  return { rssMb: mb(m.rss), heapTotalMb: mb(m.heapTotal), heapUsedMb: mb(m.heapUsed), externalMb: mb(m.external), arrayBuffersMb: mb(m.arrayBuffers), mallocedMb: mb(h.malloced_memory), spacesUsedMb, loaderThread: HAS_LOADER_THREAD, loaderCollected }
+  return {
+    rssMb: mb(m.rss),
+    heapTotalMb: mb(m.heapTotal),
+    heapUsedMb: mb(m.heapUsed),
+    externalMb: mb(m.external),
+    arrayBuffersMb: mb(m.arrayBuffers),
+    mallocedMb: mb(h.malloced_memory),
+    spacesUsedMb,
+    loaderThread: HAS_LOADER_THREAD,
+    loaderCollected
+  }
 }

@@ -9,15 +9,29 @@ import { multiaddr } from '@multiformats/multiaddr'
 import type { Connection } from '@libp2p/interface'
 import type { ChildCfg, NetImpl } from './net-proto.js'
 
-export async function startFullPeer (cfg: ChildCfg): Promise<NetImpl> {
+export async function startFullPeer(cfg: ChildCfg): Promise<NetImpl> {
   if (cfg.dataDir === undefined) throw new Error('a full peer needs cfg.dataDir')
-  const args = ['--role', 'observer', '--swarm', cfg.swarm, '--no-mdns', '--listen', cfg.listen, '--data-dir', cfg.dataDir]
+  const args = [
+    '--role',
+    'observer',
+    '--swarm',
+    cfg.swarm,
+    '--no-mdns',
+    '--listen',
+    cfg.listen,
+    '--data-dir',
+    cfg.dataDir
+  ]
   for (const b of cfg.bootstrap ?? []) args.push('--bootstrap', b)
   const peer = await startPeer(parseNodeArgs(args, {}))
   const { node, replica } = peer
   let firstOpen: number | undefined
-  const seen = (t: number | undefined): void => { if (t !== undefined && (firstOpen === undefined || t < firstOpen)) firstOpen = t }
-  node.libp2p.addEventListener('connection:open', (evt: CustomEvent<Connection>) => { seen(evt.detail.timeline.open) })
+  const seen = (t: number | undefined): void => {
+    if (t !== undefined && (firstOpen === undefined || t < firstOpen)) firstOpen = t
+  }
+  node.libp2p.addEventListener('connection:open', (evt: CustomEvent<Connection>) => {
+    seen(evt.detail.timeline.open)
+  })
   for (const c of node.libp2p.getConnections()) seen(c.timeline.open)
 
   return {
@@ -27,7 +41,10 @@ export async function startFullPeer (cfg: ChildCfg): Promise<NetImpl> {
       connected: node.connectedPeers().length,
       topicPeers: node.eventTopicPeers().length,
       // Connected peers we do not know as events-topic subscribers (last 6 chars of their ids).
-      noTopic: node.connectedPeers().filter(p => !node.eventTopicPeers().includes(p)).map(p => p.slice(-6)),
+      noTopic: node
+        .connectedPeers()
+        .filter(p => !node.eventTopicPeers().includes(p))
+        .map(p => p.slice(-6)),
       self: node.peerId.slice(-6),
       connections: node.libp2p.getConnections().length,
       meshPeers: node.eventMeshPeers().length,
@@ -37,10 +54,10 @@ export async function startFullPeer (cfg: ChildCfg): Promise<NetImpl> {
       gossip: node.stats(),
       sync: peer.sync.stats()
     }),
-    async dial (addr) {
+    async dial(addr) {
       await node.libp2p.dial(multiaddr(addr))
     },
-    async publish (id, bytes) {
+    async publish(id, bytes) {
       // Stands in for authoring (`replica.author`): the publisher folds and commits what it
       // publishes first, without checking a signature it has just made.
       const r = replica.ingest(bytes, 'local', { signedHere: true })
@@ -48,13 +65,15 @@ export async function startFullPeer (cfg: ChildCfg): Promise<NetImpl> {
       if (r.verdict !== 'accept') throw new Error(`publisher did not fold ${id}: ${r.why ?? ''} ${r.detail ?? ''}`)
       await node.publishEvent(id, bytes)
     },
-    load (frames) {
+    load(frames) {
       let accepted = 0
       for (const f of frames) if (replica.ingest(f, 'local').verdict === 'accept') accepted++
       return { n: frames.length, accepted }
     },
-    onDeliver (cb) {
-      replica.onFolded(events => { cb(events.map(e => e.id)) })
+    onDeliver(cb) {
+      replica.onFolded(events => {
+        cb(events.map(e => e.id))
+      })
     },
     held: () => replica.ids.size,
     hash: () => replica.fold.swarmHash(),
@@ -62,6 +81,8 @@ export async function startFullPeer (cfg: ChildCfg): Promise<NetImpl> {
       for (const c of node.libp2p.getConnections()) seen(c.timeline.open)
       return firstOpen
     },
-    stop: async () => { await peer.stop() }
+    stop: async () => {
+      await peer.stop()
+    }
   }
 }

@@ -31,25 +31,25 @@ export interface ChildCfg {
 /** What a child process drives, whichever kind it is. */
 export interface NetImpl {
   readonly peerId: string
-  addrs (): string[]
+  addrs(): string[]
   /** Connection and gossip figures for the parent's readiness checks. */
-  state (): Record<string, unknown>
-  dial (addr: string): Promise<void>
+  state(): Record<string, unknown>
+  dial(addr: string): Promise<void>
   /** Publish one event as its first holder: the full peer folds and stores it first, the bare node only publishes. */
-  publish (id: string, bytes: Uint8Array): Promise<void>
+  publish(id: string, bytes: Uint8Array): Promise<void>
   /** Full peer only: ingest events as if authored here (verified, folded, stored). */
-  load? (frames: readonly Uint8Array[]): { n: number, accepted: number }
+  load?(frames: readonly Uint8Array[]): { n: number; accepted: number }
   /** Called with ids as they become available here: folded (full peer) or delivered by gossipsub (bare). */
-  onDeliver (cb: (ids: readonly string[]) => void): void
-  held (): number
+  onDeliver(cb: (ids: readonly string[]) => void): void
+  held(): number
   /** Full peer: the swarm hash (hash over every plan's treeHash); bare: ''. */
-  hash (): string
+  hash(): string
   /** Wall-clock ms at which the earliest connection still open (or seen opening) opened. */
-  firstConnOpen (): number | undefined
-  stop (): Promise<void>
+  firstConnOpen(): number | undefined
+  stop(): Promise<void>
 }
 
-export function writeFrames (path: string, frames: readonly Uint8Array[]): void {
+export function writeFrames(path: string, frames: readonly Uint8Array[]): void {
   let size = 0
   for (const f of frames) size += 4 + f.length
   const buf = Buffer.alloc(size)
@@ -62,7 +62,7 @@ export function writeFrames (path: string, frames: readonly Uint8Array[]): void 
   writeFileSync(path, buf)
 }
 
-export function readFrames (path: string): Uint8Array[] {
+export function readFrames(path: string): Uint8Array[] {
   const buf = readFileSync(path)
   const out: Uint8Array[] = []
   let o = 0
@@ -76,7 +76,7 @@ export function readFrames (path: string): Uint8Array[] {
 }
 
 /** An event's id (and its gossip message id): SHA-256 of the wire bytes without the trailing signature. */
-export function eventIdHex (bytes: Uint8Array): string {
+export function eventIdHex(bytes: Uint8Array): string {
   return bytesToHex(sha256(bytes.subarray(0, bytes.length - SIG_BYTES)))
 }
 
@@ -86,6 +86,6 @@ export function eventIdHex (bytes: Uint8Array): string {
  * processes on one machine compare directly; Date.now() alone would quantise
  * millisecond latencies.
  */
-export function hiNow (): number {
+export function hiNow(): number {
   return performance.timeOrigin + performance.now()
 }

@@ -41,9 +41,9 @@ import { cleanupAll, log, tempDir } from './net-harness.js'
 import { IP, NFT, machine, report, requireTools } from './util.js'
 
 const PARTS = ['gossip', 'catchup', 'heal', 'footprint', 'policy'] as const
-type Part = typeof PARTS[number]
+type Part = (typeof PARTS)[number]
 
-function num (name: string, dflt: number): number {
+function num(name: string, dflt: number): number {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return dflt
   const v = Number(raw)
@@ -51,13 +51,18 @@ function num (name: string, dflt: number): number {
   return v
 }
 
-function list (name: string, dflt: string): string[] {
-  return (process.env[name] ?? dflt).split(',').map(s => s.trim()).filter(Boolean)
+function list(name: string, dflt: string): string[] {
+  return (process.env[name] ?? dflt)
+    .split(',')
+    .map(s => s.trim())
+    .filter(Boolean)
 }
 
-export async function benchNet (): Promise<Record<string, unknown>> {
+export async function benchNet(): Promise<Record<string, unknown>> {
   const parts = list('NET_PARTS', PARTS.join(','))
-  for (const p of parts) if (!(PARTS as readonly string[]).includes(p)) throw new Error(`NET_PARTS: unknown part ${p}; choose from ${PARTS.join(', ')}`)
+  for (const p of parts)
+    if (!(PARTS as readonly string[]).includes(p))
+      throw new Error(`NET_PARTS: unknown part ${p}; choose from ${PARTS.join(', ')}`)
   const want = (p: Part): boolean => parts.includes(p)
   const sizes = list('NET_SIZES', '3,10').map(Number)
   if (sizes.some(n => !(Number.isInteger(n) && n >= 2))) throw new Error('NET_SIZES: integers >= 2')
@@ -89,26 +94,49 @@ export async function benchNet (): Promise<Record<string, unknown>> {
     if (want('gossip') || want('policy') || want('heal')) {
       const leaves = 125 // fanout 5, depth 3
       const needed = eventsNeeded(gp) + (want('policy') ? blasts * blastEvents : 0)
-      const perLeaf = Math.max(Math.ceil(needed / leaves), Math.ceil(hp.trials * hp.perSide / Math.floor(leaves / 2)), 2)
+      const perLeaf = Math.max(
+        Math.ceil(needed / leaves),
+        Math.ceil((hp.trials * hp.perSide) / Math.floor(leaves / 2)),
+        2
+      )
       log(`signing a plan with ${leaves} leaves x ${perLeaf} renewals...`)
       set = await makeRenewalSet(tempDir('plan-swarm-net-events-'), { fanout: 5, depth: 3, renewals: perLeaf })
       log(`skeleton ${set.skeletonCount} events; ${set.renewalIds.length} renewals`)
     }
     if (want('gossip')) out.gossip = await benchGossip(set as RenewalSet, gp)
-    if (want('policy')) out.policy = await benchPolicy(set as RenewalSet, { ...gp, n: num('NET_POLICY_N', 3), blastEvents, blasts })
-    if (want('catchup')) out.catchup = await benchCatchup({ trials: Math.max(1, num('CATCHUP_TRIALS', 3)), fanout: 5, depth: 4, renewals: 12 })
+    if (want('policy'))
+      out.policy = await benchPolicy(set as RenewalSet, { ...gp, n: num('NET_POLICY_N', 3), blastEvents, blasts })
+    if (want('catchup'))
+      out.catchup = await benchCatchup({
+        trials: Math.max(1, num('CATCHUP_TRIALS', 3)),
+        fanout: 5,
+        depth: 4,
+        renewals: 12
+      })
     if (want('heal')) out.heal = await benchHeal(set as RenewalSet, hp)
-    if (want('footprint')) out.footprint = await benchFootprint({ idleS: num('NET_IDLE_S', 60), sampleS: Math.max(1, num('NET_SAMPLE_S', 60)), pairs: Math.max(1, Math.round(num('NET_FP_PAIRS', 2))), rounds: Math.max(1, Math.round(num('NET_FP_ROUNDS', 3))) })
+    if (want('footprint'))
+      out.footprint = await benchFootprint({
+        idleS: num('NET_IDLE_S', 60),
+        sampleS: Math.max(1, num('NET_SAMPLE_S', 60)),
+        pairs: Math.max(1, Math.round(num('NET_FP_PAIRS', 2))),
+        rounds: Math.max(1, Math.round(num('NET_FP_ROUNDS', 3)))
+      })
   } finally {
     cleanupAll()
   }
-  return report('net', { ...headline(out, sizes), ...out, elapsedS: Math.round((Date.now() - started) / 1000), loadavg: { start: load0.map(r2), end: loadavg().map(r2) }, machine: machine() })
+  return report('net', {
+    ...headline(out, sizes),
+    ...out,
+    elapsedS: Math.round((Date.now() - started) / 1000),
+    loadavg: { start: load0.map(r2), end: loadavg().map(r2) },
+    machine: machine()
+  })
 }
 
 const r2 = (x: number): number => Math.round(x * 100) / 100
 
 /** The figures scripts read, at the top level (null when their part did not run). */
-function headline (out: Record<string, unknown>, sizes: number[]): Record<string, unknown> {
+function headline(out: Record<string, unknown>, sizes: number[]): Record<string, unknown> {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const o = out as any
   const at = sizes.includes(10) ? 10 : Math.max(...sizes)

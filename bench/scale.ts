@@ -25,18 +25,25 @@ import { BenchSwarm, sampleProc } from './e2e-swarm.js'
 import { runSeed } from '../src/sim/run.js'
 import { removeTempDirs } from '../test/helpers/cli-process.js'
 
-const log = (s: string): void => { console.error(s) }
+const log = (s: string): void => {
+  console.error(s)
+}
 const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
 const r2 = (x: number): number => Math.round(x * 100) / 100
 
-function option (argv: readonly string[], flag: string): string | undefined {
+function option(argv: readonly string[], flag: string): string | undefined {
   return argv.find(a => a.startsWith(`${flag}=`))?.slice(flag.length + 1)
 }
-function list (argv: readonly string[], flag: string, dflt: number[]): number[] {
-  return option(argv, flag)?.split(',').map(Number).filter(n => Number.isInteger(n) && n > 0) ?? dflt
+function list(argv: readonly string[], flag: string, dflt: number[]): number[] {
+  return (
+    option(argv, flag)
+      ?.split(',')
+      .map(Number)
+      .filter(n => Number.isInteger(n) && n > 0) ?? dflt
+  )
 }
 
-async function realSwarm (n: number, idleS: number, llmUrl: string): Promise<Record<string, unknown>> {
+async function realSwarm(n: number, idleS: number, llmUrl: string): Promise<Record<string, unknown>> {
   log(`scale: ${n} processes`)
   const swarm = await BenchSwarm.start(n, llmUrl, log, 'built', 180_000)
   try {
@@ -47,20 +54,29 @@ async function realSwarm (n: number, idleS: number, llmUrl: string): Promise<Rec
     const bytesPerS = await swarm.idleWireBytesPerS(idleS * 1000)
     const sec = (performance.now() - t0) / 1000
     const after = swarm.pids().map(sampleProc)
-    const cpu = after.map((a, i) => a === null || before[i] === null ? NaN : (a.cpuMs - (before[i] as { cpuMs: number }).cpuMs) / 10 / sec).filter(Number.isFinite)
+    const cpu = after
+      .map((a, i) =>
+        a === null || before[i] === null ? NaN : (a.cpuMs - (before[i] as { cpuMs: number }).cpuMs) / 10 / sec
+      )
+      .filter(Number.isFinite)
     const rss = after.map(a => a?.rssMb ?? NaN).filter(Number.isFinite)
     const connections: number[] = []
     for (const node of swarm.nodes) {
       try {
-        const st = await (await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(5_000) })).json() as { peers: number }
+        const st = (await (await fetch(`${node.http}/status`, { signal: AbortSignal.timeout(5_000) })).json()) as {
+          peers: number
+        }
         connections.push(st.peers)
-      } catch { /* a process that does not answer is left out */ }
+      } catch {
+        /* a process that does not answer is left out */
+      }
     }
     return {
       processes: n,
       rosterFullS: swarm.rosterFullMs === null ? null : r2(swarm.rosterFullMs / 1000),
       allStartedS: r2(swarm.allStartedMs / 1000),
-      rosterFullAfterStartedS: swarm.rosterFullMs === null ? null : r2((swarm.rosterFullMs - swarm.allStartedMs) / 1000),
+      rosterFullAfterStartedS:
+        swarm.rosterFullMs === null ? null : r2((swarm.rosterFullMs - swarm.allStartedMs) / 1000),
       rosterShare: r2(swarm.rosterShare),
       fillCpuShare: swarm.fillCpuShare === null ? null : r2(swarm.fillCpuShare),
       fillBootstrapCpuShare: swarm.fillBootstrapCpuShare === null ? null : r2(swarm.fillBootstrapCpuShare),
@@ -77,14 +93,15 @@ async function realSwarm (n: number, idleS: number, llmUrl: string): Promise<Rec
   }
 }
 
-export async function benchScale (): Promise<Record<string, unknown>> {
+export async function benchScale(): Promise<Record<string, unknown>> {
   const argv = process.argv.slice(2)
   const sizes = list(argv, '--sizes', [5, 10, 20, 40])
   const idleS = Number(option(argv, '--idle-s') ?? 20)
   const simSizes = list(argv, '--sim-sizes', [100, 300, 1000])
   const simSeeds = Number(option(argv, '--sim-seeds') ?? 3)
   const simUntil = option(argv, '--sim-until')
-  if (simUntil !== undefined && simUntil !== 'plan' && simUntil !== 'rosters') throw new Error(`--sim-until=${simUntil}: expected plan or rosters`)
+  if (simUntil !== undefined && simUntil !== 'plan' && simUntil !== 'rosters')
+    throw new Error(`--sim-until=${simUntil}: expected plan or rosters`)
   const real: Array<Record<string, unknown>> = []
   if (sizes.length > 0) {
     requireTools('bench scale', [SS])
@@ -104,7 +121,10 @@ export async function benchScale (): Promise<Record<string, unknown>> {
     for (let seed = 1; seed <= simSeeds; seed++) {
       log(`scale: simulator, ${n} nodes, seed ${seed}`)
       const r = await runSeed({ seed, nodes: n, faults: [], ...(simUntil === undefined ? {} : { until: simUntil }) })
-      log(`scale: simulator, ${n} nodes, seed ${seed}: ${r.ok ? 'ok' : 'FAILED'}, converged ${r.convergenceMs} ms after the last event, wall ${r.wallMs} ms`)
+      log(
+        `scale: simulator, ${n} nodes, seed ${seed}: ${r.ok ? 'ok' : 'FAILED'}, ` +
+          `converged ${r.convergenceMs} ms after the last event, wall ${r.wallMs} ms`
+      )
       runs.push(r)
     }
     sim.push({
@@ -136,7 +156,8 @@ export async function benchScale (): Promise<Record<string, unknown>> {
   const at = (n: number): Record<string, unknown> | undefined => real.find(r => r.processes === n)
   const first = real[0]
   const last = real[real.length - 1]
-  const ratio = (k: string): number | null => first === undefined || last === undefined ? null : r2(Number(last[k]) / Number(first[k]))
+  const ratio = (k: string): number | null =>
+    first === undefined || last === undefined ? null : r2(Number(last[k]) / Number(first[k]))
   return report('scale', {
     machine: machine(),
     real,

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process'
 export type SocketSnapshot = ReadonlyMap<string, number>
 
 /** Parses `ss -tinH state established` output (one line of addresses, one of details, per socket). */
-export function parseSs (text: string, ports: ReadonlySet<number>): Map<string, number> {
+export function parseSs(text: string, ports: ReadonlySet<number>): Map<string, number> {
   const out = new Map<string, number>()
   const lines = text.split('\n')
   for (let i = 0; i < lines.length; i++) {
@@ -32,12 +32,18 @@ export function parseSs (text: string, ports: ReadonlySet<number>): Map<string, 
   return out
 }
 
-export function socketSnapshot (ports: ReadonlySet<number>): SocketSnapshot {
-  return parseSs(execFileSync('ss', ['-tinH', 'state', 'established'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }), ports)
+export function socketSnapshot(ports: ReadonlySet<number>): SocketSnapshot {
+  return parseSs(
+    execFileSync('ss', ['-tinH', 'state', 'established'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }),
+    ports
+  )
 }
 
 /** Bytes received between two snapshots on the sockets open at the second (new ones from 0). */
-export function bytesBetween (before: SocketSnapshot, after: SocketSnapshot): { bytes: number, sockets: number, closed: number } {
+export function bytesBetween(
+  before: SocketSnapshot,
+  after: SocketSnapshot
+): { bytes: number; sockets: number; closed: number } {
   let bytes = 0
   for (const [k, v] of after) bytes += Math.max(0, v - (before.get(k) ?? 0))
   let closed = 0
@@ -46,7 +52,7 @@ export function bytesBetween (before: SocketSnapshot, after: SocketSnapshot): { 
 }
 
 /** The TCP port of a multiaddr such as /ip4/127.0.0.1/tcp/4001/p2p/... */
-export function tcpPortOf (addr: string): number | undefined {
+export function tcpPortOf(addr: string): number | undefined {
   const m = /\/tcp\/(\d+)/.exec(addr)
   return m === null ? undefined : Number(m[1])
 }

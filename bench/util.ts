@@ -3,23 +3,23 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 
-export function median (xs: readonly number[]): number {
+export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   const m = s.length >> 1
-  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[m] as number : ((s[m - 1] as number) + (s[m] as number)) / 2
+  return s.length === 0 ? NaN : s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
 }
 
-export function percentile (xs: readonly number[], p: number): number {
+export function percentile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(p * s.length))] as number
+  return s.length === 0 ? NaN : (s[Math.min(s.length - 1, Math.floor(p * s.length))] as number)
 }
 
 /** A seeded Fisher-Yates shuffle (mulberry32), so runs are repeatable. */
-export function shuffle<T> (xs: readonly T[], seed: number): T[] {
+export function shuffle<T>(xs: readonly T[], seed: number): T[] {
   const out = [...xs]
   let a = seed >>> 0
   const rnd = (): number => {
-    a = (a + 0x6D2B79F5) >>> 0
+    a = (a + 0x6d2b79f5) >>> 0
     let t = a
     t = Math.imul(t ^ (t >>> 15), t | 1)
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
@@ -34,43 +34,61 @@ export function shuffle<T> (xs: readonly T[], seed: number): T[] {
   return out
 }
 
-export function machine (): Record<string, unknown> {
+export function machine(): Record<string, unknown> {
   const c = cpus()
-  return { cpu: c[0]?.model ?? 'unknown', cores: c.length, memGb: Math.round(totalmem() / 2 ** 30), node: process.version, date: new Date().toISOString() }
+  return {
+    cpu: c[0]?.model ?? 'unknown',
+    cores: c.length,
+    memGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    date: new Date().toISOString()
+  }
 }
 
-/** How a benchmark's processes run the CLI: `built` is `node dist/src/cli.js` (the bundle a deployment runs), `tsx` the sources as `npm start` runs them. */
+/**
+ * How a benchmark's processes run the CLI: `built` is `node dist/src/cli.js` (the bundle a deployment runs), `tsx` the
+ * sources as `npm start` runs them.
+ */
 export type CliMode = 'built' | 'tsx'
 
 /** `--cli=`'s value (`flag` names where it came from, for the error). */
-export function cliMode (v: string, flag = '--cli'): CliMode {
-  if (v !== 'built' && v !== 'tsx') throw new Error(`${flag}=${v}: use built (node dist/src/cli.js, the bundle) or tsx (the sources through node --import tsx)`)
+export function cliMode(v: string, flag = '--cli'): CliMode {
+  if (v !== 'built' && v !== 'tsx')
+    throw new Error(
+      `${flag}=${v}: use built (node dist/src/cli.js, the bundle) or tsx (the sources through node --import tsx)`
+    )
   return v
 }
 
 /** `npm run build` in the repository: the bundle `built` runs (a rebuild from unchanged sources leaves dist/ as it is). */
-export function buildCli (): void {
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'ignore', 'inherit'] })
+export function buildCli(): void {
+  execFileSync('npm', ['run', '--silent', 'build'], {
+    cwd: join(import.meta.dirname, '..'),
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
 }
 
 /**
  * bench/results/, created if missing. Git ignores it: a run's outputs are the run's own, and the figures a
  * reader needs are in BENCHMARKS.md.
  */
-export function resultsDir (): string {
+export function resultsDir(): string {
   const dir = join(import.meta.dirname, 'results')
   mkdirSync(dir, { recursive: true })
   return dir
 }
 
 /** Write a benchmark's figures to bench/results/<name>.json and return them. */
-export function report (name: string, figures: Record<string, unknown>): Record<string, unknown> {
+export function report(name: string, figures: Record<string, unknown>): Record<string, unknown> {
   writeFileSync(join(resultsDir(), `${name}.json`), JSON.stringify(figures, null, 2) + '\n')
   return figures
 }
 
 /** A system tool a benchmark runs, and the Debian package that has it. */
-export interface Tool { readonly cmd: string, readonly pkg: string }
+export interface Tool {
+  readonly cmd: string
+  readonly pkg: string
+}
 
 export const IP: Tool = { cmd: 'ip', pkg: 'iproute2' }
 export const SS: Tool = { cmd: 'ss', pkg: 'iproute2' }
@@ -87,7 +105,7 @@ const isRoot = (): boolean => process.getuid?.() === 0
  * installs the missing packages; otherwise throws one line that says what to install. `root`: `what` needs root
  * itself (network namespaces).
  */
-export function requireTools (what: string, tools: readonly Tool[], opts: { root?: boolean } = {}): void {
+export function requireTools(what: string, tools: readonly Tool[], opts: { root?: boolean } = {}): void {
   if (opts.root === true && !isRoot()) {
     throw new BenchUnavailable(`${what} needs root (it builds network namespaces): run it as root`)
   }
@@ -105,5 +123,6 @@ export function requireTools (what: string, tools: readonly Tool[], opts: { root
     throw new BenchUnavailable(`${what} needs ${cmds}, and ${install} failed`)
   }
   const still = missing.filter(t => !onPath(t.cmd))
-  if (still.length > 0) throw new BenchUnavailable(`${what}: ${still.map(t => t.cmd).join(', ')} still not found after ${install}`)
+  if (still.length > 0)
+    throw new BenchUnavailable(`${what}: ${still.map(t => t.cmd).join(', ')} still not found after ${install}`)
 }

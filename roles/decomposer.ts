@@ -7,7 +7,7 @@ import type { PlanTree, TreeNode } from '../src/core/tree.js'
 import type { RoleContext, RoleHandler } from './driver.js'
 
 /** A decomposer's angle, fixed by its peer id, so that several decomposers' proposals compete. */
-export function angleOf (peer: string): string {
+export function angleOf(peer: string): string {
   const h = parseInt(hashParts('angle', peer).slice(0, 8), 16)
   return ANGLES[h % ANGLES.length] as string
 }
@@ -26,7 +26,7 @@ export interface ProposeIntent {
  * For every node with an open attempt that this decomposer has not proposed
  * for, propose a split; after a failed attempt, with the committee's notes.
  */
-export function decideDecomposer (tree: PlanTree, me: PeerIdString, nowMs: number): ProposeIntent[] {
+export function decideDecomposer(tree: PlanTree, me: PeerIdString, nowMs: number): ProposeIntent[] {
   if (isIdle(tree)) return []
   const nodes = nodeMap(tree)
   return view(tree, nowMs).openAttempts.flatMap(({ node, attempt }) => {
@@ -34,11 +34,21 @@ export function decideDecomposer (tree: PlanTree, me: PeerIdString, nowMs: numbe
     if (a?.proposals.some(p => p.author === me) === true) return []
     const previous = node.attempts.find(x => x.attempt === attempt - 1)
     const notes = previous?.ballots.map(b => b.notes).filter(n => n.trim() !== '') ?? []
-    return [{ kind: 'propose' as const, key: `propose:${tree.plan}:${node.id}#${attempt}`, plan: tree.plan, node, attempt, path: pathOf(tree, node, nodes), notes }]
+    return [
+      {
+        kind: 'propose' as const,
+        key: `propose:${tree.plan}:${node.id}#${attempt}`,
+        plan: tree.plan,
+        node,
+        attempt,
+        path: pathOf(tree, node, nodes),
+        notes
+      }
+    ]
   })
 }
 
-export function createDecomposer (ctx: RoleContext): RoleHandler {
+export function createDecomposer(ctx: RoleContext): RoleHandler {
   const angle = angleOf(ctx.view.me)
   ctx.say(`decomposer angle: ${angle}`)
   return {
@@ -46,18 +56,25 @@ export function createDecomposer (ctx: RoleContext): RoleHandler {
     act: async (intent: ProposeIntent, tree) => {
       const p = tree.params
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
-      const out = await provider.decompose({
-        goal: tree.goal,
-        path: intent.path,
-        node: { title: intent.node.title, detail: intent.node.detail },
-        angle,
-        minChildren: p.minChildren,
-        maxChildren: p.maxChildren,
-        leafHint: intent.node.depth + 1 >= p.maxDepth,
-        notes: intent.notes
-      }, { trace: { plan: intent.plan, for: { slot: 'proposal', node: intent.node.id, attempt: intent.attempt } } })
+      const out = await provider.decompose(
+        {
+          goal: tree.goal,
+          path: intent.path,
+          node: { title: intent.node.title, detail: intent.node.detail },
+          angle,
+          minChildren: p.minChildren,
+          maxChildren: p.maxChildren,
+          leafHint: intent.node.depth + 1 >= p.maxDepth,
+          notes: intent.notes
+        },
+        { trace: { plan: intent.plan, for: { slot: 'proposal', node: intent.node.id, attempt: intent.attempt } } }
+      )
       await ctx.view.publish('split-proposed', intent.plan, intent.node.evidence, {
-        node: intent.node.id, attempt: intent.attempt, subgoals: out.subgoals, rationale: out.rationale, usage: out.usage
+        node: intent.node.id,
+        attempt: intent.attempt,
+        subgoals: out.subgoals,
+        rationale: out.rationale,
+        usage: out.usage
       })
       ctx.say(`proposed ${out.subgoals.length} subgoals for "${intent.node.title}" (attempt ${intent.attempt})`)
     }

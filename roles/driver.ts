@@ -52,7 +52,11 @@ export interface RoleDriverOptions {
  * Runs a role: evaluates it whenever events fold (coalesced) and on a slow
  * poll, and runs each intent at most once at a time.
  */
-export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDriverOptions = {}): { stop: () => Promise<void>, idle: () => boolean } {
+export function startRole(
+  ctx: RoleContext,
+  handler: RoleHandler,
+  opts: RoleDriverOptions = {}
+): { stop: () => Promise<void>; idle: () => boolean } {
   const pollMs = opts.pollMs ?? 250
   const concurrency = opts.concurrency ?? 4
   const retryAfterMs = opts.retryAfterMs ?? 5_000
@@ -75,7 +79,10 @@ export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDri
     if (next !== null && next < wakeAt && next - now < pollMs) {
       cancelWake?.()
       wakeAt = next
-      cancelWake = scheduler.after(Math.max(0, next - view.now()) + 1, () => { wakeAt = Infinity; schedule() })
+      cancelWake = scheduler.after(Math.max(0, next - view.now()) + 1, () => {
+        wakeAt = Infinity
+        schedule()
+      })
     }
   }
   const pass = (now: number): void => {
@@ -94,16 +101,22 @@ export function startRole (ctx: RoleContext, handler: RoleHandler, opts: RoleDri
         if (running.has(intent.key)) continue
         const failed = failedAt.get(intent.key)
         if (failed !== undefined && now - failed < retryAfterMs) continue
-        const p = handler.act(intent as never, tree).then(() => {
-          failedAt.delete(intent.key)
-        }, (err: Error) => {
-          failedAt.set(intent.key, view.now())
-          ctx.say(`could not ${intent.key.split(':')[0] ?? 'act'}: ${err.message}`)
-          log.error('act %s failed: %s', intent.key, err.stack)
-        }).finally(() => {
-          running.delete(intent.key)
-          schedule()
-        })
+        const p = handler
+          .act(intent as never, tree)
+          .then(
+            () => {
+              failedAt.delete(intent.key)
+            },
+            (err: Error) => {
+              failedAt.set(intent.key, view.now())
+              ctx.say(`could not ${intent.key.split(':')[0] ?? 'act'}: ${err.message}`)
+              log.error('act %s failed: %s', intent.key, err.stack)
+            }
+          )
+          .finally(() => {
+            running.delete(intent.key)
+            schedule()
+          })
         running.set(intent.key, p)
       }
     }

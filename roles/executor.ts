@@ -25,7 +25,7 @@ export const CONFIRM_MS = 150
  * the executors is whole: two presence announcements of every peer (at the
  * node's current presence interval), so it has heard of everyone.
  */
-export function stableViewMs (presenceIntervalMs: number): number {
+export function stableViewMs(presenceIntervalMs: number): number {
   return 2 * presenceIntervalMs
 }
 /**
@@ -67,7 +67,17 @@ export const VIEW_UNCHANGED_MS = 6_000
  * 60-150 ms after ready; a narrower one makes most of them pay the 150 ms
  * confirmation (ADR-0030).
  */
-export function needsConfirm (o: { rank: number, executors: number, stableView: boolean, takeover: boolean, recentlyFull?: boolean, sinceSeenMs: number, sinceReadyMs: number, lagMs: number, staggerMs: number }): boolean {
+export function needsConfirm(o: {
+  rank: number
+  executors: number
+  stableView: boolean
+  takeover: boolean
+  recentlyFull?: boolean
+  sinceSeenMs: number
+  sinceReadyMs: number
+  lagMs: number
+  staggerMs: number
+}): boolean {
   if (o.rank !== 0 || !o.stableView || o.takeover) return true
   if (o.executors <= 1) return false
   if (o.recentlyFull === true) return true
@@ -81,7 +91,7 @@ export function needsConfirm (o: { rank: number, executors: number, stableView: 
  * executors keep spreading out instead of racing. Never below the base, at
  * most 2 s.
  */
-export function propagationWait (baseMs: number, lagMs: number): number {
+export function propagationWait(baseMs: number, lagMs: number): number {
   return Math.min(2_000, Math.max(baseMs, Math.round(2 * lagMs)))
 }
 
@@ -103,7 +113,7 @@ export interface ClaimIntent {
  * and by whatever depends on its node. Executors take the longest chains
  * first, as a list scheduler on the critical path does.
  */
-export function chainLengths (tree: PlanTree): Map<string, number> {
+export function chainLengths(tree: PlanTree): Map<string, number> {
   const nodes = nodeMap(tree)
   const dependents = new Map<string, TreeNode[]>()
   for (const n of tree.nodes) for (const d of n.dependsOn) dependents.set(d, [...(dependents.get(d) ?? []), n])
@@ -112,7 +122,13 @@ export function chainLengths (tree: PlanTree): Map<string, number> {
   const fromStart = (n: TreeNode, depth: number): number => {
     if (depth > 64) return 0
     if (n.kind !== 'composite') return fromNode(n, depth + 1)
-    return Math.max(0, ...n.children.map(c => { const x = nodes.get(c); return x === undefined ? 0 : fromStart(x, depth + 1) }))
+    return Math.max(
+      0,
+      ...n.children.map(c => {
+        const x = nodes.get(c)
+        return x === undefined ? 0 : fromStart(x, depth + 1)
+      })
+    )
   }
   // The chain from node `n`'s task (leaf task or roll-up) to the end.
   const fromNode = (n: TreeNode, depth: number): number => {
@@ -120,17 +136,26 @@ export function chainLengths (tree: PlanTree): Map<string, number> {
     if (hit !== undefined) return hit
     if (depth > 64) return 1
     const parent = n.parent === null ? undefined : nodes.get(n.parent)
-    const after = Math.max(parent === undefined ? 0 : fromNode(parent, depth + 1), ...(dependents.get(n.id) ?? []).map(d => fromStart(d, depth + 1)))
+    const after = Math.max(
+      parent === undefined ? 0 : fromNode(parent, depth + 1),
+      ...(dependents.get(n.id) ?? []).map(d => fromStart(d, depth + 1))
+    )
     memo.set(n.id, 1 + after)
     return 1 + after
   }
   const out = new Map<string, number>()
-  for (const t of tree.tasks) { const n = nodes.get(t.node); if (n !== undefined) out.set(t.id, fromNode(n, 0)) }
+  for (const t of tree.tasks) {
+    const n = nodes.get(t.node)
+    if (n !== undefined) out.set(t.id, fromNode(n, 0))
+  }
   return out
 }
 
 export interface ExecutorView {
-  /** This executor has been up stableViewMs(presence interval), and its view of the live executors has not changed for VIEW_UNCHANGED_MS. */
+  /**
+   * This executor has been up stableViewMs(presence interval), and its view of the live executors has not changed for
+   * VIEW_UNCHANGED_MS.
+   */
   readonly stableView?: boolean
   /** The observed gossip delay (ms). */
   readonly lagMs?: number
@@ -160,7 +185,7 @@ const RANK_CACHE_MAX = 100_000
 const rankCache = new Map<string, string>()
 
 /** How much executor `peer` prefers `task` (lower first): a hash of both, memoized. */
-function preference (task: string, peer: string): string {
+function preference(task: string, peer: string): string {
   const key = `${task}:${peer}`
   let h = rankCache.get(key)
   if (h === undefined) {
@@ -172,7 +197,7 @@ function preference (task: string, peer: string): string {
 }
 
 /** This executor's rank for a task among the live executors (0 = it prefers the task most). */
-export function rankFor (task: string, me: string, executors: readonly string[]): number {
+export function rankFor(task: string, me: string, executors: readonly string[]): number {
   const mine = preference(task, me)
   let rank = 0
   for (const p of new Set(executors)) if (p !== me && preference(task, p) < mine) rank++
@@ -193,23 +218,43 @@ export function rankFor (task: string, me: string, executors: readonly string[])
  * lapse plus the skew allowance, and (with `ev.heardAt`) a lease after this
  * node heard the chain's last claim or renewal.
  */
-export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number, executors: readonly string[], working: number, seenAt: (task: string) => number, staggerMs = STAGGER_MS, ev: ExecutorView = {}): ClaimIntent[] {
+export function decideExecutor(
+  tree: PlanTree,
+  me: PeerIdString,
+  nowMs: number,
+  executors: readonly string[],
+  working: number,
+  seenAt: (task: string) => number,
+  staggerMs = STAGGER_MS,
+  ev: ExecutorView = {}
+): ClaimIntent[] {
   if (isIdle(tree) || !welcomesModels(tree)) return []
   const v = view(tree, nowMs, SKEW_ALLOWANCE_MS)
   const workingOn = ev.workingOn ?? (() => true)
   const lapsed = new Set(v.claimable.map(t => t.id))
-  let room = tree.params.maxClaimsPerExecutor - Math.max(working, v.ownedBy(me).filter(t => !lapsed.has(t.id) || workingOn(t.id)).length)
+  let room =
+    tree.params.maxClaimsPerExecutor -
+    Math.max(working, v.ownedBy(me).filter(t => !lapsed.has(t.id) || workingOn(t.id)).length)
   const stable = ev.stableView === true
   const out: ClaimIntent[] = []
   const seen = new Map(v.claimable.map(t => [t.id, seenAt(t.id)]))
-  if (ev.heardAt !== undefined) for (const t of tree.tasks) if (t.status === 'claimed') { const c = t.chains[t.chains.length - 1]; if (c !== undefined) ev.heardAt(c.last) }
-  if (room <= 0) { ev.full?.(nowMs); return out }
+  if (ev.heardAt !== undefined)
+    for (const t of tree.tasks)
+      if (t.status === 'claimed') {
+        const c = t.chains[t.chains.length - 1]
+        if (c !== undefined) ev.heardAt(c.last)
+      }
+  if (room <= 0) {
+    ev.full?.(nowMs)
+    return out
+  }
   // Held its limit less than a stagger ago: others may still see it full and skip it, unless the task became
   // ready through a result of this executor's since then (nobody sees the task claimable before that result).
   const lastFull = ev.lastFullMs
-  const freedBy = lastFull !== undefined && nowMs - lastFull < staggerMs
-    ? new Set(tree.tasks.flatMap(t => t.results.filter(r => r.author === me && r.at.ms >= lastFull).map(r => r.id)))
-    : undefined
+  const freedBy =
+    lastFull !== undefined && nowMs - lastFull < staggerMs
+      ? new Set(tree.tasks.flatMap(t => t.results.filter(r => r.author === me && r.at.ms >= lastFull).map(r => r.id)))
+      : undefined
   // Executors that hold the plan's limit of live claims take nothing more now: ranks skip them, so the
   // next executor need not wait out their stagger. Such a claim always confirms (its rank among all is not 0).
   const held = liveClaims(tree, lapsed)
@@ -222,15 +267,47 @@ export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number,
     const takeover = task.status === 'claimed' && current !== undefined
     if (takeover && current.owner === me && workingOn(task.id)) continue
     const first = seen.get(task.id) as number
-    const since = takeover ? Math.max(current.lapseMs, ev.heardAt === undefined ? 0 : ev.heardAt(current.last) + tree.params.leaseMs) + SKEW_ALLOWANCE_MS : first
+    const since = takeover
+      ? Math.max(current.lapseMs, ev.heardAt === undefined ? 0 : ev.heardAt(current.last) + tree.params.leaseMs) +
+        SKEW_ALLOWANCE_MS
+      : first
     const rank = rankFor(task.id, me, executors)
     const due = since + ((rank === 0 ? 0 : rankFor(task.id, me, free)) + (stable ? 0 : 1)) * staggerMs
-    if (nowMs < due) { ev.wake?.(due); continue }
+    if (nowMs < due) {
+      ev.wake?.(due)
+      continue
+    }
     const ended = current?.end
-    const prev = takeover ? current.last : ended !== null && ended !== undefined && ended.kind !== 'superseded' ? ended.event : null
+    const prev = takeover
+      ? current.last
+      : ended !== null && ended !== undefined && ended.kind !== 'superseded'
+        ? ended.event
+        : null
     const sinceReadyMs = nowMs - (task.readyAt?.ms ?? -Infinity)
-    const confirm = needsConfirm({ rank, executors: new Set([...executors, me]).size, stableView: stable, takeover, recentlyFull: freedBy !== undefined && !task.evidence.some(e => freedBy.has(e)), sinceSeenMs: nowMs - first, sinceReadyMs, lagMs: ev.lagMs ?? 0, staggerMs })
-    log('claim %s: rank %d of %d (%d with room), view %s, %d ms after first seen, %d ms after ready, lag %d ms, stagger %d ms: %s', task.id.slice(0, 8), rank, executors.length, free.length, stable ? 'stable' : 'changing', nowMs - first, sinceReadyMs, Math.round(ev.lagMs ?? 0), staggerMs, confirm ? 'confirm' : 'no confirm')
+    const confirm = needsConfirm({
+      rank,
+      executors: new Set([...executors, me]).size,
+      stableView: stable,
+      takeover,
+      recentlyFull: freedBy !== undefined && !task.evidence.some(e => freedBy.has(e)),
+      sinceSeenMs: nowMs - first,
+      sinceReadyMs,
+      lagMs: ev.lagMs ?? 0,
+      staggerMs
+    })
+    log(
+      'claim %s: rank %d of %d (%d with room), view %s, %d ms after first seen, %d ms after ready, lag %d ms, stagger %d ms: %s',
+      task.id.slice(0, 8),
+      rank,
+      executors.length,
+      free.length,
+      stable ? 'stable' : 'changing',
+      nowMs - first,
+      sinceReadyMs,
+      Math.round(ev.lagMs ?? 0),
+      staggerMs,
+      confirm ? 'confirm' : 'no confirm'
+    )
     out.push({ kind: 'claim', key: `claim:${tree.plan}:${task.id}`, plan: tree.plan, task, prev, confirm })
     room--
   }
@@ -238,35 +315,39 @@ export function decideExecutor (tree: PlanTree, me: PeerIdString, nowMs: number,
 }
 
 /** How many live claims each executor holds in the plan (leaving out tasks in `lapsed`). */
-function liveClaims (tree: PlanTree, lapsed: ReadonlySet<string> = new Set()): Map<string, number> {
+function liveClaims(tree: PlanTree, lapsed: ReadonlySet<string> = new Set()): Map<string, number> {
   const held = new Map<string, number>()
   for (const t of tree.tasks) {
     const c = t.chains[t.chains.length - 1]
-    if (t.status === 'claimed' && c !== undefined && c.end === null && !lapsed.has(t.id)) held.set(c.owner, (held.get(c.owner) ?? 0) + 1)
+    if (t.status === 'claimed' && c !== undefined && c.end === null && !lapsed.has(t.id))
+      held.set(c.owner, (held.get(c.owner) ?? 0) + 1)
   }
   return held
 }
 
 /** Cut text to fit the wire's cap, saying so. */
-function fit (text: string, max: number): string {
+function fit(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 40)}\n[... cut to fit ${max} characters]`
 }
 
-export function createExecutor (ctx: RoleContext): RoleHandler {
+export function createExecutor(ctx: RoleContext): RoleHandler {
   const view = ctx.view
   const me = view.me
-  const working = new Map<string, { plan: PlanId, task: string, claim: EventId, check: () => void, stop: () => void }>()
+  const working = new Map<string, { plan: PlanId; task: string; claim: EventId; check: () => void; stop: () => void }>()
   const firstSeen = new Map<string, number>()
   // When the set of live executors this node sees last changed.
   let viewKey = ''
   const upSince = view.now()
   let viewSince = upSince
   // The driver ticks and then decides each plan at one `now`: the roster is listed once per pass, not once per call.
-  let listed: { at: number, executors: string[] } = { at: NaN, executors: [] }
+  let listed: { at: number; executors: string[] } = { at: NaN, executors: [] }
   /** The live executors, noting when the set last changed. */
   const noteView = (now: number): string[] => {
     if (listed.at === now) return listed.executors
-    const executors = view.roster().filter(r => r.role === 'executor').map(r => r.peerId)
+    const executors = view
+      .roster()
+      .filter(r => r.role === 'executor')
+      .map(r => r.peerId)
     listed = { at: now, executors }
     const key = [...new Set([...executors, me])].sort().join(',')
     if (key !== viewKey) {
@@ -289,7 +370,9 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
     if ((liveClaims(t).get(me) ?? 0) >= t.params.maxClaimsPerExecutor) noteFull(plan, view.now())
   }
   let wakeAt: number | null = null
-  const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
+  const wake = (at: number): void => {
+    if (wakeAt === null || at < wakeAt) wakeAt = at
+  }
   const seenAt = (task: string): number => {
     let t = firstSeen.get(task)
     if (t === undefined) {
@@ -313,28 +396,51 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
       const executors = noteView(now)
       const lagMs = view.lagMs()
       // A task whose result is folded already no longer takes a slot, though its publish may still be under way.
-      const busy = [...working.values()].filter(w => w.plan === tree.plan && standing(w.plan, w.task, w.claim) === 'owner').length
-      return decideExecutor(tree, me, now, executors, busy, seenAt, propagationWait(STAGGER_MS, lagMs),
-        { stableView: now - upSince >= stableViewMs(view.presenceIntervalMs()) && now - viewSince >= VIEW_UNCHANGED_MS, lagMs, workingOn: task => working.has(`${tree.plan}:${task}`), heardAt: seenAt, wake,
-          lastFullMs: fullAt.get(tree.plan),
-          full: at => { noteFull(tree.plan, at) } })
+      const busy = [...working.values()].filter(
+        w => w.plan === tree.plan && standing(w.plan, w.task, w.claim) === 'owner'
+      ).length
+      return decideExecutor(tree, me, now, executors, busy, seenAt, propagationWait(STAGGER_MS, lagMs), {
+        stableView: now - upSince >= stableViewMs(view.presenceIntervalMs()) && now - viewSince >= VIEW_UNCHANGED_MS,
+        lagMs,
+        workingOn: task => working.has(`${tree.plan}:${task}`),
+        heardAt: seenAt,
+        wake,
+        lastFullMs: fullAt.get(tree.plan),
+        full: at => {
+          noteFull(tree.plan, at)
+        }
+      })
     },
-    nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
+    nextWakeAt: () => {
+      const at = wakeAt
+      wakeAt = null
+      return at
+    },
     tick: now => {
       // Watched from the start, not from the first plan: a plan submitted to a settled swarm finds the view stable already.
       noteView(now)
       for (const w of working.values()) w.check()
     },
-    stop: () => { for (const w of working.values()) w.stop() },
+    stop: () => {
+      for (const w of working.values()) w.stop()
+    },
     act: async (intent: ClaimIntent, tree) => {
       const cites = intent.prev === null ? intent.task.evidence : [...intent.task.evidence, intent.prev]
-      const { event: claim } = await view.publish('task-claimed', intent.plan, cites, { task: intent.task.id, prev: intent.prev })
+      const { event: claim } = await view.publish('task-claimed', intent.plan, cites, {
+        task: intent.task.id,
+        prev: intent.prev
+      })
       if (intent.confirm) await sleep(view.scheduler, propagationWait(CONFIRM_MS, view.lagMs()))
       const now = view.tree(intent.plan)
       if (now !== undefined && isIdle(now)) {
         // Cancelled, finished or out of budget while we confirmed: no model call. Out of budget, hand
         // the task back so that it is free at once when the author raises the budget.
-        if (now.status === 'budget-exhausted') await view.publish('task-released', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, reason: 'the plan ran out of budget' })
+        if (now.status === 'budget-exhausted')
+          await view.publish('task-released', intent.plan, [claim.id], {
+            task: intent.task.id,
+            claim: claim.id,
+            reason: 'the plan ran out of budget'
+          })
         ctx.say(`not executing "${intent.task.id.slice(0, 8)}": the plan is ${now.status}`)
         return
       }
@@ -356,31 +462,65 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
         claim: claim.id,
         // On every pass: stop at once when an earlier claim turns out to have won; renew the lease when due.
         check: () => {
-          if (standing(intent.plan, intent.task.id, claim.id) === 'lost') { abort.abort(); return }
+          if (standing(intent.plan, intent.task.id, claim.id) === 'lost') {
+            abort.abort()
+            return
+          }
           if (renewing || view.now() - last.env.hlc.ms < renewEveryMs) return
           renewing = true
-          view.publish('claim-renewed', intent.plan, [claim.id, last.id], { task: intent.task.id, claim: claim.id, prev: last.id })
-            .then(r => { last = r.event }, (err: Error) => { ctx.say(`could not renew a lease: ${err.message}`) })
-            .finally(() => { renewing = false })
+          view
+            .publish('claim-renewed', intent.plan, [claim.id, last.id], {
+              task: intent.task.id,
+              claim: claim.id,
+              prev: last.id
+            })
+            .then(
+              r => {
+                last = r.event
+              },
+              (err: Error) => {
+                ctx.say(`could not renew a lease: ${err.message}`)
+              }
+            )
+            .finally(() => {
+              renewing = false
+            })
         },
-        stop: () => { abort.abort() }
+        stop: () => {
+          abort.abort()
+        }
       })
       try {
         const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
         ctx.say(`executing ${intent.task.kind === 'rollup' ? 'roll-up of ' : ''}"${node.title}"`)
         let out
         try {
-          out = await provider.execute({
-            goal: tree.goal,
-            path: pathOf(tree, node, nodes),
-            task: { title: node.title, detail: node.detail },
-            kind: intent.task.kind,
-            inputs: inputsOf(tree, intent.task, nodes)
-          }, { signal: abort.signal, maxOutputTokens: tree.params.maxTokensPerCall, trace: { plan: intent.plan, for: { slot: 'claim', claim: claim.id } } })
+          out = await provider.execute(
+            {
+              goal: tree.goal,
+              path: pathOf(tree, node, nodes),
+              task: { title: node.title, detail: node.detail },
+              kind: intent.task.kind,
+              inputs: inputsOf(tree, intent.task, nodes)
+            },
+            {
+              signal: abort.signal,
+              maxOutputTokens: tree.params.maxTokensPerCall,
+              trace: { plan: intent.plan, for: { slot: 'claim', claim: claim.id } }
+            }
+          )
         } catch (err) {
-          if (abort.signal.aborted) { ctx.say(`stopped "${node.title}": an earlier claim won or the node is stopping`); return }
+          if (abort.signal.aborted) {
+            ctx.say(`stopped "${node.title}": an earlier claim won or the node is stopping`)
+            return
+          }
           freeing(intent.plan)
-          await view.publish('task-failed', intent.plan, [claim.id], { task: intent.task.id, claim: claim.id, error: fit((err as Error).message, MAX_REASON_CHARS), usage: { inputTokens: 0, outputTokens: 0 } })
+          await view.publish('task-failed', intent.plan, [claim.id], {
+            task: intent.task.id,
+            claim: claim.id,
+            error: fit((err as Error).message, MAX_REASON_CHARS),
+            usage: { inputTokens: 0, outputTokens: 0 }
+          })
           ctx.say(`"${node.title}" failed: ${(err as Error).message}`)
           return
         }
@@ -390,7 +530,12 @@ export function createExecutor (ctx: RoleContext): RoleHandler {
         }
         freeing(intent.plan)
         await view.publish('result-reported', intent.plan, [claim.id, last.id], {
-          task: intent.task.id, claim: claim.id, output: fit(out.output, MAX_OUTPUT_CHARS), usage: out.usage, model: out.model, source: out.source
+          task: intent.task.id,
+          claim: claim.id,
+          output: fit(out.output, MAX_OUTPUT_CHARS),
+          usage: out.usage,
+          model: out.model,
+          source: out.source
         })
         ctx.say(`done "${node.title}"`)
       } finally {

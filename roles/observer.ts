@@ -14,26 +14,36 @@ export interface ObserverOptions {
 }
 
 /** What the observer reads of its node: it never publishes. */
-export type ObserverView = Pick<NodeView, 'plans' | 'tree' | 'loadTree' | 'isEvicted' | 'treeHash' | 'summary' | 'now' | 'scheduler' | 'health'>
-
+export type ObserverView = Pick<
+  NodeView,
+  'plans' | 'tree' | 'loadTree' | 'isEvicted' | 'treeHash' | 'summary' | 'now' | 'scheduler' | 'health'
+>
 
 /**
  * The observer never publishes plan events: it prints the trees live
  * (redrawn in place on a terminal, a snapshot whenever a tree changes
  * otherwise) and exports finished plans as Markdown.
  */
-export function startObserver (view: ObserverView, opts: ObserverOptions): { stop: () => void, render: () => string } {
+export function startObserver(view: ObserverView, opts: ObserverOptions): { stop: () => void; render: () => string } {
   const shown = new Map<PlanId, string>()
   const exported = new Set<PlanId>()
   const render = (): string => {
     const plans = view.plans()
     const health = view.health()
-    if (plans.length === 0) return `no plans yet · ${health.peers} peers · waiting for a goal (npm start -- submit "...")`
-    return plans.map(p => {
-      const tree = view.tree(p)
-      if (tree === undefined) return evictedLine(view, p)
-      return renderTree(tree, view.now(), { treeHash: view.treeHash(p), peers: health.peers, parked: health.parked, rejected: health.rejected })
-    }).join('\n\n')
+    if (plans.length === 0)
+      return `no plans yet · ${health.peers} peers · waiting for a goal (npm start -- submit "...")`
+    return plans
+      .map(p => {
+        const tree = view.tree(p)
+        if (tree === undefined) return evictedLine(view, p)
+        return renderTree(tree, view.now(), {
+          treeHash: view.treeHash(p),
+          peers: health.peers,
+          parked: health.parked,
+          rejected: health.rejected
+        })
+      })
+      .join('\n\n')
   }
   const exportFinished = (): void => {
     if (opts.markdown === undefined) return
@@ -69,12 +79,23 @@ export function startObserver (view: ObserverView, opts: ObserverOptions): { sto
   }
   const cancel = view.scheduler.every(opts.tty ? 500 : 1_000, draw)
   draw()
-  return { stop: () => { cancel(); draw() }, render }
+  return {
+    stop: () => {
+      cancel()
+      draw()
+    },
+    render
+  }
 }
 
 /** A finished plan that has left memory (it stays on disk): one line from its summary, not its tree. */
-function evictedLine (view: ObserverView, plan: PlanId): string {
+function evictedLine(view: ObserverView, plan: PlanId): string {
   const s = view.summary(plan)
   const hash = (view.treeHash(plan) ?? '').slice(0, 12)
-  return `plan ${short(plan)} "${s?.goal ?? ''}"\n  ${s?.status ?? ''}${s?.statusReason === undefined || s.statusReason === '' ? '' : `: ${s.statusReason}`} · ${s?.done ?? 0}/${s?.nodes ?? 0} nodes done · treeHash ${hash} · out of memory, on disk (GET /plans/<id> loads it)`
+  return (
+    `plan ${short(plan)} "${s?.goal ?? ''}"\n ` +
+    ` ${s?.status ?? ''}${s?.statusReason === undefined || s.statusReason === '' ? '' : `: ${s.statusReason}`} ` +
+    `· ${s?.done ?? 0}/${s?.nodes ?? 0} nodes done · treeHash ${hash} · out of memory, on disk ` +
+    `(GET /plans/<id> loads it)`
+  )
 }

@@ -56,7 +56,7 @@ export interface OutsideExecutor {
   /** Claim the next claimable task (of `plan`, or of any plan that welcomes outside workers); null when there is none now. */
   next: (plan?: PlanId) => Promise<OutsideTask | null>
   /** Publish the worker's result for a task it holds. */
-  complete: (task: TaskId, output: string, usage?: Usage) => Promise<{ result: EventId, plan: PlanId }>
+  complete: (task: TaskId, output: string, usage?: Usage) => Promise<{ result: EventId; plan: PlanId }>
   /** Give a held task back at once, so that another executor can take it. */
   release: (task: TaskId, reason?: string) => Promise<void>
   /** The tasks held now. */
@@ -64,7 +64,7 @@ export interface OutsideExecutor {
   /** The worker was heard from: keep renewing. */
   touch: () => void
   /** Tasks given up on (silence, a lost race, a finished plan) since the last call, with why. */
-  takeLost: () => Array<{ task: TaskId, why: string }>
+  takeLost: () => Array<{ task: TaskId; why: string }>
   stop: () => void
 }
 
@@ -75,12 +75,20 @@ interface Held {
 }
 
 const INSTRUCTIONS = {
-  leaf: 'Carry out the task for the plan: produce the concrete result that completes it (findings, decisions, a schedule, a list, a draft, or what you did and how to check it), building on the quoted results of its dependencies. Report it with task_complete; give it back with task_release if you cannot.',
-  rollup: 'The quoted results are those of this node\'s subtasks. Combine them into one coherent deliverable for the node: keep their substance, remove repetition, resolve contradictions, put things in order, and say plainly which parts are missing or failed. Report it with task_complete.'
+  leaf:
+    'Carry out the task for the plan: produce the concrete result that completes it (findings, ' +
+    'decisions, a schedule, a list, a draft, or what you did and how to check it), building on ' +
+    'the quoted results of its dependencies. Report it with task_complete; give it back with ' +
+    'task_release if you cannot.',
+  rollup:
+    "The quoted results are those of this node's subtasks. Combine them into one coherent " +
+    'deliverable for the node: keep their substance, remove repetition, resolve contradictions, ' +
+    'put things in order, and say plainly which parts are missing or failed. Report it with ' +
+    'task_complete.'
 }
 
 /** A task of any plan this node holds whose live claim chain this node heads, or a ConfigError saying why not. */
-export function heldChain (view: NodeView, task: TaskId): { tree: PlanTree, task: TaskView, chain: ChainView } {
+export function heldChain(view: NodeView, task: TaskId): { tree: PlanTree; task: TaskView; chain: ChainView } {
   // A task that takes a result is in a plan under way, and those are in memory: no finished plan is loaded back to look.
   for (const plan of view.plans()) {
     const tree = view.tree(plan)
@@ -88,40 +96,63 @@ export function heldChain (view: NodeView, task: TaskId): { tree: PlanTree, task
     if (tree === undefined || t === undefined) continue
     const chain = t.chains[t.chains.length - 1]
     if (isIdle(tree)) throw new ConfigError(`plan ${plan.slice(0, 12)} is ${tree.status}: the task takes no result now`)
-    if (t.status !== 'claimed' || chain === undefined || chain.end !== null) throw new ConfigError(`task ${task.slice(0, 12)} is ${t.status}, not held: take a task with task next first`)
-    if (chain.owner !== view.me) throw new ConfigError(`task ${task.slice(0, 12)} is held by ${chain.owner}, not by this key (${view.me}); run this with the data dir that took it`)
+    if (t.status !== 'claimed' || chain === undefined || chain.end !== null)
+      throw new ConfigError(`task ${task.slice(0, 12)} is ${t.status}, not held: take a task with task next first`)
+    if (chain.owner !== view.me)
+      throw new ConfigError(
+        `task ${task.slice(0, 12)} is held by ${chain.owner}, not by this key (${view.me}); run this with the data dir that took it`
+      )
     return { tree, task: t, chain }
   }
-  throw new ConfigError(`no plan held here has a task ${JSON.stringify(task.slice(0, 80))}: copy the task id that task next printed`)
+  throw new ConfigError(
+    `no plan held here has a task ${JSON.stringify(task.slice(0, 80))}: copy the task id that task next printed`
+  )
 }
 
-function checkOutput (output: string): void {
+function checkOutput(output: string): void {
   if (output.trim() === '') throw new ConfigError('the result is empty: say what was done or found')
-  if (output.length > MAX_OUTPUT_CHARS) throw new ConfigError(`the result is ${output.length} characters long; the most is ${MAX_OUTPUT_CHARS}: shorten it or move detail elsewhere and point to it`)
+  if (output.length > MAX_OUTPUT_CHARS)
+    throw new ConfigError(
+      `the result is ${output.length} characters long; the most is ${MAX_OUTPUT_CHARS}: shorten it or move detail elsewhere and point to it`
+    )
 }
 
 /** Publish a worker's result for a task this node's key holds (by its claim in the tree, from any process with the key). */
-export async function reportOutsideResult (view: NodeView, task: TaskId, output: string, usage: Usage = { inputTokens: 0, outputTokens: 0 }): Promise<{ result: EventId, plan: PlanId }> {
+export async function reportOutsideResult(
+  view: NodeView,
+  task: TaskId,
+  output: string,
+  usage: Usage = { inputTokens: 0, outputTokens: 0 }
+): Promise<{ result: EventId; plan: PlanId }> {
   checkOutput(output)
   const { tree, chain } = heldChain(view, task)
   const { event } = await view.publish('result-reported', tree.plan, [chain.claim, chain.last], {
-    task, claim: chain.claim, output, usage, model: 'outside', source: 'outside'
+    task,
+    claim: chain.claim,
+    output,
+    usage,
+    model: 'outside',
+    source: 'outside'
   })
   return { result: event.id, plan: tree.plan }
 }
 
 /** Give back a task this node's key holds. */
-export async function releaseOutsideTask (view: NodeView, task: TaskId, reason?: string): Promise<PlanId> {
+export async function releaseOutsideTask(view: NodeView, task: TaskId, reason?: string): Promise<PlanId> {
   const { tree, chain } = heldChain(view, task)
   const why = (reason ?? '').trim().slice(0, MAX_REASON_CHARS)
-  await view.publish('task-released', tree.plan, [chain.claim, chain.last], { task, claim: chain.claim, reason: why === '' ? 'released by the outside worker' : why })
+  await view.publish('task-released', tree.plan, [chain.claim, chain.last], {
+    task,
+    claim: chain.claim,
+    reason: why === '' ? 'released by the outside worker' : why
+  })
   return tree.plan
 }
 
-export function createOutsideExecutor (view: NodeView, opts: OutsideExecutorOptions): OutsideExecutor {
+export function createOutsideExecutor(view: NodeView, opts: OutsideExecutorOptions): OutsideExecutor {
   const say = opts.say ?? (() => {})
   const held = new Map<TaskId, Held>()
-  const lost: Array<{ task: TaskId, why: string }> = []
+  const lost: Array<{ task: TaskId; why: string }> = []
   let heardAt = view.now()
 
   const standing = (plan: PlanId, task: TaskId, claim: EventId): 'owner' | 'ended' | 'lost' => {
@@ -142,15 +173,47 @@ export function createOutsideExecutor (view: NodeView, opts: OutsideExecutorOpti
     const now = view.now()
     for (const h of [...held.values()]) {
       const s = standing(h.task.plan, h.task.task, h.task.claim)
-      if (s !== 'owner') { giveUp(h, s === 'lost' ? 'an earlier claim won the task' : 'the claim ended (the lease lapsed or the task was taken over)'); continue }
+      if (s !== 'owner') {
+        giveUp(
+          h,
+          s === 'lost'
+            ? 'an earlier claim won the task'
+            : 'the claim ended (the lease lapsed or the task was taken over)'
+        )
+        continue
+      }
       const tree = view.tree(h.task.plan)
-      if (tree !== undefined && isIdle(tree)) { giveUp(h, `the plan is ${tree.status}`); continue }
-      if (now - heardAt > opts.silenceMs) { giveUp(h, `the worker was silent for more than ${Math.round(opts.silenceMs / 1000)} s; the lease will lapse and another executor take it over`); continue }
+      if (tree !== undefined && isIdle(tree)) {
+        giveUp(h, `the plan is ${tree.status}`)
+        continue
+      }
+      if (now - heardAt > opts.silenceMs) {
+        giveUp(
+          h,
+          `the worker was silent for more than ${Math.round(opts.silenceMs / 1000)} s; the lease ` +
+            `will lapse and another executor take it over`
+        )
+        continue
+      }
       if (h.renewing || now - h.last.env.hlc.ms < Math.max(500, Math.floor(h.task.leaseMs / 3))) continue
       h.renewing = true
-      view.publish('claim-renewed', h.task.plan, [h.task.claim, h.last.id], { task: h.task.task, claim: h.task.claim, prev: h.last.id })
-        .then(r => { h.last = r.event }, (err: Error) => { say(`could not renew the lease of ${h.task.task.slice(0, 12)}: ${err.message}`) })
-        .finally(() => { h.renewing = false })
+      view
+        .publish('claim-renewed', h.task.plan, [h.task.claim, h.last.id], {
+          task: h.task.task,
+          claim: h.task.claim,
+          prev: h.last.id
+        })
+        .then(
+          r => {
+            h.last = r.event
+          },
+          (err: Error) => {
+            say(`could not renew the lease of ${h.task.task.slice(0, 12)}: ${err.message}`)
+          }
+        )
+        .finally(() => {
+          h.renewing = false
+        })
     }
   }
   const timer: Cancel = view.scheduler.every(1_000, tick)
@@ -181,7 +244,11 @@ export function createOutsideExecutor (view: NodeView, opts: OutsideExecutorOpti
     const current = task.chains[task.chains.length - 1]
     const takeover = task.status === 'claimed' && current !== undefined
     const ended = current?.end
-    const prev = takeover ? current.last : ended !== null && ended !== undefined && ended.kind !== 'superseded' ? ended.event : null
+    const prev = takeover
+      ? current.last
+      : ended !== null && ended !== undefined && ended.kind !== 'superseded'
+        ? ended.event
+        : null
     const cites = prev === null ? task.evidence : [...task.evidence, prev]
     const { event: claim } = await view.publish('task-claimed', tree.plan, cites, { task: task.id, prev })
     await sleep(view.scheduler, propagationWait(CONFIRM_MS, view.lagMs()))
@@ -194,7 +261,7 @@ export function createOutsideExecutor (view: NodeView, opts: OutsideExecutorOpti
   }
 
   return {
-    next: async (plan) => {
+    next: async plan => {
       heardAt = view.now()
       const plans = plan === undefined ? view.plans() : [plan]
       for (const id of plans) {
@@ -214,7 +281,10 @@ export function createOutsideExecutor (view: NodeView, opts: OutsideExecutorOpti
     },
     complete: async (task, output, usage) => {
       heardAt = view.now()
-      if (!held.has(task)) throw new ConfigError(`task ${task.slice(0, 12)} is not held here: take one with task_next first (a task given up on after silence cannot be completed)`)
+      if (!held.has(task))
+        throw new ConfigError(
+          `task ${task.slice(0, 12)} is not held here: take one with task_next first (a task given up on after silence cannot be completed)`
+        )
       checkOutput(output)
       try {
         const r = await reportOutsideResult(view, task, output, usage)
@@ -222,7 +292,8 @@ export function createOutsideExecutor (view: NodeView, opts: OutsideExecutorOpti
         return r
       } catch (err) {
         const h = held.get(task)
-        if (h !== undefined && standing(h.task.plan, task, h.task.claim) !== 'owner') giveUp(h, 'the claim ended before the result came')
+        if (h !== undefined && standing(h.task.plan, task, h.task.claim) !== 'owner')
+          giveUp(h, 'the claim ended before the result came')
         throw err
       }
     },
@@ -233,8 +304,12 @@ export function createOutsideExecutor (view: NodeView, opts: OutsideExecutorOpti
       await releaseOutsideTask(view, task, reason)
     },
     held: () => [...held.values()].map(h => h.task),
-    touch: () => { heardAt = view.now() },
+    touch: () => {
+      heardAt = view.now()
+    },
     takeLost: () => lost.splice(0, lost.length),
-    stop: () => { timer() }
+    stop: () => {
+      timer()
+    }
   }
 }

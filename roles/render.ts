@@ -11,12 +11,16 @@ const GLYPH: Record<NodeStatus, string> = {
   failed: '✗'
 }
 
-export function short (id: string): string {
+export function short(id: string): string {
   return id.length > 12 ? `…${id.slice(-6)}` : id
 }
 
 /** One plan as an indented tree with status glyphs, votes, owners, lease left and why nodes wait. */
-export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: string, peers?: number, parked?: number, rejected?: Readonly<Record<string, number>> } = {}): string {
+export function renderTree(
+  tree: PlanTree,
+  nowMs: number,
+  extra: { treeHash?: string; peers?: number; parked?: number; rejected?: Readonly<Record<string, number>> } = {}
+): string {
   const v = view(tree, nowMs)
   const byId = new Map(tree.nodes.map(n => [n.id, n]))
   const tasks = new Map(tree.tasks.map(t => [t.id, t]))
@@ -24,16 +28,22 @@ export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: s
   const done = tree.nodes.filter(n => n.status === 'done').length
   lines.push(`plan ${short(tree.plan)} "${tree.goal}"`)
   lines.push(`  ${tree.status}: ${tree.statusReason}`)
-  lines.push(`  ${done}/${tree.nodes.length} nodes done · tokens ${tree.spentTokens}/${tree.budgetTokens}` +
-    (extra.peers !== undefined ? ` · ${extra.peers} peers` : '') +
-    (extra.treeHash !== undefined ? ` · treeHash ${extra.treeHash.slice(0, 12)}` : ''))
+  lines.push(
+    `  ${done}/${tree.nodes.length} nodes done · tokens ${tree.spentTokens}/${tree.budgetTokens}` +
+      (extra.peers !== undefined ? ` · ${extra.peers} peers` : '') +
+      (extra.treeHash !== undefined ? ` · treeHash ${extra.treeHash.slice(0, 12)}` : '')
+  )
   const flags: string[] = []
-  if (tree.equivocations.length > 0) flags.push(`${tree.equivocations.length} equivocation(s): ${tree.equivocations.map(e => short(e.author)).join(', ')}`)
+  if (tree.equivocations.length > 0)
+    flags.push(
+      `${tree.equivocations.length} equivocation(s): ${tree.equivocations.map(e => short(e.author)).join(', ')}`
+    )
   if (tree.duplicates > 0) flags.push(`${tree.duplicates} duplicate execution(s)`)
   if (tree.ignoredClaims > 0) flags.push(`${tree.ignoredClaims} claim(s) lost a race or came early`)
   if ((extra.parked ?? 0) > 0) flags.push(`${extra.parked ?? 0} event(s) parked`)
   const rejected = Object.entries(extra.rejected ?? {}).filter(([, n]) => n > 0)
-  if (rejected.length > 0) flags.push(`rejected events (this node): ${rejected.map(([why, n]) => `${n} ${why}`).join(', ')}`)
+  if (rejected.length > 0)
+    flags.push(`rejected events (this node): ${rejected.map(([why, n]) => `${n} ${why}`).join(', ')}`)
   if (flags.length > 0) lines.push(`  ! ${flags.join(' · ')}`)
 
   const describe = (n: TreeNode): string => {
@@ -41,22 +51,30 @@ export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: s
     const parts: string[] = []
     if (n.kind === 'decomposing') {
       const a = n.attempts[n.attempts.length - 1]
-      if (a !== undefined && a.proposals.length > 0) parts.push(`attempt ${a.attempt}: ${a.proposals.length} proposal(s), votes ${a.proposals.map(p => p.votes).join('/')}`)
+      if (a !== undefined && a.proposals.length > 0)
+        parts.push(
+          `attempt ${a.attempt}: ${a.proposals.length} proposal(s), votes ${a.proposals.map(p => p.votes).join('/')}`
+        )
     }
-    if (n.leafReason !== null && n.leafReason !== 'marked-leaf' && n.leafReason !== 'max-depth') parts.push(`leaf: ${n.leafReason}`)
+    if (n.leafReason !== null && n.leafReason !== 'marked-leaf' && n.leafReason !== 'max-depth')
+      parts.push(`leaf: ${n.leafReason}`)
     if (t !== undefined) {
       if (t.kind === 'rollup' && (n.status === 'ready' || n.status === 'claimed')) parts.push('roll-up')
       if (t.owner !== null) {
         const left = v.leaseLeftMs(t)
-        parts.push(`claimed by ${short(t.owner)}${left !== null ? `, lease ${Math.max(0, Math.round(left / 1000))}s` : ''}`)
+        parts.push(
+          `claimed by ${short(t.owner)}${left !== null ? `, lease ${Math.max(0, Math.round(left / 1000))}s` : ''}`
+        )
       }
       const accepted = t.results.find(r => r.accepted)
-      if (accepted !== undefined) parts.push(`by ${short(accepted.author)}${accepted.source === 'offline' ? ' (offline)' : ''}`)
+      if (accepted !== undefined)
+        parts.push(`by ${short(accepted.author)}${accepted.source === 'offline' ? ' (offline)' : ''}`)
       if (t.duplicates > 0) parts.push(`${t.duplicates} duplicate(s)`)
       if (t.failures > 0) parts.push(`${t.failures}/${t.attemptsAllowed} failed`)
     }
     if (n.waiting !== null && n.status !== 'ready') parts.push(n.waiting)
-    if (t !== undefined && t.status === 'in-review' && t.awaiting.length > 0) parts.push(`review awaited from ${t.awaiting.map(short).join(', ')}`)
+    if (t !== undefined && t.status === 'in-review' && t.awaiting.length > 0)
+      parts.push(`review awaited from ${t.awaiting.map(short).join(', ')}`)
     return parts.join(' · ')
   }
   const walk = (n: TreeNode, prefix: string, last: boolean, root: boolean): void => {
@@ -78,10 +96,16 @@ export function renderTree (tree: PlanTree, nowMs: number, extra: { treeHash?: s
 }
 
 /** The finished plan as Markdown: the tree with each step's result, then the deliverable. */
-export function renderMarkdown (tree: PlanTree): string {
+export function renderMarkdown(tree: PlanTree): string {
   const byId = new Map(tree.nodes.map(n => [n.id, n]))
   const tasks = new Map(tree.tasks.map(t => [t.id, t]))
-  const out: string[] = [`# ${tree.goal}`, '', `Status: **${tree.status}** (${tree.statusReason}). Tokens spent: ${tree.spentTokens} of ${tree.budgetTokens}. Plan id: \`${tree.plan}\`.`, '']
+  const out: string[] = [
+    `# ${tree.goal}`,
+    '',
+    `Status: **${tree.status}** (${tree.statusReason}). Tokens spent: ${tree.spentTokens} ` +
+      `of ${tree.budgetTokens}. Plan id: \`${tree.plan}\`.`,
+    ''
+  ]
   if (tree.deliverable !== null) out.push('## Deliverable', '', tree.deliverable.output, '')
   out.push('## Plan', '')
   const walk = (n: TreeNode, depth: number): void => {
@@ -91,7 +115,10 @@ export function renderMarkdown (tree: PlanTree): string {
     if (r !== undefined && n.kind === 'leaf') {
       for (const l of r.output.split('\n')) out.push(`${'  '.repeat(depth + 1)}> ${l}`)
     }
-    for (const c of n.children) { const child = byId.get(c); if (child !== undefined) walk(child, depth + 1) }
+    for (const c of n.children) {
+      const child = byId.get(c)
+      if (child !== undefined) walk(child, depth + 1)
+    }
   }
   const root = byId.get(tree.root)
   if (root !== undefined) walk(root, 0)

@@ -36,7 +36,15 @@ export interface ReviewIntent {
  * window since the first proposal has passed; and reviews results when the
  * plan asks for review. Scorers outside the committee stay idle.
  */
-export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, liveDecomposers: readonly string[], events: EventLookup, reviewsBy: (result: EventId) => readonly PlanEvent<'result-reviewed'>[], wake?: (atMs: number) => void): Array<BallotIntent | ReviewIntent> {
+export function decideScorer(
+  tree: PlanTree,
+  me: PeerIdString,
+  nowMs: number,
+  liveDecomposers: readonly string[],
+  events: EventLookup,
+  reviewsBy: (result: EventId) => readonly PlanEvent<'result-reviewed'>[],
+  wake?: (atMs: number) => void
+): Array<BallotIntent | ReviewIntent> {
   if (isIdle(tree)) return []
   const committee = tree.committees[tree.committees.length - 1]
   if (committee === undefined || !committee.members.includes(me)) return []
@@ -46,13 +54,28 @@ export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, l
     const a = node.attempts.find(x => x.attempt === attempt)
     if (a === undefined || a.proposals.length === 0) continue
     if (a.ballots.some(b => b.author === me && b.committee === committee.event)) continue
-    const proposals = a.proposals.filter(p => !p.equivocated).map(p => events.get(p.id)).filter((e): e is PlanEvent<'split-proposed'> => e !== undefined)
+    const proposals = a.proposals
+      .filter(p => !p.equivocated)
+      .map(p => events.get(p.id))
+      .filter((e): e is PlanEvent<'split-proposed'> => e !== undefined)
     if (proposals.length === 0) continue
     const authors = new Set(proposals.map(p => p.env.author as string))
     const first = Math.min(...proposals.map(p => p.env.hlc.ms))
     const heardAll = liveDecomposers.length > 0 && liveDecomposers.every(d => authors.has(d))
-    if (!heardAll && nowMs < first + BALLOT_WINDOW_MS) { wake?.(first + BALLOT_WINDOW_MS); continue }
-    out.push({ kind: 'ballot', key: `ballot:${tree.plan}:${node.id}#${attempt}@${committee.event}`, plan: tree.plan, node, attempt, committee: committee.event, proposals, path: pathOf(tree, node, nodes) })
+    if (!heardAll && nowMs < first + BALLOT_WINDOW_MS) {
+      wake?.(first + BALLOT_WINDOW_MS)
+      continue
+    }
+    out.push({
+      kind: 'ballot',
+      key: `ballot:${tree.plan}:${node.id}#${attempt}@${committee.event}`,
+      plan: tree.plan,
+      node,
+      attempt,
+      committee: committee.event,
+      proposals,
+      path: pathOf(tree, node, nodes)
+    })
   }
   if (tree.params.review) {
     for (const task of tree.tasks) {
@@ -62,41 +85,85 @@ export function decideScorer (tree: PlanTree, me: PeerIdString, nowMs: number, l
       for (const result of task.results) {
         if (result.review !== 'pending') continue
         if (reviewsBy(result.id).some(r => r.env.author === me && r.env.body.committee === committee.event)) continue
-        out.push({ kind: 'review', key: `review:${tree.plan}:${result.id}@${committee.event}`, plan: tree.plan, task, node, result, committee: committee.event, path: pathOf(tree, node, nodes) })
+        out.push({
+          kind: 'review',
+          key: `review:${tree.plan}:${result.id}@${committee.event}`,
+          plan: tree.plan,
+          task,
+          node,
+          result,
+          committee: committee.event,
+          path: pathOf(tree, node, nodes)
+        })
       }
     }
   }
   return out
 }
 
-export function createScorer (ctx: RoleContext): RoleHandler {
+export function createScorer(ctx: RoleContext): RoleHandler {
   const me = ctx.view.me
   const events: EventLookup = { get: id => ctx.view.event(id) }
   let wakeAt: number | null = null
-  const wake = (at: number): void => { if (wakeAt === null || at < wakeAt) wakeAt = at }
+  const wake = (at: number): void => {
+    if (wakeAt === null || at < wakeAt) wakeAt = at
+  }
   return {
     decide: (tree, now) => {
-      const live = ctx.view.roster().filter(r => r.role === 'decomposer').map(r => r.peerId)
+      const live = ctx.view
+        .roster()
+        .filter(r => r.role === 'decomposer')
+        .map(r => r.peerId)
       return decideScorer(tree, me, now, live, events, id => ctx.view.reviewsOf(tree.plan, id), wake)
     },
-    nextWakeAt: () => { const at = wakeAt; wakeAt = null; return at },
+    nextWakeAt: () => {
+      const at = wakeAt
+      wakeAt = null
+      return at
+    },
     act: async (intent: BallotIntent | ReviewIntent, tree) => {
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
       if (intent.kind === 'review') {
-        const out = await provider.review({ goal: tree.goal, path: intent.path, task: { title: intent.node.title, detail: intent.node.detail }, output: intent.result.output },
-          { trace: { plan: intent.plan, for: { slot: 'review', result: intent.result.id, committee: intent.committee } } })
+        const out = await provider.review(
+          {
+            goal: tree.goal,
+            path: intent.path,
+            task: { title: intent.node.title, detail: intent.node.detail },
+            output: intent.result.output
+          },
+          {
+            trace: { plan: intent.plan, for: { slot: 'review', result: intent.result.id, committee: intent.committee } }
+          }
+        )
         await ctx.view.publish('result-reviewed', intent.plan, [intent.result.id, intent.committee], {
-          task: intent.task.id, result: intent.result.id, committee: intent.committee, verdict: out.verdict, notes: out.notes, usage: out.usage
+          task: intent.task.id,
+          result: intent.result.id,
+          committee: intent.committee,
+          verdict: out.verdict,
+          notes: out.notes,
+          usage: out.usage
         })
         ctx.say(`reviewed "${intent.node.title}": ${out.verdict}`)
         return
       }
-      const out = await provider.score({
-        goal: tree.goal,
-        path: intent.path,
-        node: { title: intent.node.title, detail: intent.node.detail },
-        proposals: intent.proposals.map(p => ({ id: p.id, subgoals: p.env.body.subgoals, rationale: p.env.body.rationale }))
-      }, { trace: { plan: intent.plan, for: { slot: 'ballot', node: intent.node.id, attempt: intent.attempt, committee: intent.committee } } })
+      const out = await provider.score(
+        {
+          goal: tree.goal,
+          path: intent.path,
+          node: { title: intent.node.title, detail: intent.node.detail },
+          proposals: intent.proposals.map(p => ({
+            id: p.id,
+            subgoals: p.env.body.subgoals,
+            rationale: p.env.body.rationale
+          }))
+        },
+        {
+          trace: {
+            plan: intent.plan,
+            for: { slot: 'ballot', node: intent.node.id, attempt: intent.attempt, committee: intent.committee }
+          }
+        }
+      )
       await ctx.view.publish('ballot-cast', intent.plan, [intent.committee, ...intent.proposals.map(p => p.id)], {
         node: intent.node.id,
         attempt: intent.attempt,
@@ -106,7 +173,10 @@ export function createScorer (ctx: RoleContext): RoleHandler {
         notes: out.notes,
         usage: out.usage
       })
-      ctx.say(`voted on "${intent.node.title}" (attempt ${intent.attempt}): ${out.choice === null ? 'none' : `proposal ${out.choice.slice(0, 8)}`}`)
+      ctx.say(
+        `voted on "${intent.node.title}" ` +
+          `(attempt ${intent.attempt}): ${out.choice === null ? 'none' : `proposal ${out.choice.slice(0, 8)}`}`
+      )
     }
   }
 }

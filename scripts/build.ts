@@ -45,8 +45,13 @@ const result = await build({
   write: false
 })
 
-const withRoutes = Object.entries(result.metafile.outputs).filter(([, out]) => out.inputs[ROUTES] !== undefined).map(([file]) => file)
-if (withRoutes.length !== 1) throw new Error(`expected ${ROUTES} in exactly one output file, found it in ${withRoutes.length}: ${withRoutes.join(', ')}`)
+const withRoutes = Object.entries(result.metafile.outputs)
+  .filter(([, out]) => out.inputs[ROUTES] !== undefined)
+  .map(([file]) => file)
+if (withRoutes.length !== 1)
+  throw new Error(
+    `expected ${ROUTES} in exactly one output file, found it in ${withRoutes.length}: ${withRoutes.join(', ')}`
+  )
 const staticDir = join(REPO_ROOT, dirname(withRoutes[0] as string), 'static')
 
 const files = new Map<string, Uint8Array>(result.outputFiles.map(f => [f.path, f.contents]))
@@ -60,7 +65,7 @@ pruneExcept(DIST, new Set(files.keys()))
  * the processes of a test or benchmark that runs dist/src/cli.js meanwhile
  * (and load their lazy chunks later) never see a missing or half-written file.
  */
-function writeIfChanged (path: string, bytes: Uint8Array): void {
+function writeIfChanged(path: string, bytes: Uint8Array): void {
   if (existsSync(path) && Buffer.from(bytes).equals(readFileSync(path))) return
   mkdirSync(dirname(path), { recursive: true })
   const tmp = `${path}.${process.pid}.tmp`
@@ -69,7 +74,7 @@ function writeIfChanged (path: string, bytes: Uint8Array): void {
 }
 
 /** Removes every file under `dir` but `keep` (and another build's files in flight), then the directories left empty. */
-function pruneExcept (dir: string, keep: ReadonlySet<string>): void {
+function pruneExcept(dir: string, keep: ReadonlySet<string>): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) pruneExcept(path, keep)

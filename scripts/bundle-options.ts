@@ -12,7 +12,8 @@ import type { BuildOptions, Plugin } from 'esbuild'
 /** Native addons: loaded from node_modules as they are, never bundled. */
 const EXTERNAL = ['better-sqlite3']
 
-const REQUIRE_BANNER = "import { createRequire as __planSwarmCreateRequire } from 'node:module'; const require = __planSwarmCreateRequire(import.meta.url);"
+const REQUIRE_BANNER =
+  "import { createRequire as __planSwarmCreateRequire } from 'node:module'; const require = __planSwarmCreateRequire(import.meta.url);"
 
 const FILE_BESIDE_MODULE = /import\.meta\.url|__dirname|__filename/
 const CREATE_REQUIRE = /\b(?:const|let|var)\s+(\w+)\s*=\s*createRequire\(import\.meta\.url\);?/
@@ -28,17 +29,23 @@ const CREATE_REQUIRE = /\b(?:const|let|var)\s+(\w+)\s*=\s*createRequire\(import\
  */
 export const besideOwnModule: Plugin = {
   name: 'beside-own-module',
-  setup (b) {
+  setup(b) {
     b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async args => {
       const source = await readFile(args.path, 'utf8')
       if (!FILE_BESIDE_MODULE.test(source)) return undefined
       const decl = CREATE_REQUIRE.exec(source)
       const name = decl?.[1]
-      const contents = decl === null || name === undefined
-        ? source
-        : source.replace(decl[0], '').replace(new RegExp(`\\b${name}\\(\\s*('[^']+'|"[^"]+")\\s*\\)`, 'g'), 'require($1)')
+      const contents =
+        decl === null || name === undefined
+          ? source
+          : source
+              .replace(decl[0], '')
+              .replace(new RegExp(`\\b${name}\\(\\s*('[^']+'|"[^"]+")\\s*\\)`, 'g'), 'require($1)')
       if (FILE_BESIDE_MODULE.test(contents) || (name !== undefined && new RegExp(`\\b${name}\\b`).test(contents))) {
-        throw new Error(`${args.path} finds files beside its own module, which the bundle moves: make it external in scripts/bundle-options.ts, or teach besideOwnModule its pattern`)
+        throw new Error(
+          `${args.path} finds files beside its own module, which the bundle moves: make it external ` +
+            `in scripts/bundle-options.ts, or teach besideOwnModule its pattern`
+        )
       }
       return { contents, loader: 'js' }
     })

@@ -23,14 +23,14 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ['OTEL_SERVICE_NAME', 'the service name on spans (default plan-swarm-<role>)'],
   ['PLAN_SWARM_HOME', 'the root of the default data dirs (default ~/.plan-swarm)'],
   ['PLAN_SWARM_MCP_TOKEN', 'the bearer token of --mcp-http (default: a new random one at every start)'],
-  ['PLAN_SWARM_CLOCK_OFFSET_MS', 'test hook: milliseconds added to this node\'s wall clock']
+  ['PLAN_SWARM_CLOCK_OFFSET_MS', "test hook: milliseconds added to this node's wall clock"]
 ]
 
-type Spec = { readonly type: string, readonly help: string, readonly multiple?: boolean }
+type Spec = { readonly type: string; readonly help: string; readonly multiple?: boolean }
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|')
 
-function optionRows (options: Record<string, Spec>, withEnv: boolean): string[] {
+function optionRows(options: Record<string, Spec>, withEnv: boolean): string[] {
   return Object.entries(options).map(([name, spec]) => {
     const flag = `\`--${name}${spec.type === 'string' ? ' <value>' : ''}\``
     const repeat = spec.multiple === true ? ' (repeatable)' : ''
@@ -40,7 +40,7 @@ function optionRows (options: Record<string, Spec>, withEnv: boolean): string[] 
 }
 
 /** The page, exactly as docs/cli.md holds it. */
-export function renderCliDoc (): string {
+export function renderCliDoc(): string {
   return [
     '# Command line',
     '',
@@ -98,7 +98,7 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   const page = renderCliDoc()
   if (process.argv.includes('--check')) {
     const same = readFileSync(CLI_DOC, 'utf8') === page
-    if (!same) console.error('docs/cli.md differs from the CLI\'s tables: run `npm run docs:cli` and commit it')
+    if (!same) console.error("docs/cli.md differs from the CLI's tables: run `npm run docs:cli` and commit it")
     process.exitCode = same ? 0 : 1
   } else {
     writeFileSync(CLI_DOC, page)

@@ -15,92 +15,168 @@ import type { PlanTree } from '../src/core/tree.js'
  * Exit 0 when the plan completes; Ctrl-C stops every child.
  */
 const ROOT = resolve(import.meta.dirname, '..')
-const goal = process.argv.slice(2).filter(a => !a.startsWith('--')).join(' ').trim() || 'plan a two-week trip to Japan'
+const goal =
+  process.argv
+    .slice(2)
+    .filter(a => !a.startsWith('--'))
+    .join(' ')
+    .trim() || 'plan a two-week trip to Japan'
 const timeoutS = Number(process.env.DEMO_TIMEOUT_S ?? 600)
 const dir = mkdtempSync(join(tmpdir(), 'plan-swarm-demo-'))
 const swarm = 'demo'
 const children: ChildProcess[] = []
 const tty = process.stdout.isTTY
 
-function node (name: string, args: string[]): ChildProcess {
+function node(name: string, args: string[]): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], {
     cwd: ROOT,
     env: { ...process.env, PLAN_SWARM_HOME: join(dir, 'home') },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   children.push(child)
-  child.stderr?.on('data', (d: Buffer) => { if (process.env.DEMO_VERBOSE !== undefined) process.stderr.write(`[${name}] ${d.toString()}`) })
+  child.stderr?.on('data', (d: Buffer) => {
+    if (process.env.DEMO_VERBOSE !== undefined) process.stderr.write(`[${name}] ${d.toString()}`)
+  })
   return child
 }
 
-function firstJson (child: ChildProcess, match: (o: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+function firstJson(
+  child: ChildProcess,
+  match: (o: Record<string, unknown>) => boolean
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream })
     rl.on('line', line => {
       try {
         const o = JSON.parse(line) as Record<string, unknown>
         if (match(o)) resolve(o)
-      } catch { /* not JSON */ }
+      } catch {
+        /* not JSON */
+      }
     })
-    child.once('exit', code => { reject(new Error(`a demo process exited early (code ${code}); rerun with DEMO_VERBOSE=1 to see why`)) })
+    child.once('exit', code => {
+      reject(new Error(`a demo process exited early (code ${code}); rerun with DEMO_VERBOSE=1 to see why`))
+    })
   })
 }
 
 let stopping = false
-async function stopAll (code: number): Promise<never> {
+async function stopAll(code: number): Promise<never> {
   if (!stopping) {
     stopping = true
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM')
     const deadline = Date.now() + 5_000
-    while (children.some(c => c.exitCode === null && c.signalCode === null) && Date.now() < deadline) await new Promise(r => setTimeout(r, 100))
+    while (children.some(c => c.exitCode === null && c.signalCode === null) && Date.now() < deadline)
+      await new Promise(r => setTimeout(r, 100))
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
   }
   process.exit(code)
 }
-process.on('SIGINT', () => { console.log('\nstopping the swarm...'); void stopAll(130) })
-process.on('SIGTERM', () => { void stopAll(143) })
+process.on('SIGINT', () => {
+  console.log('\nstopping the swarm...')
+  void stopAll(130)
+})
+process.on('SIGTERM', () => {
+  void stopAll(143)
+})
 
 const common = ['--swarm', swarm, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--json']
 console.log(`plan-swarm demo: 2 decomposers, 3 scorers, 3 executors and an observer on 127.0.0.1 (data in ${dir})`)
-if (process.env.ANTHROPIC_API_KEY === undefined) console.log('no ANTHROPIC_API_KEY: offline heuristics, not a language model (set the key to plan with Claude)')
+if (process.env.ANTHROPIC_API_KEY === undefined)
+  console.log('no ANTHROPIC_API_KEY: offline heuristics, not a language model (set the key to plan with Claude)')
 
 const markdown = join(dir, 'plan.md')
-const observer = node('observer', ['--role', 'observer', ...common, '--data-dir', join(dir, 'observer'), '--http', '127.0.0.1:0', '--markdown', markdown])
+const observer = node('observer', [
+  '--role',
+  'observer',
+  ...common,
+  '--data-dir',
+  join(dir, 'observer'),
+  '--http',
+  '127.0.0.1:0',
+  '--markdown',
+  markdown
+])
 const started = await firstJson(observer, o => o.event === 'started')
 const seed = (started.addresses as string[])[0] as string
 const http = started.http as string
-const roles = [['decomposer', 2], ['scorer', 3], ['executor', 3]] as const
+const roles = [
+  ['decomposer', 2],
+  ['scorer', 3],
+  ['executor', 3]
+] as const
 const ready: Array<Promise<unknown>> = []
 for (const [role, n] of roles) {
   for (let i = 1; i <= n; i++) {
-    const child = node(`${role}-${i}`, ['--role', role, ...common, '--data-dir', join(dir, `${role}-${i}`), '--bootstrap', seed])
+    const child = node(`${role}-${i}`, [
+      '--role',
+      role,
+      ...common,
+      '--data-dir',
+      join(dir, `${role}-${i}`),
+      '--bootstrap',
+      seed
+    ])
     ready.push(firstJson(child, o => o.event === 'started'))
   }
 }
 await Promise.all(ready)
 console.log(`swarm up; observer status at ${http}/status`)
 
-const submit = node('submit', ['submit', goal, '--wait', '--swarm', swarm, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--bootstrap', seed, '--data-dir', join(dir, 'client'), '--json', '--timeout', String(timeoutS), '--max-depth', '2'])
+const submit = node('submit', [
+  'submit',
+  goal,
+  '--wait',
+  '--swarm',
+  swarm,
+  '--no-mdns',
+  '--listen',
+  '/ip4/127.0.0.1/tcp/0',
+  '--bootstrap',
+  seed,
+  '--data-dir',
+  join(dir, 'client'),
+  '--json',
+  '--timeout',
+  String(timeoutS),
+  '--max-depth',
+  '2'
+])
 const submitted = await firstJson(submit, o => typeof o.plan === 'string' && o.status === undefined)
 const plan = submitted.plan as string
 console.log(`submitted "${goal}" as plan ${plan}`)
 const finished = firstJson(submit, o => o.status !== undefined)
 
 let last = ''
-const draw = setInterval(() => {
-  fetch(`${http}/plans/${plan}`).then(async r => r.ok ? await r.json() as { tree: PlanTree, treeHash: string } : undefined).then(body => {
-    if (body === undefined) return
-    const screen = renderTree(body.tree, Date.now(), { treeHash: body.treeHash })
-    if (screen === last) return
-    last = screen
-    process.stdout.write(tty ? `\x1b[H\x1b[2J${screen}\n` : `${screen}\n\n`)
-  }).catch(() => { /* the observer may be busy; try again */ })
-}, tty ? 500 : 2_000)
+const draw = setInterval(
+  () => {
+    fetch(`${http}/plans/${plan}`)
+      .then(async r => (r.ok ? ((await r.json()) as { tree: PlanTree; treeHash: string }) : undefined))
+      .then(body => {
+        if (body === undefined) return
+        const screen = renderTree(body.tree, Date.now(), { treeHash: body.treeHash })
+        if (screen === last) return
+        last = screen
+        process.stdout.write(tty ? `\x1b[H\x1b[2J${screen}\n` : `${screen}\n\n`)
+      })
+      .catch(() => {
+        /* the observer may be busy; try again */
+      })
+  },
+  tty ? 500 : 2_000
+)
 
 const result = await Promise.race([
   finished,
-  new Promise<Record<string, unknown>>((_resolve, reject) => submit.once('exit', code => { reject(new Error(`submit exited with code ${code}`)) }))
-]).catch((err: Error) => { console.error(`demo failed: ${err.message}`); return undefined })
+  new Promise<Record<string, unknown>>((_resolve, reject) =>
+    submit.once('exit', code => {
+      reject(new Error(`submit exited with code ${code}`))
+    })
+  )
+]).catch((err: Error) => {
+  console.error(`demo failed: ${err.message}`)
+  return undefined
+})
 clearInterval(draw)
 if (result === undefined) await stopAll(1)
 console.log(`\nplan ${String(result?.status)}; treeHash ${String(result?.treeHash)}`)

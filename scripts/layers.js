@@ -28,8 +28,20 @@ export const LAYERED_ROOTS = ['src', 'roles']
 
 /** The layers below the composition roots; a composition root may import any of them. */
 const LIBRARY = [
-  'src/errors.ts', 'src/core', 'src/wire', 'src/ports', 'src/sync', 'src/store', 'src/net', 'src/llm',
-  'src/runtime', 'src/author', 'src/http', 'src/telemetry', 'roles', 'src/mcp'
+  'src/errors.ts',
+  'src/core',
+  'src/wire',
+  'src/ports',
+  'src/sync',
+  'src/store',
+  'src/net',
+  'src/llm',
+  'src/runtime',
+  'src/author',
+  'src/http',
+  'src/telemetry',
+  'roles',
+  'src/mcp'
 ]
 
 /** @type {readonly Layer[]} Lowest first: a layer may import only layers listed before it. */
@@ -42,7 +54,8 @@ export const LAYERS = [
   },
   {
     name: 'src/core',
-    what: 'The pure fold: event types, HLC, dep rules, `Fold`, `EventSet`, `derivePlan`, `treeHash`, `view`, and ' +
+    what:
+      'The pure fold: event types, HLC, dep rules, `Fold`, `EventSet`, `derivePlan`, `treeHash`, `view`, and ' +
       'the ordered id set with range fingerprints (`IdSet`) that sync reconciles. No I/O, no clock, no randomness.',
     mayImport: [],
     why: 'the fold is a pure function of the set of events, so it runs anywhere (the simulator, a property test).'
@@ -51,11 +64,12 @@ export const LAYERS = [
     name: 'src/wire',
     what: 'Pure bytes: the canonical codec, `decodeEvent`, ids, signatures, peer keys, shapes, topic names, varints.',
     mayImport: ['src/core'],
-    why: 'the codec encodes the core\'s event types and nothing else, so it stays pure and runs anywhere.'
+    why: "the codec encodes the core's event types and nothing else, so it stays pure and runs anywhere."
   },
   {
     name: 'src/ports',
-    what: 'The seams: `NodeView`, `Transport` and `TransportHost`, `EventStore`, `Scheduler` ' +
+    what:
+      'The seams: `NodeView`, `Transport` and `TransportHost`, `EventStore`, `Scheduler` ' +
       '(`realScheduler`, `seededRandom`).',
     mayImport: ['src/core', 'src/wire'],
     typesOnly: true,
@@ -75,7 +89,8 @@ export const LAYERS = [
   },
   {
     name: 'src/net',
-    what: 'The libp2p shell: node assembly, gossip and its validators, discovery, admission, presence, roster, ' +
+    what:
+      'The libp2p shell: node assembly, gossip and its validators, discovery, admission, presence, roster, ' +
       'neighbours, relay and NAT.',
     mayImport: ['src/core', 'src/wire', 'src/ports', 'src/sync'],
     why: 'an adapter below the runtime: it implements `Transport`, mounts the sync protocol, and never reaches up.'
@@ -84,82 +99,95 @@ export const LAYERS = [
     name: 'src/llm',
     what: 'The model providers (Anthropic, OpenAI-compatible, the offline heuristics), prompts and tool calls.',
     mayImport: ['src/core', 'src/wire', 'src/ports'],
-    why: 'an adapter below the runtime: a provider turns a plan\'s text into answers and knows no node.'
+    why: "an adapter below the runtime: a provider turns a plan's text into answers and knows no node."
   },
   {
     name: 'src/runtime',
-    what: 'The replica loop (`Replica`: decode, verify, fold, store, notify), config, metrics, the version. ' +
+    what:
+      'The replica loop (`Replica`: decode, verify, fold, store, notify), config, metrics, the version. ' +
       '`startNodeRuntime` wires a store and a transport to a replica and serves the `NodeView`.',
     mayImport: ['src/errors.ts', 'src/core', 'src/wire', 'src/ports', 'src/sync', 'src/store', 'src/net', 'src/llm'],
     why: 'it serves the NodeView; what sits above it is wired in by src/app or src/sim, never imported.'
   },
   {
     name: 'src/author',
-    what: 'The author\'s actions (`planParams`, `parseCommittee`, `scorersInSight`, `publishGoal`, `checkAuthor`, ' +
+    what:
+      "The author's actions (`planParams`, `parseCommittee`, `scorersInSight`, `publishGoal`, `checkAuthor`, " +
       '`publishCancel`; `publishAmend`, `publishRaiseBudget`, `publishRetry` in plan-actions.ts) and a ' +
-      'person\'s (`castVote`, `castReview`, `awaitingMe` in person-events.ts), done through a `NodeView`.',
+      "person's (`castVote`, `castReview`, `awaitingMe` in person-events.ts), done through a `NodeView`.",
     mayImport: ['src/errors.ts', 'src/core', 'src/wire', 'src/ports', 'src/llm'],
     why: 'it acts through a NodeView only, so the same code serves the commands, the dashboard and the simulator.'
   },
   {
     name: 'src/http',
-    what: '`startHttpServer(host, port, view)`: `/status`, `/plans`, `/plans/<id>`, `/plans/<id>/events`, ' +
-      '`/metrics`; and the observer\'s dashboard (`dashboardSource(view)`, `createDashboard`).',
+    what:
+      '`startHttpServer(host, port, view)`: `/status`, `/plans`, `/plans/<id>`, `/plans/<id>/events`, ' +
+      "`/metrics`; and the observer's dashboard (`dashboardSource(view)`, `createDashboard`).",
     mayImport: ['src/core', 'src/wire', 'src/ports', 'src/llm', 'src/author'],
-    why: 'it reads and publishes through a NodeView (and src/author), so it serves a libp2p peer and a ' +
+    why:
+      'it reads and publishes through a NodeView (and src/author), so it serves a libp2p peer and a ' +
       'simulated node alike.'
   },
   {
     name: 'src/telemetry',
-    what: 'OpenTelemetry: spans derived from the events a node authors (trace id from the plan id, span ids ' +
+    what:
+      'OpenTelemetry: spans derived from the events a node authors (trace id from the plan id, span ids ' +
       'from event ids) and model-call spans around an `LlmProvider`; otel-export.ts alone loads the SDK, ' +
       'when an OTLP endpoint is set.',
     mayImport: ['src/core', 'src/wire', 'src/ports', 'src/llm'],
-    why: 'it sees the node through a NodeView and wraps an LlmProvider, so it traces a libp2p peer and a ' +
+    why:
+      'it sees the node through a NodeView and wraps an LlmProvider, so it traces a libp2p peer and a ' +
       'simulated node alike; src/app wires it in.'
   },
   {
     name: 'roles',
-    what: '`startRole(ctx, handler)` with `RoleContext = { view, provider, say }`; the decomposer, scorer and ' +
+    what:
+      '`startRole(ctx, handler)` with `RoleContext = { view, provider, say }`; the decomposer, scorer and ' +
       'executor (`decide(tree, now)` gives intents, then `act`); the outside executor ' +
       '(`createOutsideExecutor(view, opts)`: claims, renewals and results for agents and people); the observer ' +
       '(`startObserver(view, opts)`) and `renderTree` / `renderMarkdown`.',
     mayImport: ['src/errors.ts', 'src/core', 'src/wire', 'src/ports', 'src/llm'],
-    why: 'roles see their node through a NodeView only, so the same roles run on a libp2p peer and in the ' +
+    why:
+      'roles see their node through a NodeView only, so the same roles run on a libp2p peer and in the ' +
       'seeded simulator.'
   },
   {
     name: 'src/mcp',
-    what: 'The swarm as MCP tools and resources (`createSwarmMcp(tools, version)`: a factory of McpServers ' +
+    what:
+      'The swarm as MCP tools and resources (`createSwarmMcp(tools, version)`: a factory of McpServers ' +
       'over one node) and the Streamable HTTP endpoint with its token, Origin and Host checks (`startMcpHttp`).',
     mayImport: ['src/errors.ts', 'src/core', 'src/wire', 'src/ports', 'src/llm', 'src/author', 'roles'],
-    why: 'it serves tools through a NodeView, the author actions and the outside executor of roles/, so it ' +
+    why:
+      'it serves tools through a NodeView, the author actions and the outside executor of roles/, so it ' +
       'runs over any node; src/app starts it.'
   },
   {
     name: 'src/polyfill.ts',
-    what: '`Promise.withResolvers` for Node 20, imported first by every entry point and by vitest\'s setup.',
+    what: "`Promise.withResolvers` for Node 20, imported first by every entry point and by vitest's setup.",
     mayImport: [],
     why: 'it must run before anything else is loaded, so it imports nothing.'
   },
   {
     name: 'src/app',
-    what: 'A composition root: `startPeer` puts libp2p, SQLite and HTTP around the node runtime; `runNode` ' +
-      'starts a role, the observer or the dashboard on a peer\'s `view`; `runMcp` serves MCP on stdio over a ' +
+    what:
+      'A composition root: `startPeer` puts libp2p, SQLite and HTTP around the node runtime; `runNode` ' +
+      "starts a role, the observer or the dashboard on a peer's `view`; `runMcp` serves MCP on stdio over a " +
       'peer of its own.',
     mayImport: LIBRARY,
     why: 'a composition root wires the layers below together; the other roots build on it, not it on them.'
   },
   {
     name: 'src/sim',
-    what: 'A composition root: the deterministic simulator, the same node runtime and roles over a virtual ' +
+    what:
+      'A composition root: the deterministic simulator, the same node runtime and roles over a virtual ' +
       'network and clock.',
     mayImport: LIBRARY,
     why: 'a composition root wires the layers below together, over a simulated network instead of libp2p.'
   },
   {
     name: 'src/commands',
-    what: 'A composition root: the client commands (`submit`, `cancel`, `amend`, `raise-budget`, `retry`, ' +
+    what:
+      'A composition root: the client commands (`submit`, `cancel`, `amend`, `raise-budget`, `retry`, ' +
       '`export`, `task`, `id`, `inbox`, `vote`, `review`), each over `startPeer` and `peer.view`.',
     mayImport: [...LIBRARY, 'src/app'],
     why: 'a command is a short-lived peer (src/app) that acts through the layers below it.'
@@ -191,18 +219,18 @@ const withoutExtension = p => p.replace(/\.[cm]?[jt]sx?$/, '')
  * @param {string} path
  * @returns {Layer | undefined}
  */
-export function layerOf (path) {
+export function layerOf(path) {
   const bare = withoutExtension(path)
-  return LAYERS.find(l => /\.[jt]s$/.test(l.name)
-    ? withoutExtension(l.name) === bare
-    : path === l.name || path.startsWith(`${l.name}/`))
+  return LAYERS.find(l =>
+    /\.[jt]s$/.test(l.name) ? withoutExtension(l.name) === bare : path === l.name || path.startsWith(`${l.name}/`)
+  )
 }
 
 /**
  * Whether a repository-relative path lies where every file must be in a layer.
  * @param {string} path
  */
-export function isLayered (path) {
+export function isLayered(path) {
   return LAYERED_ROOTS.some(r => path.startsWith(`${r}/`))
 }
 
@@ -211,7 +239,7 @@ export function isLayered (path) {
  * under src/ (or the file itself when it sits directly in src/).
  * @param {string} path
  */
-export function unplacedName (path) {
+export function unplacedName(path) {
   const parts = path.split('/')
   return parts.length > 2 ? parts.slice(0, 2).join('/') : path
 }
@@ -220,7 +248,7 @@ export function unplacedName (path) {
  * The sentence a refused import reports: what the layer may import, and why.
  * @param {Layer} layer
  */
-export function allowance (layer) {
+export function allowance(layer) {
   const list = layer.mayImport.length === 0 ? 'nothing of the project' : layer.mayImport.join(', ')
   const kind = layer.typesOnly === true ? ' (types only)' : ''
   return `${layer.name} may import ${list}${kind}: ${layer.why}`
@@ -236,11 +264,12 @@ const code = name => `\`${name}${/\.[jt]s$/.test(name) ? '' : '/'}\``
  * The layer table of docs/architecture.md, lowest layer first.
  * @returns {string}
  */
-export function renderLayerTable () {
+export function renderLayerTable() {
   const rows = LAYERS.map(l => {
-    const imports = l.mayImport.length === 0
-      ? 'nothing of the project'
-      : l.mayImport.map(code).join(', ') + (l.typesOnly === true ? ' (types only)' : '')
+    const imports =
+      l.mayImport.length === 0
+        ? 'nothing of the project'
+        : l.mayImport.map(code).join(', ') + (l.typesOnly === true ? ' (types only)' : '')
     return `| ${code(l.name)} | ${cell(l.what)} | ${imports} | ${cell(l.why)} |`
   })
   return ['| Layer | What it is | May import | Why |', '| --- | --- | --- | --- |', ...rows].join('\n')
@@ -254,7 +283,7 @@ export const TABLE_END = '<!-- layers:end -->'
  * @param {string} doc
  * @returns {string}
  */
-export function withLayerTable (doc) {
+export function withLayerTable(doc) {
   const start = doc.indexOf(TABLE_START)
   const end = doc.indexOf(TABLE_END)
   if (start < 0 || end < start) throw new Error(`the document lacks the markers ${TABLE_START} ... ${TABLE_END}`)

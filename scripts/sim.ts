@@ -30,42 +30,66 @@ import type { TraceSample } from '../src/sim/world.js'
  * `--until rosters` there takes more than 16 minutes of wall time and over
  * 3 GB of memory on 2 cores.
  */
-const USAGE = 'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace]'
+const USAGE =
+  'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults ' +
+  'all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology ' +
+  'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace]'
 
-function wholeNumber (name: string, raw: string | undefined, fallback: number, min = 1): number {
+function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
   const n = Number(raw)
   if (!Number.isInteger(n) || n < min) throw new Error(`--${name} ${raw}: expected a whole number >= ${min}; ${USAGE}`)
   return n
 }
 
-function median (xs: readonly number[]): number {
+function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b)
-  return s.length === 0 ? 0 : s[Math.floor((s.length - 1) / 2)] as number
+  return s.length === 0 ? 0 : (s[Math.floor((s.length - 1) / 2)] as number)
 }
 
-function traceLine (seed: number, s: TraceSample, wallMs: number): string {
-  return `trace seed ${seed} t=${(s.atMs / 1000).toFixed(0)}s wall=${(wallMs / 1000).toFixed(1)}s steps=${s.steps} queued=${s.pendingTimers} ` +
+function traceLine(seed: number, s: TraceSample, wallMs: number): string {
+  return (
+    `trace seed ${seed} t=${(s.atMs / 1000).toFixed(0)}s wall=${(wallMs / 1000).toFixed(1)}s steps=${s.steps} queued=${s.pendingTimers} ` +
     `delivered events=${s.eventMessages} presence=${s.presenceMessages} live=${s.liveNodes} alone=${s.alone} ` +
     `connections median=${s.connectionsMedian} max=${s.connectionsMax} roster min=${s.rosterMin} full=${s.rostersFull}`
+  )
 }
 
 /** The rosters as a run left them: when they filled, or how full they were at the end (and whether that was checked). */
-function rosterWords (r: RunReport): string {
+function rosterWords(r: RunReport): string {
   if (r.rosterFullMs !== null) return `rosters full at ${r.rosterFullMs} ms`
   const f = r.rosterFill
   const checked = r.checks.rostersFull === null ? ', not checked' : ''
-  return `rosters at the end (${r.virtualMs} ms, until ${r.until}${checked}): emptiest ${pct(f.emptiest)}, median ${pct(f.median)} of the others, ${f.full} of ${f.liveNodes} full`
+  return (
+    `rosters at the end (${r.virtualMs} ms, until ${r.until}${checked}): ` +
+    `emptiest ${pct(f.emptiest)}, median ${pct(f.median)} of the others, ${f.full} ` +
+    `of ${f.liveNodes} full`
+  )
 }
 
-async function main (): Promise<number> {
+async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      nodes: { type: 'string' }, seeds: { type: 'string' }, seed: { type: 'string' }, faults: { type: 'string' },
-      'latency-ms': { type: 'string' }, 'fault-span-ms': { type: 'string' }, depth: { type: 'string' }, review: { type: 'boolean' }, degree: { type: 'string' }, topology: { type: 'string' }, 'max-peers': { type: 'string' }, until: { type: 'string' }, trace: { type: 'boolean' }, help: { type: 'boolean' }
+      nodes: { type: 'string' },
+      seeds: { type: 'string' },
+      seed: { type: 'string' },
+      faults: { type: 'string' },
+      'latency-ms': { type: 'string' },
+      'fault-span-ms': { type: 'string' },
+      depth: { type: 'string' },
+      review: { type: 'boolean' },
+      degree: { type: 'string' },
+      topology: { type: 'string' },
+      'max-peers': { type: 'string' },
+      until: { type: 'string' },
+      trace: { type: 'boolean' },
+      help: { type: 'boolean' }
     }
   })
-  if (values.help === true) { console.log(USAGE); return 0 }
+  if (values.help === true) {
+    console.log(USAGE)
+    return 0
+  }
   const nodes = wholeNumber('nodes', values.nodes, 10, 4)
   const seeds = wholeNumber('seeds', values.seeds, 1)
   const first = wholeNumber('seed', values.seed, 1, 0)
@@ -75,20 +99,48 @@ async function main (): Promise<number> {
   const degree = wholeNumber('degree', values.degree, 6, 2)
   const faultSpanMs = wholeNumber('fault-span-ms', values['fault-span-ms'], 20_000, 1_000)
   const topology = values.topology ?? 'neighbours'
-  if (topology !== 'neighbours' && topology !== 'fixed') throw new Error(`--topology ${topology}: expected neighbours or fixed; ${USAGE}`)
+  if (topology !== 'neighbours' && topology !== 'fixed')
+    throw new Error(`--topology ${topology}: expected neighbours or fixed; ${USAGE}`)
   const maxPeers = values['max-peers'] === undefined ? undefined : wholeNumber('max-peers', values['max-peers'], 24)
   const until = values.until
-  if (until !== undefined && until !== 'plan' && until !== 'rosters') throw new Error(`--until ${until}: expected plan or rosters; ${USAGE}`)
+  if (until !== undefined && until !== 'plan' && until !== 'rosters')
+    throw new Error(`--until ${until}: expected plan or rosters; ${USAGE}`)
   const reports: RunReport[] = []
   for (let seed = first; seed < first + seeds; seed++) {
     const t0 = performance.now()
-    const trace = values.trace === true ? { trace: (s: TraceSample) => { console.error(traceLine(seed, s, performance.now() - t0)) } } : {}
-    const r = await runSeed({ seed, nodes, faults, llmLatencyMs, maxDepth, faultSpanMs, review: values.review === true, topology, ...(maxPeers === undefined ? {} : { maxPeers }), ...(until === undefined ? {} : { until }), ...(topology === 'fixed' ? { degree } : {}), ...trace })
+    const trace =
+      values.trace === true
+        ? {
+            trace: (s: TraceSample) => {
+              console.error(traceLine(seed, s, performance.now() - t0))
+            }
+          }
+        : {}
+    const r = await runSeed({
+      seed,
+      nodes,
+      faults,
+      llmLatencyMs,
+      maxDepth,
+      faultSpanMs,
+      review: values.review === true,
+      topology,
+      ...(maxPeers === undefined ? {} : { maxPeers }),
+      ...(until === undefined ? {} : { until }),
+      ...(topology === 'fixed' ? { degree } : {}),
+      ...trace
+    })
     reports.push(r)
-    console.log(`seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
-      `${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node (plan traffic ${r.bytesPerNodePerEvent} per event, presence ${r.presenceBytesPerNode}); ` +
-      `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions; ` +
-      `connections per node ${r.connectionsMedian} (max ${r.maxConnections}), ${rosterWords(r)}; wall ${r.wallMs} ms, heap ${r.heapMb} MB (peak ${r.peakHeapMb}), RSS ${r.rssMb} MB (peak ${r.peakRssMb})`)
+    console.log(
+      `seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed ` +
+        `in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
+        (`${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node ` +
+          `(plan traffic ${r.bytesPerNodePerEvent} per event, presence ${r.presenceBytesPerNode}); `) +
+        `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions; ` +
+        (`connections per node ${r.connectionsMedian} (max ${r.maxConnections}), ${rosterWords(r)}; ` +
+          `wall ${r.wallMs} ms, heap ${r.heapMb} MB (peak ${r.peakHeapMb}), RSS ${r.rssMb} MB ` +
+          `(peak ${r.peakRssMb})`)
+    )
     if (!r.ok) {
       for (const p of r.checks.problems.slice(0, 10)) console.log(`  - ${p}`)
       if (r.outcome !== 'done') console.log(`  - the run ended by ${r.outcome} at ${r.virtualMs} ms virtual`)
@@ -96,37 +148,48 @@ async function main (): Promise<number> {
     }
   }
   const failed = reports.filter(r => !r.ok)
-  console.log(JSON.stringify({
-    nodes, seeds, faults, topology, failed: failed.map(r => r.seed),
-    completionMsMedian: median(reports.map(r => r.completionMs ?? Infinity)),
-    convergenceMsMedian: median(reports.map(r => r.convergenceMs)),
-    convergenceMsMax: Math.max(...reports.map(r => r.convergenceMs)),
-    eventsMedian: median(reports.map(r => r.events)),
-    messagesPerNodeMedian: median(reports.map(r => r.messagesPerNode)),
-    bytesPerNodeMedian: median(reports.map(r => r.bytesPerNode)),
-    bytesPerNodePerEventMedian: median(reports.map(r => r.bytesPerNodePerEvent)),
-    presenceBytesPerNodeMedian: median(reports.map(r => r.presenceBytesPerNode)),
-    llmCallsMedian: median(reports.map(r => r.llmCalls)),
-    llmMinimumMedian: median(reports.map(r => r.llmMinimum)),
-    duplicateExecutions: reports.reduce((a, r) => a + r.checks.duplicateExecutions, 0),
-    maxConnections: Math.max(...reports.map(r => r.maxConnections)),
-    connectionsMedian: median(reports.map(r => r.connectionsMedian)),
-    until: reports[0]?.until,
-    rosterFullMsMedian: median(reports.map(r => r.rosterFullMs ?? Infinity)),
-    rostersFullRuns: reports.filter(r => r.rosterFullMs !== null).length,
-    rosterFillEmptiestMedian: median(reports.map(r => r.rosterFill.emptiest)),
-    rosterFillMedianMedian: median(reports.map(r => r.rosterFill.median)),
-    virtualMsMedian: median(reports.map(r => r.virtualMs)),
-    wallMsMedian: median(reports.map(r => r.wallMs)),
-    heapMbMax: Math.max(...reports.map(r => r.heapMb)),
-    rssMbMax: Math.max(...reports.map(r => r.rssMb)),
-    peakHeapMbMax: Math.max(...reports.map(r => r.peakHeapMb)),
-    peakRssMb: Math.max(...reports.map(r => r.peakRssMb))
-  }))
+  console.log(
+    JSON.stringify({
+      nodes,
+      seeds,
+      faults,
+      topology,
+      failed: failed.map(r => r.seed),
+      completionMsMedian: median(reports.map(r => r.completionMs ?? Infinity)),
+      convergenceMsMedian: median(reports.map(r => r.convergenceMs)),
+      convergenceMsMax: Math.max(...reports.map(r => r.convergenceMs)),
+      eventsMedian: median(reports.map(r => r.events)),
+      messagesPerNodeMedian: median(reports.map(r => r.messagesPerNode)),
+      bytesPerNodeMedian: median(reports.map(r => r.bytesPerNode)),
+      bytesPerNodePerEventMedian: median(reports.map(r => r.bytesPerNodePerEvent)),
+      presenceBytesPerNodeMedian: median(reports.map(r => r.presenceBytesPerNode)),
+      llmCallsMedian: median(reports.map(r => r.llmCalls)),
+      llmMinimumMedian: median(reports.map(r => r.llmMinimum)),
+      duplicateExecutions: reports.reduce((a, r) => a + r.checks.duplicateExecutions, 0),
+      maxConnections: Math.max(...reports.map(r => r.maxConnections)),
+      connectionsMedian: median(reports.map(r => r.connectionsMedian)),
+      until: reports[0]?.until,
+      rosterFullMsMedian: median(reports.map(r => r.rosterFullMs ?? Infinity)),
+      rostersFullRuns: reports.filter(r => r.rosterFullMs !== null).length,
+      rosterFillEmptiestMedian: median(reports.map(r => r.rosterFill.emptiest)),
+      rosterFillMedianMedian: median(reports.map(r => r.rosterFill.median)),
+      virtualMsMedian: median(reports.map(r => r.virtualMs)),
+      wallMsMedian: median(reports.map(r => r.wallMs)),
+      heapMbMax: Math.max(...reports.map(r => r.heapMb)),
+      rssMbMax: Math.max(...reports.map(r => r.rssMb)),
+      peakHeapMbMax: Math.max(...reports.map(r => r.peakHeapMb)),
+      peakRssMb: Math.max(...reports.map(r => r.peakRssMb))
+    })
+  )
   return failed.length === 0 ? 0 : 1
 }
 
-main().then(code => { process.exitCode = code }, (err: Error) => {
-  console.error(`sim: ${err.message}`)
-  process.exitCode = 2
-})
+main().then(
+  code => {
+    process.exitCode = code
+  },
+  (err: Error) => {
+    console.error(`sim: ${err.message}`)
+    process.exitCode = 2
+  }
+)

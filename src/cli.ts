@@ -16,10 +16,11 @@ const CLIENT_COMMANDS: Record<string, 'submit' | 'cancel' | 'amend' | 'raiseBudg
   retry: 'retry'
 }
 
-async function main (argv: readonly string[]): Promise<number> {
+async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === 'keygen') {
-    if (rest.length > 0) throw new ConfigError(`keygen takes no arguments (got ${rest.join(' ')}); use: npm start -- keygen > swarm.key`)
+    if (rest.length > 0)
+      throw new ConfigError(`keygen takes no arguments (got ${rest.join(' ')}); use: npm start -- keygen > swarm.key`)
     process.stdout.write(generateSwarmKey())
     return 0
   }
@@ -46,7 +47,9 @@ async function main (argv: readonly string[]): Promise<number> {
   }
   if (command !== undefined && !command.startsWith('-')) {
     const names = COMMANDS.map(c => c.name).join(', ')
-    throw new ConfigError(`unknown command ${JSON.stringify(command)}; commands: ${names}, or start a node with --role <role> (see --help)`)
+    throw new ConfigError(
+      `unknown command ${JSON.stringify(command)}; commands: ${names}, or start a node with --role <role> (see --help)`
+    )
   }
   const config = parseNodeArgs(argv)
   if (config.help) {
@@ -75,10 +78,13 @@ const EXIT_CODES: Record<string, number> = {
   ProviderConfigError: 2
 }
 
-main(process.argv.slice(2)).then(code => {
-  process.exitCode = code
-}, (err: Error) => {
-  const code = EXIT_CODES[err.name]
-  console.error(`plan-swarm: ${code !== undefined ? err.message : (err.stack ?? String(err))}`)
-  process.exitCode = code ?? 1
-})
+main(process.argv.slice(2)).then(
+  code => {
+    process.exitCode = code
+  },
+  (err: Error) => {
+    const code = EXIT_CODES[err.name]
+    console.error(`plan-swarm: ${code !== undefined ? err.message : (err.stack ?? String(err))}`)
+    process.exitCode = code ?? 1
+  }
+)

@@ -51,11 +51,14 @@ export interface Peer {
   stop: () => Promise<void>
 }
 
-function readConfigFile (path: string, flag: string): string {
+function readConfigFile(path: string, flag: string): string {
   try {
     return readFileSync(path, 'utf8')
   } catch (err) {
-    throw new ConfigError(`${flag} ${path}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); check the path and its permissions`)
+    throw new ConfigError(
+      `${flag} ${path}: cannot read it ` +
+        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); check the path and its permissions`
+    )
   }
 }
 
@@ -65,21 +68,33 @@ function readConfigFile (path: string, flag: string): string {
  * `stop` stops, in reverse order; a failure half-way stops what was started
  * and rethrows.
  */
-export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: number, presenceIntervalMs?: number, identityDir?: string, dirName?: string } = {}): Promise<Peer> {
+export async function startPeer(
+  config: NodeConfig,
+  opts: { syncIntervalMs?: number; presenceIntervalMs?: number; identityDir?: string; dirName?: string } = {}
+): Promise<Peer> {
   const scheduler = realScheduler({ clockOffsetMs: config.clockOffsetMs })
   const cleanup: Array<() => Promise<void> | void> = []
   const stopAll = async (): Promise<void> => {
     for (const fn of cleanup.reverse()) {
-      try { await fn() } catch (err) { log.error('stopping: %s', (err as Error).message) }
+      try {
+        await fn()
+      } catch (err) {
+        log.error('stopping: %s', (err as Error).message)
+      }
     }
     cleanup.length = 0
   }
   try {
-    const swarmKey = config.swarmKeyFile === undefined ? undefined : parseSwarmKey(readConfigFile(config.swarmKeyFile, '--swarm-key'))
-    const allowPeers = config.allowPeersFile === undefined ? undefined : parseAllowList(readConfigFile(config.allowPeersFile, '--allow-peers'))
-    const { dir, lock }: { dir: string, lock: DataDirLock } = config.dataDir !== undefined
-      ? { dir: config.dataDir, lock: lockDataDir(config.dataDir) }
-      : acquireDefaultDataDir(config.dataRoot, opts.dirName ?? config.role)
+    const swarmKey =
+      config.swarmKeyFile === undefined ? undefined : parseSwarmKey(readConfigFile(config.swarmKeyFile, '--swarm-key'))
+    const allowPeers =
+      config.allowPeersFile === undefined
+        ? undefined
+        : parseAllowList(readConfigFile(config.allowPeersFile, '--allow-peers'))
+    const { dir, lock }: { dir: string; lock: DataDirLock } =
+      config.dataDir !== undefined
+        ? { dir: config.dataDir, lock: lockDataDir(config.dataDir) }
+        : acquireDefaultDataDir(config.dataRoot, opts.dirName ?? config.role)
     cleanup.push(() => lock.release())
     const identity = await loadOrCreateIdentity(opts.identityDir ?? dir)
     const peerId = identity.peerId as PeerIdString
@@ -102,7 +117,15 @@ export async function startPeer (config: NodeConfig, opts: { syncIntervalMs?: nu
       network: config.network
     })
     const runtime = await startNodeRuntime({
-      swarm: config.swarm, role: config.role, key: identity.privateKey, peerId, dataDir: dir, store, transport, scheduler, metrics
+      swarm: config.swarm,
+      role: config.role,
+      key: identity.privateKey,
+      peerId,
+      dataDir: dir,
+      store,
+      transport,
+      scheduler,
+      metrics
     })
     cleanup.push(() => runtime.stop())
     cleanup.push(() => runtime.replica.verifyPool.close())

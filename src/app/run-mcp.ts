@@ -9,14 +9,26 @@ import type { NodeConfig } from '../runtime/config.js'
 import type { NodeView } from '../ports/node-view.js'
 
 /** Everything MCP needs over one node: its tools' state, and the HTTP endpoint when asked for. */
-export async function startMcpOver (view: NodeView, config: NodeConfig, say: (line: string) => void): Promise<{ mcp: ReturnType<typeof createSwarmMcp>, http: Awaited<ReturnType<typeof startMcpHttp>> | undefined, close: () => Promise<void> }> {
+export async function startMcpOver(
+  view: NodeView,
+  config: NodeConfig,
+  say: (line: string) => void
+): Promise<{
+  mcp: ReturnType<typeof createSwarmMcp>
+  http: Awaited<ReturnType<typeof startMcpHttp>> | undefined
+  close: () => Promise<void>
+}> {
   const outside = createOutsideExecutor(view, { silenceMs: config.workerSilenceMs, say })
   const mcp = createSwarmMcp({ view, outside, say }, VERSION)
-  const http = config.mcpHttp === undefined ? undefined : await startMcpHttp(mcp, config.mcpHttp.host, config.mcpHttp.port)
+  const http =
+    config.mcpHttp === undefined ? undefined : await startMcpHttp(mcp, config.mcpHttp.host, config.mcpHttp.port)
   return {
     mcp,
     http,
-    close: async () => { await http?.close(); mcp.close() }
+    close: async () => {
+      await http?.close()
+      mcp.close()
+    }
   }
 }
 
@@ -27,18 +39,35 @@ export async function startMcpOver (view: NodeView, config: NodeConfig, say: (li
  * carries the protocol only: every line for people goes to stderr. It stops
  * when the client closes stdin, or on SIGINT/SIGTERM.
  */
-export async function runMcp (argv: readonly string[]): Promise<number> {
+export async function runMcp(argv: readonly string[]): Promise<number> {
   const { config, positionals } = parseClientArgs(argv)
-  if (config.help) { console.error(helpText()); return 0 }
-  if (positionals.length > 0) throw new ConfigError(`mcp takes node options only (got ${positionals.join(' ')}); e.g. npm start -- mcp --bootstrap /ip4/.../p2p/12D3KooW...`)
-  const say = (line: string): void => { console.error(`[mcp] ${line}`) }
+  if (config.help) {
+    console.error(helpText())
+    return 0
+  }
+  if (positionals.length > 0)
+    throw new ConfigError(
+      `mcp takes node options only (got ${positionals.join(' ')}); e.g. npm start -- mcp --bootstrap /ip4/.../p2p/12D3KooW...`
+    )
+  const say = (line: string): void => {
+    console.error(`[mcp] ${line}`)
+  }
   const peer = await startPeer(config, { dirName: 'mcp', syncIntervalMs: 5_000 })
   const tracing = await startTracing({ url: config.otlp, view: peer.view, version: VERSION })
   const served = await startMcpOver(peer.view, config, say)
-  const handle = serveStdio(served.mcp.connectionFactory, { onerror: err => { say(`protocol error: ${err.message}`) } })
-  say(`plan-swarm MCP server ${peer.view.me} in swarm "${config.swarm}" (data dir ${peer.dataDir})${served.http === undefined ? '' : `; also at ${served.http.url} (token ${served.http.token})`}`)
+  const handle = serveStdio(served.mcp.connectionFactory, {
+    onerror: err => {
+      say(`protocol error: ${err.message}`)
+    }
+  })
+  say(
+    `plan-swarm MCP server ${peer.view.me} in swarm "${config.swarm}" (data ` +
+      `dir ${peer.dataDir})${served.http === undefined ? '' : `; also at ${served.http.url} (token ${served.http.token})`}`
+  )
   await new Promise<void>(resolve => {
-    const stop = (): void => { resolve() }
+    const stop = (): void => {
+      resolve()
+    }
     process.stdin.once('end', stop)
     process.stdin.once('close', stop)
     process.once('SIGINT', stop)

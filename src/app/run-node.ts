@@ -24,12 +24,22 @@ const HANDLERS: Record<string, (ctx: RoleContext) => RoleHandler> = {
  * `npm start -- --role <role>`: start a peer, say where it is, report
  * progress while it runs, and stop cleanly on SIGINT/SIGTERM.
  */
-export async function runNode (config: NodeConfig): Promise<number> {
+export async function runNode(config: NodeConfig): Promise<number> {
   // Choose the model first: a provider asked for but not configured is a config error before anything starts.
   const llm = createLlmTelemetry()
   // The model SDKs and the MCP server load only when this node uses them: loaded up front they held about 7 MB and 12 MB
   // of every node's heap (an observer has no model; most nodes have no --mcp-http).
-  const choice = config.role === 'observer' ? undefined : (await import('../llm/create-provider.js')).createProvider({ provider: config.provider, model: config.model, cheapModel: config.cheapModel, baseUrl: config.baseUrl, env: process.env, hooks: llm.retryHooks })
+  const choice =
+    config.role === 'observer'
+      ? undefined
+      : (await import('../llm/create-provider.js')).createProvider({
+          provider: config.provider,
+          model: config.model,
+          cheapModel: config.cheapModel,
+          baseUrl: config.baseUrl,
+          env: process.env,
+          hooks: llm.retryHooks
+        })
   const peer = await startPeer(config)
   const view = peer.view
   const print = (line: Record<string, unknown>, text: string): void => {
@@ -37,49 +47,100 @@ export async function runNode (config: NodeConfig): Promise<number> {
   }
   if (config.role === 'observer' && config.once) return await observeOnce(peer, config)
   // Spans over OTLP only with an endpoint; without one the SDK is never loaded.
-  const tracing = await startTracing({ url: config.otlp, view, version: VERSION, serviceName: process.env.OTEL_SERVICE_NAME })
+  const tracing = await startTracing({
+    url: config.otlp,
+    view,
+    version: VERSION,
+    serviceName: process.env.OTEL_SERVICE_NAME
+  })
   // Listen for the signals before saying "started": a SIGTERM right after that line still stops cleanly (and flushes spans).
   const signalled = new Promise<void>(resolve => {
-    process.once('SIGINT', () => { resolve() })
-    process.once('SIGTERM', () => { resolve() })
+    process.once('SIGINT', () => {
+      resolve()
+    })
+    process.once('SIGTERM', () => {
+      resolve()
+    })
   })
   // The observer's dashboard: read-only, unless --allow-submit, which makes a token the page must present.
   const submitToken = config.role === 'observer' && config.allowSubmit ? createSubmitToken() : undefined
-  const dashboard = config.role === 'observer' && peer.http !== undefined ? createDashboard(dashboardSource(view), { submitToken }) : undefined
+  const dashboard =
+    config.role === 'observer' && peer.http !== undefined
+      ? createDashboard(dashboardSource(view), { submitToken })
+      : undefined
   const unmount = dashboard === undefined ? undefined : peer.http?.mount(dashboard.route)
   const dashboardUrl = dashboard === undefined || peer.http === undefined ? null : `${peer.http.url}/`
-  const mcp = config.mcpHttp === undefined ? undefined : await (await import('./run-mcp.js')).startMcpOver(view, config, line => { print({ event: 'mcp', line }, `[mcp] ${line}`) })
+  const mcp =
+    config.mcpHttp === undefined
+      ? undefined
+      : await (
+          await import('./run-mcp.js')
+        ).startMcpOver(view, config, line => {
+          print({ event: 'mcp', line }, `[mcp] ${line}`)
+        })
   const s = view.status()
-  print({ event: 'started', ...s, http: peer.http?.url ?? null, dashboard: dashboardUrl, ...(submitToken === undefined ? {} : { submitToken }), ...(mcp?.http === undefined ? {} : { mcp: mcp.http.url, mcpToken: mcp.http.token }) },
+  print(
+    {
+      event: 'started',
+      ...s,
+      http: peer.http?.url ?? null,
+      dashboard: dashboardUrl,
+      ...(submitToken === undefined ? {} : { submitToken }),
+      ...(mcp?.http === undefined ? {} : { mcp: mcp.http.url, mcpToken: mcp.http.token })
+    },
     [
       `plan-swarm ${config.role} ${s.peerId} in swarm "${config.swarm}"`,
       `  data dir  ${s.dataDir}`,
       ...s.addresses.map(a => `  listening ${a}`),
       `  status    ${peer.http === undefined ? '(no --http)' : `${peer.http.url}/status`}`,
-      ...(dashboardUrl === null ? [] : [`  dashboard ${dashboardUrl}${submitToken === undefined ? ' (read-only; --allow-submit lets it submit and cancel)' : ''}`]),
-      ...(submitToken === undefined ? [] : [`  submit token ${submitToken}  (the page asks for it; or open ${dashboardUrl ?? ''}#token=${submitToken})`]),
+      ...(dashboardUrl === null
+        ? []
+        : [
+            `  dashboard ${dashboardUrl}${submitToken === undefined ? ' (read-only; --allow-submit lets it submit and cancel)' : ''}`
+          ]),
+      ...(submitToken === undefined
+        ? []
+        : [
+            `  submit token ${submitToken}  (the page asks for it; or open ${dashboardUrl ?? ''}#token=${submitToken})`
+          ]),
       ...(mcp?.http === undefined ? [] : [`  mcp       ${mcp.http.url}  (Authorization: Bearer ${mcp.http.token})`]),
-      `  discovery ${config.mdns ? 'mDNS' : 'no mDNS'}${config.bootstrap.length > 0 ? ` + ${config.bootstrap.length} bootstrap address(es)` : ''}${config.swarmKeyFile !== undefined ? ', swarm key' : ''}${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
+      `  discovery ${config.mdns ? 'mDNS' : 'no mDNS'}` +
+        `${config.bootstrap.length > 0 ? ` + ${config.bootstrap.length} bootstrap address(es)` : ''}` +
+        `${config.swarmKeyFile !== undefined ? ', swarm key' : ''}` +
+        `${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
       `  holding   ${s.events.held} events in ${s.plans.length} plans`,
       ...(choice === undefined ? [] : [`  model     ${choice.banner}`]),
       ...(tracing.url === undefined ? [] : [`  tracing   OTLP/HTTP to ${tracing.url}`])
-    ].join('\n'))
+    ].join('\n')
+  )
   if (choice?.provider.name === 'offline') console.error(choice.banner)
 
-  const say = (line: string): void => { print({ event: 'role', line }, `[${config.role}] ${line}`) }
+  const say = (line: string): void => {
+    print({ event: 'role', line }, `[${config.role}] ${line}`)
+  }
   const make = HANDLERS[config.role]
-  const provider = choice === undefined ? undefined : llm.instrument(choice.provider, { meter: peer.metrics, tracer: tracing.tracer, clock: view.scheduler })
+  const provider =
+    choice === undefined
+      ? undefined
+      : llm.instrument(choice.provider, { meter: peer.metrics, tracer: tracing.tracer, clock: view.scheduler })
   const ctx: RoleContext | undefined = provider === undefined ? undefined : { view, provider, say }
   const role = make === undefined || ctx === undefined ? undefined : startRole(ctx, make(ctx))
-  const observer = config.role === 'observer'
-    ? startObserver(view, { json: config.json, markdown: config.markdown, tty: process.stdout.isTTY, write: t => process.stdout.write(t) })
-    : undefined
+  const observer =
+    config.role === 'observer'
+      ? startObserver(view, {
+          json: config.json,
+          markdown: config.markdown,
+          tty: process.stdout.isTTY,
+          write: t => process.stdout.write(t)
+        })
+      : undefined
 
   let last = ''
   const progress = setInterval(() => {
     if (observer !== undefined) return
     const st = view.status()
-    const line = `${st.peers} peers, ${st.roster.length} in roster, ${st.events.held} events (${st.events.parked} parked), ${st.plans.length} plans` +
+    const line =
+      `${st.peers} peers, ${st.roster.length} in roster, ${st.events.held} events (${st.events.parked} parked), ${st.plans.length} plans` +
       st.plans.map(p => `\n  ${p.status.padEnd(16)} ${p.done}/${p.nodes} done  ${p.goal.slice(0, 60)}`).join('')
     if (line !== last) {
       last = line
@@ -101,7 +162,7 @@ export async function runNode (config: NodeConfig): Promise<number> {
 }
 
 /** `--role observer --once`: catch up with a peer (or give up after a while), print what there is, exit. */
-async function observeOnce (peer: Peer, config: NodeConfig): Promise<number> {
+async function observeOnce(peer: Peer, config: NodeConfig): Promise<number> {
   const view = peer.view
   const deadline = Date.now() + 15_000
   let synced = false
@@ -110,7 +171,12 @@ async function observeOnce (peer: Peer, config: NodeConfig): Promise<number> {
     if (!synced) await new Promise(resolve => setTimeout(resolve, 250))
   }
   if (!synced) console.error('no peer answered within 15 s: printing what this node holds')
-  const o = startObserver(view, { json: config.json, markdown: config.markdown, tty: false, write: t => process.stdout.write(t) })
+  const o = startObserver(view, {
+    json: config.json,
+    markdown: config.markdown,
+    tty: false,
+    write: t => process.stdout.write(t)
+  })
   o.stop()
   await peer.stop()
   return 0

@@ -17,24 +17,26 @@ import type { PlanTree } from '../core/tree.js'
 export type AuthorValues = Readonly<Record<string, string | string[] | boolean | undefined>>
 
 /** A non-negative whole-number value, or undefined when absent (the message of the flag parser's `intOption`). */
-function wholeNumber (values: AuthorValues, name: string): number | undefined {
+function wholeNumber(values: AuthorValues, name: string): number | undefined {
   const raw = values[name]
   if (raw === undefined) return undefined
   const n = Number(raw)
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected a whole number`)
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n))
+    throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected a whole number`)
   return n
 }
 
 /** A flag's values as a list: repeated, comma-separated, or both. */
-function list (raw: AuthorValues[string]): string[] {
+function list(raw: AuthorValues[string]): string[] {
   if (raw === undefined || typeof raw === 'boolean') return []
   return (Array.isArray(raw) ? raw : [raw]).flatMap(x => x.split(/[\s,]+/)).filter(Boolean)
 }
 
-function choice<T extends string> (values: AuthorValues, name: string, allowed: readonly T[]): T | undefined {
+function choice<T extends string>(values: AuthorValues, name: string, allowed: readonly T[]): T | undefined {
   const raw = values[name]
   if (raw === undefined) return undefined
-  if (typeof raw !== 'string' || !(allowed as readonly string[]).includes(raw)) throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected one of ${allowed.join(', ')}`)
+  if (typeof raw !== 'string' || !(allowed as readonly string[]).includes(raw))
+    throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected one of ${allowed.join(', ')}`)
   return raw as T
 }
 
@@ -48,17 +50,25 @@ function choice<T extends string> (values: AuthorValues, name: string, allowed: 
  * without review means splits); `executors`: model (default), outside or
  * any. A goal that uses none of these stays protocol 1.
  */
-export function planParams (values: AuthorValues, committee: PeerIdString[]): PlanParams {
+export function planParams(values: AuthorValues, committee: PeerIdString[]): PlanParams {
   const num = (name: string, fallback: number): number => wholeNumber(values, name) ?? fallback
   const approverIds = list(values.approver)
   const bad = approverIds.find(id => !isEd25519PeerIdString(id))
-  if (bad !== undefined) throw new ConfigError(`--approver: ${JSON.stringify(bad)} is not a peer id; a person's id is printed by \`npm start -- id\` in their --data-dir`)
+  if (bad !== undefined)
+    throw new ConfigError(
+      `--approver: ${JSON.stringify(bad)} is not a peer id; a person's id is printed by \`npm start -- id\` in their --data-dir`
+    )
   const approvers = [...new Set(approverIds)].sort() as PeerIdString[]
-  const members = approvers.length === 0 ? committee : [...new Set([...committee, ...approvers])].sort() as PeerIdString[]
+  const members =
+    approvers.length === 0 ? committee : ([...new Set([...committee, ...approvers])].sort() as PeerIdString[])
   const review = values.review === true
   const approveFor = choice<ApproveFor>(values, 'approve', APPROVE_FOR)
-  if (approveFor !== undefined && approvers.length === 0) throw new ConfigError('--approve needs --approver ID: name the people whose approval is needed')
-  if (approveFor !== undefined && approveFor !== 'splits' && !review) throw new ConfigError(`--approve ${approveFor}: results are approved in review; add --review, or use --approve splits`)
+  if (approveFor !== undefined && approvers.length === 0)
+    throw new ConfigError('--approve needs --approver ID: name the people whose approval is needed')
+  if (approveFor !== undefined && approveFor !== 'splits' && !review)
+    throw new ConfigError(
+      `--approve ${approveFor}: results are approved in review; add --review, or use --approve splits`
+    )
   const executors = choice<Executors>(values, 'executors', EXECUTORS)
   const params: PlanParams = {
     committee: members,
@@ -74,7 +84,9 @@ export function planParams (values: AuthorValues, committee: PeerIdString[]): Pl
     maxTokensPerCall: num('max-tokens-per-call', DEFAULT_PARAMS.maxTokensPerCall),
     review,
     maxClaimsPerExecutor: num('max-claims-per-executor', DEFAULT_PARAMS.maxClaimsPerExecutor),
-    ...(approvers.length === 0 ? {} : { approvers: { ids: approvers, for: approveFor ?? (review ? 'both' : 'splits') } }),
+    ...(approvers.length === 0
+      ? {}
+      : { approvers: { ids: approvers, for: approveFor ?? (review ? 'both' : 'splits') } }),
     ...(executors === undefined || executors === 'model' ? {} : { executors })
   }
   const problem = validateParams(params)
@@ -83,39 +95,60 @@ export function planParams (values: AuthorValues, committee: PeerIdString[]): Pl
 }
 
 /** `--committee ID,ID,...`: sorted, unique Ed25519 peer ids, or undefined when not given. */
-export function parseCommittee (raw: unknown): PeerIdString[] | undefined {
+export function parseCommittee(raw: unknown): PeerIdString[] | undefined {
   if (raw === undefined) return undefined
-  const ids = String(raw).split(/[\s,]+/).filter(Boolean)
+  const ids = String(raw)
+    .split(/[\s,]+/)
+    .filter(Boolean)
   const bad = ids.find(id => !isEd25519PeerIdString(id))
-  if (bad !== undefined) throw new ConfigError(`--committee: ${JSON.stringify(bad)} is not a peer id; copy scorer peer ids from their /status`)
+  if (bad !== undefined)
+    throw new ConfigError(
+      `--committee: ${JSON.stringify(bad)} is not a peer id; copy scorer peer ids from their /status`
+    )
   return [...new Set(ids)].sort() as PeerIdString[]
 }
 
 /** The default committee: every scorer in this node's roster, sorted. */
-export function scorersInSight (view: Pick<NodeView, 'roster'>): PeerIdString[] {
-  return [...new Set(view.roster().filter(r => r.role === 'scorer').map(r => r.peerId))].sort() as PeerIdString[]
+export function scorersInSight(view: Pick<NodeView, 'roster'>): PeerIdString[] {
+  return [
+    ...new Set(
+      view
+        .roster()
+        .filter(r => r.role === 'scorer')
+        .map(r => r.peerId)
+    )
+  ].sort() as PeerIdString[]
 }
 
 /** Publish `goal-submitted`; its id is the plan id. */
-export async function publishGoal (view: Pick<NodeView, 'publish'>, text: string, params: PlanParams): Promise<PlanId> {
+export async function publishGoal(view: Pick<NodeView, 'publish'>, text: string, params: PlanParams): Promise<PlanId> {
   const goal = text.trim()
   if (goal === '') throw new ConfigError('the goal is empty; say what to plan, e.g. "plan a two-week trip to Japan"')
-  if (goal.length > MAX_GOAL_CHARS) throw new ConfigError(`the goal is ${goal.length} characters long; the most is ${MAX_GOAL_CHARS}: say it shorter`)
+  if (goal.length > MAX_GOAL_CHARS)
+    throw new ConfigError(`the goal is ${goal.length} characters long; the most is ${MAX_GOAL_CHARS}: say it shorter`)
   const { event } = await view.publish('goal-submitted', '', [], { text: goal, params })
   return event.id as string as PlanId
 }
 
 /** The author commands act only as the goal's author: anyone else's events would not count. */
-export function checkAuthor (view: Pick<NodeView, 'me'>, tree: PlanTree, hint: string): void {
+export function checkAuthor(view: Pick<NodeView, 'me'>, tree: PlanTree, hint: string): void {
   if (tree.author !== view.me) {
-    throw new ConfigError(`plan ${tree.plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${view.me}); ${hint}`)
+    throw new ConfigError(
+      `plan ${tree.plan.slice(0, 12)} was submitted by ${tree.author}, not by this key (${view.me}); ${hint}`
+    )
   }
 }
 
 /** Publish `goal-cancelled` for a plan this node authored. */
-export async function publishCancel (view: Pick<NodeView, 'publish' | 'me'>, tree: PlanTree, reason: string | undefined, hint = 'run this from the submitter\'s --data-dir'): Promise<void> {
+export async function publishCancel(
+  view: Pick<NodeView, 'publish' | 'me'>,
+  tree: PlanTree,
+  reason: string | undefined,
+  hint = "run this from the submitter's --data-dir"
+): Promise<void> {
   checkAuthor(view, tree, hint)
   const why = (reason ?? '').trim()
-  if (why.length > MAX_REASON_CHARS) throw new ConfigError(`the reason is ${why.length} characters long; the most is ${MAX_REASON_CHARS}`)
+  if (why.length > MAX_REASON_CHARS)
+    throw new ConfigError(`the reason is ${why.length} characters long; the most is ${MAX_REASON_CHARS}`)
   await view.publish('goal-cancelled', tree.plan, [], { reason: why === '' ? 'cancelled by its author' : why })
 }

@@ -27,7 +27,7 @@ export interface ProposalForPerson {
   readonly author: PeerIdString
   readonly titles: readonly string[]
   readonly rationale: string
-  readonly scores: ReadonlyArray<{ readonly scorer: PeerIdString, readonly score: number, readonly notes: string }>
+  readonly scores: ReadonlyArray<{ readonly scorer: PeerIdString; readonly score: number; readonly notes: string }>
 }
 
 /** One thing that waits for this key. */
@@ -48,9 +48,15 @@ export interface AwaitingItem {
   /** For a split: the attempt's proposals (equivocated ones left out). */
   readonly proposals: readonly ProposalForPerson[]
   /** For a split: the notes of the ballots cast so far, by author. */
-  readonly notes: ReadonlyArray<{ readonly author: PeerIdString, readonly notes: string }>
+  readonly notes: ReadonlyArray<{ readonly author: PeerIdString; readonly notes: string }>
   /** For a review: the result. */
-  readonly result: null | { readonly id: EventId, readonly author: PeerIdString, readonly output: string, readonly source: ResultSource, readonly atMs: number }
+  readonly result: null | {
+    readonly id: EventId
+    readonly author: PeerIdString
+    readonly output: string
+    readonly source: ResultSource
+    readonly atMs: number
+  }
 }
 
 const NO_USAGE = { inputTokens: 0, outputTokens: 0 }
@@ -61,29 +67,63 @@ const NO_USAGE = { inputTokens: 0, outputTokens: 0 }
  * what to change (the decomposers address them in the next attempt when
  * the attempt closes). Ids may be given as unique prefixes.
  */
-export async function castVote (view: PersonView, plan: string, node: string, choice: string | null, notes = ''): Promise<PlanEvent<'ballot-cast'>> {
+export async function castVote(
+  view: PersonView,
+  plan: string,
+  node: string,
+  choice: string | null,
+  notes = ''
+): Promise<PlanEvent<'ballot-cast'>> {
   const tree = openTree(view, plan)
-  const n = pick(tree.nodes.map(x => x.id), node, 'node', `of plan ${short(tree.plan)}`)
+  const n = pick(
+    tree.nodes.map(x => x.id),
+    node,
+    'node',
+    `of plan ${short(tree.plan)}`
+  )
   const target = tree.nodes.find(x => x.id === n) as TreeNode
   const attempt = openAttempt(target)
-  if (attempt === null) throw new ConfigError(`node ${short(n)} ("${target.title}") is not waiting for a ballot: it is ${target.status}${target.waiting === null ? '' : ` (${target.waiting})`}`)
+  if (attempt === null)
+    throw new ConfigError(
+      `node ${short(n)} ("${target.title}") is not waiting for a ballot: it ` +
+        `is ${target.status}${target.waiting === null ? '' : ` (${target.waiting})`}`
+    )
   const committee = member(view, tree, 'vote on its splits')
   if (attempt.ballots.some(b => b.author === view.me && b.committee === committee.event)) {
-    throw new ConfigError(`you already cast a ballot on attempt ${attempt.attempt} of node ${short(n)} under this committee; a second one would cancel both (equivocation)`)
+    throw new ConfigError(
+      `you already cast a ballot on attempt ${attempt.attempt} of node ${short(n)} under this ` +
+        `committee; a second one would cancel both (equivocation)`
+    )
   }
   const valid = attempt.proposals.filter(p => !p.equivocated)
-  const chosen = choice === null ? null : pick(valid.map(p => p.id), choice, 'proposal', `of attempt ${attempt.attempt} (${valid.map(p => short(p.id)).join(', ')})`)
+  const chosen =
+    choice === null
+      ? null
+      : pick(
+          valid.map(p => p.id),
+          choice,
+          'proposal',
+          `of attempt ${attempt.attempt} (${valid.map(p => short(p.id)).join(', ')})`
+        )
   const why = checkNotes(notes)
-  if (chosen === null && why === '') throw new ConfigError('choosing none needs notes: say what to change, so that the decomposers can address it in the next attempt')
-  const { event } = await view.publish('ballot-cast', tree.plan, [committee.event, ...(chosen === null ? [] : [chosen])], {
-    node: n,
-    attempt: attempt.attempt,
-    committee: committee.event,
-    scores: chosen === null ? [] : [{ proposal: chosen, score: 100, notes: '' }],
-    choice: chosen,
-    notes: why,
-    usage: NO_USAGE
-  })
+  if (chosen === null && why === '')
+    throw new ConfigError(
+      'choosing none needs notes: say what to change, so that the decomposers can address it in the next attempt'
+    )
+  const { event } = await view.publish(
+    'ballot-cast',
+    tree.plan,
+    [committee.event, ...(chosen === null ? [] : [chosen])],
+    {
+      node: n,
+      attempt: attempt.attempt,
+      committee: committee.event,
+      scores: chosen === null ? [] : [{ proposal: chosen, score: 100, notes: '' }],
+      choice: chosen,
+      notes: why,
+      usage: NO_USAGE
+    }
+  )
   return event
 }
 
@@ -94,18 +134,36 @@ export async function castVote (view: PersonView, plan: string, node: string, ch
  * the review rejects the result). `task` may be the task's or its node's id,
  * or a unique prefix.
  */
-export async function castReview (view: PersonView, plan: string, task: string, verdict: 'accept' | 'reject', notes = ''): Promise<PlanEvent<'result-reviewed'>> {
+export async function castReview(
+  view: PersonView,
+  plan: string,
+  task: string,
+  verdict: 'accept' | 'reject',
+  notes = ''
+): Promise<PlanEvent<'result-reviewed'>> {
   const tree = openTree(view, plan)
-  if (!tree.params.review) throw new ConfigError(`plan ${short(tree.plan)} does not ask for review: its results are accepted as they come`)
-  const id = pick([...tree.tasks.map(t => t.id as string), ...tree.tasks.map(t => t.node as string)], task, 'task', `of plan ${short(tree.plan)}`)
+  if (!tree.params.review)
+    throw new ConfigError(`plan ${short(tree.plan)} does not ask for review: its results are accepted as they come`)
+  const id = pick(
+    [...tree.tasks.map(t => t.id as string), ...tree.tasks.map(t => t.node as string)],
+    task,
+    'task',
+    `of plan ${short(tree.plan)}`
+  )
   const t = tree.tasks.find(x => x.id === id || x.node === id) as TaskView
-  if (t.status !== 'in-review') throw new ConfigError(`task ${short(t.id)} is ${t.status}: no result of it waits for review`)
+  if (t.status !== 'in-review')
+    throw new ConfigError(`task ${short(t.id)} is ${t.status}: no result of it waits for review`)
   const committee = member(view, tree, 'review its results')
-  const mine = (r: ResultView): boolean => view.reviewsOf(tree.plan, r.id).some(x => x.env.author === view.me && x.env.body.committee === committee.event)
+  const mine = (r: ResultView): boolean =>
+    view.reviewsOf(tree.plan, r.id).some(x => x.env.author === view.me && x.env.body.committee === committee.event)
   const result = t.results.find(r => r.review === 'pending' && !mine(r))
-  if (result === undefined) throw new ConfigError(`you already reviewed the result of task ${short(t.id)} under this committee; a second review would cancel both (equivocation)`)
+  if (result === undefined)
+    throw new ConfigError(
+      `you already reviewed the result of task ${short(t.id)} under this committee; a second review would cancel both (equivocation)`
+    )
   const why = checkNotes(notes)
-  if (verdict === 'reject' && why === '') throw new ConfigError('a reject needs notes: say what to redo, so that the next executor can')
+  if (verdict === 'reject' && why === '')
+    throw new ConfigError('a reject needs notes: say what to redo, so that the next executor can')
   const { event } = await view.publish('result-reviewed', tree.plan, [result.id, committee.event], {
     task: t.id,
     result: result.id,
@@ -122,7 +180,7 @@ export async function castReview (view: PersonView, plan: string, task: string, 
  * ballot, and tasks whose result needs its review, in the plans in memory
  * that are not finished (a finished plan awaits no one).
  */
-export function awaitingMe (view: Pick<NodeView, 'me' | 'plans' | 'tree' | 'event'>): AwaitingItem[] {
+export function awaitingMe(view: Pick<NodeView, 'me' | 'plans' | 'tree' | 'event'>): AwaitingItem[] {
   const items: AwaitingItem[] = []
   for (const plan of view.plans()) {
     const tree = view.tree(plan)
@@ -132,53 +190,86 @@ export function awaitingMe (view: Pick<NodeView, 'me' | 'plans' | 'tree' | 'even
     for (const n of tree.nodes) {
       const attempt = n.kind === 'decomposing' && n.awaiting.includes(view.me) ? openAttempt(n) : null
       if (attempt === null) continue
-      items.push({ ...where(tree, n), ask: 'choose a split', task: null, attempt: attempt.attempt, approver: splitApprover, sinceMs: since(view, attempt), proposals: proposalsOf(view, attempt), notes: attempt.ballots.filter(b => b.notes !== '').map(b => ({ author: b.author, notes: b.notes })), result: null })
+      items.push({
+        ...where(tree, n),
+        ask: 'choose a split',
+        task: null,
+        attempt: attempt.attempt,
+        approver: splitApprover,
+        sinceMs: since(view, attempt),
+        proposals: proposalsOf(view, attempt),
+        notes: attempt.ballots.filter(b => b.notes !== '').map(b => ({ author: b.author, notes: b.notes })),
+        result: null
+      })
     }
     for (const t of tree.tasks) {
       if (t.status !== 'in-review' || !t.awaiting.includes(view.me)) continue
       const r = t.results.find(x => x.review === 'pending')
       const n = tree.nodes.find(x => x.id === t.node)
       if (r === undefined || n === undefined) continue
-      items.push({ ...where(tree, n), ask: 'review a result', task: t.id, attempt: null, approver: resultApprover, sinceMs: r.at.ms, proposals: [], notes: [], result: { id: r.id, author: r.author, output: r.output, source: r.source, atMs: r.at.ms } })
+      items.push({
+        ...where(tree, n),
+        ask: 'review a result',
+        task: t.id,
+        attempt: null,
+        approver: resultApprover,
+        sinceMs: r.at.ms,
+        proposals: [],
+        notes: [],
+        result: { id: r.id, author: r.author, output: r.output, source: r.source, atMs: r.at.ms }
+      })
     }
   }
   return items.sort((a, b) => a.sinceMs - b.sinceMs)
 }
 
-function where (tree: PlanTree, n: TreeNode): Pick<AwaitingItem, 'plan' | 'goal' | 'node' | 'title'> {
+function where(tree: PlanTree, n: TreeNode): Pick<AwaitingItem, 'plan' | 'goal' | 'node' | 'title'> {
   return { plan: tree.plan, goal: tree.goal, node: n.id, title: n.title }
 }
 
 /** The node's last attempt if it is open with something to vote on. */
-function openAttempt (n: TreeNode): AttemptView | null {
+function openAttempt(n: TreeNode): AttemptView | null {
   const a = n.attempts[n.attempts.length - 1]
   return n.kind === 'decomposing' && a !== undefined && a.outcome === 'open' && a.proposals.length > 0 ? a : null
 }
 
-function since (view: Pick<NodeView, 'event'>, a: AttemptView): number {
+function since(view: Pick<NodeView, 'event'>, a: AttemptView): number {
   let first = Number.MAX_SAFE_INTEGER
   for (const p of a.proposals) first = Math.min(first, view.event(p.id)?.env.hlc.ms ?? first)
   return first === Number.MAX_SAFE_INTEGER ? 0 : first
 }
 
 /** The attempt's proposals with the scores and notes the ballots so far gave them. */
-function proposalsOf (view: Pick<NodeView, 'event'>, a: AttemptView): ProposalForPerson[] {
-  const scores = new Map<EventId, Array<{ scorer: PeerIdString, score: number, notes: string }>>()
+function proposalsOf(view: Pick<NodeView, 'event'>, a: AttemptView): ProposalForPerson[] {
+  const scores = new Map<EventId, Array<{ scorer: PeerIdString; score: number; notes: string }>>()
   for (const b of a.ballots) {
     if (b.equivocated) continue
     const e = view.event(b.id) as PlanEvent<'ballot-cast'> | undefined
     for (const s of e?.env.body.scores ?? []) {
       let list = scores.get(s.proposal)
-      if (list === undefined) scores.set(s.proposal, list = [])
+      if (list === undefined) scores.set(s.proposal, (list = []))
       list.push({ scorer: b.author, score: s.score, notes: s.notes })
     }
   }
-  return a.proposals.filter(p => !p.equivocated).map(p => ({ id: p.id, author: p.author, titles: p.titles, rationale: p.rationale, scores: scores.get(p.id) ?? [] }))
+  return a.proposals
+    .filter(p => !p.equivocated)
+    .map(p => ({
+      id: p.id,
+      author: p.author,
+      titles: p.titles,
+      rationale: p.rationale,
+      scores: scores.get(p.id) ?? []
+    }))
 }
 
 /** The plan's tree, held and not finished. */
-function openTree (view: PersonView, plan: string): PlanTree {
-  const id = pick(view.plans(), plan, 'plan', 'held here (`inbox` lists what waits for you; a plan submitted elsewhere arrives by sync)') as PlanId
+function openTree(view: PersonView, plan: string): PlanTree {
+  const id = pick(
+    view.plans(),
+    plan,
+    'plan',
+    'held here (`inbox` lists what waits for you; a plan submitted elsewhere arrives by sync)'
+  ) as PlanId
   const tree = view.loadTree(id)
   if (tree === undefined) throw new ConfigError(`plan ${short(id)} is not held here; wait for sync, or check the id`)
   if (isFinished(tree)) throw new ConfigError(`plan ${short(id)} is ${tree.status}: there is nothing left to decide`)
@@ -186,31 +277,37 @@ function openTree (view: PersonView, plan: string): PlanTree {
 }
 
 /** The current committee, which must have this key in it. */
-function member (view: Pick<NodeView, 'me'>, tree: PlanTree, what: string): CommitteeView {
+function member(view: Pick<NodeView, 'me'>, tree: PlanTree, what: string): CommitteeView {
   const latest = tree.committees[tree.committees.length - 1] as CommitteeView
   if (!latest.members.includes(view.me)) {
-    throw new ConfigError(`this key (${view.me}) is not in the committee of plan ${short(tree.plan)}, so it cannot ${what}; its author can add you with \`amend ${short(tree.plan)} --committee ...\`, or run this from the --data-dir whose key is in it`)
+    throw new ConfigError(
+      `this key (${view.me}) is not in the committee of plan ${short(tree.plan)}, so it ` +
+        `cannot ${what}; its author can add you with \`amend ${short(tree.plan)} --committee ...\`, ` +
+        `or run this from the --data-dir whose key is in it`
+    )
   }
   return latest
 }
 
-function checkNotes (notes: string): string {
+function checkNotes(notes: string): string {
   const t = notes.trim()
-  if (t.length > MAX_NOTES_CHARS) throw new ConfigError(`the notes are ${t.length} characters long; the most is ${MAX_NOTES_CHARS}: say it shorter`)
+  if (t.length > MAX_NOTES_CHARS)
+    throw new ConfigError(`the notes are ${t.length} characters long; the most is ${MAX_NOTES_CHARS}: say it shorter`)
   return t
 }
 
 /** The one id among `ids` that is `given` or starts with it (at least 6 characters). */
-function pick<T extends string> (ids: readonly T[], given: string, what: string, among: string): T {
+function pick<T extends string>(ids: readonly T[], given: string, what: string, among: string): T {
   const g = given.trim().toLowerCase()
   const exact = ids.find(id => id === g)
   if (exact !== undefined) return exact
   const hits = g.length >= 6 ? [...new Set(ids.filter(id => id.startsWith(g)))] : []
   if (hits.length === 1) return hits[0] as T
-  if (hits.length > 1) throw new ConfigError(`${what} ${JSON.stringify(given)} matches ${hits.length} ids ${among}: give more of it`)
+  if (hits.length > 1)
+    throw new ConfigError(`${what} ${JSON.stringify(given)} matches ${hits.length} ids ${among}: give more of it`)
   throw new ConfigError(`no ${what} ${JSON.stringify(given)} ${among}`)
 }
 
-function short (id: string): string {
+function short(id: string): string {
   return id.slice(0, 12)
 }

@@ -7,9 +7,25 @@ import type { AttemptView, BallotView, CommitteeView, Equivocation, ProposalView
 
 /** How a node's decomposition stands, from its proposals and ballots alone, and the equivocations found among them. */
 export type NodeDecision = (
-  | { readonly kind: 'won', readonly attempts: AttemptView[], readonly proposal: PlanEvent<'split-proposed'>, readonly decidedBy: PlanEvent<'ballot-cast'>, readonly deciding: readonly EventId[] }
-  | { readonly kind: 'open', readonly attempts: AttemptView[], readonly waiting: string, readonly awaiting: readonly PeerIdString[] }
-  | { readonly kind: 'exhausted', readonly attempts: AttemptView[], readonly failedAt: Hlc, readonly lastBallots: readonly EventId[] }
+  | {
+      readonly kind: 'won'
+      readonly attempts: AttemptView[]
+      readonly proposal: PlanEvent<'split-proposed'>
+      readonly decidedBy: PlanEvent<'ballot-cast'>
+      readonly deciding: readonly EventId[]
+    }
+  | {
+      readonly kind: 'open'
+      readonly attempts: AttemptView[]
+      readonly waiting: string
+      readonly awaiting: readonly PeerIdString[]
+    }
+  | {
+      readonly kind: 'exhausted'
+      readonly attempts: AttemptView[]
+      readonly failedAt: Hlc
+      readonly lastBallots: readonly EventId[]
+    }
 ) & { readonly equivocations: readonly Equivocation[] }
 
 /** The ballot that completed a proposal's quorum, and the quorum's ballots. */
@@ -37,18 +53,22 @@ interface Tally {
   readonly equivocations: readonly Equivocation[]
 }
 
-function proposalSlot (p: PlanEvent<'split-proposed'>): string {
+function proposalSlot(p: PlanEvent<'split-proposed'>): string {
   return p.env.author
 }
 
-function ballotSlot (b: PlanEvent<'ballot-cast'>): string {
+function ballotSlot(b: PlanEvent<'ballot-cast'>): string {
   return `${b.env.author}@${b.env.body.committee}`
 }
 
 const NONE_CAST: ReadonlySet<PeerIdString> = new Set()
 
 /** Most choices a proposal got under any one committee event. */
-function votesFor (tally: ReadonlyMap<string, readonly unknown[]>, committees: readonly CommitteeView[], id: EventId): number {
+function votesFor(
+  tally: ReadonlyMap<string, readonly unknown[]>,
+  committees: readonly CommitteeView[],
+  id: EventId
+): number {
   let most = 0
   for (const c of committees) most = Math.max(most, tally.get(`${c.event}>${id}`)?.length ?? 0)
   return most
@@ -60,7 +80,10 @@ export type NeededApprovers = ReadonlyMap<EventId, ReadonlySet<PeerIdString>>
 const NO_APPROVERS: ReadonlySet<PeerIdString> = new Set()
 
 /** The approvers needed under each committee: those of `approvers` that are its members. */
-export function neededApprovers (committees: readonly CommitteeView[], approvers: readonly PeerIdString[]): NeededApprovers {
+export function neededApprovers(
+  committees: readonly CommitteeView[],
+  approvers: readonly PeerIdString[]
+): NeededApprovers {
   const needed = new Map<EventId, ReadonlySet<PeerIdString>>()
   if (approvers.length === 0) return needed
   for (const c of committees) {
@@ -80,7 +103,13 @@ export function neededApprovers (committees: readonly CommitteeView[], approvers
  * when one of that committee's approvers chose none: decomposers then
  * propose the next attempt, with the ballots' notes.
  */
-export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number, committees: readonly CommitteeView[], approvers: readonly PeerIdString[] = []): NodeDecision {
+export function decideNode(
+  index: PlanIndex,
+  node: NodeId,
+  maxAttempts: number,
+  committees: readonly CommitteeView[],
+  approvers: readonly PeerIdString[] = []
+): NodeDecision {
   const attempts: AttemptView[] = []
   let equivocations = NO_EQUIVOCATIONS
   const latest = committees[committees.length - 1] as CommitteeView
@@ -105,7 +134,13 @@ export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number,
       const latestCast = t.cast.get(latest.event) ?? NONE_CAST
       const waitingFor = latest.members.filter(m => !latestCast.has(m))
       attempts.push(attemptView(attempt, t, 'open', waitingFor, undefined))
-      const { waiting, awaiting } = openWaiting(attempt, t, latest, waitingFor, needed.get(latest.event) ?? NO_APPROVERS)
+      const { waiting, awaiting } = openWaiting(
+        attempt,
+        t,
+        latest,
+        waitingFor,
+        needed.get(latest.event) ?? NO_APPROVERS
+      )
       return { kind: 'open', attempts, waiting, awaiting, equivocations }
     }
     attempts.push(attemptView(attempt, t, 'failed', [], undefined))
@@ -118,7 +153,13 @@ export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number,
     }
   }
   // maxAttempts >= 1 is guaranteed by parameter validation; reaching here means none were allowed.
-  return { kind: 'exhausted', attempts, failedAt: index.goal?.env.hlc ?? { ms: 0, c: 0 }, lastBallots: [], equivocations }
+  return {
+    kind: 'exhausted',
+    attempts,
+    failedAt: index.goal?.env.hlc ?? { ms: 0, c: 0 },
+    lastBallots: [],
+    equivocations
+  }
 }
 
 /**
@@ -127,24 +168,57 @@ export function decideNode (index: PlanIndex, node: NodeId, maxAttempts: number,
  * has its quorum there, only the approvers among them (nobody else's ballot
  * is needed for it to win). No one while there is nothing to vote on.
  */
-function openWaiting (attempt: number, t: Tally, latest: CommitteeView, waitingFor: readonly PeerIdString[], approvers: ReadonlySet<PeerIdString>): { waiting: string, awaiting: readonly PeerIdString[] } {
-  if (t.proposals.length === 0) return { waiting: `attempt ${attempt}: waiting for proposals from decomposers`, awaiting: [] }
-  const ballots = `attempt ${attempt}: waiting for ballots from ${waitingFor.length} of ${latest.members.length} committee members (quorum ${latest.quorum}): ${waitingFor.join(', ')}`
+function openWaiting(
+  attempt: number,
+  t: Tally,
+  latest: CommitteeView,
+  waitingFor: readonly PeerIdString[],
+  approvers: ReadonlySet<PeerIdString>
+): { waiting: string; awaiting: readonly PeerIdString[] } {
+  if (t.proposals.length === 0)
+    return { waiting: `attempt ${attempt}: waiting for proposals from decomposers`, awaiting: [] }
+  const ballots =
+    `attempt ${attempt}: waiting for ballots from ${waitingFor.length} ` +
+    `of ${latest.members.length} committee members ` +
+    `(quorum ${latest.quorum}): ${waitingFor.join(', ')}`
   if (approvers.size === 0) return { waiting: ballots, awaiting: waitingFor }
   const missing = waitingFor.filter(m => approvers.has(m))
   if ((t.quorate.get(latest.event)?.size ?? 0) > 0 && missing.length > 0) {
-    return { waiting: `attempt ${attempt}: a proposal has its quorum; waiting for the approval of ${missing.join(', ')}`, awaiting: missing }
+    return {
+      waiting: `attempt ${attempt}: a proposal has its quorum; waiting for the approval of ${missing.join(', ')}`,
+      awaiting: missing
+    }
   }
   return { waiting: `${ballots}; approvers: ${[...approvers].join(', ')}`, awaiting: waitingFor }
 }
 
 /** Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying. */
-function attemptView (attempt: number, t: Tally, outcome: AttemptView['outcome'], waitingFor: readonly PeerIdString[], best: Win | undefined): AttemptView {
-  return { attempt, ballots: t.ballots, decidedBy: best?.decidedBy.id ?? null, outcome, proposals: t.proposals, waitingFor, winner: best?.proposal ?? null }
+function attemptView(
+  attempt: number,
+  t: Tally,
+  outcome: AttemptView['outcome'],
+  waitingFor: readonly PeerIdString[],
+  best: Win | undefined
+): AttemptView {
+  return {
+    attempt,
+    ballots: t.ballots,
+    decidedBy: best?.decidedBy.id ?? null,
+    outcome,
+    proposals: t.proposals,
+    waitingFor,
+    winner: best?.proposal ?? null
+  }
 }
 
 /** One attempt (`key`): its slots, the choices per committee event, and the views of its proposals and ballots. */
-function tallyAttempt (index: PlanIndex, key: string, committees: readonly CommitteeView[], committeeById: ReadonlyMap<EventId, CommitteeView>, needed: NeededApprovers): Tally {
+function tallyAttempt(
+  index: PlanIndex,
+  key: string,
+  committees: readonly CommitteeView[],
+  committeeById: ReadonlyMap<EventId, CommitteeView>,
+  needed: NeededApprovers
+): Tally {
   const proposals = sortEvents(index.proposals.get(key) ?? [])
   const allBallots = sortEvents(index.ballots.get(key) ?? [])
   const props = bySlot(proposals, proposalSlot, `proposal:${key}`)
@@ -196,7 +270,12 @@ interface Choices {
  * choices and every needed approver's; with no approvers, at the quorum-th
  * choice, as protocol 1 has it.
  */
-function countChoices (ballots: ReadonlyArray<PlanEvent<'ballot-cast'>>, proposals: ReadonlyArray<PlanEvent<'split-proposed'>>, committeeById: ReadonlyMap<EventId, CommitteeView>, needed: NeededApprovers): Choices {
+function countChoices(
+  ballots: ReadonlyArray<PlanEvent<'ballot-cast'>>,
+  proposals: ReadonlyArray<PlanEvent<'split-proposed'>>,
+  committeeById: ReadonlyMap<EventId, CommitteeView>,
+  needed: NeededApprovers
+): Choices {
   const validProposals = new Set<EventId>()
   for (const p of proposals) validProposals.add(p.id)
   const tally = new Map<string, Array<PlanEvent<'ballot-cast'>>>()
@@ -228,19 +307,20 @@ function countChoices (ballots: ReadonlyArray<PlanEvent<'ballot-cast'>>, proposa
     if (byApprover) approved.set(k, ++n)
     if (list.length === c.quorum && approvers.size > 0) {
       let q = quorate.get(committee)
-      if (q === undefined) quorate.set(committee, q = new Set())
+      if (q === undefined) quorate.set(committee, (q = new Set()))
       q.add(choice)
     }
     if (list.length >= c.quorum && n === approvers.size && !decided.has(k)) {
       decided.add(k)
-      if (best === undefined || compareEvents(b, best.decidedBy) < 0) best = { proposal: choice, decidedBy: b, deciding: list.map(x => x.id) }
+      if (best === undefined || compareEvents(b, best.decidedBy) < 0)
+        best = { proposal: choice, decidedBy: b, deciding: list.map(x => x.id) }
     }
   }
   return { tally, best, refusals, quorate }
 }
 
 /** Who cast a ballot (valid or not) under each committee event. */
-function castBy (ballots: ReadonlyArray<PlanEvent<'ballot-cast'>>): Map<EventId, Set<PeerIdString>> {
+function castBy(ballots: ReadonlyArray<PlanEvent<'ballot-cast'>>): Map<EventId, Set<PeerIdString>> {
   const cast = new Map<EventId, Set<PeerIdString>>()
   for (const b of ballots) {
     let authors = cast.get(b.env.body.committee)

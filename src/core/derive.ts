@@ -24,7 +24,7 @@ export { childId, rollupId } from './node-ids.js'
  * top-down (see Draft.budget), so it cuts the same way everywhere and never
  * undoes an applied split.
  */
-export function derivePlan (index: PlanIndex): PlanTree {
+export function derivePlan(index: PlanIndex): PlanTree {
   const goal = index.goal
   if (goal === undefined) throw new Error(`plan ${index.id} has no goal folded`)
   const params = resolveParams(goal.env.body.params)
@@ -69,7 +69,10 @@ export function derivePlan (index: PlanIndex): PlanTree {
 }
 
 /** The goal's committee, then each amendment's, in the total order. */
-function committeesOf (goal: PlanEvent<'goal-submitted'>, amendments: ReadonlyArray<PlanEvent<'committee-amended'>>): CommitteeView[] {
+function committeesOf(
+  goal: PlanEvent<'goal-submitted'>,
+  amendments: ReadonlyArray<PlanEvent<'committee-amended'>>
+): CommitteeView[] {
   return sortEvents<PlanEvent>([goal, ...amendments]).map(e => {
     const c = committeeOf(e) as NonNullable<ReturnType<typeof committeeOf>>
     return { event: e.id, members: c.members, quorum: c.quorum }

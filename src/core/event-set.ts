@@ -11,10 +11,10 @@ export type { ParkReason } from './id-records.js'
 
 export type AddOutcome =
   /** The event was folded, and with it every parked event it unblocked (in the order they were folded). */
-  | { readonly status: 'folded', readonly folded: readonly PlanEvent[] }
+  | { readonly status: 'folded'; readonly folded: readonly PlanEvent[] }
   | { readonly status: 'duplicate' }
-  | { readonly status: 'parked', readonly why: ParkReason, readonly missing: readonly EventId[] }
-  | { readonly status: 'rejected', readonly reason: DepRejectReason | 'builds-on-rejected', readonly detail: string }
+  | { readonly status: 'parked'; readonly why: ParkReason; readonly missing: readonly EventId[] }
+  | { readonly status: 'rejected'; readonly reason: DepRejectReason | 'builds-on-rejected'; readonly detail: string }
 
 export interface EventSetOptions {
   /** At most this many events wait for deps or for the clock; the oldest are dropped beyond it. */
@@ -32,7 +32,7 @@ export interface EventSetOptions {
 }
 
 /** The plan an event belongs to: a goal's own id, otherwise the plan it names. */
-export function planOf (e: PlanEvent): PlanId {
+export function planOf(e: PlanEvent): PlanId {
   return (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
 }
 
@@ -66,7 +66,7 @@ export class EventSet {
   private readonly maxRejectedIds: number
   private readonly onRejected: EventSetOptions['onRejected']
 
-  constructor (opts: EventSetOptions = {}) {
+  constructor(opts: EventSetOptions = {}) {
     this.parked = new ParkedEvents(this.known, opts.maxParked ?? 100_000)
     this.parkTtlMs = opts.parkTtlMs ?? 10 * 60_000
     this.maxClockAheadMs = opts.maxClockAheadMs ?? MAX_CLOCK_AHEAD_MS
@@ -75,42 +75,42 @@ export class EventSet {
   }
 
   /** Folded or parked: either way, sync should not send it to us again. */
-  has (id: EventId): boolean {
+  has(id: EventId): boolean {
     const r = this.known.get(id)
     return r !== undefined && (!(r instanceof Rec) || r.event !== undefined || r.parked !== undefined)
   }
 
-  isFolded (id: EventId): boolean {
+  isFolded(id: EventId): boolean {
     return eventOf(this.known.get(id)) !== undefined
   }
 
-  get (id: EventId): PlanEvent | undefined {
+  get(id: EventId): PlanEvent | undefined {
     return eventOf(this.known.get(id))
   }
 
-  get size (): number {
+  get size(): number {
     return this.foldedCount
   }
 
-  get parkedCount (): number {
+  get parkedCount(): number {
     return this.parked.count
   }
 
   /** Ids of parked events, with why they wait. */
-  parkedEvents (): Array<{ id: EventId, why: ParkReason, since: number, missing: number }> {
+  parkedEvents(): Array<{ id: EventId; why: ParkReason; since: number; missing: number }> {
     return this.parked.snapshot().map(s => ({ id: s.event.id, why: s.why, since: s.since, missing: s.missing }))
   }
 
-  plan (id: PlanId): PlanIndex | undefined {
+  plan(id: PlanId): PlanIndex | undefined {
     return this.plans.get(id)
   }
 
-  planIds (): PlanId[] {
+  planIds(): PlanId[] {
     return [...this.plans.keys()]
   }
 
   /** Whether an event of `plan` is parked (a scan of the parked events, which are few). */
-  hasParked (plan: PlanId): boolean {
+  hasParked(plan: PlanId): boolean {
     return this.parked.some(e => planOf(e) === plan)
   }
 
@@ -122,7 +122,7 @@ export class EventSet {
    * when they fold (an event's deps all belong to its own plan), as they
    * would have been. Returns how many events were dropped.
    */
-  dropPlan (plan: PlanId): number {
+  dropPlan(plan: PlanId): number {
     const index = this.plans.get(plan)
     if (index === undefined) return 0
     const known = this.known
@@ -142,15 +142,18 @@ export class EventSet {
   }
 
   /** Add one verified event. `nowMs` is local wall time, used only to hold back stamps from the future. */
-  add (e: PlanEvent, nowMs: number): AddOutcome {
+  add(e: PlanEvent, nowMs: number): AddOutcome {
     const known = this.known
     const k = known.get(e.id)
-    if (k !== undefined && (!(k instanceof Rec) || k.event !== undefined || k.parked !== undefined)) return { status: 'duplicate' }
+    if (k !== undefined && (!(k instanceof Rec) || k.event !== undefined || k.parked !== undefined))
+      return { status: 'duplicate' }
     const own = k
     const deps = e.env.deps
     if (this.rejected.size > 0) {
-      if (this.rejected.has(e.id)) return { status: 'rejected', reason: 'builds-on-rejected', detail: 'this event was rejected before' }
-      for (const d of deps) if (this.rejected.has(d)) return this.rejectOutcome(e.id, 'builds-on-rejected', `dep ${d} was rejected`)
+      if (this.rejected.has(e.id))
+        return { status: 'rejected', reason: 'builds-on-rejected', detail: 'this event was rejected before' }
+      for (const d of deps)
+        if (this.rejected.has(d)) return this.rejectOutcome(e.id, 'builds-on-rejected', `dep ${d} was rejected`)
     }
     const refs = this.scratch
     let missing = 0
@@ -183,7 +186,7 @@ export class EventSet {
    * Fold parked events whose stamps are no longer ahead of `nowMs`, and drop
    * parked events older than the TTL. Returns what got folded.
    */
-  tick (nowMs: number): { folded: PlanEvent[], expired: EventId[] } {
+  tick(nowMs: number): { folded: PlanEvent[]; expired: EventId[] } {
     const folded: PlanEvent[] = []
     const expired: EventId[] = []
     for (const s of this.parked.snapshot()) {
@@ -212,7 +215,7 @@ export class EventSet {
    * Check `e` against its deps (`refs`: what they are known as, all folded)
    * and fold it. `own` is its record, if it has one.
    */
-  private tryFold (e: PlanEvent, refs: ReadonlyArray<Ref | undefined>, own: Rec | undefined): AddOutcome | null {
+  private tryFold(e: PlanEvent, refs: ReadonlyArray<Ref | undefined>, own: Rec | undefined): AddOutcome | null {
     const lookup = this.lookup
     lookup.deps = e.env.deps
     lookup.refs = refs
@@ -243,7 +246,7 @@ export class EventSet {
    * Remember a rejection, and reject what waits for it: an event built on a
    * rejected event can never fold, whichever arrived first.
    */
-  private rejectOutcome (id: EventId, reason: DepRejectReason | 'builds-on-rejected', detail: string): AddOutcome {
+  private rejectOutcome(id: EventId, reason: DepRejectReason | 'builds-on-rejected', detail: string): AddOutcome {
     if (this.rejected.size >= this.maxRejectedIds) this.rejected.clear()
     this.rejected.add(id)
     const stack: EventId[] = [id]
@@ -267,7 +270,7 @@ export class EventSet {
   }
 
   /** Fold everything that was waiting only for `first`'s event, transitively, without recursion. */
-  private foldWaiters (first: Rec, nowMs: number, out: PlanEvent[]): void {
+  private foldWaiters(first: Rec, nowMs: number, out: PlanEvent[]): void {
     const stack: Rec[] = [first]
     while (stack.length > 0) {
       const done = stack.pop() as Rec
@@ -276,7 +279,7 @@ export class EventSet {
       done.waiters = undefined
       const n = w instanceof Rec ? 1 : w.length
       for (let j = 0; j < n; j++) {
-        const r = w instanceof Rec ? w : w[j] as Rec
+        const r = w instanceof Rec ? w : (w[j] as Rec)
         const e = r.parked
         if (e === undefined) continue
         r.missing -= 1

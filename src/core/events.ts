@@ -37,7 +37,7 @@ export const FOLDED_VERSIONS: readonly number[] = [PROTOCOL_VERSION, PROTOCOL_VE
 export type ProtocolVersion = 1 | 2
 
 /** Whether this code folds events of version `v`. */
-export function isFoldedVersion (v: unknown): v is ProtocolVersion {
+export function isFoldedVersion(v: unknown): v is ProtocolVersion {
   return v === PROTOCOL_VERSION || v === PROTOCOL_VERSION_2
 }
 
@@ -63,7 +63,7 @@ export const EVENT_TYPES = [
   'result-reviewed'
 ] as const
 
-export type EventType = typeof EVENT_TYPES[number]
+export type EventType = (typeof EVENT_TYPES)[number]
 
 /** Tokens one LLM call used, as the provider reported them. */
 export interface Usage {
@@ -73,7 +73,7 @@ export interface Usage {
 
 /** What approvers approve: accepted splits, accepted results (plans with review), or both. */
 export const APPROVE_FOR = ['splits', 'results', 'both'] as const
-export type ApproveFor = typeof APPROVE_FOR[number]
+export type ApproveFor = (typeof APPROVE_FOR)[number]
 
 /**
  * Committee members whose ballot (or review) is needed besides the quorum
@@ -94,7 +94,7 @@ export interface Approvers {
  * The fold does not enforce it: executors choose (ADR-0024).
  */
 export const EXECUTORS = ['model', 'outside', 'any'] as const
-export type Executors = typeof EXECUTORS[number]
+export type Executors = (typeof EXECUTORS)[number]
 
 /** Who wrote a result: a model, the offline heuristics, or (protocol 2) an outside agent or a person. */
 export type ResultSource = 'llm' | 'offline' | 'outside'
@@ -142,7 +142,7 @@ export type ResolvedParams = Omit<PlanParams, 'approvers' | 'executors'> & {
 }
 
 /** The goal's parameters with protocol 2's defaults filled in. */
-export function resolveParams (p: PlanParams | ResolvedParams): ResolvedParams {
+export function resolveParams(p: PlanParams | ResolvedParams): ResolvedParams {
   if (p.approvers !== undefined && p.executors !== undefined) return p as ResolvedParams
   return { ...p, approvers: p.approvers ?? null, executors: p.executors ?? 'model' }
 }
@@ -151,12 +151,14 @@ export function resolveParams (p: PlanParams | ResolvedParams): ResolvedParams {
  * The protocol version of a plan with these parameters: 2 exactly when it
  * uses a protocol-2 feature (approvers, or executors other than 'model').
  */
-export function paramsVersion (p: PlanParams | ResolvedParams): ProtocolVersion {
-  return (p.approvers !== undefined && p.approvers !== null) || (p.executors !== undefined && p.executors !== 'model') ? PROTOCOL_VERSION_2 : PROTOCOL_VERSION
+export function paramsVersion(p: PlanParams | ResolvedParams): ProtocolVersion {
+  return (p.approvers !== undefined && p.approvers !== null) || (p.executors !== undefined && p.executors !== 'model')
+    ? PROTOCOL_VERSION_2
+    : PROTOCOL_VERSION
 }
 
 /** Approvers of one kind of decision ('splits' or 'results'), or none. */
-export function approversFor (p: PlanParams | ResolvedParams, what: 'splits' | 'results'): readonly PeerIdString[] {
+export function approversFor(p: PlanParams | ResolvedParams, what: 'splits' | 'results'): readonly PeerIdString[] {
   const a = p.approvers
   if (a === undefined || a === null) return []
   return a.for === 'both' || a.for === what ? a.ids : []
@@ -179,8 +181,8 @@ export interface ProposalScore {
 }
 
 export interface Bodies {
-  'goal-submitted': { readonly text: string, readonly params: PlanParams }
-  'committee-amended': { readonly committee: readonly PeerIdString[], readonly quorum: number }
+  'goal-submitted': { readonly text: string; readonly params: PlanParams }
+  'committee-amended': { readonly committee: readonly PeerIdString[]; readonly quorum: number }
   'budget-raised': { readonly budgetTokens: number }
   'task-retried': { readonly task: TaskId }
   'goal-cancelled': { readonly reason: string }
@@ -211,9 +213,9 @@ export interface Bodies {
      */
     readonly prev: EventId | null
   }
-  'claim-renewed': { readonly task: TaskId, readonly claim: EventId, readonly prev: EventId }
-  'task-released': { readonly task: TaskId, readonly claim: EventId, readonly reason: string }
-  'task-failed': { readonly task: TaskId, readonly claim: EventId, readonly error: string, readonly usage: Usage }
+  'claim-renewed': { readonly task: TaskId; readonly claim: EventId; readonly prev: EventId }
+  'task-released': { readonly task: TaskId; readonly claim: EventId; readonly reason: string }
+  'task-failed': { readonly task: TaskId; readonly claim: EventId; readonly error: string; readonly usage: Usage }
   'result-reported': {
     readonly task: TaskId
     readonly claim: EventId
@@ -258,13 +260,13 @@ export interface PlanEvent<T extends EventType = EventType> {
  * any other event its plan's goal's (`goal`, one of its deps). The fold
  * refuses an event whose version is not its goal's ('wrong-version').
  */
-export function eventVersion<T extends EventType> (type: T, body: Bodies[T], goal: PlanEvent | undefined): number {
+export function eventVersion<T extends EventType>(type: T, body: Bodies[T], goal: PlanEvent | undefined): number {
   if (type === 'goal-submitted') return paramsVersion((body as Bodies['goal-submitted']).params)
   return goal?.env.v ?? PROTOCOL_VERSION
 }
 
 /** Narrow an event by type. */
-export function isType<T extends EventType> (e: PlanEvent, type: T): e is PlanEvent<T> {
+export function isType<T extends EventType>(e: PlanEvent, type: T): e is PlanEvent<T> {
   return e.env.type === type
 }
 
@@ -283,6 +285,6 @@ export const DEFAULT_PARAMS: Omit<PlanParams, 'committee' | 'quorum'> = {
 }
 
 /** The smallest strict majority of a committee of `size`. */
-export function majority (size: number): number {
+export function majority(size: number): number {
   return Math.floor(size / 2) + 1
 }

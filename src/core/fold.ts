@@ -27,7 +27,7 @@ export interface FoldOptions extends EventSetOptions {
    * and whether its treeHash is the one it left with (it is, unless events
    * were lost from the store meanwhile).
    */
-  readonly onReloaded?: (plan: PlanId, info: { events: number, sameHash: boolean }) => void
+  readonly onReloaded?: (plan: PlanId, info: { events: number; sameHash: boolean }) => void
 }
 
 /** A plan in a line: what /status and the plan lists show, and all that is kept of an evicted plan besides its treeHash. */
@@ -45,7 +45,7 @@ export interface PlanSummary {
   readonly events: number
 }
 
-export function summarizeTree (tree: PlanTree): PlanSummary {
+export function summarizeTree(tree: PlanTree): PlanSummary {
   let done = 0
   for (const n of tree.nodes) if (n.status === 'done') done++
   return {
@@ -80,13 +80,13 @@ export function summarizeTree (tree: PlanTree): PlanSummary {
  */
 export class Fold {
   readonly events: EventSet
-  private readonly cache = new Map<PlanId, { version: number, tree: PlanTree, hash: string }>()
-  private readonly evicted = new Map<PlanId, { readonly hash: string, readonly summary: PlanSummary }>()
+  private readonly cache = new Map<PlanId, { version: number; tree: PlanTree; hash: string }>()
+  private readonly evicted = new Map<PlanId, { readonly hash: string; readonly summary: PlanSummary }>()
   private readonly hashText: (text: string) => string
   private readonly loadPlan: FoldOptions['loadPlan']
   private readonly onReloaded: FoldOptions['onReloaded']
 
-  constructor (opts: FoldOptions = {}) {
+  constructor(opts: FoldOptions = {}) {
     this.events = new EventSet(opts)
     this.hashText = opts.hashText ?? sha256HexOfText
     this.loadPlan = opts.loadPlan
@@ -94,7 +94,7 @@ export class Fold {
   }
 
   /** Add one event; an event of an evicted plan brings the plan back first, so it meets its deps. */
-  add (e: PlanEvent, nowMs: number): AddOutcome {
+  add(e: PlanEvent, nowMs: number): AddOutcome {
     if (this.evicted.size > 0) this.reloadFor(e)
     return this.events.add(e, nowMs)
   }
@@ -107,45 +107,45 @@ export class Fold {
    * adding them one by one in any order. Returns each event with its outcome,
    * in the order they were added.
    */
-  addBatch (events: readonly PlanEvent[], nowMs: number): Array<{ event: PlanEvent, outcome: AddOutcome }> {
+  addBatch(events: readonly PlanEvent[], nowMs: number): Array<{ event: PlanEvent; outcome: AddOutcome }> {
     if (this.evicted.size > 0) for (const e of events) this.reloadFor(e)
     return byStamp(events).map(event => ({ event, outcome: this.events.add(event, nowMs) }))
   }
 
   /** Every plan with a goal, in memory or evicted, sorted. */
-  plans (): PlanId[] {
+  plans(): PlanId[] {
     const live = this.events.planIds().filter(p => this.events.plan(p)?.goal !== undefined)
     return (this.evicted.size === 0 ? live : [...live, ...this.evicted.keys()]).sort()
   }
 
   /** The folded tree; undefined for an unknown plan and for an evicted one (`isEvicted` tells them apart, `reload` brings it back). */
-  tree (plan: PlanId): PlanTree | undefined {
+  tree(plan: PlanId): PlanTree | undefined {
     return this.entry(plan)?.tree
   }
 
-  treeHash (plan: PlanId): string | undefined {
+  treeHash(plan: PlanId): string | undefined {
     return this.evicted.get(plan)?.hash ?? this.entry(plan)?.hash
   }
 
   /** One hash over every plan's treeHash: equal for replicas holding equal sets, whatever each has evicted. */
-  swarmHash (): string {
+  swarmHash(): string {
     return hashParts(...this.plans().map(p => `${p}=${this.treeHash(p) ?? ''}`))
   }
 
   /** A plan's summary, in memory or evicted (cheap for an evicted plan; derives the tree otherwise). */
-  summary (plan: PlanId): PlanSummary | undefined {
+  summary(plan: PlanId): PlanSummary | undefined {
     const gone = this.evicted.get(plan)
     if (gone !== undefined) return gone.summary
     const tree = this.tree(plan)
     return tree === undefined ? undefined : summarizeTree(tree)
   }
 
-  isEvicted (plan: PlanId): boolean {
+  isEvicted(plan: PlanId): boolean {
     return this.evicted.has(plan)
   }
 
   /** How many plans are out of memory. */
-  get evictedCount (): number {
+  get evictedCount(): number {
     return this.evicted.size
   }
 
@@ -158,7 +158,7 @@ export class Fold {
    * needs this one in memory. Which plans to evict, and when, is the
    * caller's policy: any plan may go, and comes back as it was.
    */
-  evict (plan: PlanId): boolean {
+  evict(plan: PlanId): boolean {
     if (this.loadPlan === undefined) return false
     const entry = this.entry(plan)
     if (entry === undefined || this.events.hasParked(plan)) return false
@@ -173,7 +173,7 @@ export class Fold {
    * clock holds any of it back: each of its events folded once, and a valid
    * event stays valid. False if the plan was not evicted.
    */
-  reload (plan: PlanId): boolean {
+  reload(plan: PlanId): boolean {
     const gone = this.evicted.get(plan)
     if (gone === undefined || this.loadPlan === undefined) return false
     // Loaded before the plan stops counting as evicted: if loading throws, it stays evicted, hashes intact.
@@ -185,12 +185,12 @@ export class Fold {
     return true
   }
 
-  private reloadFor (e: PlanEvent): void {
+  private reloadFor(e: PlanEvent): void {
     const plan = planOf(e)
     if (this.evicted.has(plan)) this.reload(plan)
   }
 
-  private entry (plan: PlanId): { tree: PlanTree, hash: string } | undefined {
+  private entry(plan: PlanId): { tree: PlanTree; hash: string } | undefined {
     const index = this.events.plan(plan)
     if (index?.goal === undefined) return undefined
     const cached = this.cache.get(plan)
@@ -203,7 +203,7 @@ export class Fold {
 }
 
 /** Events in stamp order (ms, then counter; ties in any order). Sorts indices over typed arrays: ~2x faster than comparing the objects. */
-function byStamp (events: readonly PlanEvent[]): PlanEvent[] {
+function byStamp(events: readonly PlanEvent[]): PlanEvent[] {
   const n = events.length
   const ms = new Float64Array(n)
   const c = new Float64Array(n)
@@ -221,7 +221,7 @@ function byStamp (events: readonly PlanEvent[]): PlanEvent[] {
 }
 
 /** Fold a whole set at once, ignoring wall time: the reference every replica must match. */
-export function foldAll (events: Iterable<PlanEvent>, opts: FoldOptions = {}): Fold {
+export function foldAll(events: Iterable<PlanEvent>, opts: FoldOptions = {}): Fold {
   const f = new Fold(opts)
   for (const e of events) f.add(e, NO_CLOCK)
   return f

@@ -19,7 +19,7 @@ export interface Draft {
   readonly markedLeaf: boolean
   readonly evidence: readonly EventId[]
   /** When the node could first be executed as a leaf, and the events that show it. */
-  readonly base: { readonly at: Hlc, readonly evidence: readonly EventId[] }
+  readonly base: { readonly at: Hlc; readonly evidence: readonly EventId[] }
   /** How its decomposition stands (with the equivocations found in it); null for a leaf that was never decomposed. */
   readonly decision: NodeDecision | null
   readonly kind: TreeNode['kind']
@@ -48,7 +48,11 @@ type Won = Extract<NodeDecision, { kind: 'won' }>
  * The order in which accepted splits are applied does not matter: a node's
  * children and budget depend only on its own split and its ancestors'.
  */
-export function growTree (index: PlanIndex, goal: PlanEvent<'goal-submitted'>, committees: readonly CommitteeView[]): Draft {
+export function growTree(
+  index: PlanIndex,
+  goal: PlanEvent<'goal-submitted'>,
+  committees: readonly CommitteeView[]
+): Draft {
   const params = goal.env.body.params
   const root = draft({
     id: index.id as string as NodeId,
@@ -73,7 +77,7 @@ export function growTree (index: PlanIndex, goal: PlanEvent<'goal-submitted'>, c
 }
 
 /** A fresh node, not decided yet. */
-function draft (place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted' | 'children'>): Growing {
+function draft(place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted' | 'children'>): Growing {
   // Field by field, in one order: every draft gets the same shape (a spread would not), which keeps the walks over them fast.
   return {
     id: place.id,
@@ -100,7 +104,7 @@ function draft (place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepte
  * attempts), still decomposing, or won. True when a split won and is to be
  * applied.
  */
-function decompose (d: Growing, index: PlanIndex, params: PlanParams, committees: readonly CommitteeView[]): boolean {
+function decompose(d: Growing, index: PlanIndex, params: PlanParams, committees: readonly CommitteeView[]): boolean {
   if (d.markedLeaf || d.depth >= params.maxDepth) {
     d.kind = 'leaf'
     d.leafReason = d.markedLeaf ? 'marked-leaf' : 'max-depth'
@@ -117,7 +121,7 @@ function decompose (d: Growing, index: PlanIndex, params: PlanParams, committees
 }
 
 /** Apply a won split: the node's children, or a max-nodes leaf when they do not fit its budget. Returns the children. */
-function split (d: Growing, won: Won): Growing[] {
+function split(d: Growing, won: Won): Growing[] {
   const subgoals = won.proposal.env.body.subgoals
   const evidence = [won.proposal.id, ...won.deciding].sort() as EventId[]
   d.accepted = won.proposal.id
@@ -130,19 +134,21 @@ function split (d: Growing, won: Won): Growing[] {
   d.kind = 'composite'
   const budget = Math.floor((d.budget - subgoals.length) / subgoals.length)
   const ids = childIds(d.id, won.proposal.id, subgoals.length)
-  const children = subgoals.map((s, i) => draft({
-    id: ids[i] as NodeId,
-    parent: d,
-    index: i,
-    depth: d.depth + 1,
-    title: s.title,
-    detail: s.detail,
-    dependsOnIdx: s.dependsOn,
-    markedLeaf: s.leaf,
-    evidence,
-    base: { at: won.decidedBy.env.hlc, evidence },
-    budget
-  }))
+  const children = subgoals.map((s, i) =>
+    draft({
+      id: ids[i] as NodeId,
+      parent: d,
+      index: i,
+      depth: d.depth + 1,
+      title: s.title,
+      detail: s.detail,
+      dependsOnIdx: s.dependsOn,
+      markedLeaf: s.leaf,
+      evidence,
+      base: { at: won.decidedBy.env.hlc, evidence },
+      budget
+    })
+  )
   d.children = children
   return children
 }

@@ -10,7 +10,7 @@ const ascii = new TextDecoder('latin1')
  * of pieces: slow to build, and slow the first time it is hashed as a Map
  * key, which every event id is, many times over, in the fold.)
  */
-export function toHex (bytes: Uint8Array): string {
+export function toHex(bytes: Uint8Array): string {
   const n = bytes.length * 2
   const out = n <= hexScratch.length ? hexScratch : new Uint8Array(n)
   for (let i = 0; i < bytes.length; i++) {
@@ -22,7 +22,7 @@ export function toHex (bytes: Uint8Array): string {
 }
 
 /** Lowercase hex SHA-256 of bytes. */
-export function sha256Hex (bytes: Uint8Array): string {
+export function sha256Hex(bytes: Uint8Array): string {
   sha256Into(bytes, bytes.length)
   return toHex(digest)
 }
@@ -32,8 +32,8 @@ const CHUNK = 1 << 16
 let chunk: Uint8Array | undefined
 
 /** Lowercase hex SHA-256 of the UTF-8 encoding of a (long) string, encoded a chunk at a time. */
-export function sha256HexOfText (text: string): string {
-  const buf = chunk ??= new Uint8Array(CHUNK + 64)
+export function sha256HexOfText(text: string): string {
+  const buf = (chunk ??= new Uint8Array(CHUNK + 64))
   H.set(IV)
   let done = 0
   let carry = 0
@@ -53,7 +53,7 @@ export function sha256HexOfText (text: string): string {
 }
 
 /** Lowercase hex SHA-256 of the UTF-8 text of parts joined by NUL, so ("ab","c") and ("a","bc") differ. */
-export function hashParts (...parts: readonly string[]): string {
+export function hashParts(...parts: readonly string[]): string {
   // Node and task ids hash a few ASCII ids: write them straight into the message buffer.
   let n = 0
   for (let p = 0; p < parts.length; p++) {
@@ -86,16 +86,17 @@ const tail = new Uint8Array(SMALL_MAX + 64)
 const pad = new Uint8Array(128)
 const mid = new Int32Array(8)
 const K = Int32Array.from([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+  0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+  0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+  0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+  0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+  0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+  0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2
 ])
-const IV = Int32Array.from([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19])
+const IV = Int32Array.from([
+  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19
+])
 const W = new Int32Array(64)
 const H = new Int32Array(8)
 const digest = new Uint8Array(32)
@@ -105,7 +106,7 @@ const digest = new Uint8Array(32)
  * prefix are compressed once. (A node's children ids share the parent and
  * proposal ids, two of their three blocks.)
  */
-export function hashPartsEach (prefix: readonly string[], lasts: readonly string[]): string[] {
+export function hashPartsEach(prefix: readonly string[], lasts: readonly string[]): string[] {
   // The prefix and its trailing separator, in `msg`.
   let n = 0
   if (prefix.length === 0) return lasts.map(x => hashParts(x))
@@ -145,7 +146,7 @@ export function hashPartsEach (prefix: readonly string[], lasts: readonly string
 }
 
 /** SHA-256 of `data[0, len)` into `digest`. */
-function sha256Into (data: Uint8Array, len: number): void {
+function sha256Into(data: Uint8Array, len: number): void {
   H.set(IV)
   finish(data, len, 0)
 }
@@ -155,7 +156,7 @@ function sha256Into (data: Uint8Array, len: number): void {
  * bytes before it (a multiple of 64), into `digest`. Whole blocks are read
  * in place; the rest is padded in `pad`.
  */
-function finish (data: Uint8Array, len: number, done: number): void {
+function finish(data: Uint8Array, len: number, done: number): void {
   const whole = len - (len % 64)
   for (let off = 0; off < whole; off += 64) compress(data, off)
   // Padding: 0x80, zeros, then the bit length as a 64-bit big-endian integer.
@@ -184,10 +185,14 @@ function finish (data: Uint8Array, len: number, done: number): void {
   }
 }
 
-function compress (msg: Uint8Array, off: number): void {
+function compress(msg: Uint8Array, off: number): void {
   for (let i = 0; i < 16; i++) {
     const j = off + 4 * i
-    W[i] = ((msg[j] as number) << 24) | ((msg[j + 1] as number) << 16) | ((msg[j + 2] as number) << 8) | (msg[j + 3] as number)
+    W[i] =
+      ((msg[j] as number) << 24) |
+      ((msg[j + 1] as number) << 16) |
+      ((msg[j + 2] as number) << 8) |
+      (msg[j + 3] as number)
   }
   for (let i = 16; i < 64; i++) {
     const w15 = W[i - 15] as number

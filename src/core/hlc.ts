@@ -11,7 +11,7 @@ import type { Hlc } from './events.js'
 
 export const HLC_ZERO: Hlc = { ms: 0, c: 0 }
 
-export function compareHlc (a: Hlc, b: Hlc): number {
+export function compareHlc(a: Hlc, b: Hlc): number {
   return a.ms !== b.ms ? a.ms - b.ms : a.c - b.c
 }
 
@@ -22,18 +22,18 @@ export function compareHlc (a: Hlc, b: Hlc): number {
  * simulator's virtual time). test/sim/regressions.json keeps the simulator
  * seed that showed it (30012).
  */
-function wholeMs (wallMs: number): number {
+function wholeMs(wallMs: number): number {
   return Math.floor(wallMs)
 }
 
 /** The stamp for a new local event, given the last stamp and wall time. */
-export function tickHlc (last: Hlc, wallMs: number): Hlc {
+export function tickHlc(last: Hlc, wallMs: number): Hlc {
   const ms = wholeMs(wallMs)
   return ms > last.ms ? { ms, c: 0 } : { ms: last.ms, c: last.c + 1 }
 }
 
 /** Merge a remote stamp into the local clock (receive rule), given wall time. */
-export function receiveHlc (last: Hlc, remote: Hlc, wallMs: number): Hlc {
+export function receiveHlc(last: Hlc, remote: Hlc, wallMs: number): Hlc {
   const ms = Math.max(last.ms, remote.ms, wholeMs(wallMs))
   if (ms === last.ms && ms === remote.ms) return { ms, c: Math.max(last.c, remote.c) + 1 }
   if (ms === last.ms) return { ms, c: last.c + 1 }
@@ -42,7 +42,7 @@ export function receiveHlc (last: Hlc, remote: Hlc, wallMs: number): Hlc {
 }
 
 /** The largest of several stamps (HLC_ZERO for none). */
-export function maxHlc (stamps: Iterable<Hlc>): Hlc {
+export function maxHlc(stamps: Iterable<Hlc>): Hlc {
   let best = HLC_ZERO
   for (const s of stamps) if (compareHlc(s, best) > 0) best = s
   return best
@@ -54,21 +54,21 @@ export function maxHlc (stamps: Iterable<Hlc>): Hlc {
  */
 export class HybridClock {
   private last: Hlc = HLC_ZERO
-  constructor (private readonly now: () => number) {}
+  constructor(private readonly now: () => number) {}
 
   /** A stamp for a new event that must come after all of `after` (e.g. its deps). */
-  stamp (after: Iterable<Hlc> = []): Hlc {
+  stamp(after: Iterable<Hlc> = []): Hlc {
     for (const h of after) this.observe(h)
     this.last = tickHlc(this.last, this.now())
     return this.last
   }
 
   /** Fold a received stamp into the clock. Callers hold back stamps too far ahead before calling this. */
-  observe (remote: Hlc): void {
+  observe(remote: Hlc): void {
     if (compareHlc(remote, this.last) > 0) this.last = receiveHlc(this.last, remote, this.now())
   }
 
-  peek (): Hlc {
+  peek(): Hlc {
     return this.last
   }
 }

@@ -27,13 +27,13 @@ export class Rec {
    * one record, or a list when there are several (most ids have one).
    */
   waiters: Rec | Rec[] | undefined = undefined
-  constructor (readonly id: EventId) {}
+  constructor(readonly id: EventId) {}
 }
 
 /** What an id is known as: its folded event, or its record (folded if the record's `event` is set). */
 export type Ref = PlanEvent | Rec
 
-export function eventOf (r: Ref | undefined): PlanEvent | undefined {
+export function eventOf(r: Ref | undefined): PlanEvent | undefined {
   return r instanceof Rec ? r.event : r
 }
 
@@ -42,17 +42,17 @@ export class DepLookup implements DepSource {
   deps: readonly EventId[] = []
   refs: ReadonlyArray<Ref | undefined> = []
 
-  get (id: EventId): PlanEvent | undefined {
+  get(id: EventId): PlanEvent | undefined {
     const deps = this.deps
     for (let i = 0; i < deps.length; i++) if (deps[i] === id) return eventOf(this.refs[i])
     return undefined
   }
 
-  own (id: EventId): PlanEvent | undefined {
+  own(id: EventId): PlanEvent | undefined {
     return this.get(id)
   }
 
-  at (i: number): PlanEvent | undefined {
+  at(i: number): PlanEvent | undefined {
     return eventOf(this.refs[i])
   }
 }

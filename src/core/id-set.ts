@@ -29,7 +29,7 @@ export const END_BOUND: Bound = '~'
 export const START_BOUND: Bound = ''
 
 /** Whether a string is a well-formed event id (64 lowercase hex digits). */
-export function isEventIdHex (id: string): id is EventId {
+export function isEventIdHex(id: string): id is EventId {
   if (id.length !== 64) return false
   for (let i = 0; i < 64; i++) {
     const c = id.charCodeAt(i)
@@ -42,7 +42,7 @@ export function isEventIdHex (id: string): id is EventId {
 const LANES = 8
 
 /** Writes the LANES 32-bit big-endian words of a (valid) hex id into `out` at `at`. */
-function parseLanes (id: string, out: Uint32Array, at: number): void {
+function parseLanes(id: string, out: Uint32Array, at: number): void {
   for (let l = 0; l < LANES; l++) {
     let v = 0
     for (let c = 8 * l; c < 8 * l + 8; c++) {
@@ -57,7 +57,7 @@ function parseLanes (id: string, out: Uint32Array, at: number): void {
 const POSITION_SPACE = 1 << 21
 
 /** Positions of `ids` in ascending order, given their lanes (a numeric sort on lane 0, string order for ties). */
-function sortByLanes (ids: readonly string[], lanes: Uint32Array): Uint32Array {
+function sortByLanes(ids: readonly string[], lanes: Uint32Array): Uint32Array {
   const k = ids.length
   const order = new Uint32Array(k)
   if (k >= POSITION_SPACE) {
@@ -108,7 +108,7 @@ export class IdSet {
   private current: IdSnapshot = IdSnapshot.empty()
 
   /** Adds an id; `'invalid'` (and nothing stored) if it is not 64 lowercase hex digits. */
-  add (id: string): IdSetAddOutcome {
+  add(id: string): IdSetAddOutcome {
     if (this.members.has(id)) return 'present'
     if (!isEventIdHex(id)) return 'invalid'
     this.members.add(id)
@@ -116,16 +116,16 @@ export class IdSet {
     return 'added'
   }
 
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.members.has(id)
   }
 
-  get size (): number {
+  get size(): number {
     return this.members.size
   }
 
   /** The sorted view of every id added so far; cached until the next add. */
-  snapshot (): IdSnapshot {
+  snapshot(): IdSnapshot {
     if (this.pending.length > 0) {
       const added = this.pending
       this.pending = []
@@ -135,12 +135,12 @@ export class IdSet {
   }
 
   /** Number of ids in [lo, hi) (see {@link Bound}; `null` for hi means no upper bound). */
-  count (lo: Bound, hi: Bound | null): number {
+  count(lo: Bound, hi: Bound | null): number {
     return this.snapshot().count(lo, hi ?? END_BOUND)
   }
 
   /** Fingerprint of the ids in [lo, hi) (see {@link IdSnapshot.fingerprint}). */
-  fingerprint (lo: Bound, hi: Bound | null): Uint8Array {
+  fingerprint(lo: Bound, hi: Bound | null): Uint8Array {
     return this.snapshot().fingerprint(lo, hi ?? END_BOUND)
   }
 }
@@ -157,16 +157,16 @@ export class IdSnapshot {
   readonly ids: readonly string[]
   private readonly sums: Uint32Array
 
-  private constructor (ids: readonly string[], sums: Uint32Array) {
+  private constructor(ids: readonly string[], sums: Uint32Array) {
     this.ids = ids
     this.sums = sums
   }
 
-  static empty (): IdSnapshot {
+  static empty(): IdSnapshot {
     return new IdSnapshot([], new Uint32Array(LANES))
   }
 
-  get size (): number {
+  get size(): number {
     return this.ids.length
   }
 
@@ -177,7 +177,7 @@ export class IdSnapshot {
    * numbers (a typed-array sort, far cheaper than comparing strings), ties by
    * string, then merged with the old ids in one pass.
    */
-  merge (added: readonly string[]): IdSnapshot {
+  merge(added: readonly string[]): IdSnapshot {
     const k = added.length
     const lanes = new Uint32Array(k * LANES)
     for (let j = 0; j < k; j++) parseLanes(added[j] as string, lanes, j * LANES)
@@ -202,7 +202,8 @@ export class IdSnapshot {
         const p = i * LANES
         ids[w] = old[i] as string
         for (let l = 0; l < LANES; l++) {
-          sums[r + LANES + l] = (sums[r + l] as number) + (oldSums[p + LANES + l] as number) - (oldSums[p + l] as number)
+          sums[r + LANES + l] =
+            (sums[r + l] as number) + (oldSums[p + LANES + l] as number) - (oldSums[p + l] as number)
         }
         i++
       } else {
@@ -217,7 +218,7 @@ export class IdSnapshot {
   }
 
   /** Index of the first id at or above the bound (`size` for {@link END_BOUND}). */
-  lowerBound (bound: Bound): number {
+  lowerBound(bound: Bound): number {
     if (bound === START_BOUND) return 0
     if (bound === END_BOUND) return this.ids.length
     let lo = 0
@@ -231,12 +232,12 @@ export class IdSnapshot {
   }
 
   /** Number of ids in [lo, hi). */
-  count (lo: Bound, hi: Bound): number {
+  count(lo: Bound, hi: Bound): number {
     return Math.max(0, this.lowerBound(hi) - this.lowerBound(lo))
   }
 
   /** Fingerprint of the ids in [lo, hi). */
-  fingerprint (lo: Bound, hi: Bound): Uint8Array {
+  fingerprint(lo: Bound, hi: Bound): Uint8Array {
     const i0 = this.lowerBound(lo)
     return this.fingerprintAt(i0, Math.max(i0, this.lowerBound(hi)))
   }
@@ -250,7 +251,7 @@ export class IdSnapshot {
    * someone who mints event ids to cancel out (as in negentropy): such a
    * match only delays catch-up until the sets, and so the ranges, change.
    */
-  fingerprintAt (i0: number, i1: number): Uint8Array {
+  fingerprintAt(i0: number, i1: number): Uint8Array {
     const buf = new Uint8Array(4 * LANES + 4)
     const view = new DataView(buf.buffer)
     const p = i0 * LANES
@@ -270,7 +271,7 @@ export class IdSnapshot {
  * canonical. Between neighbours of n uniform ids this is about log256(n) + 1
  * bytes, which is what keeps range bounds cheap on the wire.
  */
-export function separatingBound (below: string, above: string): Bound {
+export function separatingBound(below: string, above: string): Bound {
   let i = 0
   while (i < above.length && below.charCodeAt(i) === above.charCodeAt(i)) i++
   return above.slice(0, (i | 1) + 1)

@@ -22,7 +22,15 @@ export interface Finish {
   readonly equivocations: readonly Equivocation[]
 }
 
-const DECOMPOSING: Finish = { task: null, status: 'decomposing', at: null, event: null, view: null, blockedBy: [], equivocations: NO_EQUIVOCATIONS }
+const DECOMPOSING: Finish = {
+  task: null,
+  status: 'decomposing',
+  at: null,
+  event: null,
+  view: null,
+  blockedBy: [],
+  equivocations: NO_EQUIVOCATIONS
+}
 
 /**
  * The nodes' tasks, each decided once: a leaf's own task, or a composite's
@@ -35,7 +43,7 @@ export class NodeTasks {
   private readonly visiting = new Set<Draft>()
   private readonly approvers: NeededApprovers
 
-  constructor (
+  constructor(
     private readonly index: PlanIndex,
     private readonly params: ResolvedParams,
     private readonly committees: readonly CommitteeView[]
@@ -43,7 +51,7 @@ export class NodeTasks {
     this.approvers = neededApprovers(committees, approversFor(params, 'results'))
   }
 
-  finishOf (d: Draft): Finish {
+  finishOf(d: Draft): Finish {
     const known = this.finished.get(d)
     if (known !== undefined) return known
     if (this.visiting.has(d)) throw new Error(`dependency cycle at node ${d.id}`)
@@ -54,9 +62,9 @@ export class NodeTasks {
     return f
   }
 
-  private decide (d: Draft): Finish {
+  private decide(d: Draft): Finish {
     if (d.kind === 'decomposing') return DECOMPOSING
-    const task = d.kind === 'leaf' ? d.id as string as TaskId : rollupId(d.id)
+    const task = d.kind === 'leaf' ? (d.id as string as TaskId) : rollupId(d.id)
     const kind = d.kind === 'leaf' ? 'leaf' : 'rollup'
     const blockedBy: NodeId[] = []
     // readyAt: the latest of these stamps (the first of equal ones, as maxHlc takes it).
@@ -73,34 +81,58 @@ export class NodeTasks {
       }
     }
     if (blockedBy.length > 0) {
-      const view = taskView({ blockedBy, evidence: [], id: task, kind, node: d.id, readyAt: null }, blockedOutcome(this.index, task, this.params))
+      const view = taskView(
+        { blockedBy, evidence: [], id: task, kind, node: d.id, readyAt: null },
+        blockedOutcome(this.index, task, this.params)
+      )
       return { task, status: 'blocked', at: null, event: null, view, blockedBy, equivocations: NO_EQUIVOCATIONS }
     }
-    const { outcome, equivocations } = decideTask(this.index, task, readyAt, this.params, this.committees, this.approvers)
-    const view = taskView({ blockedBy: [], evidence: sortedUnique(evidence), id: task, kind, node: d.id, readyAt }, outcome)
-    return { task, status: outcome.status, at: outcome.finishedAt, event: outcome.finishEvent, view, blockedBy: [], equivocations }
+    const { outcome, equivocations } = decideTask(
+      this.index,
+      task,
+      readyAt,
+      this.params,
+      this.committees,
+      this.approvers
+    )
+    const view = taskView(
+      { blockedBy: [], evidence: sortedUnique(evidence), id: task, kind, node: d.id, readyAt },
+      outcome
+    )
+    return {
+      task,
+      status: outcome.status,
+      at: outcome.finishedAt,
+      event: outcome.finishEvent,
+      view,
+      blockedBy: [],
+      equivocations
+    }
   }
 }
 
 /** `b` if it is after `a`, else `a`. */
-function later (a: Hlc, b: Hlc): Hlc {
+function later(a: Hlc, b: Hlc): Hlc {
   return compareHlc(b, a) > 0 ? b : a
 }
 
 /** The nodes a node's task waits for: the `dependsOn` siblings of the node and of each ancestor, then a composite's children. */
-function blockersOf (d: Draft): Draft[] {
+function blockersOf(d: Draft): Draft[] {
   const blockers: Draft[] = []
   for (let a: Draft | null = d; a !== null; a = a.parent) {
     if (a.dependsOnIdx.length === 0) continue
     const siblings = a.parent?.children ?? []
-    for (const i of a.dependsOnIdx) { const s = siblings[i]; if (s !== undefined) blockers.push(s) }
+    for (const i of a.dependsOnIdx) {
+      const s = siblings[i]
+      if (s !== undefined) blockers.push(s)
+    }
   }
   if (d.kind === 'composite') for (const c of d.children) blockers.push(c)
   return blockers
 }
 
 /** Sorted, without repeats (in place). */
-function sortedUnique (ids: EventId[]): EventId[] {
+function sortedUnique(ids: EventId[]): EventId[] {
   ids.sort()
   let n = 0
   for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[n - 1]) ids[n++] = ids[i] as EventId

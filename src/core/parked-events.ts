@@ -28,28 +28,35 @@ export class ParkedEvents {
   private head = 0
   private size = 0
 
-  constructor (
+  constructor(
     private readonly known: Map<EventId, PlanEvent | Rec>,
     private readonly maxParked: number
   ) {}
 
-  get count (): number {
+  get count(): number {
     return this.size
   }
 
   /** The parked events, oldest first, as they stand now. */
-  snapshot (): ParkedSnapshot[] {
+  snapshot(): ParkedSnapshot[] {
     const out: ParkedSnapshot[] = []
     const order = this.order
     for (let i = this.head; i < order.length; i++) {
       const r = order[i] as Rec
-      if (r.seq === i) out.push({ event: r.parked as PlanEvent, since: r.since, why: r.why, missing: r.missing, refs: r.refs as Ref[] })
+      if (r.seq === i)
+        out.push({
+          event: r.parked as PlanEvent,
+          since: r.since,
+          why: r.why,
+          missing: r.missing,
+          refs: r.refs as Ref[]
+        })
     }
     return out
   }
 
   /** Whether some parked event passes `test` (a scan of the parked events, which are few). */
-  some (test: (e: PlanEvent) => boolean): boolean {
+  some(test: (e: PlanEvent) => boolean): boolean {
     if (this.size === 0) return false
     const order = this.order
     for (let i = this.head; i < order.length; i++) {
@@ -60,14 +67,14 @@ export class ParkedEvents {
   }
 
   /** A new record for an id the set does not know: a missing dep that a parked event will wait for. */
-  recordFor (id: EventId): Rec {
+  recordFor(id: EventId): Rec {
     const r = new Rec(id)
     this.known.set(id, r)
     return r
   }
 
   /** The record of an id that is not folded, if there is one. */
-  recOf (id: EventId): Rec | undefined {
+  recOf(id: EventId): Rec | undefined {
     const r = this.known.get(id)
     return r instanceof Rec && r.event === undefined ? r : undefined
   }
@@ -78,7 +85,7 @@ export class ParkedEvents {
    * record; it may be rewritten (when the oldest parked event is dropped to
    * make room).
    */
-  park (e: PlanEvent, own: Rec | undefined, refs: Ref[], nowMs: number, why: ParkReason, missing: number): void {
+  park(e: PlanEvent, own: Rec | undefined, refs: Ref[], nowMs: number, why: ParkReason, missing: number): void {
     const deps = e.env.deps
     if (this.size >= this.maxParked && this.size > 0) {
       this.unpark(this.oldest())
@@ -109,7 +116,7 @@ export class ParkedEvents {
   }
 
   /** Put `r` (its event `e`) at the end of the order. */
-  link (r: Rec, e: PlanEvent, since: number, why: ParkReason, missing: number): void {
+  link(r: Rec, e: PlanEvent, since: number, why: ParkReason, missing: number): void {
     r.parked = e
     r.since = since
     r.why = why
@@ -120,7 +127,7 @@ export class ParkedEvents {
   }
 
   /** No longer parked (it is being folded, dropped or parked again). */
-  unlink (r: Rec): void {
+  unlink(r: Rec): void {
     r.parked = undefined
     r.seq = -1
     this.size--
@@ -141,7 +148,7 @@ export class ParkedEvents {
   }
 
   /** Drop a parked event: it no longer waits for anything. */
-  unpark (r: Rec): void {
+  unpark(r: Rec): void {
     if (r.parked === undefined) return
     this.unlink(r)
     const refs = r.refs as Ref[]
@@ -158,11 +165,12 @@ export class ParkedEvents {
   }
 
   /** Forget a record that no longer stands for anything. */
-  release (r: Rec): void {
-    if (r.event === undefined && r.parked === undefined && r.waiters === undefined && this.known.get(r.id) === r) this.known.delete(r.id)
+  release(r: Rec): void {
+    if (r.event === undefined && r.parked === undefined && r.waiters === undefined && this.known.get(r.id) === r)
+      this.known.delete(r.id)
   }
 
-  private oldest (): Rec {
+  private oldest(): Rec {
     const order = this.order
     while ((order[this.head] as Rec).seq !== this.head) this.head++
     return order[this.head] as Rec

@@ -1,14 +1,14 @@
 import { isType } from './events.js'
 import type { EventId, NodeId, PlanEvent, PlanId, TaskId } from './events.js'
 
-function push<K, V> (m: Map<K, V[]>, k: K, v: V): void {
+function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
   const a = m.get(k)
   if (a === undefined) m.set(k, [v])
   else a.push(v)
 }
 
 /** Key of a decomposition slot: one node, one attempt. */
-export function attemptKey (node: NodeId, attempt: number): string {
+export function attemptKey(node: NodeId, attempt: number): string {
   return `${node}#${attempt}`
 }
 
@@ -65,12 +65,15 @@ export class PlanIndex {
   version = 0
 
   /** `source` finds events by id; without one, the index keeps its own map. */
-  constructor (readonly id: PlanId, private readonly source?: EventSource) {
+  constructor(
+    readonly id: PlanId,
+    private readonly source?: EventSource
+  ) {
     this.byId = source === undefined ? new Map() : undefined
   }
 
   /** The plan's events by id. */
-  get events (): ReadonlyMap<EventId, PlanEvent> {
+  get events(): ReadonlyMap<EventId, PlanEvent> {
     let m = this.byId
     if (m === undefined || m.size !== this.list.length) {
       m = new Map<EventId, PlanEvent>()
@@ -81,12 +84,12 @@ export class PlanIndex {
   }
 
   /** How many events the plan has. */
-  get size (): number {
+  get size(): number {
     return this.list.length
   }
 
   /** One of the plan's events. */
-  event (id: EventId): PlanEvent | undefined {
+  event(id: EventId): PlanEvent | undefined {
     if (this.source === undefined) return this.events.get(id)
     const e = this.source.get(id)
     if (e === undefined) return undefined
@@ -95,7 +98,7 @@ export class PlanIndex {
   }
 
   /** What cites a claim. */
-  claimEvents (claim: PlanEvent<'task-claimed'>): ClaimGroup {
+  claimEvents(claim: PlanEvent<'task-claimed'>): ClaimGroup {
     return this.byClaim.get(claim) ?? NO_CLAIM_EVENTS
   }
 
@@ -103,7 +106,7 @@ export class PlanIndex {
    * Add a folded event (the event set adds each once). `deps` may resolve
    * its own deps, sparing a lookup of the claim it cites.
    */
-  add (e: PlanEvent, deps?: OwnDeps): void {
+  add(e: PlanEvent, deps?: OwnDeps): void {
     this.list.push(e)
     if (this.source === undefined) this.byId?.set(e.id, e)
     this.version++
@@ -181,7 +184,7 @@ export class PlanIndex {
     if ('usage' in e.env.body) this.addUsage(e)
   }
 
-  private group (id: EventId, deps: OwnDeps | undefined): ClaimGroup {
+  private group(id: EventId, deps: OwnDeps | undefined): ClaimGroup {
     // The claim is one of the event's deps, folded before it (the dep rules say so).
     const claim = (deps?.own !== undefined ? deps.own(id) : undefined) ?? this.event(id)
     if (claim === undefined) {
@@ -201,18 +204,18 @@ export class PlanIndex {
     return g
   }
 
-  private addUsage (e: PlanEvent): void {
-    const usage = (e.env.body as { usage: { inputTokens: number, outputTokens: number } }).usage
+  private addUsage(e: PlanEvent): void {
+    const usage = (e.env.body as { usage: { inputTokens: number; outputTokens: number } }).usage
     const cap = this.goal?.env.body.params.maxTokensPerCall ?? Number.MAX_SAFE_INTEGER
     this.spentTokens += Math.min(usage.inputTokens + usage.outputTokens, cap)
   }
 
   /** Convenience for tests and views: the events in an id-sorted list. */
-  eventIds (): EventId[] {
+  eventIds(): EventId[] {
     return this.list.map(e => e.id).sort()
   }
 
-  hasGoal (): this is { goal: PlanEvent<'goal-submitted'> } {
+  hasGoal(): this is { goal: PlanEvent<'goal-submitted'> } {
     return this.goal !== undefined && isType(this.goal, 'goal-submitted')
   }
 }

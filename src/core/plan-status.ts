@@ -11,25 +11,45 @@ export type PlanOutcome = Pick<PlanTree, 'budgetTokens' | 'deliverable' | 'statu
  * Cancellation and completion: whichever comes first in the total order
  * wins. Then failure, then an exhausted budget (a raise resumes the plan).
  */
-export function planOutcome (index: PlanIndex, params: ResolvedParams, rootTask: TaskView | null, tasks: readonly TaskView[]): PlanOutcome {
+export function planOutcome(
+  index: PlanIndex,
+  params: ResolvedParams,
+  rootTask: TaskView | null,
+  tasks: readonly TaskView[]
+): PlanOutcome {
   const budgetTokens = Math.max(params.budgetTokens, ...index.raises.map(r => r.env.body.budgetTokens))
   const { status, statusReason } = planStatus(index, rootTask, budgetTokens, tasks)
   const accepted = rootTask?.results.find(r => r.accepted)
-  const deliverable = status === 'completed' && rootTask !== null && accepted !== undefined ? { output: accepted.output, result: accepted.id, task: rootTask.id } : null
+  const deliverable =
+    status === 'completed' && rootTask !== null && accepted !== undefined
+      ? { output: accepted.output, result: accepted.id, task: rootTask.id }
+      : null
   return { budgetTokens, deliverable, status, statusReason }
 }
 
-function planStatus (index: PlanIndex, rootTask: TaskView | null, budgetTokens: number, tasks: readonly TaskView[]): { status: PlanStatus, statusReason: string } {
+function planStatus(
+  index: PlanIndex,
+  rootTask: TaskView | null,
+  budgetTokens: number,
+  tasks: readonly TaskView[]
+): { status: PlanStatus; statusReason: string } {
   const cancel = earliest(index.cancels)
-  const finishEvent = rootTask?.finishEvent === null || rootTask === null ? undefined : index.event(rootTask.finishEvent)
+  const finishEvent =
+    rootTask?.finishEvent === null || rootTask === null ? undefined : index.event(rootTask.finishEvent)
   if (cancel !== undefined && (finishEvent === undefined || compareEvents(cancel, finishEvent) < 0)) {
     return { status: 'cancelled', statusReason: `cancelled by its author: ${cancel.env.body.reason}` }
   }
-  if (rootTask?.status === 'done' && rootTask.finishedAt !== null) return { status: 'completed', statusReason: 'the root roll-up has an accepted result: the deliverable' }
-  if (rootTask?.status === 'failed') return { status: 'failed', statusReason: `the root task failed after ${rootTask.failures} attempts` }
+  if (rootTask?.status === 'done' && rootTask.finishedAt !== null)
+    return { status: 'completed', statusReason: 'the root roll-up has an accepted result: the deliverable' }
+  if (rootTask?.status === 'failed')
+    return { status: 'failed', statusReason: `the root task failed after ${rootTask.failures} attempts` }
   if (index.spentTokens >= budgetTokens) {
-    return { status: 'budget-exhausted', statusReason: `spent ${index.spentTokens} of ${budgetTokens} tokens; the author can raise the budget` }
+    return {
+      status: 'budget-exhausted',
+      statusReason: `spent ${index.spentTokens} of ${budgetTokens} tokens; the author can raise the budget`
+    }
   }
-  if (tasks.some(t => t.chains.length > 0)) return { status: 'executing', statusReason: 'executors are working on tasks' }
+  if (tasks.some(t => t.chains.length > 0))
+    return { status: 'executing', statusReason: 'executors are working on tasks' }
   return { status: 'planning', statusReason: 'decomposers and scorers are growing the tree' }
 }

@@ -12,7 +12,7 @@ import type { Equivocation } from './tree.js'
 export const NO_EQUIVOCATIONS: readonly Equivocation[] = Object.freeze([])
 
 /** `a` then `b`, without a copy when either is empty. */
-export function concatEquivocations (a: readonly Equivocation[], b: readonly Equivocation[]): readonly Equivocation[] {
+export function concatEquivocations(a: readonly Equivocation[], b: readonly Equivocation[]): readonly Equivocation[] {
   return b.length === 0 ? a : a.length === 0 ? b : [...a, ...b]
 }
 
@@ -27,7 +27,7 @@ export interface Slotted<T extends PlanEvent> {
  * Keep one event per slot; two different events in one slot are
  * equivocation: the proof is returned and neither counts.
  */
-export function bySlot<T extends PlanEvent> (events: readonly T[], slotOf: (e: T) => string, label: string): Slotted<T> {
+export function bySlot<T extends PlanEvent>(events: readonly T[], slotOf: (e: T) => string, label: string): Slotted<T> {
   const slots = new Map<string, T[]>()
   for (const e of events) {
     const k = slotOf(e)
@@ -56,7 +56,7 @@ export function bySlot<T extends PlanEvent> (events: readonly T[], slotOf: (e: T
  * order given). A slot's proof is a function of the set, so which step found
  * it first does not matter.
  */
-export function onePerSlot (found: readonly Equivocation[]): Equivocation[] {
-  const sorted = [...found].sort((a, b) => a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0)
+export function onePerSlot(found: readonly Equivocation[]): Equivocation[] {
+  const sorted = [...found].sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))
   return sorted.filter((e, i) => i === 0 || e.slot !== (sorted[i - 1] as Equivocation).slot)
 }

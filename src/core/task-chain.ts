@@ -34,7 +34,14 @@ export interface TaskDecision {
  * predecessor, a dep), and claims are taken in the total order, so the
  * renewals stamped before each later claim are a growing prefix of the chain.
  */
-export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params: ResolvedParams, committees: readonly CommitteeView[], approvers: NeededApprovers = new Map()): TaskDecision {
+export function decideTask(
+  index: PlanIndex,
+  task: TaskId,
+  readyAt: Hlc,
+  params: ResolvedParams,
+  committees: readonly CommitteeView[],
+  approvers: NeededApprovers = new Map()
+): TaskDecision {
   const claims = sortEvents(index.claims.get(task) ?? [])
   const retries = (index.retries.get(task) ?? []).length
   const attemptsAllowed = params.maxAttempts * (1 + retries)
@@ -74,7 +81,7 @@ export function decideTask (index: PlanIndex, task: TaskId, readyAt: Hlc, params
 }
 
 /** What a task that cannot be claimed yet shows: nothing decided, the claims it got ignored. */
-export function blockedOutcome (index: PlanIndex, task: TaskId, params: ResolvedParams): TaskOutcome {
+export function blockedOutcome(index: PlanIndex, task: TaskId, params: ResolvedParams): TaskOutcome {
   return {
     accepted: null,
     attemptsAllowed: params.maxAttempts,
@@ -102,7 +109,14 @@ interface Walk {
 }
 
 /** Follow the chains from the first counted claim, each to its end or takeover (see decideTask). */
-function followChains (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, readyAt: Hlc, attemptsAllowed: number, params: ResolvedParams): Walk {
+function followChains(
+  index: PlanIndex,
+  reviews: Reviews,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  readyAt: Hlc,
+  attemptsAllowed: number,
+  params: ResolvedParams
+): Walk {
   const chains: ChainView[] = []
   let equivocations = NO_EQUIVOCATIONS
   let owners = 0
@@ -119,7 +133,11 @@ function followChains (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray
     equivocations = concatEquivocations(equivocations, c.equivocations)
     const end = c.end
     if (end === undefined) {
-      if (c.takeoverAt < 0) { chains.push(chainView(c, null)); status = 'claimed'; break }
+      if (c.takeoverAt < 0) {
+        chains.push(chainView(c, null))
+        status = 'claimed'
+        break
+      }
       chains.push(chainView(c, { event: (claims[c.takeoverAt] as PlanEvent).id, kind: 'superseded' }))
       cursor = c.takeoverAt
       after = HLC_ZERO
@@ -136,15 +154,24 @@ function followChains (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray
       failures++
       after = r.by.env.hlc
       // A task reopens only when all its results are rejected: a superseded owner's result may still await review.
-      if (anyPending(index, reviews, claims, readyAt)) { status = 'in-review'; break }
-      if (failures >= attemptsAllowed) { status = 'failed'; break }
+      if (anyPending(index, reviews, claims, readyAt)) {
+        status = 'in-review'
+        break
+      }
+      if (failures >= attemptsAllowed) {
+        status = 'failed'
+        break
+      }
       continue
     }
     if (end.env.type === 'task-failed') {
       chains.push(chainView(c, { event: end.id, kind: 'failed' }))
       failures++
       after = end.env.hlc
-      if (failures >= attemptsAllowed) { status = 'failed'; break }
+      if (failures >= attemptsAllowed) {
+        status = 'failed'
+        break
+      }
       continue
     }
     chains.push(chainView(c, { event: end.id, kind: 'released' }))
@@ -168,36 +195,57 @@ interface Chain {
 }
 
 /** The chain started by `claims[at]`. */
-function chainOf (index: PlanIndex, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, at: number, params: ResolvedParams): Chain {
+function chainOf(
+  index: PlanIndex,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  at: number,
+  params: ResolvedParams
+): Chain {
   const claim = claims[at] as PlanEvent<'task-claimed'>
   const group = index.claimEvents(claim)
   const { links, equivocations } = renewalChain(group.renewals, claim)
   const cap = claim.env.hlc.ms + params.maxClaimMs
   const takeoverAt = takeoverIndex(claims, at + 1, links, claim.env.hlc.ms, params.leaseMs, cap)
-  const takeover = takeoverAt >= 0 ? claims[takeoverAt] as PlanEvent : undefined
+  const takeover = takeoverAt >= 0 ? (claims[takeoverAt] as PlanEvent) : undefined
   const first = earliestEnd(group)
   const end = first !== undefined && (takeover === undefined || compareEvents(first, takeover) < 0) ? first : undefined
   const last: PlanEvent = links[links.length - 1] ?? claim
-  return { claim, renewals: links.length, last, lapseMs: Math.min(last.env.hlc.ms + params.leaseMs, cap), end, takeoverAt, equivocations }
+  return {
+    claim,
+    renewals: links.length,
+    last,
+    lapseMs: Math.min(last.env.hlc.ms + params.leaseMs, cap),
+    end,
+    takeoverAt,
+    equivocations
+  }
 }
 
 /**
  * The first claim from `from` on stamped after the chain's lapse as it
  * stood then (with only the renewals stamped before that claim); -1 if none.
  */
-function takeoverIndex (claims: ReadonlyArray<PlanEvent<'task-claimed'>>, from: number, links: readonly PlanEvent[], claimedMs: number, leaseMs: number, cap: number): number {
+function takeoverIndex(
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  from: number,
+  links: readonly PlanEvent[],
+  claimedMs: number,
+  leaseMs: number,
+  cap: number
+): number {
   let before = 0
   let lastMs = claimedMs
   for (let i = from; i < claims.length; i++) {
     const c = claims[i] as PlanEvent<'task-claimed'>
-    for (; before < links.length && compareHlc((links[before] as PlanEvent).env.hlc, c.env.hlc) < 0; before++) lastMs = (links[before] as PlanEvent).env.hlc.ms
+    for (; before < links.length && compareHlc((links[before] as PlanEvent).env.hlc, c.env.hlc) < 0; before++)
+      lastMs = (links[before] as PlanEvent).env.hlc.ms
     if (c.env.hlc.ms > Math.min(lastMs + leaseMs, cap)) return i
   }
   return -1
 }
 
 /** A claim's earliest result, release or failure. */
-function earliestEnd (group: ClaimGroup): PlanEvent | undefined {
+function earliestEnd(group: ClaimGroup): PlanEvent | undefined {
   let end: PlanEvent | undefined
   for (const x of group.results) if (end === undefined || compareEvents(x, end) < 0) end = x
   for (const x of group.releases) if (end === undefined || compareEvents(x, end) < 0) end = x
@@ -206,24 +254,43 @@ function earliestEnd (group: ClaimGroup): PlanEvent | undefined {
 }
 
 /** Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying. */
-function chainView (c: Chain, end: ChainView['end']): ChainView {
-  return { claim: c.claim.id, claimedAt: c.claim.env.hlc, end, lapseMs: c.lapseMs, last: c.last.id, owner: c.claim.env.author, renewals: c.renewals }
+function chainView(c: Chain, end: ChainView['end']): ChainView {
+  return {
+    claim: c.claim.id,
+    claimedAt: c.claim.env.hlc,
+    end,
+    lapseMs: c.lapseMs,
+    last: c.last.id,
+    owner: c.claim.env.author,
+    renewals: c.renewals
+  }
 }
 
 const NO_ONE: readonly PeerIdString[] = Object.freeze([])
 
 /** Whom the pending reviews of the results that count wait for, sorted. */
-function awaitingReview (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, readyAt: Hlc): readonly PeerIdString[] {
+function awaitingReview(
+  index: PlanIndex,
+  reviews: Reviews,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  readyAt: Hlc
+): readonly PeerIdString[] {
   const who = new Set<PeerIdString>()
   for (const o of claims) {
     if (compareHlc(o.env.hlc, readyAt) <= 0) continue
-    for (const x of index.claimEvents(o).results) if (reviews.of(x).kind === 'pending') for (const p of reviews.awaiting(x)) who.add(p)
+    for (const x of index.claimEvents(o).results)
+      if (reviews.of(x).kind === 'pending') for (const p of reviews.awaiting(x)) who.add(p)
   }
   return who.size === 0 ? NO_ONE : [...who].sort()
 }
 
 /** Whether a result of some claim stamped after `readyAt` still awaits its review. */
-function anyPending (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, readyAt: Hlc): boolean {
+function anyPending(
+  index: PlanIndex,
+  reviews: Reviews,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  readyAt: Hlc
+): boolean {
   for (const o of claims) {
     if (compareHlc(o.env.hlc, readyAt) <= 0) continue
     for (const x of index.claimEvents(o).results) if (reviews.of(x).kind === 'pending') return true
@@ -236,14 +303,18 @@ function anyPending (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray<P
  * one renewal per predecessor; an equivocating renewal ends the chain, and
  * its proof is returned.
  */
-function renewalChain (renewals: ReadonlyArray<PlanEvent<'claim-renewed'>>, claim: PlanEvent<'task-claimed'>): { links: Array<PlanEvent<'claim-renewed'>>, equivocations: readonly Equivocation[] } {
+function renewalChain(
+  renewals: ReadonlyArray<PlanEvent<'claim-renewed'>>,
+  claim: PlanEvent<'task-claimed'>
+): { links: Array<PlanEvent<'claim-renewed'>>; equivocations: readonly Equivocation[] } {
   const n = renewals.length
   if (n === 0) return { links: [], equivocations: NO_EQUIVOCATIONS }
   // Usually the renewals form one chain: in the total order, each renews the one before (a renewal is
   // stamped after its predecessor, one of its deps). Then every renewal is a link, in that order.
   const sorted = sortEvents(renewals)
   let simple = (sorted[0] as PlanEvent<'claim-renewed'>).env.body.prev === claim.id
-  for (let i = 1; simple && i < n; i++) simple = (sorted[i] as PlanEvent<'claim-renewed'>).env.body.prev === (sorted[i - 1] as PlanEvent).id
+  for (let i = 1; simple && i < n; i++)
+    simple = (sorted[i] as PlanEvent<'claim-renewed'>).env.body.prev === (sorted[i - 1] as PlanEvent).id
   if (simple) return { links: sorted, equivocations: NO_EQUIVOCATIONS }
   const links: Array<PlanEvent<'claim-renewed'>> = []
   // The renewal of each predecessor; null where there are several (equivocation).
@@ -257,7 +328,10 @@ function renewalChain (renewals: ReadonlyArray<PlanEvent<'claim-renewed'>>, clai
     const r = next.get(cur)
     if (r === undefined) break
     if (r === null) {
-      const forks = renewals.filter(x => x.env.body.prev === cur).map(x => x.id).sort()
+      const forks = renewals
+        .filter(x => x.env.body.prev === cur)
+        .map(x => x.id)
+        .sort()
       return { links, equivocations: [{ author: claim.env.author, slot: `renewal:${cur}`, events: forks }] }
     }
     links.push(r)

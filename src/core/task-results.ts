@@ -23,7 +23,13 @@ export interface Settled {
  * Failures: every failure of a counted claim, and every result the committee rejected. The task
  * fails at the attemptsAllowed-th of them; more of them can only bring that moment earlier.
  */
-export function settle (index: PlanIndex, reviews: Reviews, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, readyAt: Hlc, attemptsAllowed: number): Settled {
+export function settle(
+  index: PlanIndex,
+  reviews: Reviews,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  readyAt: Hlc,
+  attemptsAllowed: number
+): Settled {
   const failureEvents: PlanEvent[] = []
   let accepted: PlanEvent<'result-reported'> | undefined
   let acceptedAt: PlanEvent | undefined
@@ -46,7 +52,11 @@ export function settle (index: PlanIndex, reviews: Reviews, claims: ReadonlyArra
 }
 
 /** The task's results, in the total order, and how many are duplicate executions (neither accepted nor rejected). */
-export function resultViews (reviews: Reviews, results: ReadonlyArray<PlanEvent<'result-reported'>>, accepted: PlanEvent<'result-reported'> | undefined): { results: ResultView[], duplicates: number } {
+export function resultViews(
+  reviews: Reviews,
+  results: ReadonlyArray<PlanEvent<'result-reported'>>,
+  accepted: PlanEvent<'result-reported'> | undefined
+): { results: ResultView[]; duplicates: number } {
   const views: ResultView[] = []
   let duplicates = 0
   for (const r of results) {

@@ -6,14 +6,15 @@ import type { NeededApprovers } from './decide-node.js'
 import type { CommitteeView, Equivocation } from './tree.js'
 
 /** Where a result's review stands; a decided one names the review that completed the quorum. */
-export type Review = { kind: 'none' } | { kind: 'pending' } | { kind: 'accepted' | 'rejected', by: PlanEvent<'result-reviewed'> }
+export type Review =
+  { kind: 'none' } | { kind: 'pending' } | { kind: 'accepted' | 'rejected'; by: PlanEvent<'result-reviewed'> }
 
 const NO_REVIEW: Review = { kind: 'none' }
 const PENDING: Review = { kind: 'pending' }
 const NO_ONE: readonly PeerIdString[] = Object.freeze([])
 const NO_APPROVERS: ReadonlySet<PeerIdString> = new Set()
 
-function reviewSlot (r: PlanEvent<'result-reviewed'>): string {
+function reviewSlot(r: PlanEvent<'result-reviewed'>): string {
   return `${r.env.author}@${r.env.body.committee}`
 }
 
@@ -31,7 +32,12 @@ interface Worked {
  * reject by a needed approver, reject it. The earliest deciding review
  * wins. Without approvers this is protocol 1's rule.
  */
-function reviewOf (index: PlanIndex, result: EventId, committees: readonly CommitteeView[], needed: NeededApprovers): Worked {
+function reviewOf(
+  index: PlanIndex,
+  result: EventId,
+  committees: readonly CommitteeView[],
+  needed: NeededApprovers
+): Worked {
   const all = sortEvents(index.reviews.get(result) ?? [])
   const slotted = bySlot(all, reviewSlot, `review:${result}`)
   const byCommittee = new Map(committees.map(c => [c.event, c]))
@@ -45,7 +51,8 @@ function reviewOf (index: PlanIndex, result: EventId, committees: readonly Commi
     const n = (tally.get(k) ?? 0) + 1
     tally.set(k, n)
     if (verdict === 'reject') {
-      if (n === c.quorum || approvers.has(r.env.author)) return { review: { kind: 'rejected', by: r }, equivocations: slotted.equivocations, awaiting: NO_ONE }
+      if (n === c.quorum || approvers.has(r.env.author))
+        return { review: { kind: 'rejected', by: r }, equivocations: slotted.equivocations, awaiting: NO_ONE }
       continue
     }
     if (approvers.has(r.env.author)) tally.set(`${c.event}>approved`, (tally.get(`${c.event}>approved`) ?? 0) + 1)
@@ -70,7 +77,7 @@ function reviewOf (index: PlanIndex, result: EventId, committees: readonly Commi
  */
 export class Reviews {
   private memo: Map<EventId, Worked> | undefined = undefined
-  constructor (
+  constructor(
     private readonly index: PlanIndex,
     private readonly review: boolean,
     private readonly committees: readonly CommitteeView[],
@@ -78,8 +85,8 @@ export class Reviews {
     private readonly needed: NeededApprovers = new Map()
   ) {}
 
-  private worked (r: PlanEvent<'result-reported'>): Worked {
-    const memo = this.memo ??= new Map()
+  private worked(r: PlanEvent<'result-reported'>): Worked {
+    const memo = (this.memo ??= new Map())
     let v = memo.get(r.id)
     if (v === undefined) {
       v = reviewOf(this.index, r.id, this.committees, this.needed)
@@ -88,17 +95,20 @@ export class Reviews {
     return v
   }
 
-  of (r: PlanEvent<'result-reported'>): Review {
+  of(r: PlanEvent<'result-reported'>): Review {
     return this.review ? this.worked(r).review : NO_REVIEW
   }
 
-  /** Whom a pending review waits for: the latest committee's members who have not reviewed it (only the approvers once the accepts are in). */
-  awaiting (r: PlanEvent<'result-reported'>): readonly PeerIdString[] {
+  /**
+   * Whom a pending review waits for: the latest committee's members who have not reviewed it (only the approvers once
+   * the accepts are in).
+   */
+  awaiting(r: PlanEvent<'result-reported'>): readonly PeerIdString[] {
     return this.review ? this.worked(r).awaiting : NO_ONE
   }
 
   /** The equivocations in the reviews worked out so far, in the order they were worked out. */
-  equivocations (): readonly Equivocation[] {
+  equivocations(): readonly Equivocation[] {
     if (this.memo === undefined) return NO_EQUIVOCATIONS
     const found: Equivocation[] = []
     for (const v of this.memo.values()) for (const e of v.equivocations) found.push(e)

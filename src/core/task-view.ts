@@ -14,7 +14,7 @@ export type TaskOutcome = Omit<TaskView, keyof TaskPlace>
  * The one place a TaskView is built. Its keys are in sorted order:
  * canonicalJson then hashes it without copying.
  */
-export function taskView (place: TaskPlace, o: TaskOutcome): TaskView {
+export function taskView(place: TaskPlace, o: TaskOutcome): TaskView {
   return {
     accepted: o.accepted,
     attemptsAllowed: o.attemptsAllowed,

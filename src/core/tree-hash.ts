@@ -11,14 +11,18 @@ import type { PlanTree } from './tree.js'
  * (a unit test holds it), so only the odd passed-through object is copied:
  * copying every node and task was a third of the cost of hashing a tree.
  */
-export function canonicalJson (value: unknown, omit?: ReadonlySet<string>): string {
+export function canonicalJson(value: unknown, omit?: ReadonlySet<string>): string {
   return JSON.stringify(value, (key, v: unknown) => {
     if (omit !== undefined && omit.has(key)) return undefined
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v
     const o = v as Record<string, unknown>
     const keys = Object.keys(o)
     let sorted = true
-    for (let i = 1; i < keys.length; i++) if ((keys[i - 1] as string) > (keys[i] as string)) { sorted = false; break }
+    for (let i = 1; i < keys.length; i++)
+      if ((keys[i - 1] as string) > (keys[i] as string)) {
+        sorted = false
+        break
+      }
     if (sorted) return v
     const out: Record<string, unknown> = {}
     for (const k of keys.sort()) out[k] = o[k]
@@ -34,7 +38,7 @@ export function canonicalJson (value: unknown, omit?: ReadonlySet<string>): stri
  * `hashText` is SHA-256 of the UTF-8 text as lowercase hex; the runtime may
  * pass a native one (the core's own is pure JavaScript and ~10x slower).
  */
-export function treeHash (tree: PlanTree, hashText: (text: string) => string = sha256HexOfText): string {
+export function treeHash(tree: PlanTree, hashText: (text: string) => string = sha256HexOfText): string {
   return hashText(canonicalJson(hashedForm(tree), NOT_HASHED))
 }
 
@@ -53,10 +57,14 @@ export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting'])
  * fixture holds it). Nothing is lost: the plan id is the hash of the goal,
  * parameters included.
  */
-function hashedForm (tree: PlanTree): PlanTree | Omit<PlanTree, 'params'> & { params: object } {
+function hashedForm(tree: PlanTree): PlanTree | (Omit<PlanTree, 'params'> & { params: object }) {
   const p = tree.params
   if (p.approvers !== null && p.executors !== 'model') return tree
   const { approvers, executors, ...rest } = p
-  const params = { ...rest, ...(approvers === null ? {} : { approvers }), ...(executors === 'model' ? {} : { executors }) }
+  const params = {
+    ...rest,
+    ...(approvers === null ? {} : { approvers }),
+    ...(executors === 'model' ? {} : { executors })
+  }
   return { ...tree, params }
 }

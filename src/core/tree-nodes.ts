@@ -4,18 +4,21 @@ import type { NodeId } from './events.js'
 import type { TreeNode } from './tree.js'
 
 /** Every draft, breadth-first from the root, children in split order: the order of the tree's `nodes`. */
-export function breadthFirst (root: Draft): Draft[] {
+export function breadthFirst(root: Draft): Draft[] {
   const order: Draft[] = []
   for (let q: Draft[] = [root]; q.length > 0;) {
     const next: Draft[] = []
-    for (const d of q) { order.push(d); next.push(...d.children) }
+    for (const d of q) {
+      order.push(d)
+      next.push(...d.children)
+    }
     q = next
   }
   return order
 }
 
 /** A node of the tree, from its draft and how its task ends. */
-export function treeNode (d: Draft, f: Finish, titles: NodeTitles): TreeNode {
+export function treeNode(d: Draft, f: Finish, titles: NodeTitles): TreeNode {
   // Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying.
   return {
     accepted: d.accepted,
@@ -41,9 +44,9 @@ export function treeNode (d: Draft, f: Finish, titles: NodeTitles): TreeNode {
 /** Node titles by id, for what blocked tasks wait for; the map is built the first time it is asked. */
 export class NodeTitles {
   private byId: Map<NodeId, string> | undefined = undefined
-  constructor (private readonly order: readonly Draft[]) {}
+  constructor(private readonly order: readonly Draft[]) {}
 
-  of (id: NodeId): string {
+  of(id: NodeId): string {
     if (this.byId === undefined) {
       this.byId = new Map()
       // The first node with an id wins, as a search in order would find it.
@@ -54,7 +57,7 @@ export class NodeTitles {
 }
 
 /** Why nothing happens at a node right now, in words; null when something can. */
-function waitingReason (d: Draft, f: Finish, titles: NodeTitles): string | null {
+function waitingReason(d: Draft, f: Finish, titles: NodeTitles): string | null {
   switch (f.status) {
     case 'decomposing':
       return d.decision?.kind === 'open' ? d.decision.waiting : 'waiting for proposals from decomposers'

@@ -87,7 +87,10 @@ export interface ChainView {
   readonly last: EventId
   /** Wall ms at which the lease lapses (last renewal + leaseMs, capped at claim + maxClaimMs). */
   readonly lapseMs: number
-  readonly end: null | { readonly kind: 'result' | 'released' | 'failed' | 'rejected' | 'superseded', readonly event: EventId }
+  readonly end: null | {
+    readonly kind: 'result' | 'released' | 'failed' | 'rejected' | 'superseded'
+    readonly event: EventId
+  }
 }
 
 export interface ResultView {
@@ -125,7 +128,10 @@ export interface TaskView {
   readonly finishEvent: EventId | null
   /** Claims that lost a race, came before the task was ready, or arrived after it finished. */
   readonly ignoredClaims: number
-  /** In review: the committee members (or, once the accepts are in, approvers) who have not reviewed its pending result; else empty. Not hashed (see TreeNode.awaiting). */
+  /**
+   * In review: the committee members (or, once the accepts are in, approvers) who have not reviewed its pending result;
+   * else empty. Not hashed (see TreeNode.awaiting).
+   */
   readonly awaiting: readonly PeerIdString[]
 }
 
@@ -159,7 +165,7 @@ export interface PlanTree {
   /** In the order of `nodes`. */
   readonly tasks: readonly TaskView[]
   readonly equivocations: readonly Equivocation[]
-  readonly deliverable: null | { readonly task: TaskId, readonly result: EventId, readonly output: string }
+  readonly deliverable: null | { readonly task: TaskId; readonly result: EventId; readonly output: string }
   readonly events: number
   readonly duplicates: number
   readonly ignoredClaims: number

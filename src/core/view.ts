@@ -11,9 +11,9 @@ export interface PlanView {
   /** Tasks nobody holds, or whose lease lapsed more than the skew allowance ago. */
   readonly claimable: readonly TaskView[]
   /** Nodes with an open attempt, and the attempt. */
-  readonly openAttempts: ReadonlyArray<{ readonly node: TreeNode, readonly attempt: number }>
+  readonly openAttempts: ReadonlyArray<{ readonly node: TreeNode; readonly attempt: number }>
   /** Nodes that wait, and why (in words). */
-  readonly waiting: ReadonlyArray<{ readonly node: NodeId, readonly title: string, readonly reason: string }>
+  readonly waiting: ReadonlyArray<{ readonly node: NodeId; readonly title: string; readonly reason: string }>
   task: (id: TaskId) => TaskView | undefined
   node: (id: NodeId) => TreeNode | undefined
   /** Tasks whose current claim chain belongs to `peer`. */
@@ -26,11 +26,11 @@ export interface PlanView {
  * Statuses after which a plan takes no new work.
  * The one test of it: takes a tree, a summary, or anything with a plan status.
  */
-export function isFinished (plan: { readonly status: PlanStatus }): boolean {
+export function isFinished(plan: { readonly status: PlanStatus }): boolean {
   return plan.status === 'completed' || plan.status === 'failed' || plan.status === 'cancelled'
 }
 
-export function view (tree: PlanTree, nowMs: number, skewAllowanceMs = 2_000): PlanView {
+export function view(tree: PlanTree, nowMs: number, skewAllowanceMs = 2_000): PlanView {
   const tasks = new Map(tree.tasks.map(t => [t.id, t]))
   const nodes = new Map(tree.nodes.map(n => [n.id, n]))
   const current = (t: TaskView): TaskView['chains'][number] | undefined => {
@@ -43,15 +43,23 @@ export function view (tree: PlanTree, nowMs: number, skewAllowanceMs = 2_000): P
   }
   const active = !isFinished(tree) && tree.status !== 'budget-exhausted'
   const claimable = active
-    ? tree.tasks.filter(t => t.status === 'ready' || (t.status === 'claimed' && (leaseLeftMs(t) ?? 0) < -skewAllowanceMs))
+    ? tree.tasks.filter(
+        t => t.status === 'ready' || (t.status === 'claimed' && (leaseLeftMs(t) ?? 0) < -skewAllowanceMs)
+      )
     : []
   const openAttempts = active
     ? tree.nodes.flatMap(n => {
-      const a = n.attempts[n.attempts.length - 1]
-      return n.kind === 'decomposing' && a !== undefined && a.outcome === 'open' ? [{ node: n, attempt: a.attempt }] : n.kind === 'decomposing' && a === undefined ? [{ node: n, attempt: 1 }] : []
-    })
+        const a = n.attempts[n.attempts.length - 1]
+        return n.kind === 'decomposing' && a !== undefined && a.outcome === 'open'
+          ? [{ node: n, attempt: a.attempt }]
+          : n.kind === 'decomposing' && a === undefined
+            ? [{ node: n, attempt: 1 }]
+            : []
+      })
     : []
-  const waiting = tree.nodes.flatMap(n => n.waiting === null ? [] : [{ node: n.id, title: n.title, reason: n.waiting }])
+  const waiting = tree.nodes.flatMap(n =>
+    n.waiting === null ? [] : [{ node: n.id, title: n.title, reason: n.waiting }]
+  )
   return {
     tree,
     nowMs,

@@ -11,8 +11,10 @@ const log = logger('plan-swarm:http')
 export class PortInUseError extends Error {
   override readonly name = 'PortInUseError'
   readonly exitCode = 4
-  constructor (host: string, port: number) {
-    super(`--http ${host}:${port}: that address is already in use; stop the other process or choose another port (port 0 picks a free one)`)
+  constructor(host: string, port: number) {
+    super(
+      `--http ${host}:${port}: that address is already in use; stop the other process or choose another port (port 0 picks a free one)`
+    )
   }
 }
 
@@ -39,7 +41,7 @@ export interface HttpServer {
 }
 
 /** Send JSON (or text), never cached. */
-export function send (res: ServerResponse, code: number, body: unknown, type = 'application/json; charset=utf-8'): void {
+export function send(res: ServerResponse, code: number, body: unknown, type = 'application/json; charset=utf-8'): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body, null, 2) + '\n'
   res.writeHead(code, { 'content-type': type, 'cache-control': 'no-store' })
   res.end(text)
@@ -49,27 +51,47 @@ export function send (res: ServerResponse, code: number, body: unknown, type = '
  * `--http HOST:PORT`: /status, /plans/<id>, /plans/<id>/events, /metrics.
  * Read-only; binds exactly where told.
  */
-export async function startHttpServer (host: string, port: number, view: HttpView): Promise<HttpServer> {
+export async function startHttpServer(host: string, port: number, view: HttpView): Promise<HttpServer> {
   const routes: HttpRoute[] = []
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://localhost')
     for (const route of [...routes]) if (await route(req, res, url)) return
-    if (req.method !== 'GET' && req.method !== 'HEAD') { send(res, 405, { error: 'only GET is served here' }); return }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      send(res, 405, { error: 'only GET is served here' })
+      return
+    }
     const parts = url.pathname.split('/').filter(Boolean)
-    if (url.pathname === '/status') { send(res, 200, view.status()); return }
-    if (url.pathname === '/metrics') { send(res, 200, await view.metricsText(), METRICS_CONTENT_TYPE); return }
-    if (parts[0] === 'plans' && parts.length === 1) { send(res, 200, view.planLines()); return }
+    if (url.pathname === '/status') {
+      send(res, 200, view.status())
+      return
+    }
+    if (url.pathname === '/metrics') {
+      send(res, 200, await view.metricsText(), METRICS_CONTENT_TYPE)
+      return
+    }
+    if (parts[0] === 'plans' && parts.length === 1) {
+      send(res, 200, view.planLines())
+      return
+    }
     if (parts[0] === 'plans' && (parts.length === 2 || (parts.length === 3 && parts[2] === 'events'))) {
       const id = parts[1] as PlanId
       // A finished plan that left memory is loaded back from the store for this read (and leaves again once quiet).
       const tree = /^[0-9a-f]{64}$/.test(id) ? view.loadTree(id) : undefined
-      if (tree === undefined) { send(res, 404, { error: `no plan ${id} here; GET /plans lists the plans this node holds` }); return }
-      if (parts.length === 2) { send(res, 200, { treeHash: view.treeHash(id), tree }); return }
+      if (tree === undefined) {
+        send(res, 404, { error: `no plan ${id} here; GET /plans lists the plans this node holds` })
+        return
+      }
+      if (parts.length === 2) {
+        send(res, 200, { treeHash: view.treeHash(id), tree })
+        return
+      }
       const events = sortEvents(view.planEvents(id) ?? []).map(e => ({ id: e.id, ...e.env }))
       send(res, 200, events)
       return
     }
-    send(res, 404, { error: `no such path ${url.pathname}; try /status, /plans, /plans/<id>, /plans/<id>/events or /metrics` })
+    send(res, 404, {
+      error: `no such path ${url.pathname}; try /status, /plans, /plans/<id>, /plans/<id>/events or /metrics`
+    })
   }
   const server: Server = createServer((req, res) => {
     handle(req, res).catch(err => {
@@ -93,7 +115,10 @@ export async function startHttpServer (host: string, port: number, view: HttpVie
     url: `http://${shownHost}:${bound}`,
     mount: route => {
       routes.push(route)
-      return () => { const i = routes.indexOf(route); if (i >= 0) routes.splice(i, 1) }
+      return () => {
+        const i = routes.indexOf(route)
+        if (i >= 0) routes.splice(i, 1)
+      }
     },
     close: async () => {
       server.closeAllConnections()

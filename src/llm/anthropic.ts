@@ -6,7 +6,12 @@
  * The SDK's own retries are off (`maxRetries: 0`): retry.ts does them, so they
  * are observable and the same for every provider.
  */
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk'
+import Anthropic, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError
+} from '@anthropic-ai/sdk'
 import type { Usage } from '../core/events.js'
 import type { Prompt } from './prompts.js'
 import { isRetryableStatus, parseRetryAfter, type RequestFailure } from './retry.js'
@@ -32,8 +37,9 @@ export interface AnthropicProviderOptions extends Partial<ModelProviderSettings>
 type ResponseBlock = Anthropic.Messages.ContentBlock
 type ToolUseBlock = Anthropic.Messages.ToolUseBlock
 
-function usageOf (u: Anthropic.Messages.Usage | undefined): Usage {
-  const n = (x: number | null | undefined): number => typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : 0
+function usageOf(u: Anthropic.Messages.Usage | undefined): Usage {
+  const n = (x: number | null | undefined): number =>
+    typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : 0
   return {
     // Cache writes and reads are billed input too.
     inputTokens: n(u?.input_tokens) + n(u?.cache_creation_input_tokens) + n(u?.cache_read_input_tokens),
@@ -42,7 +48,7 @@ function usageOf (u: Anthropic.Messages.Usage | undefined): Usage {
 }
 
 /** The answer blocks that go back into the conversation as the assistant's turn. */
-function asParams (blocks: readonly ResponseBlock[]): Anthropic.Messages.ContentBlockParam[] {
+function asParams(blocks: readonly ResponseBlock[]): Anthropic.Messages.ContentBlockParam[] {
   const out: Anthropic.Messages.ContentBlockParam[] = []
   for (const b of blocks) {
     if (b.type === 'text' && b.text !== '') out.push({ type: 'text', text: b.text })
@@ -55,21 +61,36 @@ interface AnthropicReply extends ToolReply {
   readonly blocks: readonly ResponseBlock[]
 }
 
-function conversation (client: Anthropic, prompt: Prompt, tool: ToolSpec, model: string, timeoutMs: number): ToolConversation {
+function conversation(
+  client: Anthropic,
+  prompt: Prompt,
+  tool: ToolSpec,
+  model: string,
+  timeoutMs: number
+): ToolConversation {
   const messages: Anthropic.Messages.MessageParam[] = [{ role: 'user', content: prompt.user }]
   return {
-    async send ({ signal, maxOutputTokens }): Promise<AnthropicReply> {
-      const res = await client.messages.create({
-        model,
-        max_tokens: maxOutputTokens,
-        system: prompt.system,
-        messages,
-        tools: [{ name: tool.name, description: tool.description, input_schema: tool.schema as Anthropic.Messages.Tool.InputSchema }],
-        tool_choice: { type: 'tool', name: tool.name }
-      }, { signal, timeout: timeoutMs, maxRetries: 0 })
+    async send({ signal, maxOutputTokens }): Promise<AnthropicReply> {
+      const res = await client.messages.create(
+        {
+          model,
+          max_tokens: maxOutputTokens,
+          system: prompt.system,
+          messages,
+          tools: [
+            {
+              name: tool.name,
+              description: tool.description,
+              input_schema: tool.schema as Anthropic.Messages.Tool.InputSchema
+            }
+          ],
+          tool_choice: { type: 'tool', name: tool.name }
+        },
+        { signal, timeout: timeoutMs, maxRetries: 0 }
+      )
       const blocks = Array.isArray(res.content) ? res.content : []
       const use = blocks.find((b): b is ToolUseBlock => b.type === 'tool_use' && b.name === tool.name)
-      const text = blocks.map(b => b.type === 'text' ? b.text : '').join('')
+      const text = blocks.map(b => (b.type === 'text' ? b.text : '')).join('')
       return {
         call: use === undefined ? null : { input: use.input },
         text,
@@ -79,18 +100,29 @@ function conversation (client: Anthropic, prompt: Prompt, tool: ToolSpec, model:
         blocks
       }
     },
-    reject (reply: ToolReply, problem: string): void {
+    reject(reply: ToolReply, problem: string): void {
       const blocks = (reply as AnthropicReply).blocks
       const content = asParams(blocks)
-      messages.push({ role: 'assistant', content: content.length > 0 ? content : [{ type: 'text', text: '(no answer)' }] })
+      messages.push({
+        role: 'assistant',
+        content: content.length > 0 ? content : [{ type: 'text', text: '(no answer)' }]
+      })
       const uses = blocks.filter((b): b is ToolUseBlock => b.type === 'tool_use')
       if (uses.length === 0) {
-        messages.push({ role: 'user', content: `${retryInstruction(tool.name, problem)} Answer only by calling ${tool.name}.` })
+        messages.push({
+          role: 'user',
+          content: `${retryInstruction(tool.name, problem)} Answer only by calling ${tool.name}.`
+        })
       } else {
         // Every tool_use needs its tool_result in the next turn.
         messages.push({
           role: 'user',
-          content: uses.map(u => ({ type: 'tool_result' as const, tool_use_id: u.id, is_error: true, content: retryInstruction(tool.name, problem) }))
+          content: uses.map(u => ({
+            type: 'tool_result' as const,
+            tool_use_id: u.id,
+            is_error: true,
+            content: retryInstruction(tool.name, problem)
+          }))
         })
       }
     }
@@ -98,22 +130,35 @@ function conversation (client: Anthropic, prompt: Prompt, tool: ToolSpec, model:
 }
 
 /** Map the SDK's errors onto retry decisions. */
-export function classifyAnthropicError (err: unknown): RequestFailure {
+export function classifyAnthropicError(err: unknown): RequestFailure {
   const base = { status: null, retryable: false, timedOut: false, aborted: false, retryAfterMs: null }
   if (err instanceof APIUserAbortError) return { ...base, aborted: true, detail: 'aborted' }
-  if (err instanceof APIConnectionTimeoutError) return { ...base, retryable: true, timedOut: true, detail: 'request timed out' }
-  if (err instanceof APIConnectionError) return { ...base, retryable: true, detail: `connection failed: ${err.message}` }
+  if (err instanceof APIConnectionTimeoutError)
+    return { ...base, retryable: true, timedOut: true, detail: 'request timed out' }
+  if (err instanceof APIConnectionError)
+    return { ...base, retryable: true, detail: `connection failed: ${err.message}` }
   if (err instanceof APIError && typeof err.status === 'number') {
     const headers = err.headers
     const get = (name: string): string | null => headers?.get(name) ?? null
     const should = get('x-should-retry')
     const retryable = should === 'true' ? true : should === 'false' ? false : isRetryableStatus(err.status)
-    return { ...base, status: err.status, retryable, retryAfterMs: parseRetryAfter(get, Date.now()), detail: `HTTP ${err.status}: ${err.message}` }
+    return {
+      ...base,
+      status: err.status,
+      retryable,
+      retryAfterMs: parseRetryAfter(get, Date.now()),
+      detail: `HTTP ${err.status}: ${err.message}`
+    }
   }
   return { ...base, detail: err instanceof Error ? err.message : String(err) }
 }
 
-export function anthropicTransport (opts: { apiKey: string, baseURL: string, timeoutMs: number, fetch?: typeof fetch }): ToolTransport {
+export function anthropicTransport(opts: {
+  apiKey: string
+  baseURL: string
+  timeoutMs: number
+  fetch?: typeof fetch
+}): ToolTransport {
   const client = new Anthropic({
     apiKey: opts.apiKey,
     baseURL: opts.baseURL,
@@ -128,7 +173,7 @@ export function anthropicTransport (opts: { apiKey: string, baseURL: string, tim
   }
 }
 
-export function createAnthropicProvider (opts: AnthropicProviderOptions): LlmProvider {
+export function createAnthropicProvider(opts: AnthropicProviderOptions): LlmProvider {
   const transport = anthropicTransport({
     apiKey: opts.apiKey,
     baseURL: opts.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,

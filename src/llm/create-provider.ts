@@ -7,7 +7,12 @@
  * cannot work is a ProviderConfigError, never a silent fallback.
  */
 import { MAX_MODEL_CHARS } from '../core/limits.js'
-import { createAnthropicProvider, DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_CHEAP_MODEL, DEFAULT_ANTHROPIC_MODEL } from './anthropic.js'
+import {
+  createAnthropicProvider,
+  DEFAULT_ANTHROPIC_BASE_URL,
+  DEFAULT_ANTHROPIC_CHEAP_MODEL,
+  DEFAULT_ANTHROPIC_MODEL
+} from './anthropic.js'
 import { ProviderConfigError } from './errors.js'
 import { createOfflineProvider, OFFLINE_BANNER } from './offline/provider.js'
 import { createOpenAiProvider, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL } from './openai.js'
@@ -39,16 +44,19 @@ export interface ProviderChoice {
   readonly banner: string
 }
 
-function nonEmpty (v: string | undefined): string | undefined {
+function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v.trim()
 }
 
-function checkModel (model: string, flag: string): string {
-  if (model.length > MAX_MODEL_CHARS) throw new ProviderConfigError(`${flag} "${model.slice(0, 40)}..." is longer than ${MAX_MODEL_CHARS} characters; give a model name`)
+function checkModel(model: string, flag: string): string {
+  if (model.length > MAX_MODEL_CHARS)
+    throw new ProviderConfigError(
+      `${flag} "${model.slice(0, 40)}..." is longer than ${MAX_MODEL_CHARS} characters; give a model name`
+    )
   return model
 }
 
-function checkUrl (url: string, from: string): string {
+function checkUrl(url: string, from: string): string {
   let parsed: URL
   try {
     parsed = new URL(url)
@@ -61,46 +69,86 @@ function checkUrl (url: string, from: string): string {
   return url.replace(/\/+$/, '')
 }
 
-export function createProvider (opts: CreateProviderOptions): ProviderChoice {
+export function createProvider(opts: CreateProviderOptions): ProviderChoice {
   const env = opts.env
   const requested = nonEmpty(opts.provider)
   if (requested !== undefined && !(PROVIDER_NAMES as readonly string[]).includes(requested)) {
-    throw new ProviderConfigError(`unknown provider "${requested}"; use --provider ${PROVIDER_NAMES.join(', --provider ')}`)
+    throw new ProviderConfigError(
+      `unknown provider "${requested}"; use --provider ${PROVIDER_NAMES.join(', --provider ')}`
+    )
   }
   const anthropicKey = nonEmpty(env.ANTHROPIC_API_KEY)
-  const name: ProviderName = (requested as ProviderName | undefined) ?? (anthropicKey !== undefined ? 'anthropic' : 'offline')
+  const name: ProviderName =
+    (requested as ProviderName | undefined) ?? (anthropicKey !== undefined ? 'anthropic' : 'offline')
   const model = nonEmpty(opts.model)
-  const common = { timeoutMs: opts.timeoutMs, retry: opts.retry, hooks: opts.hooks, maxTries: opts.maxTries, fetch: opts.fetch }
+  const common = {
+    timeoutMs: opts.timeoutMs,
+    retry: opts.retry,
+    hooks: opts.hooks,
+    maxTries: opts.maxTries,
+    fetch: opts.fetch
+  }
 
   switch (name) {
     case 'offline':
       return {
         provider: createOfflineProvider(),
-        banner: anthropicKey === undefined ? OFFLINE_BANNER : '--provider offline: offline heuristics, not a language model'
+        banner:
+          anthropicKey === undefined ? OFFLINE_BANNER : '--provider offline: offline heuristics, not a language model'
       }
     case 'anthropic': {
       if (anthropicKey === undefined) {
-        throw new ProviderConfigError('--provider anthropic needs an API key: set ANTHROPIC_API_KEY (any non-empty value for a local server such as Ollama), or use --provider offline')
+        throw new ProviderConfigError(
+          '--provider anthropic needs an API key: set ANTHROPIC_API_KEY (any non-empty value for a ' +
+            'local server such as Ollama), or use --provider offline'
+        )
       }
       const explicitUrl = nonEmpty(opts.baseUrl) ?? nonEmpty(env.ANTHROPIC_BASE_URL)
-      const baseURL = explicitUrl === undefined ? DEFAULT_ANTHROPIC_BASE_URL : checkUrl(explicitUrl, nonEmpty(opts.baseUrl) !== undefined ? '--base-url' : 'ANTHROPIC_BASE_URL')
+      const baseURL =
+        explicitUrl === undefined
+          ? DEFAULT_ANTHROPIC_BASE_URL
+          : checkUrl(explicitUrl, nonEmpty(opts.baseUrl) !== undefined ? '--base-url' : 'ANTHROPIC_BASE_URL')
       const official = baseURL === DEFAULT_ANTHROPIC_BASE_URL
       const m = checkModel(model ?? DEFAULT_ANTHROPIC_MODEL, '--model')
       const cheap = nonEmpty(opts.cheapModel) ?? (official ? DEFAULT_ANTHROPIC_CHEAP_MODEL : undefined)
-      const provider = createAnthropicProvider({ ...common, apiKey: anthropicKey, baseURL, model: m, cheapModel: cheap === undefined ? null : checkModel(cheap, 'cheap model') })
-      return { provider, banner: `anthropic: model ${m}${cheap === undefined ? '' : ` (cheap: ${cheap})`} at ${baseURL}` }
+      const provider = createAnthropicProvider({
+        ...common,
+        apiKey: anthropicKey,
+        baseURL,
+        model: m,
+        cheapModel: cheap === undefined ? null : checkModel(cheap, 'cheap model')
+      })
+      return {
+        provider,
+        banner: `anthropic: model ${m}${cheap === undefined ? '' : ` (cheap: ${cheap})`} at ${baseURL}`
+      }
     }
     case 'openai': {
       const explicitUrl = nonEmpty(opts.baseUrl) ?? nonEmpty(env.OPENAI_BASE_URL)
-      const baseUrl = explicitUrl === undefined ? DEFAULT_OPENAI_BASE_URL : checkUrl(explicitUrl, nonEmpty(opts.baseUrl) !== undefined ? '--base-url' : 'OPENAI_BASE_URL')
+      const baseUrl =
+        explicitUrl === undefined
+          ? DEFAULT_OPENAI_BASE_URL
+          : checkUrl(explicitUrl, nonEmpty(opts.baseUrl) !== undefined ? '--base-url' : 'OPENAI_BASE_URL')
       const apiKey = nonEmpty(env.OPENAI_API_KEY)
       if (apiKey === undefined && baseUrl === DEFAULT_OPENAI_BASE_URL) {
-        throw new ProviderConfigError('--provider openai without --base-url talks to api.openai.com and needs OPENAI_API_KEY: set it, give --base-url for a local server, or use --provider offline')
+        throw new ProviderConfigError(
+          '--provider openai without --base-url talks to api.openai.com and needs OPENAI_API_KEY: ' +
+            'set it, give --base-url for a local server, or use --provider offline'
+        )
       }
       const m = checkModel(model ?? nonEmpty(env.OPENAI_MODEL) ?? DEFAULT_OPENAI_MODEL, '--model')
       const cheap = nonEmpty(opts.cheapModel)
-      const provider = createOpenAiProvider({ ...common, apiKey, baseUrl, model: m, cheapModel: cheap === undefined ? null : checkModel(cheap, 'cheap model') })
-      return { provider, banner: `openai-compatible: model ${m}${cheap === undefined ? '' : ` (cheap: ${cheap})`} at ${baseUrl}` }
+      const provider = createOpenAiProvider({
+        ...common,
+        apiKey,
+        baseUrl,
+        model: m,
+        cheapModel: cheap === undefined ? null : checkModel(cheap, 'cheap model')
+      })
+      return {
+        provider,
+        banner: `openai-compatible: model ${m}${cheap === undefined ? '' : ` (cheap: ${cheap})`} at ${baseUrl}`
+      }
     }
     default: {
       const unreachable: never = name

@@ -24,10 +24,12 @@ export class LlmOutputError extends Error {
   /** Tokens spent on all the tries. */
   readonly usage: Usage
 
-  constructor (operation: string, model: string, problems: readonly string[], usage: Usage) {
+  constructor(operation: string, model: string, problems: readonly string[], usage: Usage) {
     const last = problems[problems.length - 1] ?? 'no answer'
-    super(`${model} gave no valid ${operation} answer in ${problems.length} tries (last problem: ${last}); ` +
-      'release or fail the task rather than using a made-up answer, or try a stronger model with --model')
+    super(
+      `${model} gave no valid ${operation} answer in ${problems.length} tries (last problem: ${last}); ` +
+        'release or fail the task rather than using a made-up answer, or try a stronger model with --model'
+    )
     this.operation = operation
     this.attempts = problems.length
     this.problems = problems
@@ -47,8 +49,19 @@ export class LlmRequestError extends Error {
   /** Tokens spent by earlier successful responses of the same call (validation retries). */
   readonly usage: Usage
 
-  constructor (opts: { provider: string, status: number | null, retryable: boolean, timedOut: boolean, requests: number, usage: Usage, detail: string }) {
-    super(`${opts.provider} request failed after ${opts.requests} ${opts.requests === 1 ? 'try' : 'tries'}: ${opts.detail}; ${advice(opts.status, opts.timedOut)}`)
+  constructor(opts: {
+    provider: string
+    status: number | null
+    retryable: boolean
+    timedOut: boolean
+    requests: number
+    usage: Usage
+    detail: string
+  }) {
+    super(
+      `${opts.provider} request failed ` +
+        `after ${opts.requests} ${opts.requests === 1 ? 'try' : 'tries'}: ${opts.detail}; ${advice(opts.status, opts.timedOut)}`
+    )
     this.status = opts.status
     this.retryable = opts.retryable
     this.timedOut = opts.timedOut
@@ -57,11 +70,12 @@ export class LlmRequestError extends Error {
   }
 }
 
-function advice (status: number | null, timedOut: boolean): string {
+function advice(status: number | null, timedOut: boolean): string {
   if (timedOut) return 'the endpoint did not answer in time: check it is up, or allow a longer timeout'
   if (status === 401 || status === 403) return 'check the API key (ANTHROPIC_API_KEY or OPENAI_API_KEY)'
   if (status === 404) return 'check --base-url and --model'
-  if (status === 400 || status === 413 || status === 422) return 'the endpoint refused the request: check --model and that it supports forced tool calls'
+  if (status === 400 || status === 413 || status === 422)
+    return 'the endpoint refused the request: check --model and that it supports forced tool calls'
   if (status === 429) return 'rate limited: slow down, or raise the limit with the provider'
   if (status !== null && status >= 500) return 'the endpoint kept failing: try again later'
   return 'check --base-url and that the endpoint is reachable'
@@ -72,7 +86,7 @@ export class LlmAbortedError extends Error {
   override readonly name = 'LlmAbortedError'
   readonly usage: Usage
 
-  constructor (usage: Usage) {
+  constructor(usage: Usage) {
     super('LLM call aborted by the caller')
     this.usage = usage
   }

@@ -4,14 +4,34 @@
  * enters prompts.
  */
 export type {
-  CallOptions, DecomposeInput, DecomposeOutput, ExecuteInput, ExecuteOutput, KnownAngle, LlmProvider, NodeText,
-  PlanContext, ProposalText, ProviderName, QuotedResult, ReviewInput, ReviewOutput, ScoreInput, ScoreOutput
+  CallOptions,
+  DecomposeInput,
+  DecomposeOutput,
+  ExecuteInput,
+  ExecuteOutput,
+  KnownAngle,
+  LlmProvider,
+  NodeText,
+  PlanContext,
+  ProposalText,
+  ProviderName,
+  QuotedResult,
+  ReviewInput,
+  ReviewOutput,
+  ScoreInput,
+  ScoreOutput
 } from './types.js'
 export { ANGLES, PROVIDER_NAMES, ZERO_USAGE, addUsage } from './types.js'
 export { LlmAbortedError, LlmOutputError, LlmRequestError, ProviderConfigError } from './errors.js'
 export { createProvider } from './create-provider.js'
 export type { CreateProviderOptions, ProviderChoice } from './create-provider.js'
-export { createAnthropicProvider, DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_CHEAP_MODEL, DEFAULT_ANTHROPIC_MODEL, DEFAULT_REQUEST_TIMEOUT_MS } from './anthropic.js'
+export {
+  createAnthropicProvider,
+  DEFAULT_ANTHROPIC_BASE_URL,
+  DEFAULT_ANTHROPIC_CHEAP_MODEL,
+  DEFAULT_ANTHROPIC_MODEL,
+  DEFAULT_REQUEST_TIMEOUT_MS
+} from './anthropic.js'
 export type { AnthropicProviderOptions } from './anthropic.js'
 export { createOpenAiProvider, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL } from './openai.js'
 export type { OpenAiProviderOptions } from './openai.js'
@@ -21,4 +41,12 @@ export { knownAngle } from './offline/decompose.js'
 export { DEFAULT_RETRY_POLICY } from './retry.js'
 export type { RetryEvent, RetryHooks, RetryPolicy } from './retry.js'
 export { DEFAULT_MAX_TRIES, MAX_OUTPUT_TOKENS } from './model-provider.js'
-export { buildDecomposePrompt, buildExecutePrompt, buildReviewPrompt, buildScorePrompt, quoteAttr, quoteText, SYSTEM_PROMPT } from './prompts.js'
+export {
+  buildDecomposePrompt,
+  buildExecutePrompt,
+  buildReviewPrompt,
+  buildScorePrompt,
+  quoteAttr,
+  quoteText,
+  SYSTEM_PROMPT
+} from './prompts.js'

@@ -4,13 +4,28 @@
  * Anthropic and OpenAI-compatible providers, which differ only in transport.
  */
 import { MAX_MODEL_CHARS } from '../core/limits.js'
-import { buildDecomposePrompt, buildExecutePrompt, buildReviewPrompt, buildScorePrompt, proposalLabel } from './prompts.js'
+import {
+  buildDecomposePrompt,
+  buildExecutePrompt,
+  buildReviewPrompt,
+  buildScorePrompt,
+  proposalLabel
+} from './prompts.js'
 import { DEFAULT_RETRY_POLICY, type RetryHooks, type RetryPolicy } from './retry.js'
 import { callTool, type ToolCallSettings, type ToolTransport } from './tool-call.js'
 import { resultTool, reviewTool, scoreTool, splitTool } from './tools.js'
 import type {
-  CallOptions, DecomposeInput, DecomposeOutput, ExecuteInput, ExecuteOutput, LlmProvider, ProviderName,
-  ReviewInput, ReviewOutput, ScoreInput, ScoreOutput
+  CallOptions,
+  DecomposeInput,
+  DecomposeOutput,
+  ExecuteInput,
+  ExecuteOutput,
+  LlmProvider,
+  ProviderName,
+  ReviewInput,
+  ReviewOutput,
+  ScoreInput,
+  ScoreOutput
 } from './types.js'
 import { checkOutput, checkReview, checkScore, checkSplit } from './validate.js'
 
@@ -29,22 +44,26 @@ export interface ModelProviderSettings {
   readonly hooks?: RetryHooks
 }
 
-function limit (defaultTokens: number, opts: CallOptions | undefined): number {
+function limit(defaultTokens: number, opts: CallOptions | undefined): number {
   const asked = opts?.maxOutputTokens
   return asked !== undefined && asked > 0 ? Math.min(defaultTokens, Math.floor(asked)) : defaultTokens
 }
 
 /** The reported model name, or the configured one when the endpoint's does not fit the wire's cap. */
-function modelName (reported: string, configured: string): string {
+function modelName(reported: string, configured: string): string {
   return reported.length <= MAX_MODEL_CHARS ? reported : configured.slice(0, MAX_MODEL_CHARS)
 }
 
-function mergePolicy (given: Partial<RetryPolicy> | undefined): RetryPolicy {
+function mergePolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
   const defined = Object.fromEntries(Object.entries(given ?? {}).filter(([, v]) => v !== undefined))
   return { ...DEFAULT_RETRY_POLICY, ...defined }
 }
 
-export function createModelProvider (name: ProviderName, transport: ToolTransport, settings: ModelProviderSettings): LlmProvider {
+export function createModelProvider(
+  name: ProviderName,
+  transport: ToolTransport,
+  settings: ModelProviderSettings
+): LlmProvider {
   const call: ToolCallSettings = {
     maxTries: settings.maxTries ?? DEFAULT_MAX_TRIES,
     policy: mergePolicy(settings.retry),
@@ -58,9 +77,9 @@ export function createModelProvider (name: ProviderName, transport: ToolTranspor
     model,
     cheapModel,
     withModel: (m: string) => createModelProvider(name, transport, { ...settings, model: m }),
-    downgrade: () => cheapModel === null || cheapModel === model ? provider : provider.withModel(cheapModel),
+    downgrade: () => (cheapModel === null || cheapModel === model ? provider : provider.withModel(cheapModel)),
 
-    async decompose (input: DecomposeInput, opts?: CallOptions): Promise<DecomposeOutput> {
+    async decompose(input: DecomposeInput, opts?: CallOptions): Promise<DecomposeOutput> {
       const r = await callTool(transport, call, {
         operation: 'decompose',
         prompt: buildDecomposePrompt(input),
@@ -70,10 +89,15 @@ export function createModelProvider (name: ProviderName, transport: ToolTranspor
         validate: v => checkSplit(v, input.minChildren, input.maxChildren),
         signal: opts?.signal
       })
-      return { subgoals: r.value.subgoals, rationale: r.value.rationale, usage: r.usage, model: modelName(r.model, model) }
+      return {
+        subgoals: r.value.subgoals,
+        rationale: r.value.rationale,
+        usage: r.usage,
+        model: modelName(r.model, model)
+      }
     },
 
-    async score (input: ScoreInput, opts?: CallOptions): Promise<ScoreOutput> {
+    async score(input: ScoreInput, opts?: CallOptions): Promise<ScoreOutput> {
       const labels = input.proposals.map((_p, i) => proposalLabel(i))
       const ids = input.proposals.map(p => p.id)
       const r = await callTool(transport, call, {
@@ -88,7 +112,7 @@ export function createModelProvider (name: ProviderName, transport: ToolTranspor
       return { ...r.value, usage: r.usage, model: modelName(r.model, model) }
     },
 
-    async execute (input: ExecuteInput, opts?: CallOptions): Promise<ExecuteOutput> {
+    async execute(input: ExecuteInput, opts?: CallOptions): Promise<ExecuteOutput> {
       const r = await callTool(transport, call, {
         operation: input.kind === 'leaf' ? 'execute' : 'roll-up',
         prompt: buildExecutePrompt(input),
@@ -101,7 +125,7 @@ export function createModelProvider (name: ProviderName, transport: ToolTranspor
       return { output: r.value.output, usage: r.usage, model: modelName(r.model, model), source: 'llm' }
     },
 
-    async review (input: ReviewInput, opts?: CallOptions): Promise<ReviewOutput> {
+    async review(input: ReviewInput, opts?: CallOptions): Promise<ReviewOutput> {
       const r = await callTool(transport, call, {
         operation: 'review',
         prompt: buildReviewPrompt(input),

@@ -31,7 +31,7 @@ export class OpenAiHttpError extends Error {
   readonly status: number
   readonly retryAfterMs: number | null
 
-  constructor (status: number, body: string, retryAfterMs: number | null) {
+  constructor(status: number, body: string, retryAfterMs: number | null) {
     super(`HTTP ${status}: ${body.slice(0, 300)}`)
     this.status = status
     this.retryAfterMs = retryAfterMs
@@ -43,29 +43,46 @@ export class OpenAiTimeoutError extends Error {
   override readonly name = 'OpenAiTimeoutError'
 }
 
-interface ChatToolCall { id: string, type: 'function', function: { name: string, arguments: string } }
-interface ChatMessage { role: 'system' | 'user' | 'assistant' | 'tool', content: string | null, tool_calls?: ChatToolCall[], tool_call_id?: string }
+interface ChatToolCall {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string | null
+  tool_calls?: ChatToolCall[]
+  tool_call_id?: string
+}
 
 interface OpenAiReply extends ToolReply {
   readonly message: ChatMessage
 }
 
-function isObj (v: unknown): v is Record<string, unknown> {
+function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-function usageOf (u: unknown): Usage {
-  const n = (x: unknown): number => typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : 0
-  return isObj(u) ? { inputTokens: n(u.prompt_tokens), outputTokens: n(u.completion_tokens) } : { inputTokens: 0, outputTokens: 0 }
+function usageOf(u: unknown): Usage {
+  const n = (x: unknown): number => (typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : 0)
+  return isObj(u)
+    ? { inputTokens: n(u.prompt_tokens), outputTokens: n(u.completion_tokens) }
+    : { inputTokens: 0, outputTokens: 0 }
 }
 
-function toolCalls (v: unknown): ChatToolCall[] {
+function toolCalls(v: unknown): ChatToolCall[] {
   if (!Array.isArray(v)) return []
-  return v.filter((c): c is ChatToolCall => isObj(c) && typeof c.id === 'string' && isObj(c.function) &&
-    typeof c.function.name === 'string' && typeof c.function.arguments === 'string')
+  return v.filter(
+    (c): c is ChatToolCall =>
+      isObj(c) &&
+      typeof c.id === 'string' &&
+      isObj(c.function) &&
+      typeof c.function.name === 'string' &&
+      typeof c.function.arguments === 'string'
+  )
 }
 
-function parseReply (json: unknown, tool: ToolSpec): OpenAiReply {
+function parseReply(json: unknown, tool: ToolSpec): OpenAiReply {
   const choice: unknown = isObj(json) && Array.isArray(json.choices) ? json.choices[0] : undefined
   const msg: unknown = isObj(choice) ? choice.message : undefined
   const content = isObj(msg) && typeof msg.content === 'string' ? msg.content : null
@@ -90,10 +107,18 @@ function parseReply (json: unknown, tool: ToolSpec): OpenAiReply {
   }
 }
 
-function conversation (opts: { url: string, apiKey?: string, timeoutMs: number, fetch: typeof fetch }, prompt: Prompt, tool: ToolSpec, model: string): ToolConversation {
-  const messages: ChatMessage[] = [{ role: 'system', content: prompt.system }, { role: 'user', content: prompt.user }]
+function conversation(
+  opts: { url: string; apiKey?: string; timeoutMs: number; fetch: typeof fetch },
+  prompt: Prompt,
+  tool: ToolSpec,
+  model: string
+): ToolConversation {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: prompt.system },
+    { role: 'user', content: prompt.user }
+  ]
   return {
-    async send ({ signal, maxOutputTokens }): Promise<OpenAiReply> {
+    async send({ signal, maxOutputTokens }): Promise<OpenAiReply> {
       const timeout = AbortSignal.timeout(opts.timeoutMs)
       const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout])
       const headers: Record<string, string> = { 'content-type': 'application/json' }
@@ -102,13 +127,25 @@ function conversation (opts: { url: string, apiKey?: string, timeoutMs: number, 
         model,
         messages,
         max_tokens: maxOutputTokens,
-        tools: [{ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.schema } }],
+        tools: [
+          { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.schema } }
+        ],
         tool_choice: { type: 'function', function: { name: tool.name } }
       }
       try {
-        const res = await opts.fetch(opts.url, { method: 'POST', headers, body: JSON.stringify(body), signal: combined })
+        const res = await opts.fetch(opts.url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          signal: combined
+        })
         const text = await res.text()
-        if (!res.ok) throw new OpenAiHttpError(res.status, text, parseRetryAfter(n => res.headers.get(n), Date.now()))
+        if (!res.ok)
+          throw new OpenAiHttpError(
+            res.status,
+            text,
+            parseRetryAfter(n => res.headers.get(n), Date.now())
+          )
         let json: unknown
         try {
           json = JSON.parse(text)
@@ -117,24 +154,29 @@ function conversation (opts: { url: string, apiKey?: string, timeoutMs: number, 
         }
         return parseReply(json, tool)
       } catch (err) {
-        if (timeout.aborted && signal?.aborted !== true) throw new OpenAiTimeoutError(`no answer within ${opts.timeoutMs} ms`)
+        if (timeout.aborted && signal?.aborted !== true)
+          throw new OpenAiTimeoutError(`no answer within ${opts.timeoutMs} ms`)
         throw err
       }
     },
-    reject (reply: ToolReply, problem: string): void {
+    reject(reply: ToolReply, problem: string): void {
       const message = (reply as OpenAiReply).message
       const calls = message.tool_calls ?? []
       messages.push(calls.length > 0 ? message : { role: 'assistant', content: message.content ?? '(no answer)' })
       if (calls.length === 0) {
-        messages.push({ role: 'user', content: `${retryInstruction(tool.name, problem)} Answer only by calling ${tool.name}.` })
+        messages.push({
+          role: 'user',
+          content: `${retryInstruction(tool.name, problem)} Answer only by calling ${tool.name}.`
+        })
       } else {
-        for (const c of calls) messages.push({ role: 'tool', tool_call_id: c.id, content: retryInstruction(tool.name, problem) })
+        for (const c of calls)
+          messages.push({ role: 'tool', tool_call_id: c.id, content: retryInstruction(tool.name, problem) })
       }
     }
   }
 }
 
-export function classifyOpenAiError (err: unknown): RequestFailure {
+export function classifyOpenAiError(err: unknown): RequestFailure {
   const base = { status: null, retryable: false, timedOut: false, aborted: false, retryAfterMs: null }
   if (err instanceof OpenAiTimeoutError) return { ...base, retryable: true, timedOut: true, detail: err.message }
   if (err instanceof OpenAiHttpError) {
@@ -144,11 +186,21 @@ export function classifyOpenAiError (err: unknown): RequestFailure {
   }
   if (err instanceof Error && err.name === 'AbortError') return { ...base, aborted: true, detail: 'aborted' }
   // fetch rejects with a TypeError on connection failures.
-  if (err instanceof TypeError) return { ...base, retryable: true, detail: `connection failed: ${String((err as { cause?: unknown }).cause ?? err.message)}` }
+  if (err instanceof TypeError)
+    return {
+      ...base,
+      retryable: true,
+      detail: `connection failed: ${String((err as { cause?: unknown }).cause ?? err.message)}`
+    }
   return { ...base, detail: err instanceof Error ? err.message : String(err) }
 }
 
-export function openAiTransport (opts: { baseUrl: string, apiKey?: string, timeoutMs: number, fetch?: typeof fetch }): ToolTransport {
+export function openAiTransport(opts: {
+  baseUrl: string
+  apiKey?: string
+  timeoutMs: number
+  fetch?: typeof fetch
+}): ToolTransport {
   const conn = {
     url: `${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`,
     apiKey: opts.apiKey,
@@ -162,12 +214,16 @@ export function openAiTransport (opts: { baseUrl: string, apiKey?: string, timeo
   }
 }
 
-export function createOpenAiProvider (opts: OpenAiProviderOptions = {}): LlmProvider {
+export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvider {
   const transport = openAiTransport({
     baseUrl: opts.baseUrl ?? DEFAULT_OPENAI_BASE_URL,
     apiKey: opts.apiKey,
     timeoutMs: opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     fetch: opts.fetch
   })
-  return createModelProvider('openai', transport, { ...opts, model: opts.model ?? DEFAULT_OPENAI_MODEL, cheapModel: opts.cheapModel ?? null })
+  return createModelProvider('openai', transport, {
+    ...opts,
+    model: opts.model ?? DEFAULT_OPENAI_MODEL,
+    cheapModel: opts.cheapModel ?? null
+  })
 }

@@ -59,14 +59,19 @@ export interface RetryHooks {
  * it gave one (capped), else `base * 2^(retry-1)` capped at maxDelayMs, scaled
  * by a jitter factor in [0.5, 1) so that many clients do not retry in step.
  */
-export function backoffDelayMs (retry: number, policy: RetryPolicy, random: () => number, retryAfterMs: number | null): number {
+export function backoffDelayMs(
+  retry: number,
+  policy: RetryPolicy,
+  random: () => number,
+  retryAfterMs: number | null
+): number {
   if (retryAfterMs !== null) return Math.min(Math.max(0, retryAfterMs), policy.maxRetryAfterMs)
   const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1))
   return Math.round(exp * (0.5 + random() / 2))
 }
 
 /** Parse `retry-after-ms`, or `retry-after` (seconds or an HTTP date), into milliseconds. */
-export function parseRetryAfter (get: (name: string) => string | null | undefined, nowMs: number): number | null {
+export function parseRetryAfter(get: (name: string) => string | null | undefined, nowMs: number): number | null {
   const ms = get('retry-after-ms')
   if (ms != null && ms !== '') {
     const n = Number(ms)
@@ -81,20 +86,29 @@ export function parseRetryAfter (get: (name: string) => string | null | undefine
 }
 
 /** HTTP statuses worth retrying: request timeout, conflict, rate limit, server errors. */
-export function isRetryableStatus (status: number): boolean {
+export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500
 }
 
-export function defaultSleep (ms: number, signal?: AbortSignal): Promise<void> {
+export function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted === true) { reject(signal.reason as Error); return }
-    const onAbort = (): void => { clearTimeout(timer); reject(signal?.reason as Error) }
-    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve() }, ms)
+    if (signal?.aborted === true) {
+      reject(signal.reason as Error)
+      return
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      reject(signal?.reason as Error)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 }
 
-function aborted (signal: AbortSignal | undefined): boolean {
+function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true
 }
 
@@ -103,7 +117,7 @@ function aborted (signal: AbortSignal | undefined): boolean {
  * Throws LlmRequestError when a failure is not retryable or retries run out,
  * LlmAbortedError when the signal fires. `usageSoFar` only labels the error.
  */
-export async function sendWithRetries<T> (opts: {
+export async function sendWithRetries<T>(opts: {
   provider: string
   send: () => Promise<T>
   classify: (err: unknown) => RequestFailure
@@ -122,10 +136,25 @@ export async function sendWithRetries<T> (opts: {
       const f = opts.classify(err)
       if (f.aborted || aborted(opts.signal)) throw new LlmAbortedError(opts.usageSoFar)
       if (!f.retryable || retry >= opts.policy.maxRetries) {
-        throw new LlmRequestError({ provider: opts.provider, status: f.status, retryable: f.retryable, timedOut: f.timedOut, requests: retry + 1, usage: opts.usageSoFar, detail: f.detail })
+        throw new LlmRequestError({
+          provider: opts.provider,
+          status: f.status,
+          retryable: f.retryable,
+          timedOut: f.timedOut,
+          requests: retry + 1,
+          usage: opts.usageSoFar,
+          detail: f.detail
+        })
       }
       const delayMs = backoffDelayMs(retry + 1, opts.policy, random, f.retryAfterMs)
-      opts.hooks.onRetry?.({ retry: retry + 1, delayMs, status: f.status, timedOut: f.timedOut, retryAfterMs: f.retryAfterMs, detail: f.detail })
+      opts.hooks.onRetry?.({
+        retry: retry + 1,
+        delayMs,
+        status: f.status,
+        timedOut: f.timedOut,
+        retryAfterMs: f.retryAfterMs,
+        detail: f.detail
+      })
       try {
         await sleep(delayMs, opts.signal)
       } catch {

@@ -32,16 +32,16 @@ export interface ToolReply {
 /** A conversation with one endpoint about one question. */
 export interface ToolConversation {
   /** Send the conversation so far; resolves with the answer, rejects with the transport's error. */
-  send (opts: { signal?: AbortSignal, maxOutputTokens: number }): Promise<ToolReply>
+  send(opts: { signal?: AbortSignal; maxOutputTokens: number }): Promise<ToolReply>
   /** Append the model's answer and the problem with it, so the next send asks for a corrected call. */
-  reject (reply: ToolReply, problem: string): void
+  reject(reply: ToolReply, problem: string): void
 }
 
 /** A wire format (Anthropic Messages, OpenAI chat completions). */
 export interface ToolTransport {
   readonly provider: string
-  start (prompt: Prompt, tool: ToolSpec, model: string): ToolConversation
-  classify (err: unknown): RequestFailure
+  start(prompt: Prompt, tool: ToolSpec, model: string): ToolConversation
+  classify(err: unknown): RequestFailure
 }
 
 export interface ToolCallSettings {
@@ -57,19 +57,23 @@ export interface ToolCallResult<T> {
 }
 
 /** Feedback the model gets on a bad answer. */
-export function retryInstruction (tool: string, problem: string): string {
+export function retryInstruction(tool: string, problem: string): string {
   return `Invalid answer: ${problem}. Call ${tool} again with the whole answer corrected.`
 }
 
-export async function callTool<T> (transport: ToolTransport, settings: ToolCallSettings, q: {
-  operation: string
-  prompt: Prompt
-  tool: ToolSpec
-  model: string
-  maxOutputTokens: number
-  validate: (input: unknown) => Checked<T>
-  signal?: AbortSignal
-}): Promise<ToolCallResult<T>> {
+export async function callTool<T>(
+  transport: ToolTransport,
+  settings: ToolCallSettings,
+  q: {
+    operation: string
+    prompt: Prompt
+    tool: ToolSpec
+    model: string
+    maxOutputTokens: number
+    validate: (input: unknown) => Checked<T>
+    signal?: AbortSignal
+  }
+): Promise<ToolCallResult<T>> {
   const conversation = transport.start(q.prompt, q.tool, q.model)
   const problems: string[] = []
   let usage = ZERO_USAGE
@@ -89,7 +93,8 @@ export async function callTool<T> (transport: ToolTransport, settings: ToolCallS
     if (reply.call === null) {
       problem = reply.truncated
         ? `the answer reached the output token limit before any call to ${q.tool.name}; answer more briefly`
-        : `no call to the tool ${q.tool.name}${reply.text === '' ? '' : ` (the answer was plain text: ${JSON.stringify(reply.text.slice(0, 120))})`}`
+        : `no call to the tool ${q.tool.name}` +
+          `${reply.text === '' ? '' : ` (the answer was plain text: ${JSON.stringify(reply.text.slice(0, 120))})`}`
     } else if ('problem' in reply.call) {
       problem = reply.call.problem
     } else {

@@ -3,7 +3,14 @@
  * that state the same limits the validators (validate.ts) enforce, so a model
  * that follows the schema passes validation the first time.
  */
-import { MAX_DETAIL_CHARS, MAX_NOTES_CHARS, MAX_OUTPUT_CHARS, MAX_RATIONALE_CHARS, MAX_SCORE, MAX_TITLE_CHARS } from '../core/limits.js'
+import {
+  MAX_DETAIL_CHARS,
+  MAX_NOTES_CHARS,
+  MAX_OUTPUT_CHARS,
+  MAX_RATIONALE_CHARS,
+  MAX_SCORE,
+  MAX_TITLE_CHARS
+} from '../core/limits.js'
 
 export type JsonSchema = Readonly<Record<string, unknown>>
 
@@ -19,7 +26,7 @@ export const SCORE_TOOL = 'score_proposals'
 export const RESULT_TOOL = 'report_result'
 export const REVIEW_TOOL = 'review_result'
 
-export function splitTool (minChildren: number, maxChildren: number): ToolSpec {
+export function splitTool(minChildren: number, maxChildren: number): ToolSpec {
   return {
     name: SPLIT_TOOL,
     description: `Propose a split of the node into ${minChildren}..${maxChildren} subgoals.`,
@@ -33,20 +40,37 @@ export function splitTool (minChildren: number, maxChildren: number): ToolSpec {
           items: {
             type: 'object',
             properties: {
-              title: { type: 'string', minLength: 1, maxLength: MAX_TITLE_CHARS, description: 'short imperative title, unique among the siblings' },
-              detail: { type: 'string', maxLength: MAX_DETAIL_CHARS, description: 'what the subgoal covers and what done looks like' },
-              leaf: { type: 'boolean', description: 'true when small and concrete enough to carry out directly, without a further split' },
+              title: {
+                type: 'string',
+                minLength: 1,
+                maxLength: MAX_TITLE_CHARS,
+                description: 'short imperative title, unique among the siblings'
+              },
+              detail: {
+                type: 'string',
+                maxLength: MAX_DETAIL_CHARS,
+                description: 'what the subgoal covers and what done looks like'
+              },
+              leaf: {
+                type: 'boolean',
+                description: 'true when small and concrete enough to carry out directly, without a further split'
+              },
               dependsOn: {
                 type: 'array',
                 items: { type: 'integer', minimum: 0, maximum: maxChildren - 1 },
-                description: 'zero-based indexes of sibling subgoals whose results this one needs first; never itself, no cycles'
+                description:
+                  'zero-based indexes of sibling subgoals whose results this one needs first; never itself, no cycles'
               }
             },
             required: ['title', 'detail', 'leaf', 'dependsOn'],
             additionalProperties: false
           }
         },
-        rationale: { type: 'string', maxLength: MAX_RATIONALE_CHARS, description: 'why this split covers the node without overlap' }
+        rationale: {
+          type: 'string',
+          maxLength: MAX_RATIONALE_CHARS,
+          description: 'why this split covers the node without overlap'
+        }
       },
       required: ['subgoals', 'rationale'],
       additionalProperties: false
@@ -55,7 +79,7 @@ export function splitTool (minChildren: number, maxChildren: number): ToolSpec {
 }
 
 /** Proposals are named by labels (P1, P2, ...) in prompts; the enum lists them so the model cannot invent one. */
-export function scoreTool (labels: readonly string[]): ToolSpec {
+export function scoreTool(labels: readonly string[]): ToolSpec {
   return {
     name: SCORE_TOOL,
     description: 'Score every proposal and choose the one to accept, or none.',
@@ -77,8 +101,16 @@ export function scoreTool (labels: readonly string[]): ToolSpec {
             additionalProperties: false
           }
         },
-        choice: { type: ['string', 'null'], enum: [...labels, null], description: 'the label of the proposal to accept, or null if none is good enough' },
-        notes: { type: 'string', maxLength: MAX_NOTES_CHARS, description: 'overall notes; if you choose none, what a better split would do' }
+        choice: {
+          type: ['string', 'null'],
+          enum: [...labels, null],
+          description: 'the label of the proposal to accept, or null if none is good enough'
+        },
+        notes: {
+          type: 'string',
+          maxLength: MAX_NOTES_CHARS,
+          description: 'overall notes; if you choose none, what a better split would do'
+        }
       },
       required: ['scores', 'choice', 'notes'],
       additionalProperties: false
@@ -86,14 +118,19 @@ export function scoreTool (labels: readonly string[]): ToolSpec {
   }
 }
 
-export function resultTool (): ToolSpec {
+export function resultTool(): ToolSpec {
   return {
     name: RESULT_TOOL,
     description: 'Report the result of the task.',
     schema: {
       type: 'object',
       properties: {
-        output: { type: 'string', minLength: 1, maxLength: MAX_OUTPUT_CHARS, description: 'the result itself, as plain text or markdown' }
+        output: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_OUTPUT_CHARS,
+          description: 'the result itself, as plain text or markdown'
+        }
       },
       required: ['output'],
       additionalProperties: false
@@ -101,7 +138,7 @@ export function resultTool (): ToolSpec {
   }
 }
 
-export function reviewTool (): ToolSpec {
+export function reviewTool(): ToolSpec {
   return {
     name: REVIEW_TOOL,
     description: 'Accept or reject the result of a task.',

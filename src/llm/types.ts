@@ -12,7 +12,7 @@ import type { EventId, NodeId, PlanId, Subgoal, Usage } from '../core/events.js'
 
 /** The kinds of provider `createProvider` can build. */
 export const PROVIDER_NAMES = ['anthropic', 'openai', 'offline'] as const
-export type ProviderName = typeof PROVIDER_NAMES[number]
+export type ProviderName = (typeof PROVIDER_NAMES)[number]
 
 /**
  * Angles decomposers take so that their proposals compete. A decomposer picks
@@ -20,7 +20,7 @@ export type ProviderName = typeof PROVIDER_NAMES[number]
  * closest of these by the offline provider (models read it as written).
  */
 export const ANGLES = ['by place', 'by activity', 'by time', 'by phase', 'by resource'] as const
-export type KnownAngle = typeof ANGLES[number]
+export type KnownAngle = (typeof ANGLES)[number]
 
 /** A plan node as prompts see it. */
 export interface NodeText {
@@ -67,7 +67,7 @@ export interface ScoreInput extends PlanContext {
 
 export interface ScoreOutput {
   /** One entry per proposal given, in the order given. */
-  readonly scores: ReadonlyArray<{ readonly proposal: string, readonly score: number, readonly notes: string }>
+  readonly scores: ReadonlyArray<{ readonly proposal: string; readonly score: number; readonly notes: string }>
   /** The id of the proposal this scorer accepts, or null for none. */
   readonly choice: string | null
   readonly notes: string
@@ -124,10 +124,10 @@ export interface CallOptions {
  * review slot the caller will fill with the answer, or the claim it executes.
  */
 export type CallPurpose =
-  | { readonly slot: 'proposal', readonly node: NodeId, readonly attempt: number }
-  | { readonly slot: 'ballot', readonly node: NodeId, readonly attempt: number, readonly committee: EventId }
-  | { readonly slot: 'review', readonly result: EventId, readonly committee: EventId }
-  | { readonly slot: 'claim', readonly claim: EventId }
+  | { readonly slot: 'proposal'; readonly node: NodeId; readonly attempt: number }
+  | { readonly slot: 'ballot'; readonly node: NodeId; readonly attempt: number; readonly committee: EventId }
+  | { readonly slot: 'review'; readonly result: EventId; readonly committee: EventId }
+  | { readonly slot: 'claim'; readonly claim: EventId }
 
 export interface CallTrace {
   readonly plan: PlanId
@@ -146,17 +146,17 @@ export interface LlmProvider {
   /** The cheaper model configured for budget downgrades, or null when there is none. */
   readonly cheapModel: string | null
   /** The same provider on another model (the offline provider returns itself). */
-  withModel (model: string): LlmProvider
+  withModel(model: string): LlmProvider
   /** The same provider on its cheap model, or itself when there is none: for plans near their token budget. */
-  downgrade (): LlmProvider
-  decompose (input: DecomposeInput, opts?: CallOptions): Promise<DecomposeOutput>
-  score (input: ScoreInput, opts?: CallOptions): Promise<ScoreOutput>
-  execute (input: ExecuteInput, opts?: CallOptions): Promise<ExecuteOutput>
-  review (input: ReviewInput, opts?: CallOptions): Promise<ReviewOutput>
+  downgrade(): LlmProvider
+  decompose(input: DecomposeInput, opts?: CallOptions): Promise<DecomposeOutput>
+  score(input: ScoreInput, opts?: CallOptions): Promise<ScoreOutput>
+  execute(input: ExecuteInput, opts?: CallOptions): Promise<ExecuteOutput>
+  review(input: ReviewInput, opts?: CallOptions): Promise<ReviewOutput>
 }
 
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 })
 
-export function addUsage (a: Usage, b: Usage): Usage {
+export function addUsage(a: Usage, b: Usage): Usage {
   return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens }
 }

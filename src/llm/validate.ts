@@ -10,12 +10,19 @@
  */
 import type { Subgoal } from '../core/events.js'
 import {
-  MAX_DETAIL_CHARS, MAX_EVENT_BYTES, MAX_NOTES_CHARS, MAX_OUTPUT_CHARS, MAX_RATIONALE_CHARS, MAX_SCORE,
-  MAX_SUBGOALS, MAX_TITLE_CHARS, MIN_SUBGOALS
+  MAX_DETAIL_CHARS,
+  MAX_EVENT_BYTES,
+  MAX_NOTES_CHARS,
+  MAX_OUTPUT_CHARS,
+  MAX_RATIONALE_CHARS,
+  MAX_SCORE,
+  MAX_SUBGOALS,
+  MAX_TITLE_CHARS,
+  MIN_SUBGOALS
 } from '../core/limits.js'
 import { findCycle, normalizeTitle, validateBody } from '../wire/shape.js'
 
-export type Checked<T> = { readonly ok: true, readonly value: T } | { readonly ok: false, readonly problem: string }
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string }
 
 /**
  * A split's or a ballot's texts are capped field by field, but seven details
@@ -28,19 +35,19 @@ export const MAX_ANSWER_BYTES = MAX_EVENT_BYTES - 16 * 1024
 const encoder = new TextEncoder()
 const WIRE_PLACEHOLDER_ID = '0'.repeat(64)
 
-function utf8Bytes (s: string): number {
+function utf8Bytes(s: string): number {
   return encoder.encode(s).length
 }
 
-function fail<T> (problem: string): Checked<T> {
+function fail<T>(problem: string): Checked<T> {
   return { ok: false, problem }
 }
 
-function isRecord (v: unknown): v is Readonly<Record<string, unknown>> {
+function isRecord(v: unknown): v is Readonly<Record<string, unknown>> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-function describe (v: unknown): string {
+function describe(v: unknown): string {
   if (v === undefined) return 'nothing (the field is missing)'
   if (v === null) return 'null'
   if (Array.isArray(v)) return 'an array'
@@ -50,7 +57,7 @@ function describe (v: unknown): string {
 }
 
 /** Why a string field is unusable, or null: type, length in UTF-16 units (as the wire counts), well-formedness. */
-export function textProblem (value: unknown, path: string, max: number, nonEmpty = false): string | null {
+export function textProblem(value: unknown, path: string, max: number, nonEmpty = false): string | null {
   if (typeof value !== 'string') return `${path}: expected a string, got ${describe(value)}`
   if (value.length > max) return `${path}: ${value.length} characters, more than the limit of ${max}; write it shorter`
   if (!value.isWellFormed()) return `${path}: not well-formed Unicode (lone surrogate)`
@@ -65,13 +72,14 @@ export interface SplitAnswer {
 }
 
 /** A split: min..max subgoals (within 2..7), unique titles, valid acyclic dependsOn, texts within caps. */
-export function checkSplit (input: unknown, minChildren: number, maxChildren: number): Checked<SplitAnswer> {
+export function checkSplit(input: unknown, minChildren: number, maxChildren: number): Checked<SplitAnswer> {
   const min = Math.max(minChildren, MIN_SUBGOALS)
   const max = Math.min(maxChildren, MAX_SUBGOALS)
   if (!isRecord(input)) return fail(`expected an object with "subgoals" and "rationale", got ${describe(input)}`)
   const list = input.subgoals
   if (!Array.isArray(list)) return fail(`subgoals: expected an array, got ${describe(list)}`)
-  if (list.length < min || list.length > max) return fail(`subgoals: ${list.length} subgoals, expected ${min} to ${max}`)
+  if (list.length < min || list.length > max)
+    return fail(`subgoals: ${list.length} subgoals, expected ${min} to ${max}`)
   const n = list.length
   const subgoals: Subgoal[] = []
   const titles = new Map<string, number>()
@@ -79,7 +87,9 @@ export function checkSplit (input: unknown, minChildren: number, maxChildren: nu
     const p = `subgoals[${i}]`
     const s: unknown = list[i]
     if (!isRecord(s)) return fail(`${p}: expected an object, got ${describe(s)}`)
-    const t = textProblem(s.title, `${p}.title`, MAX_TITLE_CHARS, true) ?? textProblem(s.detail, `${p}.detail`, MAX_DETAIL_CHARS)
+    const t =
+      textProblem(s.title, `${p}.title`, MAX_TITLE_CHARS, true) ??
+      textProblem(s.detail, `${p}.detail`, MAX_DETAIL_CHARS)
     if (t !== null) return fail(t)
     if (typeof s.leaf !== 'boolean') return fail(`${p}.leaf: expected true or false, got ${describe(s.leaf)}`)
     const title = s.title as string
@@ -90,8 +100,10 @@ export function checkSplit (input: unknown, minChildren: number, maxChildren: nu
     if (!Array.isArray(deps)) return fail(`${p}.dependsOn: expected an array of indexes, got ${describe(deps)}`)
     const seen = new Set<number>()
     for (const d of deps as unknown[]) {
-      if (typeof d !== 'number' || !Number.isSafeInteger(d) || Object.is(d, -0)) return fail(`${p}.dependsOn: expected integer indexes, got ${describe(d)}`)
-      if (d < 0 || d >= n) return fail(`${p}.dependsOn: index ${d} is out of range (there are ${n} subgoals, indexes 0..${n - 1})`)
+      if (typeof d !== 'number' || !Number.isSafeInteger(d) || Object.is(d, -0))
+        return fail(`${p}.dependsOn: expected integer indexes, got ${describe(d)}`)
+      if (d < 0 || d >= n)
+        return fail(`${p}.dependsOn: index ${d} is out of range (there are ${n} subgoals, indexes 0..${n - 1})`)
       if (d === i) return fail(`${p}.dependsOn: a subgoal cannot depend on itself`)
       if (seen.has(d)) return fail(`${p}.dependsOn: index ${d} is listed twice`)
       seen.add(d)
@@ -99,14 +111,24 @@ export function checkSplit (input: unknown, minChildren: number, maxChildren: nu
     subgoals.push({ title, detail: s.detail as string, leaf: s.leaf, dependsOn: [...seen].sort((a, b) => a - b) })
   }
   const cycle = findCycle(subgoals.map(s => s.dependsOn))
-  if (cycle !== null) return fail(`subgoals: dependsOn has a cycle through subgoals[${cycle}]; dependencies must form no loop`)
+  if (cycle !== null)
+    return fail(`subgoals: dependsOn has a cycle through subgoals[${cycle}]; dependencies must form no loop`)
   const r = textProblem(input.rationale, 'rationale', MAX_RATIONALE_CHARS)
   if (r !== null) return fail(r)
   const value = { subgoals, rationale: input.rationale as string }
   const bytes = utf8Bytes(JSON.stringify(value))
-  if (bytes > MAX_ANSWER_BYTES) return fail(`the split is ${bytes} bytes of UTF-8, more than ${MAX_ANSWER_BYTES}; write the details and rationale shorter`)
+  if (bytes > MAX_ANSWER_BYTES)
+    return fail(
+      `the split is ${bytes} bytes of UTF-8, more than ${MAX_ANSWER_BYTES}; write the details and rationale shorter`
+    )
   // The wire's own check, last: whatever passes here is publishable as it is.
-  const wire = validateBody('split-proposed', { node: WIRE_PLACEHOLDER_ID, attempt: 1, subgoals, rationale: value.rationale, usage: { inputTokens: 0, outputTokens: 0 } })
+  const wire = validateBody('split-proposed', {
+    node: WIRE_PLACEHOLDER_ID,
+    attempt: 1,
+    subgoals,
+    rationale: value.rationale,
+    usage: { inputTokens: 0, outputTokens: 0 }
+  })
   if (wire !== null) return fail(wire.replace(/^split-proposed\./, ''))
   return { ok: true, value }
 }
@@ -115,7 +137,7 @@ export function checkSplit (input: unknown, minChildren: number, maxChildren: nu
 export { findCycle }
 
 export interface ScoreAnswer {
-  readonly scores: ReadonlyArray<{ readonly proposal: string, readonly score: number, readonly notes: string }>
+  readonly scores: ReadonlyArray<{ readonly proposal: string; readonly score: number; readonly notes: string }>
   readonly choice: string | null
   readonly notes: string
 }
@@ -125,7 +147,7 @@ export interface ScoreAnswer {
  * proposals or null. Proposals may be named by label (P1) or by id; the answer
  * names them by id, in the order given.
  */
-export function checkScore (input: unknown, labels: readonly string[], ids: readonly string[]): Checked<ScoreAnswer> {
+export function checkScore(input: unknown, labels: readonly string[], ids: readonly string[]): Checked<ScoreAnswer> {
   if (!isRecord(input)) return fail(`expected an object with "scores", "choice" and "notes", got ${describe(input)}`)
   const resolve = (ref: unknown): number => {
     if (typeof ref !== 'string') return -1
@@ -134,7 +156,7 @@ export function checkScore (input: unknown, labels: readonly string[], ids: read
   }
   const list = input.scores
   if (!Array.isArray(list)) return fail(`scores: expected an array, got ${describe(list)}`)
-  const byIndex = new Array<{ proposal: string, score: number, notes: string } | undefined>(ids.length)
+  const byIndex = new Array<{ proposal: string; score: number; notes: string } | undefined>(ids.length)
   for (let i = 0; i < list.length; i++) {
     const p = `scores[${i}]`
     const s: unknown = list[i]
@@ -155,26 +177,28 @@ export function checkScore (input: unknown, labels: readonly string[], ids: read
   let choice: string | null = null
   if (input.choice !== null) {
     const k = resolve(input.choice)
-    if (k < 0) return fail(`choice: ${describe(input.choice)} is not one of ${labels.join(', ')} (use null to accept none)`)
+    if (k < 0)
+      return fail(`choice: ${describe(input.choice)} is not one of ${labels.join(', ')} (use null to accept none)`)
     choice = ids[k] as string
   }
   const t = textProblem(input.notes, 'notes', MAX_NOTES_CHARS)
   if (t !== null) return fail(t)
   const value = { scores: byIndex as ScoreAnswer['scores'], choice, notes: input.notes as string }
   const bytes = utf8Bytes(JSON.stringify(value))
-  if (bytes > MAX_ANSWER_BYTES) return fail(`the scores are ${bytes} bytes of UTF-8, more than ${MAX_ANSWER_BYTES}; write the notes shorter`)
+  if (bytes > MAX_ANSWER_BYTES)
+    return fail(`the scores are ${bytes} bytes of UTF-8, more than ${MAX_ANSWER_BYTES}; write the notes shorter`)
   return { ok: true, value }
 }
 
 /** An output: non-empty and within MAX_OUTPUT_CHARS (which the core sizes so that any such output fits one event). */
-export function checkOutput (input: unknown): Checked<{ output: string }> {
+export function checkOutput(input: unknown): Checked<{ output: string }> {
   if (!isRecord(input)) return fail(`expected an object with "output", got ${describe(input)}`)
   const t = textProblem(input.output, 'output', MAX_OUTPUT_CHARS, true)
   if (t !== null) return fail(t)
   return { ok: true, value: { output: input.output as string } }
 }
 
-export function checkReview (input: unknown): Checked<{ verdict: 'accept' | 'reject', notes: string }> {
+export function checkReview(input: unknown): Checked<{ verdict: 'accept' | 'reject'; notes: string }> {
   if (!isRecord(input)) return fail(`expected an object with "verdict" and "notes", got ${describe(input)}`)
   const v = input.verdict
   if (v !== 'accept' && v !== 'reject') return fail(`verdict: expected "accept" or "reject", got ${describe(v)}`)

@@ -16,12 +16,14 @@ export interface McpHttpServer {
 
 export class McpPortInUseError extends Error {
   override readonly name = 'PortInUseError'
-  constructor (host: string, port: number) {
-    super(`--mcp-http ${host}:${port}: that address is already in use; stop the other process or choose another port (port 0 picks a free one)`)
+  constructor(host: string, port: number) {
+    super(
+      `--mcp-http ${host}:${port}: that address is already in use; stop the other process or choose another port (port 0 picks a free one)`
+    )
   }
 }
 
-function refuse (res: ServerResponse, status: number, message: string): void {
+function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }) + '\n')
 }
@@ -36,18 +38,38 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
  * bind the Host must name loopback; and every request must carry the bearer
  * token printed at start.
  */
-export function checkMcpRequest (req: IncomingMessage, bound: { host: string, port: number }, token: string): { status: number, message: string } | null {
+export function checkMcpRequest(
+  req: IncomingMessage,
+  bound: { host: string; port: number },
+  token: string
+): { status: number; message: string } | null {
   const host = req.headers.host ?? ''
   const hostname = host.replace(/:\d+$/, '')
-  if (LOOPBACK.has(bound.host) && !LOOPBACK.has(hostname)) return { status: 403, message: `Host ${JSON.stringify(host)} refused: this MCP server is bound to loopback; connect to http://127.0.0.1:${bound.port}${MCP_PATH}` }
+  if (LOOPBACK.has(bound.host) && !LOOPBACK.has(hostname))
+    return {
+      status: 403,
+      message:
+        `Host ${JSON.stringify(host)} refused: this MCP server is bound to loopback; connect to ` +
+        `http://127.0.0.1:${bound.port}${MCP_PATH}`
+    }
   const origin = req.headers.origin
-  if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) return { status: 403, message: `cross-origin request refused: Origin ${origin} is not this server (http://${host})` }
+  if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`)
+    return {
+      status: 403,
+      message: `cross-origin request refused: Origin ${origin} is not this server (http://${host})`
+    }
   const auth = req.headers.authorization
   const given = typeof auth === 'string' && auth.startsWith('Bearer ') ? auth.slice(7).trim() : ''
-  if (given === '') return { status: 401, message: 'missing token: send Authorization: Bearer <the token the node printed at start>' }
+  if (given === '')
+    return { status: 401, message: 'missing token: send Authorization: Bearer <the token the node printed at start>' }
   const a = Buffer.from(given)
   const b = Buffer.from(token)
-  if (a.length !== b.length || !timingSafeEqual(a, b)) return { status: 401, message: 'wrong token: use the MCP token this node printed at start (it changes at every start unless PLAN_SWARM_MCP_TOKEN is set)' }
+  if (a.length !== b.length || !timingSafeEqual(a, b))
+    return {
+      status: 401,
+      message:
+        'wrong token: use the MCP token this node printed at start (it changes at every start unless PLAN_SWARM_MCP_TOKEN is set)'
+    }
   return null
 }
 
@@ -57,21 +79,41 @@ export function checkMcpRequest (req: IncomingMessage, bound: { host: string, po
  * handler does), so every request stands alone; the swarm state lives in the
  * node. Plan changes go out to `subscriptions/listen` streams.
  */
-export async function startMcpHttp (mcp: SwarmMcp, host: string, port: number, token = process.env.PLAN_SWARM_MCP_TOKEN ?? randomBytes(24).toString('base64url')): Promise<McpHttpServer> {
+export async function startMcpHttp(
+  mcp: SwarmMcp,
+  host: string,
+  port: number,
+  token = process.env.PLAN_SWARM_MCP_TOKEN ?? randomBytes(24).toString('base64url')
+): Promise<McpHttpServer> {
   const handler = createMcpHandler(mcp.factory, { legacy: 'stateless' })
-  mcp.onPlanChanged(uri => { handler.notify.resourceUpdated(uri) })
+  mcp.onPlanChanged(uri => {
+    handler.notify.resourceUpdated(uri)
+  })
   const node = toNodeHandler(handler)
   let bound = { host, port }
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost')
-    if (url.pathname !== MCP_PATH) { refuse(res, 404, `no such path ${url.pathname}: the MCP endpoint is ${MCP_PATH}`); return }
+    if (url.pathname !== MCP_PATH) {
+      refuse(res, 404, `no such path ${url.pathname}: the MCP endpoint is ${MCP_PATH}`)
+      return
+    }
     const problem = checkMcpRequest(req, bound, token)
-    if (problem !== null) { refuse(res, problem.status, problem.message); return }
-    Promise.resolve(node(req, res)).catch((err: Error) => { if (!res.headersSent) refuse(res, 500, err.message); else res.end() })
+    if (problem !== null) {
+      refuse(res, problem.status, problem.message)
+      return
+    }
+    Promise.resolve(node(req, res)).catch((err: Error) => {
+      if (!res.headersSent) refuse(res, 500, err.message)
+      else res.end()
+    })
   })
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => { reject(err.code === 'EADDRINUSE' ? new McpPortInUseError(host, port) : err) })
-    server.listen(port, host, () => { resolve() })
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      reject(err.code === 'EADDRINUSE' ? new McpPortInUseError(host, port) : err)
+    })
+    server.listen(port, host, () => {
+      resolve()
+    })
   })
   const addr = server.address()
   const actual = typeof addr === 'object' && addr !== null ? addr.port : port
@@ -83,7 +125,11 @@ export async function startMcpHttp (mcp: SwarmMcp, host: string, port: number, t
     close: async () => {
       await handler.close()
       server.closeAllConnections()
-      await new Promise<void>(resolve => { server.close(() => { resolve() }) })
+      await new Promise<void>(resolve => {
+        server.close(() => {
+          resolve()
+        })
+      })
     }
   }
 }

@@ -30,7 +30,7 @@ export interface AgentNode {
     readonly status: string
     readonly owner: string | null
     readonly failures: number
-    readonly result: null | (TrimmedText & { readonly source: string, readonly model: string, readonly author: string })
+    readonly result: null | (TrimmedText & { readonly source: string; readonly model: string; readonly author: string })
   }
 }
 
@@ -52,18 +52,32 @@ export interface AgentPlan {
   readonly hint: string | null
 }
 
-export function trimText (text: string, max: number): TrimmedText {
+export function trimText(text: string, max: number): TrimmedText {
   if (max <= 0 || text.length <= max) return { text, chars: text.length, trimmed: false }
   return { text: `${text.slice(0, max)}…`, chars: text.length, trimmed: true }
 }
 
-export function agentPlan (tree: PlanTree, me: PeerIdString, treeHash: string | undefined, maxResultChars: number, only?: string): AgentPlan {
+export function agentPlan(
+  tree: PlanTree,
+  me: PeerIdString,
+  treeHash: string | undefined,
+  maxResultChars: number,
+  only?: string
+): AgentPlan {
   const tasks = new Map(tree.tasks.map(t => [t.id, t]))
   let cut = false
   const node = (n: TreeNode): AgentNode => {
     const t = n.task === null ? undefined : tasks.get(n.task)
     const accepted = t?.results.find(r => r.accepted)
-    const result = accepted === undefined ? null : { ...trimText(accepted.output, maxResultChars), source: accepted.source, model: accepted.model, author: accepted.author }
+    const result =
+      accepted === undefined
+        ? null
+        : {
+            ...trimText(accepted.output, maxResultChars),
+            source: accepted.source,
+            model: accepted.model,
+            author: accepted.author
+          }
     if (result?.trimmed === true) cut = true
     return {
       id: n.id,
@@ -75,7 +89,10 @@ export function agentPlan (tree: PlanTree, me: PeerIdString, treeHash: string | 
       status: n.status,
       waiting: n.waiting,
       dependsOn: n.dependsOn,
-      task: t === undefined ? null : { id: t.id, kind: t.kind, status: t.status, owner: t.owner, failures: t.failures, result }
+      task:
+        t === undefined
+          ? null
+          : { id: t.id, kind: t.kind, status: t.status, owner: t.owner, failures: t.failures, result }
     }
   }
   const nodes = tree.nodes.filter(n => only === undefined || n.id === only || n.task === only).map(node)
@@ -94,17 +111,29 @@ export function agentPlan (tree: PlanTree, me: PeerIdString, treeHash: string | 
     nodes,
     deliverable,
     treeHash: treeHash ?? null,
-    hint: cut ? 'some texts were cut: call plan_get again with maxResultChars: 0 (and node: <id> for one node), or read the resource plan-swarm://plans/<id>, or plan_export' : null
+    hint: cut
+      ? 'some texts were cut: call plan_get again with maxResultChars: 0 (and node: <id> for one ' +
+        'node), or read the resource plan-swarm://plans/<id>, or plan_export'
+      : null
   }
 }
 
 /** A few lines a person reads: the status and one line per node. */
-export function planText (p: AgentPlan): string {
-  const lines = [`plan ${p.plan} ${p.status}: ${p.statusReason}`, `goal: ${p.goal}`, `tokens ${p.spentTokens}/${p.budgetTokens}`]
+export function planText(p: AgentPlan): string {
+  const lines = [
+    `plan ${p.plan} ${p.status}: ${p.statusReason}`,
+    `goal: ${p.goal}`,
+    `tokens ${p.spentTokens}/${p.budgetTokens}`
+  ]
   for (const n of p.nodes) {
     const result = n.task?.result
-    lines.push(`${'  '.repeat(n.depth)}- [${n.status}] ${n.title} (node ${n.id.slice(0, 12)}${n.task === null ? '' : `, task ${n.task.id.slice(0, 12)}`})${n.waiting === null ? '' : ` — ${n.waiting}`}`)
-    if (result !== null && result !== undefined) lines.push(`${'  '.repeat(n.depth + 1)}result: ${result.text.replace(/\s+/g, ' ').slice(0, 200)}`)
+    lines.push(
+      `${'  '.repeat(n.depth)}- [${n.status}] ${n.title} ` +
+        (`(node ${n.id.slice(0, 12)}${n.task === null ? '' : `, task ${n.task.id.slice(0, 12)}`})` +
+          `${n.waiting === null ? '' : ` — ${n.waiting}`}`)
+    )
+    if (result !== null && result !== undefined)
+      lines.push(`${'  '.repeat(n.depth + 1)}result: ${result.text.replace(/\s+/g, ' ').slice(0, 200)}`)
   }
   if (p.deliverable !== null) lines.push('', 'deliverable:', p.deliverable.text)
   if (p.hint !== null) lines.push('', p.hint)

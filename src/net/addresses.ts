@@ -37,12 +37,12 @@ export type AddressKind = 'public' | 'relayed' | 'private' | 'loopback' | 'other
 export const LOCAL_SUBNETS_TTL_MS = 30_000
 
 /** True for a circuit relay address (`.../p2p/<relay>/p2p-circuit/...`). */
-export function isRelayed (ma: Multiaddr): boolean {
-  return ma.getComponents().some((c) => c.name === 'p2p-circuit')
+export function isRelayed(ma: Multiaddr): boolean {
+  return ma.getComponents().some(c => c.name === 'p2p-circuit')
 }
 
 /** Classifies one address: relayed before anything else (a relay's own address may be public or private). */
-export function addressKind (ma: Multiaddr): AddressKind {
+export function addressKind(ma: Multiaddr): AddressKind {
   if (isRelayed(ma)) return 'relayed'
   const net = tryGetNetConfig(ma)
   if (net === null) return 'other'
@@ -58,9 +58,9 @@ const ANNOUNCE_ORDER: Record<AddressKind, number> = { public: 0, relayed: 1, pri
  * `getMultiaddrs()`, each ending in `/p2p/<id>`): deduplicated, filtered and
  * ordered as the module comment says. Never empty when `own` is not.
  */
-export function presenceAddresses (own: readonly string[]): string[] {
+export function presenceAddresses(own: readonly string[]): string[] {
   const seen = new Set<string>()
-  const entries: Array<{ addr: string, kind: AddressKind }> = []
+  const entries: Array<{ addr: string; kind: AddressKind }> = []
   for (const addr of own) {
     if (seen.has(addr)) continue
     seen.add(addr)
@@ -72,18 +72,20 @@ export function presenceAddresses (own: readonly string[]): string[] {
     }
     entries.push({ addr, kind })
   }
-  const has = (k: AddressKind): boolean => entries.some((e) => e.kind === k)
+  const has = (k: AddressKind): boolean => entries.some(e => e.kind === k)
   const knowsPublic = has('public')
-  const onlyLoopback = entries.every((e) => e.kind === 'loopback')
-  return entries
-    .filter((e) => {
-      if (knowsPublic && (e.kind === 'private' || e.kind === 'loopback')) return false
-      if (e.kind === 'loopback' && !onlyLoopback) return false
-      return true
-    })
-    // Array.prototype.sort is stable: within a kind libp2p's order stays.
-    .sort((a, b) => ANNOUNCE_ORDER[a.kind] - ANNOUNCE_ORDER[b.kind])
-    .map((e) => e.addr)
+  const onlyLoopback = entries.every(e => e.kind === 'loopback')
+  return (
+    entries
+      .filter(e => {
+        if (knowsPublic && (e.kind === 'private' || e.kind === 'loopback')) return false
+        if (e.kind === 'loopback' && !onlyLoopback) return false
+        return true
+      })
+      // Array.prototype.sort is stable: within a kind libp2p's order stays.
+      .sort((a, b) => ANNOUNCE_ORDER[a.kind] - ANNOUNCE_ORDER[b.kind])
+      .map(e => e.addr)
+  )
 }
 
 /** An IPv4 or IPv6 subnet of one of this host's interfaces. */
@@ -93,10 +95,10 @@ export interface Subnet {
   readonly mask: bigint
 }
 
-function ipToBigInt (host: string): { family: 4 | 6, value: bigint } | undefined {
+function ipToBigInt(host: string): { family: 4 | 6; value: bigint } | undefined {
   if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) {
     const parts = host.split('.').map(Number)
-    if (parts.some((p) => !(p >= 0 && p <= 255))) return undefined
+    if (parts.some(p => !(p >= 0 && p <= 255))) return undefined
     return { family: 4, value: parts.reduce((acc, p) => (acc << 8n) | BigInt(p), 0n) }
   }
   if (!host.includes(':')) return undefined
@@ -105,12 +107,12 @@ function ipToBigInt (host: string): { family: 4 | 6, value: bigint } | undefined
   const h = head === '' ? [] : head.split(':')
   const t = bare.includes('::') ? (tail === '' ? [] : tail.split(':')) : []
   const groups = bare.includes('::') ? [...h, ...new Array<string>(8 - h.length - t.length).fill('0'), ...t] : h
-  if (groups.length !== 8 || groups.some((g) => !/^[0-9a-f]{1,4}$/i.test(g))) return undefined
+  if (groups.length !== 8 || groups.some(g => !/^[0-9a-f]{1,4}$/i.test(g))) return undefined
   return { family: 6, value: groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n) }
 }
 
 /** Parses `a.b.c.d/n` or an IPv6 CIDR. */
-export function parseCidr (cidr: string): Subnet | undefined {
+export function parseCidr(cidr: string): Subnet | undefined {
   const [host = '', bits = ''] = cidr.split('/')
   const ip = ipToBigInt(host)
   const n = Number(bits)
@@ -122,14 +124,14 @@ export function parseCidr (cidr: string): Subnet | undefined {
 }
 
 /** Whether `host` (an IP) is inside one of `subnets`. */
-export function inSubnets (host: string, subnets: readonly Subnet[]): boolean {
+export function inSubnets(host: string, subnets: readonly Subnet[]): boolean {
   const ip = ipToBigInt(host)
   if (ip === undefined) return false
-  return subnets.some((s) => s.family === ip.family && (ip.value & s.mask) === s.network)
+  return subnets.some(s => s.family === ip.family && (ip.value & s.mask) === s.network)
 }
 
 /** This host's non-loopback subnets, from `os.networkInterfaces()`. */
-export function localSubnets (): Subnet[] {
+export function localSubnets(): Subnet[] {
   const out: Subnet[] = []
   for (const list of Object.values(networkInterfaces())) {
     for (const i of list ?? []) {
@@ -142,17 +144,21 @@ export function localSubnets (): Subnet[] {
 }
 
 /** Dial preference of an address (lower first), given this host's subnets. */
-export function dialRank (ma: Multiaddr, subnets: readonly Subnet[]): number {
+export function dialRank(ma: Multiaddr, subnets: readonly Subnet[]): number {
   const kind = addressKind(ma)
   switch (kind) {
     case 'private': {
       const host = tryGetNetConfig(ma)?.host
       return host !== undefined && inSubnets(host, subnets) ? 0 : 3
     }
-    case 'public': return 1
-    case 'relayed': return 2
-    case 'other': return 1
-    case 'loopback': return 4
+    case 'public':
+      return 1
+    case 'relayed':
+      return 2
+    case 'other':
+      return 1
+    case 'loopback':
+      return 4
     default: {
       const never: never = kind
       return never
@@ -160,8 +166,8 @@ export function dialRank (ma: Multiaddr, subnets: readonly Subnet[]): number {
   }
 }
 
-function isWebSocket (ma: Multiaddr): boolean {
-  return ma.getComponents().some((c) => c.name === 'ws' || c.name === 'wss' || c.name === 'tls')
+function isWebSocket(ma: Multiaddr): boolean {
+  return ma.getComponents().some(c => c.name === 'ws' || c.name === 'wss' || c.name === 'tls')
 }
 
 /**
@@ -170,13 +176,15 @@ function isWebSocket (ma: Multiaddr): boolean {
  * WebSockets. `subnets` defaults to this host's, read again every
  * LOCAL_SUBNETS_TTL_MS.
  */
-export function createAddressSorter (subnets?: () => readonly Subnet[]): (a: Address, b: Address) => -1 | 0 | 1 {
-  let cached: { at: number, subnets: readonly Subnet[] } | undefined
-  const current = subnets ?? ((): readonly Subnet[] => {
-    const now = performance.now()
-    if (cached === undefined || now - cached.at > LOCAL_SUBNETS_TTL_MS) cached = { at: now, subnets: localSubnets() }
-    return cached.subnets
-  })
+export function createAddressSorter(subnets?: () => readonly Subnet[]): (a: Address, b: Address) => -1 | 0 | 1 {
+  let cached: { at: number; subnets: readonly Subnet[] } | undefined
+  const current =
+    subnets ??
+    ((): readonly Subnet[] => {
+      const now = performance.now()
+      if (cached === undefined || now - cached.at > LOCAL_SUBNETS_TTL_MS) cached = { at: now, subnets: localSubnets() }
+      return cached.subnets
+    })
   return (a, b) => {
     const s = current()
     const byRank = dialRank(a.multiaddr, s) - dialRank(b.multiaddr, s)
@@ -192,7 +200,7 @@ export function createAddressSorter (subnets?: () => readonly Subnet[]): (a: Add
  * `/p2p/<peerId>` (added where missing), unparsable ones and ones naming
  * another peer dropped. libp2p then tries them in the sorter's order.
  */
-export function dialTargets (peerId: string, addrs: readonly string[]): Multiaddr[] {
+export function dialTargets(peerId: string, addrs: readonly string[]): Multiaddr[] {
   const out: Multiaddr[] = []
   for (const a of addrs) {
     let ma: Multiaddr
@@ -201,7 +209,7 @@ export function dialTargets (peerId: string, addrs: readonly string[]): Multiadd
     } catch {
       continue
     }
-    const last = ma.getComponents().findLast((c) => c.name === 'p2p')?.value
+    const last = ma.getComponents().findLast(c => c.name === 'p2p')?.value
     if (last === undefined) ma = ma.encapsulate(`/p2p/${peerId}`)
     else if (last !== peerId) continue
     out.push(ma)

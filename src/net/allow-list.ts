@@ -16,16 +16,19 @@ export const MAX_ALLOW_LIST_LINES = 100_000
  * Parses an allowlist file's text into a set of peer id strings.
  * @throws AllowListError naming the first line that is not a peer id.
  */
-export function parseAllowList (text: string): ReadonlySet<string> {
+export function parseAllowList(text: string): ReadonlySet<string> {
   const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/)
-  if (lines.length > MAX_ALLOW_LIST_LINES) throw new AllowListError(MAX_ALLOW_LIST_LINES + 1, `the file has more than ${MAX_ALLOW_LIST_LINES} lines`)
+  if (lines.length > MAX_ALLOW_LIST_LINES)
+    throw new AllowListError(MAX_ALLOW_LIST_LINES + 1, `the file has more than ${MAX_ALLOW_LIST_LINES} lines`)
   const peers = new Set<string>()
   lines.forEach((raw, i) => {
     const hash = raw.indexOf('#')
     const entry = (hash === -1 ? raw : raw.slice(0, hash)).trim()
     if (entry === '') return
-    if (/\s/.test(entry)) throw new AllowListError(i + 1, `${JSON.stringify(entry.slice(0, 80))} has more than one word`)
-    if (!isEd25519PeerIdString(entry)) throw new AllowListError(i + 1, `${JSON.stringify(entry.slice(0, 80))} is not an Ed25519 peer id`)
+    if (/\s/.test(entry))
+      throw new AllowListError(i + 1, `${JSON.stringify(entry.slice(0, 80))} has more than one word`)
+    if (!isEd25519PeerIdString(entry))
+      throw new AllowListError(i + 1, `${JSON.stringify(entry.slice(0, 80))} is not an Ed25519 peer id`)
     peers.add(entry)
   })
   return peers

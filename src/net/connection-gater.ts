@@ -14,7 +14,7 @@ import type { Multiaddr } from '@multiformats/multiaddr'
 const log = logger('plan-swarm:net:gater')
 
 /** A gater that lets only `allowPeers` (and ourselves) through; with no allowlist, one that denies nothing. */
-export function createAllowListGater (allowPeers: ReadonlySet<string> | undefined, selfPeerId: string): ConnectionGater {
+export function createAllowListGater(allowPeers: ReadonlySet<string> | undefined, selfPeerId: string): ConnectionGater {
   if (allowPeers === undefined) return {}
   const denied = (peer: PeerId | string, where: string): boolean => {
     const id = peer.toString()
@@ -23,14 +23,14 @@ export function createAllowListGater (allowPeers: ReadonlySet<string> | undefine
     return true
   }
   return {
-    denyDialPeer: (peerId) => denied(peerId, 'dial to'),
+    denyDialPeer: peerId => denied(peerId, 'dial to'),
     denyDialMultiaddr: (ma: Multiaddr) => {
       const id = peerIdOf(ma)
       return id !== undefined && denied(id, 'dial to')
     },
-    denyInboundEncryptedConnection: (peerId) => denied(peerId, 'inbound connection from'),
-    denyOutboundEncryptedConnection: (peerId) => denied(peerId, 'outbound connection to'),
-    filterMultiaddrForPeer: (peerId) => {
+    denyInboundEncryptedConnection: peerId => denied(peerId, 'inbound connection from'),
+    denyOutboundEncryptedConnection: peerId => denied(peerId, 'outbound connection to'),
+    filterMultiaddrForPeer: peerId => {
       const id = peerId.toString()
       return id === selfPeerId || allowPeers.has(id)
     }
@@ -38,7 +38,7 @@ export function createAllowListGater (allowPeers: ReadonlySet<string> | undefine
 }
 
 /** The peer id a multiaddr ends with (`/p2p/<id>`), if any. */
-export function peerIdOf (ma: Multiaddr): string | undefined {
+export function peerIdOf(ma: Multiaddr): string | undefined {
   const components = ma.getComponents()
   for (let i = components.length - 1; i >= 0; i--) {
     const c = components[i]

@@ -8,8 +8,11 @@
 export class SwarmKeyError extends Error {
   override readonly name = 'SwarmKeyError'
 
-  constructor (problem: string) {
-    super(`swarm key file is malformed: ${problem}; expected three lines "/key/swarm/psk/1.0.0/", "/base16/" and 64 hex digits (make one with generateSwarmKey or \`plan-swarm keygen\`)`)
+  constructor(problem: string) {
+    super(
+      `swarm key file is malformed: ${problem}; expected three lines "/key/swarm/psk/1.0.0/", ` +
+        `"/base16/" and 64 hex digits (make one with generateSwarmKey or \`plan-swarm keygen\`)`
+    )
   }
 }
 
@@ -19,8 +22,10 @@ export class AllowListError extends Error {
   /** 1-based line number of the offending line. */
   readonly line: number
 
-  constructor (line: number, problem: string) {
-    super(`peer allowlist line ${line}: ${problem}; put one Ed25519 peer id (12D3KooW...) per line, "#" starts a comment`)
+  constructor(line: number, problem: string) {
+    super(
+      `peer allowlist line ${line}: ${problem}; put one Ed25519 peer id (12D3KooW...) per line, "#" starts a comment`
+    )
     this.line = line
   }
 }
@@ -33,7 +38,7 @@ export class AllowListError extends Error {
 export class InvalidPublishError extends Error {
   override readonly name = 'InvalidPublishError'
 
-  constructor (problem: string) {
+  constructor(problem: string) {
     super(`refusing to publish: ${problem}; publish only the id and wire bytes returned by signEvent`)
   }
 }
@@ -42,7 +47,7 @@ export class InvalidPublishError extends Error {
 export class SwarmNodeConfigError extends Error {
   override readonly name = 'SwarmNodeConfigError'
 
-  constructor (problem: string) {
+  constructor(problem: string) {
     super(`invalid network configuration: ${problem}`)
   }
 }
@@ -51,7 +56,7 @@ export class SwarmNodeConfigError extends Error {
 export class SwarmNodeStoppedError extends Error {
   override readonly name = 'SwarmNodeStoppedError'
 
-  constructor (what: string) {
+  constructor(what: string) {
     super(`cannot ${what}: the swarm node has been stopped; create a new node to rejoin the swarm`)
   }
 }

@@ -26,14 +26,16 @@ export const DEFAULT_SIGNATURE_POLICY: SignaturePolicy = 'StrictNoSign'
  * deterministic, so only a forgery differs) is still a duplicate. Data too
  * short to hold a signature is hashed whole; the validator rejects it.
  */
-export function gossipMessageId (msg: Message): Uint8Array {
+export function gossipMessageId(msg: Message): Uint8Array {
   const data = msg.data
   // Node's native SHA-256: gossipsub hashes every copy it receives, duplicates included (~4x faster than @noble/hashes here).
-  return createHash('sha256').update(data.length > SIGNATURE_BYTES ? data.subarray(0, data.length - SIGNATURE_BYTES) : data).digest()
+  return createHash('sha256')
+    .update(data.length > SIGNATURE_BYTES ? data.subarray(0, data.length - SIGNATURE_BYTES) : data)
+    .digest()
 }
 
 /** Message ids as lowercase hex, so gossipsub's ids read the same as event ids in logs and metrics. */
-export function gossipMessageIdToString (msgId: Uint8Array): string {
+export function gossipMessageIdToString(msgId: Uint8Array): string {
   return Buffer.from(msgId.buffer, msgId.byteOffset, msgId.byteLength).toString('hex')
 }
 
@@ -70,9 +72,9 @@ export const TOPIC_SCORE_PARAMS: Partial<TopicScoreParams> = {
  * machine, 30 benchmark processes on loopback), and admission is the swarm
  * key's job, not the score's.
  */
-export function gossipScoreParams (topics: readonly string[]): Partial<PeerScoreParams> {
+export function gossipScoreParams(topics: readonly string[]): Partial<PeerScoreParams> {
   return {
-    topics: Object.fromEntries(topics.map((t) => [t, { ...TOPIC_SCORE_PARAMS } as TopicScoreParams])),
+    topics: Object.fromEntries(topics.map(t => [t, { ...TOPIC_SCORE_PARAMS } as TopicScoreParams])),
     topicScoreCap: 10,
     IPColocationFactorWeight: 0
   }
@@ -105,7 +107,7 @@ export const GOSSIP_SCORE_THRESHOLDS: Partial<PeerScoreThresholds> = {
  */
 export const MESH = { D: 3, Dlo: 2, Dhi: 4, Dout: 1, Dlazy: 2 } as const
 
-export function gossipOptions (topics: readonly string[], policy: SignaturePolicy): Partial<GossipsubOpts> {
+export function gossipOptions(topics: readonly string[], policy: SignaturePolicy): Partial<GossipsubOpts> {
   return {
     ...MESH,
     globalSignaturePolicy: policy,

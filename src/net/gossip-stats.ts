@@ -33,35 +33,38 @@ export interface GossipStats {
 export interface GossipCounters {
   readonly events: TopicStats
   readonly presence: TopicStats
-  throttle (peer: string): void
-  snapshot (): GossipStats
+  throttle(peer: string): void
+  snapshot(): GossipStats
 }
 
-function zero (): TopicStats {
+function zero(): TopicStats {
   return { published: 0, received: 0, accepted: 0, rejected: 0, ignored: 0, throttled: 0 }
 }
 
-export function createGossipCounters (): GossipCounters {
+export function createGossipCounters(): GossipCounters {
   const events = zero()
   const presence = zero()
   const byPeer = new Map<string, number>()
   return {
     events,
     presence,
-    throttle (peer) {
+    throttle(peer) {
       const n = byPeer.get(peer)
       if (n === undefined && byPeer.size >= MAX_THROTTLED_PEERS_TRACKED) {
         // Make room by dropping the least-throttled peer.
         let least: string | undefined
         let leastN = Infinity
         for (const [p, c] of byPeer) {
-          if (c < leastN) { least = p; leastN = c }
+          if (c < leastN) {
+            least = p
+            leastN = c
+          }
         }
         if (least !== undefined) byPeer.delete(least)
       }
       byPeer.set(peer, (n ?? 0) + 1)
     },
-    snapshot () {
+    snapshot() {
       return { events: { ...events }, presence: { ...presence }, throttledByPeer: Object.fromEntries(byPeer) }
     }
   }

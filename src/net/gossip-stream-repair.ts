@@ -44,31 +44,41 @@ interface GossipInternals {
   readonly streamsOutbound: Map<string, { readonly rawStream?: { readonly status?: string } }>
   readonly protocols: string[]
   /** What gossipsub's topology calls when a peer with the protocol connects: adds the peer, queues an outbound stream. */
-  onPeerConnected (peerId: PeerId, connection: Connection): void
+  onPeerConnected(peerId: PeerId, connection: Connection): void
   /** What the queue's worker awaits for each queued open; never throws. */
-  createOutboundStream (peerId: PeerId, connection: Connection): Promise<void>
+  createOutboundStream(peerId: PeerId, connection: Connection): Promise<void>
 }
 
-function internalsOf (pubsub: unknown): GossipInternals | undefined {
+function internalsOf(pubsub: unknown): GossipInternals | undefined {
   const p = pubsub as Partial<GossipInternals>
-  if (p.peers instanceof Map && p.streamsOutbound instanceof Map && Array.isArray(p.protocols) && typeof p.onPeerConnected === 'function' && typeof p.createOutboundStream === 'function') {
+  if (
+    p.peers instanceof Map &&
+    p.streamsOutbound instanceof Map &&
+    Array.isArray(p.protocols) &&
+    typeof p.onPeerConnected === 'function' &&
+    typeof p.createOutboundStream === 'function'
+  ) {
     return p as GossipInternals
   }
   return undefined
 }
 
 export interface GossipStreamRepair {
-  stop (): void
+  stop(): void
   /** Streams reopened so far. */
-  repaired (): number
+  repaired(): number
 }
 
 /** Starts checking at once; `stop()` ends it. */
-export function createGossipStreamRepair (libp2p: Libp2p, pubsub: unknown, intervalMs = GOSSIP_REPAIR_INTERVAL_MS): GossipStreamRepair {
+export function createGossipStreamRepair(
+  libp2p: Libp2p,
+  pubsub: unknown,
+  intervalMs = GOSSIP_REPAIR_INTERVAL_MS
+): GossipStreamRepair {
   const internals = internalsOf(pubsub)
   if (internals === undefined) {
     log.error('gossipsub internals not found (not @libp2p/gossipsub 17.1.x?): stream repair is off')
-    return { stop () {}, repaired: () => 0 }
+    return { stop() {}, repaired: () => 0 }
   }
   let count = 0
   let suspects = new Set<string>()
@@ -76,7 +86,7 @@ export function createGossipStreamRepair (libp2p: Libp2p, pubsub: unknown, inter
 
   // Outbound opens per peer: the one in flight, and the latest request that came in meanwhile.
   const inFlight = new Set<string>()
-  const next = new Map<string, { peerId: PeerId, connection: Connection }>()
+  const next = new Map<string, { peerId: PeerId; connection: Connection }>()
   const createOutboundStream = internals.createOutboundStream.bind(internals)
   const open = (peerId: PeerId, connection: Connection): void => {
     const id = peerId.toString()
@@ -94,12 +104,14 @@ export function createGossipStreamRepair (libp2p: Libp2p, pubsub: unknown, inter
   }
   // gossipsub's queue worker calls `this.createOutboundStream` and awaits it: return at once.
   const own = pubsub as { createOutboundStream: GossipInternals['createOutboundStream'] }
-  own.createOutboundStream = async (peerId, connection) => { open(peerId, connection) }
+  own.createOutboundStream = async (peerId, connection) => {
+    open(peerId, connection)
+  }
 
   const speaksGossip = async (peerId: PeerId): Promise<boolean> => {
     try {
       const peer = await libp2p.peerStore.get(peerId)
-      return peer.protocols.some((p) => internals.protocols.includes(p))
+      return peer.protocols.some(p => internals.protocols.includes(p))
     } catch {
       return false
     }
@@ -116,7 +128,11 @@ export function createGossipStreamRepair (libp2p: Libp2p, pubsub: unknown, inter
       if (!internals.peers.has(id) && !(await speaksGossip(conn.remotePeer))) continue
       found.add(id)
       if (!suspects.has(id)) continue
-      log('no live outbound gossip stream to connected peer %s (%s): reopening it', id, stream === undefined ? 'none' : stream.rawStream?.status)
+      log(
+        'no live outbound gossip stream to connected peer %s (%s): reopening it',
+        id,
+        stream === undefined ? 'none' : stream.rawStream?.status
+      )
       if (stream !== undefined) internals.streamsOutbound.delete(id)
       count++
       found.delete(id)
@@ -129,11 +145,15 @@ export function createGossipStreamRepair (libp2p: Libp2p, pubsub: unknown, inter
     if (checking) return
     checking = true
     check()
-      .catch((err: unknown) => { log.error('gossip stream check failed - %e', err) })
-      .finally(() => { checking = false })
+      .catch((err: unknown) => {
+        log.error('gossip stream check failed - %e', err)
+      })
+      .finally(() => {
+        checking = false
+      })
   }, intervalMs)
   return {
-    stop () {
+    stop() {
       clearInterval(timer)
       next.clear()
     },

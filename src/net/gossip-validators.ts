@@ -53,7 +53,7 @@ const RESULT: Record<EventVerdict, TopicValidatorResult> = {
   ignore: TopicValidatorResult.Ignore
 }
 
-function count (stats: TopicStats, verdict: EventVerdict): TopicValidatorResult {
+function count(stats: TopicStats, verdict: EventVerdict): TopicValidatorResult {
   if (verdict === 'accept') stats.accepted++
   else if (verdict === 'reject') stats.rejected++
   else stats.ignored++
@@ -61,7 +61,7 @@ function count (stats: TopicStats, verdict: EventVerdict): TopicValidatorResult 
 }
 
 /** The events topic's validator: rate limit, size cap, then the application's verdict. */
-export function createEventTopicValidator (c: GossipValidatorComponents): TopicValidatorFn {
+export function createEventTopicValidator(c: GossipValidatorComponents): TopicValidatorFn {
   const stats = c.counters.events
   return async (peer, msg) => {
     const from = peer.toString()
@@ -91,7 +91,7 @@ export function createEventTopicValidator (c: GossipValidatorComponents): TopicV
 }
 
 /** The presence topic's validator: rate limit, signature and freshness, then hand it to `onPresence`. */
-export function createPresenceTopicValidator (c: GossipValidatorComponents): TopicValidatorFn {
+export function createPresenceTopicValidator(c: GossipValidatorComponents): TopicValidatorFn {
   const stats = c.counters.presence
   return async (peer, msg) => {
     const from = peer.toString()

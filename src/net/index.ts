@@ -2,7 +2,13 @@
  * The network shell's public API: a libp2p node assembled for the swarm,
  * admission (swarm keys, allowlists), presence and the roster.
  */
-export { createSwarmNode, mdnsServiceTag, DEFAULT_LISTEN, DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_MDNS_INTERVAL_MS } from './node.js'
+export {
+  createSwarmNode,
+  mdnsServiceTag,
+  DEFAULT_LISTEN,
+  DEFAULT_DIAL_TIMEOUT_MS,
+  DEFAULT_MDNS_INTERVAL_MS
+} from './node.js'
 export type { SwarmNode, SwarmNodeInit, SwarmServices } from './node.js'
 export type { EventValidator, EventVerdict } from './gossip-validators.js'
 export { gossipMessageId, DEFAULT_SIGNATURE_POLICY } from './gossip-config.js'
@@ -17,4 +23,10 @@ export type { Presence, PresenceInfo, PresenceResult } from './presence.js'
 export { PRESENCE_INTERVAL_MS } from './presence-announcer.js'
 export { createRoster, ROSTER_TTL_MS } from './roster.js'
 export type { Roster, RosterEntry, RosterInit } from './roster.js'
-export { AllowListError, InvalidPublishError, SwarmKeyError, SwarmNodeConfigError, SwarmNodeStoppedError } from './errors.js'
+export {
+  AllowListError,
+  InvalidPublishError,
+  SwarmKeyError,
+  SwarmNodeConfigError,
+  SwarmNodeStoppedError
+} from './errors.js'

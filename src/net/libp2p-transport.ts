@@ -14,7 +14,10 @@ import type { PresenceInfo, Transport, TransportHost } from '../ports/transport.
 export const STRANGER_SYNC_MS = 60_000
 
 /** The node's own options as createSwarmNode takes them, plus what the transport decides above it. */
-export interface Libp2pTransportInit extends Pick<SwarmNodeInit, 'privateKey' | 'swarm' | 'listen' | 'bootstrap' | 'mdns' | 'swarmKey' | 'allowPeers' | 'network'> {
+export interface Libp2pTransportInit extends Pick<
+  SwarmNodeInit,
+  'privateKey' | 'swarm' | 'listen' | 'bootstrap' | 'mdns' | 'swarmKey' | 'allowPeers' | 'network'
+> {
   readonly peerId: string
   readonly presence: PresenceInfo
   /** A fixed presence interval (tests); default `presenceIntervalFor(peers known)`, growing with the swarm. */
@@ -37,7 +40,7 @@ export interface Libp2pTransport extends Transport {
  * peers this node has not met: it dials them, so events travel one hop
  * (gossipsub floods its own messages to every connected subscriber).
  */
-export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTransport {
+export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTransport {
   let node: SwarmNode | undefined
   let sync: SyncService | undefined
   const scheduler = realScheduler()
@@ -55,21 +58,34 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
     maxPeers,
     scheduler,
     connected: () => node?.connectedPeers() ?? [],
-    dial: async (peer, addresses) => { await started().dialPeer(peer, addresses) },
+    dial: async (peer, addresses) => {
+      await started().dialPeer(peer, addresses)
+    },
     mayDial: id => init.allowPeers === undefined || init.allowPeers.has(id),
-    hangUp: async peer => { await started().libp2p.hangUp(peerIdFromString(peer)) },
+    hangUp: async peer => {
+      await started().libp2p.hangUp(peerIdFromString(peer))
+    },
     served: peer => {
       const at = servedAt.get(peer)
       const opened = openedAt(peer)
       return at !== undefined && opened !== undefined && at >= opened
     },
-    inbound: peer => { const conns = connectionsTo(peer); return conns.length > 0 && conns.every(c => c.direction === 'inbound') },
-    relayedOnly: peer => { const conns = connectionsTo(peer); return conns.length > 0 && conns.every(c => isRelayed(c.remoteAddr)) },
+    inbound: peer => {
+      const conns = connectionsTo(peer)
+      return conns.length > 0 && conns.every(c => c.direction === 'inbound')
+    },
+    relayedOnly: peer => {
+      const conns = connectionsTo(peer)
+      return conns.length > 0 && conns.every(c => isRelayed(c.remoteAddr))
+    },
     dialDirect: async (peer, addresses) => {
       await started().dialPeer(peer, addresses, { force: true })
       for (const c of connectionsTo(peer)) if (isRelayed(c.remoteAddr)) await c.close().catch(() => {})
     },
-    connectedForMs: peer => { const opened = openedAt(peer); return opened === undefined ? undefined : scheduler.now() - opened }
+    connectedForMs: peer => {
+      const opened = openedAt(peer)
+      return opened === undefined ? undefined : scheduler.now() - opened
+    }
   })
   // Every node of a swarm of n hears about the same number of announcements a second, whatever n.
   const presenceIntervalMs = (): number => init.presenceIntervalMs ?? presenceIntervalFor(neighbours.known() + 1)
@@ -81,8 +97,13 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
 
   return {
     peerId: init.peerId,
-    get node () { return started() },
-    get sync () { if (sync === undefined) throw new Error('the libp2p transport is not started'); return sync },
+    get node() {
+      return started()
+    },
+    get sync() {
+      if (sync === undefined) throw new Error('the libp2p transport is not started')
+      return sync
+    },
     start: async (host: TransportHost) => {
       node = await createSwarmNode({
         privateKey: init.privateKey,
@@ -118,7 +139,9 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
           ingest: async (bytes, from) => await host.ingestMany([bytes], from),
           ingestMany: host.ingestMany,
           intervalMs: init.syncIntervalMs,
-          onSession: s => { host.synced?.({ peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error }) }
+          onSession: s => {
+            host.synced?.({ peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error })
+          }
         })
         await sync.start()
         neighbours.start()
@@ -135,7 +158,9 @@ export function createLibp2pTransport (init: Libp2pTransportInit): Libp2pTranspo
         throw err
       }
     },
-    publish: async (id, bytes) => { await started().publishEvent(id, bytes) },
+    publish: async (id, bytes) => {
+      await started().publishEvent(id, bytes)
+    },
     syncWith: async (peer, options) => {
       if (sync === undefined) return { peer, ok: false, eventsReceived: 0, error: 'not started' }
       const s = await sync.syncWith(peer, options)

@@ -64,17 +64,20 @@ export interface NetworkOptions {
   readonly upnp?: boolean
   /** Load the WebSockets transport: dial `/ws` and `/wss` peers (a `/ws` listen address turns it on too). */
   readonly websockets?: boolean
-  /** Reserve a slot on a relay this node connects to; default: with bootstrap addresses, unless relay, announce, or loopback-only listening. */
+  /**
+   * Reserve a slot on a relay this node connects to; default: with bootstrap addresses, unless relay, announce, or
+   * loopback-only listening.
+   */
   readonly reserveRelay?: boolean
 }
 
 /** A listen address is a WebSockets one. */
-export function isWebSocketsAddress (addr: string): boolean {
+export function isWebSocketsAddress(addr: string): boolean {
   return /\/wss?(\/|$)/.test(addr) || /\/tls\/ws(\/|$)/.test(addr)
 }
 
-function listensBeyondLoopback (listen: readonly string[]): boolean {
-  return listen.some((a) => !/^\/ip4\/127\.|^\/ip6\/::1\//.test(a))
+function listensBeyondLoopback(listen: readonly string[]): boolean {
+  return listen.some(a => !/^\/ip4\/127\.|^\/ip6\/::1\//.test(a))
 }
 
 /** What the NAT options add to a TCP node's libp2p configuration. */
@@ -92,16 +95,22 @@ export interface NatAssembly {
  * uses `ws`. Where the global is missing, `ws`'s client stands in: the same
  * class the listener hands the transport for inbound connections.
  */
-async function ensureWebSocketGlobal (): Promise<void> {
+async function ensureWebSocketGlobal(): Promise<void> {
   if (typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'function') return
   const { WebSocket } = await import('ws')
   Object.defineProperty(globalThis, 'WebSocket', { value: WebSocket, configurable: true, writable: true })
 }
 
 /** The transports, services and addresses the NAT options add, for listen addresses `listen` and `bootstraps` bootstrap addresses. */
-export async function natAssembly (listen: readonly string[], bootstraps: number, opts: NetworkOptions = {}): Promise<NatAssembly> {
+export async function natAssembly(
+  listen: readonly string[],
+  bootstraps: number,
+  opts: NetworkOptions = {}
+): Promise<NatAssembly> {
   const announce = [...(opts.announce ?? [])]
-  const reserving = opts.reserveRelay ?? (opts.relay !== true && announce.length === 0 && bootstraps > 0 && listensBeyondLoopback(listen))
+  const reserving =
+    opts.reserveRelay ??
+    (opts.relay !== true && announce.length === 0 && bootstraps > 0 && listensBeyondLoopback(listen))
   const ws = opts.websockets === true || listen.some(isWebSocketsAddress)
   if (ws) await ensureWebSocketGlobal()
   const services: ServiceFactoryMap = {
@@ -138,7 +147,7 @@ export interface SwarmConnection {
   readonly direction: 'inbound' | 'outbound'
 }
 
-export function describeConnection (c: Connection): SwarmConnection {
+export function describeConnection(c: Connection): SwarmConnection {
   return {
     peer: c.remotePeer.toString(),
     address: c.remoteAddr.toString(),
@@ -154,13 +163,17 @@ export function describeConnection (c: Connection): SwarmConnection {
  * connection that replaces a relayed one with a direct one is DCUtR at work.
  * Returns a function that stops it.
  */
-export function logConnections (libp2p: Libp2p): () => void {
+export function logConnections(libp2p: Libp2p): () => void {
   const line = (what: string, c: Connection): void => {
     const d = describeConnection(c)
     connLog('%s %s %s %s %s%s', what, d.path, d.peer, d.direction, d.address, d.limited ? ' limited' : '')
   }
-  const open = (evt: CustomEvent<Connection>): void => { line('open', evt.detail) }
-  const close = (evt: CustomEvent<Connection>): void => { line('close', evt.detail) }
+  const open = (evt: CustomEvent<Connection>): void => {
+    line('open', evt.detail)
+  }
+  const close = (evt: CustomEvent<Connection>): void => {
+    line('close', evt.detail)
+  }
   libp2p.addEventListener('connection:open', open)
   libp2p.addEventListener('connection:close', close)
   return () => {
@@ -170,13 +183,20 @@ export function logConnections (libp2p: Libp2p): () => void {
 }
 
 /** The problem with an `--announce` address, or null. */
-export function checkAnnounceAddress (addr: string): string | null {
+export function checkAnnounceAddress(addr: string): string | null {
   try {
     multiaddr(addr)
   } catch (err) {
-    return `announce address ${JSON.stringify(addr)} is not a multiaddr (${(err as Error).message}); write it like /ip4/203.0.113.7/tcp/4001`
+    return (
+      `announce address ${JSON.stringify(addr)} is not a multiaddr (${(err as Error).message}); ` +
+      `write it like /ip4/203.0.113.7/tcp/4001`
+    )
   }
-  if (isRelayed(multiaddr(addr))) return `announce address ${addr} is a relay address: announce your own public address (a relayed one is added by itself when a relay holds a slot for you)`
+  if (isRelayed(multiaddr(addr)))
+    return (
+      `announce address ${addr} is a relay address: announce your own public address (a relayed ` +
+      `one is added by itself when a relay holds a slot for you)`
+    )
   return null
 }
 
@@ -188,7 +208,11 @@ const addrLog = logger('plan-swarm:net:addresses')
  * address, a UPnP mapping came or went. Logs the new list
  * (`plan-swarm:net:addresses announcing ...`). Returns a function that stops it.
  */
-export function watchAnnouncedAddresses (libp2p: Libp2p, announced: () => string[], changed: (addrs: string[]) => void): () => void {
+export function watchAnnouncedAddresses(
+  libp2p: Libp2p,
+  announced: () => string[],
+  changed: (addrs: string[]) => void
+): () => void {
   let last = announced().join(' ')
   addrLog('announcing %s', last)
   const check = (): void => {
@@ -200,5 +224,7 @@ export function watchAnnouncedAddresses (libp2p: Libp2p, announced: () => string
     changed(now)
   }
   libp2p.addEventListener('self:peer:update', check)
-  return () => { libp2p.removeEventListener('self:peer:update', check) }
+  return () => {
+    libp2p.removeEventListener('self:peer:update', check)
+  }
 }

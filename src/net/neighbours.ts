@@ -55,7 +55,10 @@ export interface NeighbourhoodInit {
   readonly usable?: (address: string) => boolean
   /** The peer opened the connection (and this node did not open one of its own to it); default never. */
   readonly inbound?: (peerId: string) => boolean
-  /** This node has handed the peer its roster on the connection open now (the roster exchange); default: assumed once SERVED_AFTER_MS old. */
+  /**
+   * This node has handed the peer its roster on the connection open now (the roster exchange); default: assumed once
+   * SERVED_AFTER_MS old.
+   */
   readonly served?: (peerId: string) => boolean
   /** How long the connection to a peer has been open, if known (default: since a tick first saw it). */
   readonly connectedForMs?: (peerId: string) => number | undefined
@@ -89,9 +92,9 @@ export interface Neighbourhood {
  * mesh, over these connections, carries events and presence to everyone;
  * sync runs with these neighbours and now and then with a stranger.
  */
-export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
+export function createNeighbourhood(init: NeighbourhoodInit): Neighbourhood {
   const target = Math.min(init.maxPeers, init.targetPeers ?? TARGET_PEERS)
-  const peers = new Map<string, { addresses: readonly string[], heardAt: number, dialedAt: number }>()
+  const peers = new Map<string, { addresses: readonly string[]; heardAt: number; dialedAt: number }>()
   let stopTick: Cancel | undefined
   const usable = init.usable ?? (() => true)
 
@@ -102,9 +105,14 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
   const dial = (id: string, addresses: readonly string[]): void => {
     const started = init.scheduler.now()
     dialing.set(id, started)
-    init.dial(id, addresses)
-      .catch((err: Error) => { log('could not dial %s: %s', id, err.message) })
-      .finally(() => { if (dialing.get(id) === started) dialing.delete(id) })
+    init
+      .dial(id, addresses)
+      .catch((err: Error) => {
+        log('could not dial %s: %s', id, err.message)
+      })
+      .finally(() => {
+        if (dialing.get(id) === started) dialing.delete(id)
+      })
   }
   /** Connections open or being opened. */
   const reaching = (connected: ReadonlySet<string>): number => {
@@ -127,18 +135,23 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
     const close = (id: string): void => {
       since.delete(id)
       excess--
-      hangUp(id).catch((err: Error) => { log('could not close the connection to %s: %s', id, err.message) })
+      hangUp(id).catch((err: Error) => {
+        log('could not close the connection to %s: %s', id, err.message)
+      })
     }
     const age = (id: string): number => init.connectedForMs?.(id) ?? now - (since.get(id) ?? now)
     // First the peers that dialed this node and have been served its roster, newest first, until the headroom is free again.
-    const served = [...connected].filter(id => init.inbound?.(id) === true && (init.served?.(id) ?? true) && age(id) >= SERVED_AFTER_MS).sort((a, b) => age(a) - age(b))
+    const served = [...connected]
+      .filter(id => init.inbound?.(id) === true && (init.served?.(id) ?? true) && age(id) >= SERVED_AFTER_MS)
+      .sort((a, b) => age(a) - age(b))
     for (const id of served) {
       if (excess <= -Math.min(NEWCOMER_HEADROOM, init.maxPeers - target)) break
       close(id)
     }
     if (excess <= 0) return
     const old = [...connected].filter(id => since.has(id) && age(id) >= TRIM_AFTER_MS)
-    while (excess > 0 && old.length > 0) close(old.splice(Math.floor(init.scheduler.random() * old.length), 1)[0] as string)
+    while (excess > 0 && old.length > 0)
+      close(old.splice(Math.floor(init.scheduler.random() * old.length), 1)[0] as string)
   }
 
   const tick = (): void => {
@@ -148,9 +161,19 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
     trim(connected, now)
     let missing = target - reaching(connected)
     if (missing <= 0) return
-    const candidates = [...peers.entries()].filter(([id, p]) => !connected.has(id) && !dialing.has(id) && now - p.dialedAt >= REDIAL_PEER_MS && init.mayDial(id) && p.addresses.some(usable))
+    const candidates = [...peers.entries()].filter(
+      ([id, p]) =>
+        !connected.has(id) &&
+        !dialing.has(id) &&
+        now - p.dialedAt >= REDIAL_PEER_MS &&
+        init.mayDial(id) &&
+        p.addresses.some(usable)
+    )
     for (let dials = 0; dials < DIALS_PER_TICK && missing > 0 && candidates.length > 0; dials++, missing--) {
-      const [id, p] = candidates.splice(Math.floor(init.scheduler.random() * candidates.length), 1)[0] as [string, { addresses: readonly string[], heardAt: number, dialedAt: number }]
+      const [id, p] = candidates.splice(Math.floor(init.scheduler.random() * candidates.length), 1)[0] as [
+        string,
+        { addresses: readonly string[]; heardAt: number; dialedAt: number }
+      ]
       p.dialedAt = now
       dial(id, p.addresses.filter(usable))
     }
@@ -165,15 +188,24 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
       peers.set(p.peerId, entry)
       // Below the target, a peer heard of is dialed at once (a small swarm meshes fully within a presence round); the tick refills later.
       const addresses = p.addresses.filter(usable)
-      if (dialing.has(p.peerId) || addresses.length === 0 || !init.mayDial(p.peerId) || now - entry.dialedAt < REDIAL_PEER_MS) return
+      if (
+        dialing.has(p.peerId) ||
+        addresses.length === 0 ||
+        !init.mayDial(p.peerId) ||
+        now - entry.dialedAt < REDIAL_PEER_MS
+      )
+        return
       const connected = new Set(init.connected())
       if (connected.has(p.peerId)) {
         // Reached through a relay, and it now announces an address of its own (a port forward, a public IP): go direct.
-        // DCUtR upgrades only from the end that received the relayed connection, and only once; this covers the other end and later addresses.
+        // DCUtR upgrades only from the end that received the relayed connection, and only once; this covers the other
+        // end and later addresses.
         const direct = addresses.filter(a => !isRelayAddress(a))
         if (direct.length === 0 || init.dialDirect === undefined || init.relayedOnly?.(p.peerId) !== true) return
         entry.dialedAt = now
-        init.dialDirect(p.peerId, direct).catch((err: Error) => { log('could not reach %s directly: %s', p.peerId, err.message) })
+        init.dialDirect(p.peerId, direct).catch((err: Error) => {
+          log('could not reach %s directly: %s', p.peerId, err.message)
+        })
         return
       }
       if (reaching(connected) >= target) return
@@ -186,7 +218,12 @@ export function createNeighbourhood (init: NeighbourhoodInit): Neighbourhood {
       const strangers = [...peers.keys()].filter(id => !connected.has(id) && init.mayDial(id))
       return strangers.length === 0 ? undefined : strangers[Math.floor(init.scheduler.random() * strangers.length)]
     },
-    start: () => { stopTick ??= init.scheduler.every(NEIGHBOUR_TICK_MS, tick) },
-    stop: () => { stopTick?.(); stopTick = undefined }
+    start: () => {
+      stopTick ??= init.scheduler.every(NEIGHBOUR_TICK_MS, tick)
+    },
+    stop: () => {
+      stopTick?.()
+      stopTick = undefined
+    }
   }
 }

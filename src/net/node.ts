@@ -42,7 +42,13 @@ import type { GossipStreamRepair } from './gossip-stream-repair.js'
 import type { GossipStats } from './gossip-stats.js'
 import { createEventTopicValidator, createPresenceTopicValidator } from './gossip-validators.js'
 import type { EventValidator } from './gossip-validators.js'
-import { checkAnnounceAddress, describeConnection, logConnections, natAssembly, watchAnnouncedAddresses } from './nat.js'
+import {
+  checkAnnounceAddress,
+  describeConnection,
+  logConnections,
+  natAssembly,
+  watchAnnouncedAddresses
+} from './nat.js'
 import type { NetworkOptions, SwarmConnection } from './nat.js'
 import { createPresenceAnnouncer, PRESENCE_INTERVAL_MS } from './presence-announcer.js'
 import { encodePresence } from './presence.js'
@@ -106,7 +112,12 @@ export interface SwarmNodeInit {
   /** Across NATs: announce addresses, relay (serve, reserve), UPnP, WebSockets (see nat.ts). TCP only. */
   readonly network?: NetworkOptions
   /** Redial backoff bounds (default 2 s .. 30 s). */
-  readonly redial?: { readonly minBackoffMs?: number, readonly maxBackoffMs?: number, readonly recentPeerTtlMs?: number, readonly dialUntil?: number }
+  readonly redial?: {
+    readonly minBackoffMs?: number
+    readonly maxBackoffMs?: number
+    readonly recentPeerTtlMs?: number
+    readonly dialUntil?: number
+  }
 }
 
 /** The libp2p services every swarm node runs. */
@@ -122,16 +133,16 @@ export interface SwarmNode {
   /** The libp2p node, for protocols built on top (sync: `handle` / `dialProtocol`). */
   readonly libp2p: Libp2p<SwarmServices>
   /** Addresses peers can dial, each ending in `/p2p/<peerId>`. */
-  addresses (): string[]
+  addresses(): string[]
   /**
    * The addresses this node puts in its presence: libp2p's (public ones only
    * once AutoNAT confirmed them, or `--announce`), then without the LAN and
    * loopback ones when a public one is known, public and relayed first (see
    * addresses.ts).
    */
-  presenceAddresses (): string[]
+  presenceAddresses(): string[]
   /** Open connections: to whom, where, direct or through a relay. */
-  connections (): SwarmConnection[]
+  connections(): SwarmConnection[]
   /**
    * Dials a peer at all the addresses it announced (its presence), in the
    * order that works best from here (same LAN, public, relayed, other
@@ -139,60 +150,74 @@ export interface SwarmNode {
    * Without usable addresses, dials it from the peer store.
    */
   /** `force`: a new connection even if one is open (a direct one beside a relayed one). */
-  dialPeer (peerId: string, addresses: readonly string[], options?: { signal?: AbortSignal, force?: boolean }): Promise<void>
-  connectedPeers (): string[]
+  dialPeer(
+    peerId: string,
+    addresses: readonly string[],
+    options?: { signal?: AbortSignal; force?: boolean }
+  ): Promise<void>
+  connectedPeers(): string[]
   /** Connected peers subscribed to the events topic: those a publish can reach now. */
-  eventTopicPeers (): string[]
+  eventTopicPeers(): string[]
   /**
    * Our gossip mesh on the events topic: the peers we forward others' events
    * to. A peer joins it at a heartbeat (~1 s) after subscribing; events
    * relayed before then reach it only by gossip repair or sync.
    */
-  eventMeshPeers (): string[]
+  eventMeshPeers(): string[]
   /**
    * Gossips an event's wire bytes. Never fails for lack of peers (the caller
    * has stored the event; sync delivers it later); publishing bytes already
    * seen is a no-op with 0 recipients.
    * @throws InvalidPublishError if `id` is not the event id of `bytes`, or the event is oversized.
    */
-  publishEvent (id: string, bytes: Uint8Array): Promise<{ recipients: number }>
+  publishEvent(id: string, bytes: Uint8Array): Promise<{ recipients: number }>
   /** Sets what this node announces (if given) and announces it now. */
-  publishPresence (info?: PresenceInfo): Promise<void>
+  publishPresence(info?: PresenceInfo): Promise<void>
   /** Calls `cb` with the peer id of each newly connected peer; returns a function that stops it. */
-  onPeerConnected (cb: (peerId: string) => void): () => void
+  onPeerConnected(cb: (peerId: string) => void): () => void
   /** Calls `cb` when the last connection to a peer closes; returns a function that stops it. */
-  onPeerDisconnected (cb: (peerId: string) => void): () => void
+  onPeerDisconnected(cb: (peerId: string) => void): () => void
   /** Gossip counters (published, received, accepted, rejected, ignored, throttled by peer) and gossip streams reopened. */
-  stats (): GossipStats & { readonly streamRepairs: number }
+  stats(): GossipStats & { readonly streamRepairs: number }
   /** This node's gossipsub score of a peer (negative after it sent rejected messages). */
-  peerScore (peerId: string): number
+  peerScore(peerId: string): number
   /** Stops everything the node started; it leaves no sockets or timers behind. */
-  stop (): Promise<void>
+  stop(): Promise<void>
 }
 
 /** The mDNS service name of a swarm: nodes of other swarms on the LAN are never reported. */
-export function mdnsServiceTag (swarm: string): string {
+export function mdnsServiceTag(swarm: string): string {
   return `_plan-swarm-${bytesToHex(sha256(new TextEncoder().encode(swarm))).slice(0, 12)}._udp.local`
 }
 
-function checkInit (init: SwarmNodeInit): void {
+function checkInit(init: SwarmNodeInit): void {
   const problem = validateSwarmName(init.swarm)
   if (problem !== null) throw new SwarmNodeConfigError(problem)
-  if (init.privateKey.type !== 'Ed25519') throw new SwarmNodeConfigError(`the node key must be Ed25519, got ${init.privateKey.type}`)
+  if (init.privateKey.type !== 'Ed25519')
+    throw new SwarmNodeConfigError(`the node key must be Ed25519, got ${init.privateKey.type}`)
   const dialTimeout = init.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS
   if (!(dialTimeout > 0)) throw new SwarmNodeConfigError(`dialTimeoutMs must be > 0, got ${dialTimeout}`)
-  const interval = typeof init.presenceIntervalMs === 'function' ? init.presenceIntervalMs() : init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS
+  const interval =
+    typeof init.presenceIntervalMs === 'function'
+      ? init.presenceIntervalMs()
+      : (init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS)
   if (!(interval >= 100)) throw new SwarmNodeConfigError(`presenceIntervalMs must be >= 100, got ${interval}`)
   for (const addr of init.network?.announce ?? []) {
     const problem = checkAnnounceAddress(addr)
     if (problem !== null) throw new SwarmNodeConfigError(problem)
   }
-  for (const [what, list] of [['listen', init.listen ?? []], ['bootstrap', init.bootstrap]] as const) {
+  for (const [what, list] of [
+    ['listen', init.listen ?? []],
+    ['bootstrap', init.bootstrap]
+  ] as const) {
     for (const addr of list) {
       try {
         multiaddr(addr)
       } catch (err) {
-        throw new SwarmNodeConfigError(`${what} address ${JSON.stringify(addr)} is not a multiaddr (${(err as Error).message}); write it like /ip4/192.168.1.10/tcp/4001/p2p/12D3KooW...`)
+        throw new SwarmNodeConfigError(
+          `${what} address ${JSON.stringify(addr)} is not a multiaddr (${(err as Error).message}); ` +
+            `write it like /ip4/192.168.1.10/tcp/4001/p2p/12D3KooW...`
+        )
       }
     }
   }
@@ -202,7 +227,7 @@ function checkInit (init: SwarmNodeInit): void {
  * Builds and starts a swarm node.
  * @throws SwarmNodeConfigError for a bad swarm name, key or option; libp2p's own errors if it cannot listen.
  */
-export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> {
+export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
   checkInit(init)
   const swarm = init.swarm
   const selfId = peerIdFromPrivateKey(init.privateKey).toString()
@@ -216,14 +241,17 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   let mdnsService: PeerDiscovery | undefined
   const peerDiscovery: NonNullable<Libp2pOptions['peerDiscovery']> = []
   if (init.mdns) {
-    const factory = mdnsDiscovery({ serviceTag: mdnsServiceTag(swarm), interval: init.mdnsIntervalMs ?? DEFAULT_MDNS_INTERVAL_MS })
-    peerDiscovery.push((components) => {
+    const factory = mdnsDiscovery({
+      serviceTag: mdnsServiceTag(swarm),
+      interval: init.mdnsIntervalMs ?? DEFAULT_MDNS_INTERVAL_MS
+    })
+    peerDiscovery.push(components => {
       mdnsService = factory(components)
       return mdnsService
     })
   }
   // libp2p's bootstrap module takes only addresses with a peer id; our own address (one list for a whole compose file) is left out.
-  const withPeerId = init.bootstrap.filter((a) => a.includes('/p2p/') && !a.endsWith(`/p2p/${selfId}`))
+  const withPeerId = init.bootstrap.filter(a => a.includes('/p2p/') && !a.endsWith(`/p2p/${selfId}`))
   if (withPeerId.length > 0) peerDiscovery.push(bootstrapDiscovery({ list: [...withPeerId], timeout: 1_000 }))
 
   // Across NATs (TCP only): AutoNAT, DCUtR, the relay transport and its /p2p-circuit listen address, --relay, --upnp, WebSockets.
@@ -232,9 +260,13 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     start: false,
     privateKey: init.privateKey,
     nodeInfo: { name: 'plan-swarm' },
-    addresses: { listen: nat?.listen ?? [...listen], ...(nat !== undefined && nat.announce.length > 0 ? { announce: nat.announce } : {}) },
+    addresses: {
+      listen: nat?.listen ?? [...listen],
+      ...(nat !== undefined && nat.announce.length > 0 ? { announce: nat.announce } : {})
+    },
     // The memory transport serves in-process tests only: load it when asked for.
-    transports: transport === 'memory' ? [(await import('@libp2p/memory')).memory()] : [tcp(), ...(nat?.transports ?? [])],
+    transports:
+      transport === 'memory' ? [(await import('@libp2p/memory')).memory()] : [tcp(), ...(nat?.transports ?? [])],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     ...(init.swarmKey !== undefined ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),
@@ -252,8 +284,12 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     services: {
       identify: identify(),
       ping: ping(),
-      // runOnLimitedConnection: gossip also runs over relayed connections (limited by the relay), the only path between two NATed peers when DCUtR fails.
-      pubsub: gossipsub({ ...gossipOptions([topics.events, topics.presence], init.signaturePolicy ?? DEFAULT_SIGNATURE_POLICY), runOnLimitedConnection: true }),
+      // runOnLimitedConnection: gossip also runs over relayed connections (limited by the relay), the only path between
+      // two NATed peers when DCUtR fails.
+      pubsub: gossipsub({
+        ...gossipOptions([topics.events, topics.presence], init.signaturePolicy ?? DEFAULT_SIGNATURE_POLICY),
+        runOnLimitedConnection: true
+      }),
       ...(nat?.services ?? {})
     }
   })
@@ -275,18 +311,33 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     now: Date.now
   }
   // Peer exchange of our own: a new neighbour hands over the signed announcements it holds.
-  const rosterExchange = createRosterExchange({ libp2p, swarm, scheduler: realScheduler(), onPresence: p => { init.onPresence?.(p) }, onServed: peer => { init.onRosterServed?.(peer) } })
+  const rosterExchange = createRosterExchange({
+    libp2p,
+    swarm,
+    scheduler: realScheduler(),
+    onPresence: p => {
+      init.onPresence?.(p)
+    },
+    onServed: peer => {
+      init.onRosterServed?.(peer)
+    }
+  })
   pubsub.topicValidators.set(topics.events, createEventTopicValidator(validatorComponents))
   pubsub.topicValidators.set(topics.presence, createPresenceTopicValidator(validatorComponents))
 
   const redialer = createRedialer(libp2p, { bootstrap: init.bootstrap, dialTimeoutMs, mayDial, ...init.redial })
-  const onMdnsPeer = (evt: CustomEvent<PeerInfo>): void => { redialer.discovered(evt.detail) }
+  const onMdnsPeer = (evt: CustomEvent<PeerInfo>): void => {
+    redialer.discovered(evt.detail)
+  }
 
-  const addresses = (): string[] => libp2p.getMultiaddrs().map((ma) => ma.toString())
+  const addresses = (): string[] => libp2p.getMultiaddrs().map(ma => ma.toString())
   const announced = (): string[] => presenceAddresses(addresses())
   let lastAnnounced = ''
-  // A new address (a relay slot, a port forward, AutoNAT's confirmation) is told at once, not an interval later (500 s at a thousand peers).
-  const onSelfUpdate = (): void => { if (announced().join(' ') !== lastAnnounced) announcer.changed() }
+  // A new address (a relay slot, a port forward, AutoNAT's confirmation) is told at once, not an interval later (500 s
+  // at a thousand peers).
+  const onSelfUpdate = (): void => {
+    if (announced().join(' ') !== lastAnnounced) announcer.changed()
+  }
   const announcer = createPresenceAnnouncer({
     intervalMs: init.presenceIntervalMs ?? PRESENCE_INTERVAL_MS,
     initial: init.presence,
@@ -303,15 +354,22 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
       counters.presence.published++
     }
   })
-  const onSubscriptionChange = (evt: CustomEvent<{ subscriptions: Array<{ topic: string, subscribe: boolean }> }>): void => {
-    if (evt.detail.subscriptions.some((s) => s.subscribe && s.topic === topics.presence)) announcer.peerJoined(pubsub.getSubscribers(topics.presence).length)
+  const onSubscriptionChange = (
+    evt: CustomEvent<{ subscriptions: Array<{ topic: string; subscribe: boolean }> }>
+  ): void => {
+    if (evt.detail.subscriptions.some(s => s.subscribe && s.topic === topics.presence))
+      announcer.peerJoined(pubsub.getSubscribers(topics.presence).length)
   }
 
   try {
     await libp2p.start()
   } catch (err) {
     announcer.stop()
-    try { await libp2p.stop() } catch { /* the start error is the one to report */ }
+    try {
+      await libp2p.stop()
+    } catch {
+      /* the start error is the one to report */
+    }
     throw err
   }
   pubsub.subscribe(topics.events)
@@ -325,14 +383,21 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
   void announcer.announce()
   const stopConnectionLog = logConnections(libp2p)
   // A new relay slot or a confirmed public address is announced at once, not at the next interval.
-  const stopAddressWatch = watchAnnouncedAddresses(libp2p, announced, () => { void announcer.announce() })
+  const stopAddressWatch = watchAnnouncedAddresses(libp2p, announced, () => {
+    void announcer.announce()
+  })
   log('started %s in swarm %s on %s', selfId, swarm, addresses().join(' '))
 
   let stopped = false
   let stopping: Promise<void> | undefined
-  const listeners = new Set<{ type: 'peer:connect' | 'peer:disconnect', fn: (evt: CustomEvent<PeerId>) => void }>()
-  const watch = (type: 'peer:connect' | 'peer:disconnect', cb: (peerId: string) => void): () => void => {
-    const entry = { type, fn: (evt: CustomEvent<PeerId>) => { cb(evt.detail.toString()) } }
+  const listeners = new Set<{ type: 'peer:connect' | 'peer:disconnect'; fn: (evt: CustomEvent<PeerId>) => void }>()
+  const watch = (type: 'peer:connect' | 'peer:disconnect', cb: (peerId: string) => void): (() => void) => {
+    const entry = {
+      type,
+      fn: (evt: CustomEvent<PeerId>) => {
+        cb(evt.detail.toString())
+      }
+    }
     libp2p.addEventListener(type, entry.fn)
     listeners.add(entry)
     return () => {
@@ -348,15 +413,15 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
     addresses,
     presenceAddresses: announced,
     connections: () => libp2p.getConnections().map(describeConnection),
-    async dialPeer (peerId, addrs, options) {
+    async dialPeer(peerId, addrs, options) {
       const targets = dialTargets(peerId, addrs)
       await libp2p.dial(targets.length > 0 ? targets : peerIdFromString(peerId), options)
     },
     // Not libp2p.getPeers(): it parses every peer id back from its string (a key decode each), and this runs on every presence heard.
     connectedPeers: () => [...new Set(libp2p.getConnections().map(c => c.remotePeer.toString()))],
-    eventTopicPeers: () => pubsub.getSubscribers(topics.events).map((p) => p.toString()),
+    eventTopicPeers: () => pubsub.getSubscribers(topics.events).map(p => p.toString()),
     eventMeshPeers: () => (pubsub as unknown as { getMeshPeers(topic: string): string[] }).getMeshPeers(topics.events),
-    async publishEvent (id, bytes) {
+    async publishEvent(id, bytes) {
       if (stopped) throw new SwarmNodeStoppedError('publish an event')
       checkPublish(id, bytes)
       try {
@@ -368,16 +433,16 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
         throw err
       }
     },
-    async publishPresence (info) {
+    async publishPresence(info) {
       if (stopped) throw new SwarmNodeStoppedError('announce presence')
       await announcer.announce(info)
     },
-    onPeerConnected: (cb) => watch('peer:connect', cb),
-    onPeerDisconnected: (cb) => watch('peer:disconnect', cb),
+    onPeerConnected: cb => watch('peer:connect', cb),
+    onPeerDisconnected: cb => watch('peer:disconnect', cb),
     stats: () => ({ ...counters.snapshot(), streamRepairs: repair.repaired() }),
     // getScore and getMeshPeers are on gossipsub's class but not on its exported interface.
-    peerScore: (peerId) => (pubsub as unknown as { getScore(id: string): number }).getScore(peerId),
-    async stop () {
+    peerScore: peerId => (pubsub as unknown as { getScore(id: string): number }).getScore(peerId),
+    async stop() {
       if (stopping !== undefined) return stopping
       stopped = true
       stopping = (async () => {
@@ -402,10 +467,15 @@ export async function createSwarmNode (init: SwarmNodeInit): Promise<SwarmNode> 
 
 const HEX_ID = /^[0-9a-f]{64}$/
 
-function checkPublish (id: string, bytes: Uint8Array): void {
-  if (bytes.length > MAX_EVENT_BYTES) throw new InvalidPublishError(`the event is ${bytes.length} bytes (max ${MAX_EVENT_BYTES})`)
-  if (bytes.length <= SIGNATURE_BYTES) throw new InvalidPublishError(`${bytes.length} bytes cannot hold an envelope and a ${SIGNATURE_BYTES}-byte signature`)
-  if (!HEX_ID.test(id)) throw new InvalidPublishError(`id ${JSON.stringify(id.slice(0, 80))} is not 64 lowercase hex digits`)
+function checkPublish(id: string, bytes: Uint8Array): void {
+  if (bytes.length > MAX_EVENT_BYTES)
+    throw new InvalidPublishError(`the event is ${bytes.length} bytes (max ${MAX_EVENT_BYTES})`)
+  if (bytes.length <= SIGNATURE_BYTES)
+    throw new InvalidPublishError(
+      `${bytes.length} bytes cannot hold an envelope and a ${SIGNATURE_BYTES}-byte signature`
+    )
+  if (!HEX_ID.test(id))
+    throw new InvalidPublishError(`id ${JSON.stringify(id.slice(0, 80))} is not 64 lowercase hex digits`)
   const actual = bytesToHex(sha256(bytes.subarray(0, bytes.length - SIGNATURE_BYTES)))
   if (actual !== id) throw new InvalidPublishError(`id ${id} is not the event id of these bytes (${actual})`)
 }

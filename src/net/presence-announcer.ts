@@ -31,16 +31,16 @@ export const PRESENCE_JOIN_DEBOUNCE_MS = 200
 
 export interface PresenceAnnouncer {
   /** Sets what to announce (if given) and announces now; resolves once published. */
-  announce (info?: PresenceInfo): Promise<void>
+  announce(info?: PresenceInfo): Promise<void>
   /**
    * A peer subscribed to the presence topic, and `subscribed` peers are
    * subscribed now (the new one included): announce soon if it is the only
    * one, so the last announcement reached nobody.
    */
-  peerJoined (subscribed: number): void
+  peerJoined(subscribed: number): void
   /** What this node would announce changed (its addresses: a relay slot, a port forward, a confirmed public address): announce soon. */
-  changed (): void
-  stop (): void
+  changed(): void
+  stop(): void
 }
 
 export interface PresenceAnnouncerInit {
@@ -57,12 +57,18 @@ export interface PresenceAnnouncerInit {
   readonly scheduler?: Scheduler
 }
 
-export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceAnnouncer {
+export function createPresenceAnnouncer(init: PresenceAnnouncerInit): PresenceAnnouncer {
   let info = init.initial
   let stopped = false
   let debounce: Cancel | undefined
   const scheduler = init.scheduler ?? realScheduler()
-  const intervalOf = typeof init.intervalMs === 'number' ? ((ms: number) => () => ms)(init.intervalMs) : init.intervalMs
+  const intervalOf =
+    typeof init.intervalMs === 'number'
+      ? (
+          (ms: number) => () =>
+            ms
+        )(init.intervalMs)
+      : init.intervalMs
   let cancelNext: Cancel = () => {}
 
   // Every announcement, periodic or not, restarts the wait for the next one and
@@ -70,7 +76,12 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
   // so a swarm that grows needs no announcement of its own to say so.
   const schedule = (intervalMs: number): void => {
     cancelNext()
-    cancelNext = scheduler.after(Math.round(intervalMs * (1 - PRESENCE_JITTER + 2 * PRESENCE_JITTER * scheduler.random())), () => { void publishNow() })
+    cancelNext = scheduler.after(
+      Math.round(intervalMs * (1 - PRESENCE_JITTER + 2 * PRESENCE_JITTER * scheduler.random())),
+      () => {
+        void publishNow()
+      }
+    )
   }
   const publishNow = async (): Promise<void> => {
     if (stopped) return
@@ -84,7 +95,9 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
     }
   }
   schedule(intervalOf())
-  const stopInterval = (): void => { cancelNext() }
+  const stopInterval = (): void => {
+    cancelNext()
+  }
 
   const soon = (): void => {
     if (stopped || debounce !== undefined) return
@@ -95,15 +108,17 @@ export function createPresenceAnnouncer (init: PresenceAnnouncerInit): PresenceA
   }
 
   return {
-    async announce (next) {
+    async announce(next) {
       if (next !== undefined) info = next
       await publishNow()
     },
-    peerJoined (subscribed) {
+    peerJoined(subscribed) {
       if (subscribed <= 1) soon()
     },
-    changed: () => { soon() },
-    stop () {
+    changed: () => {
+      soon()
+    },
+    stop() {
       stopped = true
       stopInterval()
       debounce?.()

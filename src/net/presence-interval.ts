@@ -21,28 +21,31 @@ export const PRESENCE_MESSAGES_PER_SECOND = 2
 /** A roster entry lives this many intervals without news. */
 export const PRESENCE_TTL_INTERVALS = 5
 
-export function presenceIntervalFor (peers: number): number {
-  return Math.max(PRESENCE_MIN_INTERVAL_MS, Math.ceil(1000 * Math.max(0, peers) / PRESENCE_MESSAGES_PER_SECOND))
+export function presenceIntervalFor(peers: number): number {
+  return Math.max(PRESENCE_MIN_INTERVAL_MS, Math.ceil((1000 * Math.max(0, peers)) / PRESENCE_MESSAGES_PER_SECOND))
 }
 
-export function rosterTtlFor (peers: number): number {
+export function rosterTtlFor(peers: number): number {
   return PRESENCE_TTL_INTERVALS * presenceIntervalFor(peers)
 }
 
 /** The capability a node announces its presence interval in (old nodes ignore capabilities they do not know). */
 export const INTERVAL_CAPABILITY = 'presence-interval-ms='
 
-export function intervalCapability (ms: number): string {
+export function intervalCapability(ms: number): string {
   return `${INTERVAL_CAPABILITY}${Math.round(ms)}`
 }
 
 /** `info` announcing `ms` as its interval (in place of any interval it announced before). */
-export function withInterval<T extends { readonly capabilities: readonly string[] }> (info: T, ms: number): T {
-  return { ...info, capabilities: [...info.capabilities.filter(c => !c.startsWith(INTERVAL_CAPABILITY)), intervalCapability(ms)] }
+export function withInterval<T extends { readonly capabilities: readonly string[] }>(info: T, ms: number): T {
+  return {
+    ...info,
+    capabilities: [...info.capabilities.filter(c => !c.startsWith(INTERVAL_CAPABILITY)), intervalCapability(ms)]
+  }
 }
 
 /** The presence interval a peer announced, or undefined (an older node: it announces every PRESENCE_MIN_INTERVAL_MS). */
-export function announcedInterval (capabilities: readonly string[]): number | undefined {
+export function announcedInterval(capabilities: readonly string[]): number | undefined {
   for (const c of capabilities) {
     if (!c.startsWith(INTERVAL_CAPABILITY)) continue
     const ms = Number(c.slice(INTERVAL_CAPABILITY.length))
@@ -52,6 +55,6 @@ export function announcedInterval (capabilities: readonly string[]): number | un
 }
 
 /** How long an announcement stays fresh: PRESENCE_TTL_INTERVALS of the interval it announced (an older node's: the minimum). */
-export function announcedTtl (capabilities: readonly string[]): number {
+export function announcedTtl(capabilities: readonly string[]): number {
   return PRESENCE_TTL_INTERVALS * (announcedInterval(capabilities) ?? PRESENCE_MIN_INTERVAL_MS)
 }

@@ -40,10 +40,10 @@ export interface PresenceRefusal {
   readonly reason: string
 }
 
-export type PresenceResult = { readonly ok: true, readonly presence: Presence } | PresenceRefusal
+export type PresenceResult = { readonly ok: true; readonly presence: Presence } | PresenceRefusal
 
 /** The bytes a presence signature covers: `utf8("plan-swarm/1/<swarm>/presence\n")` then the CBOR. */
-export function presenceSignedMessage (swarm: string, body: Uint8Array): Uint8Array {
+export function presenceSignedMessage(swarm: string, body: Uint8Array): Uint8Array {
   const domain = new TextEncoder().encode(`plan-swarm/1/${swarm}/presence\n`)
   const out = new Uint8Array(domain.length + body.length)
   out.set(domain, 0)
@@ -52,22 +52,28 @@ export function presenceSignedMessage (swarm: string, body: Uint8Array): Uint8Ar
 }
 
 /** The problem with a presence's fields, or null when they are within bounds. */
-export function validatePresence (p: Record<string, unknown>): string | null {
+export function validatePresence(p: Record<string, unknown>): string | null {
   const keys = Object.keys(p).sort()
-  if (keys.length !== KEYS.length || keys.some((k, i) => k !== KEYS[i])) return `fields are [${keys.join(',')}], expected [${KEYS.join(',')}]`
+  if (keys.length !== KEYS.length || keys.some((k, i) => k !== KEYS[i]))
+    return `fields are [${keys.join(',')}], expected [${KEYS.join(',')}]`
   const { role, capabilities, load, version, addresses, sentMs } = p
-  if (typeof role !== 'string' || role.length > MAX_ROLE_CHARS || !ROLE.test(role)) return 'role must be a lowercase word'
-  if (!isStringList(capabilities, MAX_CAPABILITIES, MAX_CAPABILITY_CHARS)) return `capabilities must be at most ${MAX_CAPABILITIES} strings of at most ${MAX_CAPABILITY_CHARS} characters`
+  if (typeof role !== 'string' || role.length > MAX_ROLE_CHARS || !ROLE.test(role))
+    return 'role must be a lowercase word'
+  if (!isStringList(capabilities, MAX_CAPABILITIES, MAX_CAPABILITY_CHARS))
+    return `capabilities must be at most ${MAX_CAPABILITIES} strings of at most ${MAX_CAPABILITY_CHARS} characters`
   if (typeof load !== 'number' || !Number.isFinite(load) || load < 0) return 'load must be a finite number >= 0'
-  if (typeof version !== 'string' || version.length > MAX_VERSION_CHARS) return `version must be a string of at most ${MAX_VERSION_CHARS} characters`
-  if (!isStringList(addresses, MAX_PRESENCE_ADDRESSES, MAX_ADDRESS_CHARS)) return `addresses must be at most ${MAX_PRESENCE_ADDRESSES} strings of at most ${MAX_ADDRESS_CHARS} characters`
-  if (typeof sentMs !== 'number' || !Number.isSafeInteger(sentMs) || sentMs < 0) return 'sentMs must be a non-negative integer'
+  if (typeof version !== 'string' || version.length > MAX_VERSION_CHARS)
+    return `version must be a string of at most ${MAX_VERSION_CHARS} characters`
+  if (!isStringList(addresses, MAX_PRESENCE_ADDRESSES, MAX_ADDRESS_CHARS))
+    return `addresses must be at most ${MAX_PRESENCE_ADDRESSES} strings of at most ${MAX_ADDRESS_CHARS} characters`
+  if (typeof sentMs !== 'number' || !Number.isSafeInteger(sentMs) || sentMs < 0)
+    return 'sentMs must be a non-negative integer'
   if (typeof p.peerId !== 'string' || ed25519KeyOf(p.peerId) === null) return 'peerId must be an Ed25519 peer id'
   return null
 }
 
-function isStringList (v: unknown, maxItems: number, maxChars: number): v is string[] {
-  return Array.isArray(v) && v.length <= maxItems && v.every((s) => typeof s === 'string' && s.length <= maxChars)
+function isStringList(v: unknown, maxItems: number, maxChars: number): v is string[] {
+  return Array.isArray(v) && v.length <= maxItems && v.every(s => typeof s === 'string' && s.length <= maxChars)
 }
 
 /**
@@ -75,14 +81,20 @@ function isStringList (v: unknown, maxItems: number, maxChars: number): v is str
  * Addresses beyond MAX_PRESENCE_ADDRESSES are dropped (a node on many
  * interfaces announces the first ones); anything else out of bounds throws.
  */
-export async function encodePresence (swarm: string, info: PresenceInfo, addresses: readonly string[], sentMs: number, key: PrivateKey): Promise<Uint8Array> {
+export async function encodePresence(
+  swarm: string,
+  info: PresenceInfo,
+  addresses: readonly string[],
+  sentMs: number,
+  key: PrivateKey
+): Promise<Uint8Array> {
   const presence = {
     peerId: peerIdFromPrivateKey(key).toString(),
     role: info.role,
     capabilities: [...info.capabilities],
     load: info.load,
     version: info.version,
-    addresses: addresses.filter((a) => a.length <= MAX_ADDRESS_CHARS).slice(0, MAX_PRESENCE_ADDRESSES),
+    addresses: addresses.filter(a => a.length <= MAX_ADDRESS_CHARS).slice(0, MAX_PRESENCE_ADDRESSES),
     sentMs: Math.floor(sentMs)
   }
   const problem = validatePresence(presence)
@@ -90,7 +102,8 @@ export async function encodePresence (swarm: string, info: PresenceInfo, address
   const body = dagCbor.encode(presence)
   const signature = await key.sign(presenceSignedMessage(swarm, body))
   const bytes = joinWire(body, signature)
-  if (bytes.length > MAX_PRESENCE_BYTES) throw new RangeError(`refusing to announce a presence of ${bytes.length} bytes (max ${MAX_PRESENCE_BYTES})`)
+  if (bytes.length > MAX_PRESENCE_BYTES)
+    throw new RangeError(`refusing to announce a presence of ${bytes.length} bytes (max ${MAX_PRESENCE_BYTES})`)
   return bytes
 }
 
@@ -100,17 +113,25 @@ export async function encodePresence (swarm: string, info: PresenceInfo, address
  * delivers at once; a roster exchange relays announcements up to a TTL
  * old). Never throws.
  */
-export async function decodePresence (swarm: string, bytes: Uint8Array, nowMs: number, maxAgeMs = MAX_PRESENCE_AGE_MS): Promise<PresenceResult> {
-  if (bytes.length > MAX_PRESENCE_BYTES) return refuse('reject', `presence of ${bytes.length} bytes exceeds ${MAX_PRESENCE_BYTES}`)
+export async function decodePresence(
+  swarm: string,
+  bytes: Uint8Array,
+  nowMs: number,
+  maxAgeMs = MAX_PRESENCE_AGE_MS
+): Promise<PresenceResult> {
+  if (bytes.length > MAX_PRESENCE_BYTES)
+    return refuse('reject', `presence of ${bytes.length} bytes exceeds ${MAX_PRESENCE_BYTES}`)
   const parts = splitWire(bytes)
-  if (parts === null) return refuse('reject', `presence of ${bytes.length} bytes is too short for a ${SIGNATURE_BYTES}-byte signature`)
+  if (parts === null)
+    return refuse('reject', `presence of ${bytes.length} bytes is too short for a ${SIGNATURE_BYTES}-byte signature`)
   let decoded: unknown
   try {
     decoded = dagCbor.decode(parts.envelopeBytes)
   } catch (err) {
     return refuse('reject', `presence is not DAG-CBOR: ${(err as Error).message}`)
   }
-  if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded)) return refuse('reject', 'presence is not a map')
+  if (typeof decoded !== 'object' || decoded === null || Array.isArray(decoded))
+    return refuse('reject', 'presence is not a map')
   const fields = decoded as Record<string, unknown>
   const problem = validatePresence(fields)
   if (problem !== null) return refuse('reject', problem)
@@ -129,6 +150,6 @@ export async function decodePresence (swarm: string, bytes: Uint8Array, nowMs: n
   return { ok: true, presence: p }
 }
 
-function refuse (verdict: 'reject' | 'ignore', reason: string): PresenceRefusal {
+function refuse(verdict: 'reject' | 'ignore', reason: string): PresenceRefusal {
   return { ok: false, verdict, reason }
 }

@@ -21,7 +21,10 @@ export interface RateLimit {
 export const DEFAULT_EVENT_RATE_LIMIT: RateLimit = { ratePerSecond: 200, burst: 400 }
 /** Default for the presence topic: a peer announces itself every few seconds, relays carry everyone's. */
 export const DEFAULT_PRESENCE_RATE_LIMIT: RateLimit = { ratePerSecond: 20, burst: 60 }
-/** Buckets kept before the fullest (most idle) ones are dropped; a dropped bucket restarts full, which is what it would have refilled to. */
+/**
+ * Buckets kept before the fullest (most idle) ones are dropped; a dropped bucket restarts full, which is what it would
+ * have refilled to.
+ */
 export const MAX_RATE_LIMITED_PEERS = 4096
 
 interface Bucket {
@@ -32,23 +35,25 @@ interface Bucket {
 /** Token buckets keyed by peer id. */
 export interface PeerRateLimiter {
   /** Takes one token from `peer`'s bucket; false when it is empty (the message should be ignored). */
-  take (peer: string, nowMs: number): boolean
+  take(peer: string, nowMs: number): boolean
   /**
    * Forgets a peer; it starts again with a full bucket. Not called on
    * disconnect: a flooder must not earn a fresh burst by reconnecting.
    */
-  forget (peer: string): void
+  forget(peer: string): void
   /** Peers with a bucket. */
-  size (): number
+  size(): number
 }
 
 /**
  * A limiter for one topic.
  * @throws RangeError if the rate or burst is not a positive number.
  */
-export function createPeerRateLimiter (limit: RateLimit, maxPeers = MAX_RATE_LIMITED_PEERS): PeerRateLimiter {
+export function createPeerRateLimiter(limit: RateLimit, maxPeers = MAX_RATE_LIMITED_PEERS): PeerRateLimiter {
   if (!(limit.ratePerSecond > 0) || !(limit.burst >= 1)) {
-    throw new RangeError(`rate limit needs ratePerSecond > 0 and burst >= 1, got ${limit.ratePerSecond}/s burst ${limit.burst}`)
+    throw new RangeError(
+      `rate limit needs ratePerSecond > 0 and burst >= 1, got ${limit.ratePerSecond}/s burst ${limit.burst}`
+    )
   }
   const perMs = limit.ratePerSecond / 1000
   const buckets = new Map<string, Bucket>()
@@ -76,7 +81,7 @@ export function createPeerRateLimiter (limit: RateLimit, maxPeers = MAX_RATE_LIM
   }
 
   return {
-    take (peer, nowMs) {
+    take(peer, nowMs) {
       let b = buckets.get(peer)
       if (b === undefined) {
         if (buckets.size >= maxPeers) evict(nowMs)
@@ -89,10 +94,10 @@ export function createPeerRateLimiter (limit: RateLimit, maxPeers = MAX_RATE_LIM
       b.tokens -= 1
       return true
     },
-    forget (peer) {
+    forget(peer) {
       buckets.delete(peer)
     },
-    size () {
+    size() {
       return buckets.size
     }
   }

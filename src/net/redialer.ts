@@ -58,12 +58,12 @@ export interface RedialerInit {
 }
 
 export interface Redialer {
-  start (): void
-  stop (): void
+  start(): void
+  stop(): void
   /** A discovery report (mDNS): dial it now if not connected, and keep it as a recent peer. */
-  discovered (peer: PeerInfo): void
+  discovered(peer: PeerInfo): void
   /** Peer ids of the bootstrap targets known so far (learned on first connect for addresses without one). */
-  bootstrapPeers (): string[]
+  bootstrapPeers(): string[]
 }
 
 interface Target {
@@ -79,18 +79,21 @@ interface Target {
   inFlight: boolean
 }
 
-function isLoopback (ma: Multiaddr): boolean {
+function isLoopback(ma: Multiaddr): boolean {
   const first = ma.getComponents()[0]
-  return (first?.name === 'ip4' && first.value?.startsWith('127.') === true) || (first?.name === 'ip6' && first.value === '::1')
+  return (
+    (first?.name === 'ip4' && first.value?.startsWith('127.') === true) ||
+    (first?.name === 'ip6' && first.value === '::1')
+  )
 }
 
-function backoffMs (failures: number, min: number, max: number): number {
+function backoffMs(failures: number, min: number, max: number): number {
   const base = Math.min(max, min * 2 ** Math.max(0, failures - 1))
   return Math.round(base * (0.8 + Math.random() * 0.4))
 }
 
 /** A redialer for `libp2p`; call `start()` after libp2p has started. */
-export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
+export function createRedialer(libp2p: Libp2p, init: RedialerInit): Redialer {
   const minBackoff = init.minBackoffMs ?? DEFAULT_MIN_BACKOFF_MS
   const maxBackoff = init.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS
   const recentTtl = init.recentPeerTtlMs ?? DEFAULT_RECENT_PEER_TTL_MS
@@ -104,21 +107,31 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
 
   for (const str of init.bootstrap) {
     const addr = multiaddr(str)
-    bootstrap.push({ peerId: peerIdOf(addr), addr, bootstrap: true, failures: 0, nextAtMs: 0, lastSeenMs: 0, inFlight: false })
+    bootstrap.push({
+      peerId: peerIdOf(addr),
+      addr,
+      bootstrap: true,
+      failures: 0,
+      nextAtMs: 0,
+      lastSeenMs: 0,
+      inFlight: false
+    })
   }
 
   const dialUntil = init.dialUntil ?? Infinity
   // Bootstrap peers too: a node with enough neighbours lets its bootstrap peer go (it is everyone's first hop).
   const roomFor = (_t: Target): boolean => libp2p.getConnections().length < dialUntil
-  const targetOf = (peerId: string): Target | undefined => bootstrap.find((t) => t.peerId === peerId) ?? recent.get(peerId)
+  const targetOf = (peerId: string): Target | undefined =>
+    bootstrap.find(t => t.peerId === peerId) ?? recent.get(peerId)
   // The peers connected now, by their strings: asking libp2p per peer id means parsing each string back into a key.
   const connectedNow = (): Set<string> => new Set(libp2p.getConnections().map(c => c.remotePeer.toString()))
 
   // A bootstrap peer is pruned last by libp2p's connection manager. Not KEEP_ALIVE: libp2p would
   // reconnect it on its own, whatever our bound says; this redialer does the redialing.
   const tagKeepAlive = (peerId: PeerId): void => {
-    libp2p.peerStore.merge(peerId, { tags: { [BOOTSTRAP_TAG]: { value: 50 } } })
-      .catch((err: unknown) => { log.error('could not tag %p as a bootstrap peer - %e', peerId, err) })
+    libp2p.peerStore.merge(peerId, { tags: { [BOOTSTRAP_TAG]: { value: 50 } } }).catch((err: unknown) => {
+      log.error('could not tag %p as a bootstrap peer - %e', peerId, err)
+    })
   }
 
   const onConnect = (evt: CustomEvent<PeerId>): void => {
@@ -132,7 +145,15 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       return
     }
     if (!init.mayDial(id)) return
-    recent.set(id, { peerId: id, addr: undefined, bootstrap: false, failures: 0, nextAtMs: 0, lastSeenMs: now, inFlight: false })
+    recent.set(id, {
+      peerId: id,
+      addr: undefined,
+      bootstrap: false,
+      failures: 0,
+      nextAtMs: 0,
+      lastSeenMs: now,
+      inFlight: false
+    })
     trimRecent()
   }
 
@@ -150,7 +171,10 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       let oldest: string | undefined
       let oldestMs = Infinity
       for (const [id, t] of recent) {
-        if (!connected.has(id) && t.lastSeenMs < oldestMs) { oldest = id; oldestMs = t.lastSeenMs }
+        if (!connected.has(id) && t.lastSeenMs < oldestMs) {
+          oldest = id
+          oldestMs = t.lastSeenMs
+        }
       }
       if (oldest === undefined) return
       recent.delete(oldest)
@@ -162,8 +186,9 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
     inFlight++
     const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(init.dialTimeoutMs)])
     const target = addrs ?? t.addr ?? peerIdFromString(t.peerId ?? '')
-    libp2p.dial(target, { signal })
-      .then((conn) => {
+    libp2p
+      .dial(target, { signal })
+      .then(conn => {
         const id = conn.remotePeer.toString()
         if (t.peerId === undefined) {
           t.peerId = id
@@ -186,7 +211,13 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
         // (a bootstrap peer that many newcomers dial at once refuses most of them, and frees slots every few seconds).
         const alone = libp2p.getConnections().length === 0
         t.nextAtMs = scheduler.now() + backoffMs(alone ? 1 : t.failures, minBackoff, maxBackoff)
-        log('dial %s failed (%d in a row), next in %d ms - %s', t.peerId ?? t.addr?.toString(), t.failures, t.nextAtMs - scheduler.now(), err.message)
+        log(
+          'dial %s failed (%d in a row), next in %d ms - %s',
+          t.peerId ?? t.addr?.toString(),
+          t.failures,
+          t.nextAtMs - scheduler.now(),
+          err.message
+        )
       })
       .finally(() => {
         t.inFlight = false
@@ -216,7 +247,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
   }
 
   return {
-    start () {
+    start() {
       if (timer !== undefined) return
       abort = new AbortController()
       libp2p.addEventListener('peer:connect', onConnect)
@@ -224,7 +255,7 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       timer = scheduler.every(REDIAL_TICK_MS, tick)
       tick()
     },
-    stop () {
+    stop() {
       if (timer === undefined) return
       timer()
       timer = undefined
@@ -232,13 +263,21 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       libp2p.removeEventListener('peer:connect', onConnect)
       libp2p.removeEventListener('peer:disconnect', onDisconnect)
     },
-    discovered (peer) {
+    discovered(peer) {
       const id = peer.id.toString()
       if (id === self || !init.mayDial(id)) return
       const now = scheduler.now()
       let t = targetOf(id)
       if (t === undefined) {
-        t = { peerId: id, addr: undefined, bootstrap: false, failures: 0, nextAtMs: 0, lastSeenMs: now, inFlight: false }
+        t = {
+          peerId: id,
+          addr: undefined,
+          bootstrap: false,
+          failures: 0,
+          nextAtMs: 0,
+          lastSeenMs: now,
+          inFlight: false
+        }
         recent.set(id, t)
         trimRecent()
       }
@@ -247,12 +286,15 @@ export function createRedialer (libp2p: Libp2p, init: RedialerInit): Redialer {
       if (timer === undefined || t.inFlight || connectedNow().has(id) || t.nextAtMs > now || !roomFor(t)) return
       t.nextAtMs = now + backoffMs(t.failures + 1, minBackoff, maxBackoff)
       // A LAN peer's loopback address is our own loopback: dial its other addresses when it has some.
-      const lan = peer.multiaddrs.filter((ma) => !isLoopback(ma))
+      const lan = peer.multiaddrs.filter(ma => !isLoopback(ma))
       const p2p = `/p2p/${id}`
-      dial(t, (lan.length > 0 ? lan : peer.multiaddrs).map((ma) => peerIdOf(ma) === undefined ? ma.encapsulate(p2p) : ma))
+      dial(
+        t,
+        (lan.length > 0 ? lan : peer.multiaddrs).map(ma => (peerIdOf(ma) === undefined ? ma.encapsulate(p2p) : ma))
+      )
     },
-    bootstrapPeers () {
-      return bootstrap.flatMap((t) => t.peerId === undefined ? [] : [t.peerId])
+    bootstrapPeers() {
+      return bootstrap.flatMap(t => (t.peerId === undefined ? [] : [t.peerId]))
     }
   }
 }

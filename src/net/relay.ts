@@ -45,7 +45,7 @@ export const RELAYED_CONNECTION_MAX_BYTES = 64n * 1024n * 1024n
 export const RELAY_MAX_RESERVATIONS = 128
 
 /** The relay server service for `--relay`, with the swarm's limits. */
-export function relayServerService (): ReturnType<typeof circuitRelayServer> {
+export function relayServerService(): ReturnType<typeof circuitRelayServer> {
   return circuitRelayServer({
     reservations: {
       maxReservations: RELAY_MAX_RESERVATIONS,
@@ -56,7 +56,7 @@ export function relayServerService (): ReturnType<typeof circuitRelayServer> {
 }
 
 /** The relay transport every TCP node runs: dial through relays, and listen on `/p2p-circuit` to reserve a slot. */
-export function relayClientTransport (): ReturnType<typeof circuitRelayTransport> {
+export function relayClientTransport(): ReturnType<typeof circuitRelayTransport> {
   return circuitRelayTransport({ reservationCompletionTimeout: 10_000 })
 }
 
@@ -68,11 +68,20 @@ export const RESERVE_ON_A_RELAY = '/p2p-circuit'
  * relayed connection is forwarded, or accepted, only between members. With
  * no allowlist, nothing is added (pnet has already kept strangers out).
  */
-export function relayGaterHooks (allowPeers: ReadonlySet<string> | undefined, selfPeerId: string): Pick<ConnectionGater, 'denyInboundRelayReservation' | 'denyOutboundRelayedConnection' | 'denyInboundRelayedConnection'> {
+export function relayGaterHooks(
+  allowPeers: ReadonlySet<string> | undefined,
+  selfPeerId: string
+): Pick<
+  ConnectionGater,
+  'denyInboundRelayReservation' | 'denyOutboundRelayedConnection' | 'denyInboundRelayedConnection'
+> {
   if (allowPeers === undefined) return {}
-  const stranger = (p: PeerId): boolean => { const id = p.toString(); return id !== selfPeerId && !allowPeers.has(id) }
+  const stranger = (p: PeerId): boolean => {
+    const id = p.toString()
+    return id !== selfPeerId && !allowPeers.has(id)
+  }
   return {
-    denyInboundRelayReservation: (source) => stranger(source),
+    denyInboundRelayReservation: source => stranger(source),
     denyOutboundRelayedConnection: (source, destination) => stranger(source) || stranger(destination),
     denyInboundRelayedConnection: (relay, remote) => stranger(relay) || stranger(remote)
   }

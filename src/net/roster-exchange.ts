@@ -25,7 +25,7 @@ const REPLY_TIMEOUT_MS = 10_000
  * ROSTER_EXCHANGE_MAX in all. Shuffles only the slots handed over, in place
  * (`fresh` is reordered). Shared with the simulator's exchange.
  */
-export function handOver<T> (own: T | undefined, fresh: T[], random: () => number): T[] {
+export function handOver<T>(own: T | undefined, fresh: T[], random: () => number): T[] {
   const take = Math.min(fresh.length, ROSTER_EXCHANGE_MAX - (own === undefined ? 0 : 1))
   for (let i = 0; i < take; i++) {
     const j = i + Math.floor(random() * (fresh.length - i))
@@ -53,8 +53,11 @@ export interface RosterExchange {
 }
 
 /** An announcement's signature (its last bytes) as a string key; shorter input gives a key no signature has. */
-function signatureOf (bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1', Math.max(0, bytes.length - SIGNATURE_BYTES))
+function signatureOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString(
+    'latin1',
+    Math.max(0, bytes.length - SIGNATURE_BYTES)
+  )
 }
 
 /**
@@ -68,8 +71,8 @@ function signatureOf (bytes: Uint8Array): string {
  * the peer they describe, so a relaying node cannot forge one; an old one
  * is accepted only within the TTL its own interval gives it.
  */
-export function createRosterExchange (init: RosterExchangeInit): RosterExchange {
-  const kept = new Map<string, { bytes: Uint8Array, sentMs: number, ttlMs: number }>()
+export function createRosterExchange(init: RosterExchangeInit): RosterExchange {
+  const kept = new Map<string, { bytes: Uint8Array; sentMs: number; ttlMs: number }>()
   /**
    * The signatures of the announcements kept: a reply mostly repeats what this
    * node holds already (during a mass start, nearly all of it), and those need
@@ -95,41 +98,72 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
   const self = init.libp2p.peerId.toString()
   const sample = (): Uint8Array[] => {
     const now = init.scheduler.now()
-    const fresh = [...kept.entries()].filter(([id, k]) => id !== self && now - k.sentMs < k.ttlMs).map(([, k]) => k.bytes)
+    const fresh = [...kept.entries()]
+      .filter(([id, k]) => id !== self && now - k.sentMs < k.ttlMs)
+      .map(([, k]) => k.bytes)
     return handOver(kept.get(self)?.bytes, fresh, init.scheduler.random)
   }
 
   const onStream = (stream: Stream, peer: string): void => {
     try {
       stream.send(dagCbor.encode(sample()))
-      stream.close().then(() => { init.onServed?.(peer) }, () => {})
+      stream.close().then(
+        () => {
+          init.onServed?.(peer)
+        },
+        () => {}
+      )
     } catch (err) {
       stream.abort(err as Error)
     }
   }
 
   const ask = async (peer: PeerId): Promise<void> => {
-    const stream = await init.libp2p.dialProtocol(peer, ROSTER_PROTOCOL, { signal: AbortSignal.timeout(REPLY_TIMEOUT_MS), runOnLimitedConnection: true })
+    const stream = await init.libp2p.dialProtocol(peer, ROSTER_PROTOCOL, {
+      signal: AbortSignal.timeout(REPLY_TIMEOUT_MS),
+      runOnLimitedConnection: true
+    })
     const chunks: Uint8Array[] = []
     let size = 0
     const cap = ROSTER_EXCHANGE_MAX * MAX_PRESENCE_BYTES + 1024
     await new Promise<void>((resolve, reject) => {
-      const timer = init.scheduler.after(REPLY_TIMEOUT_MS, () => { stream.abort(new Error('roster exchange timed out')); reject(new Error('timed out')) })
+      const timer = init.scheduler.after(REPLY_TIMEOUT_MS, () => {
+        stream.abort(new Error('roster exchange timed out'))
+        reject(new Error('timed out'))
+      })
       stream.addEventListener('message', (evt: StreamMessageEvent) => {
         const data = evt.data instanceof Uint8Array ? evt.data : evt.data.subarray()
         size += data.length
-        if (size > cap) { timer(); stream.abort(new Error('roster reply too large')); reject(new Error(`a roster reply over ${cap} bytes`)); return }
+        if (size > cap) {
+          timer()
+          stream.abort(new Error('roster reply too large'))
+          reject(new Error(`a roster reply over ${cap} bytes`))
+          return
+        }
         chunks.push(data)
       })
-      stream.addEventListener('close', evt => { timer(); if (evt.error !== undefined) reject(evt.error); else resolve() })
-      stream.addEventListener('end', () => { timer(); resolve() })
-      if (stream.readableEnded) { timer(); resolve() }
+      stream.addEventListener('close', evt => {
+        timer()
+        if (evt.error !== undefined) reject(evt.error)
+        else resolve()
+      })
+      stream.addEventListener('end', () => {
+        timer()
+        resolve()
+      })
+      if (stream.readableEnded) {
+        timer()
+        resolve()
+      }
       // The question is the stream itself: close our writable end, so the peer's side closes once it has replied.
       stream.close().catch(() => {})
     })
     const all = new Uint8Array(size)
     let at = 0
-    for (const c of chunks) { all.set(c, at); at += c.length }
+    for (const c of chunks) {
+      all.set(c, at)
+      at += c.length
+    }
     const list = dagCbor.decode(all)
     if (!Array.isArray(list)) throw new Error('a roster reply is not a list')
     let learned = 0
@@ -137,11 +171,18 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
     const now = init.scheduler.now()
     for (const bytes of list.slice(0, ROSTER_EXCHANGE_MAX)) {
       if (!(bytes instanceof Uint8Array)) continue
-      if (keptSignatures.has(signatureOf(bytes))) { known++; continue }
+      if (keptSignatures.has(signatureOf(bytes))) {
+        known++
+        continue
+      }
       // Accept it up to its own TTL old: the decoder checks the signature, the shape and the clock.
       const r = await decodePresence(init.swarm, bytes, now, Infinity)
       if (!r.ok) continue
-      if (now - r.presence.sentMs > announcedTtl(r.presence.capabilities) || r.presence.peerId === init.libp2p.peerId.toString()) continue
+      if (
+        now - r.presence.sentMs > announcedTtl(r.presence.capabilities) ||
+        r.presence.peerId === init.libp2p.peerId.toString()
+      )
+        continue
       remember(r.presence, bytes)
       init.onPresence(r.presence)
       learned++
@@ -153,7 +194,9 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
     const peer = evt.detail
     init.scheduler.after(ASK_AFTER_MS, () => {
       if (!running || init.libp2p.getConnections(peer).length === 0) return
-      ask(peer).catch((err: Error) => { log('roster exchange with %p failed: %s', peer, err.message) })
+      ask(peer).catch((err: Error) => {
+        log('roster exchange with %p failed: %s', peer, err.message)
+      })
     })
   }
 
@@ -161,13 +204,23 @@ export function createRosterExchange (init: RosterExchangeInit): RosterExchange 
     remember,
     start: async () => {
       running = true
-      await init.libp2p.handle(ROSTER_PROTOCOL, (stream: Stream, c: Connection) => { onStream(stream, c.remotePeer.toString()) }, { maxInboundStreams: 2, maxOutboundStreams: 2, runOnLimitedConnection: true })
+      await init.libp2p.handle(
+        ROSTER_PROTOCOL,
+        (stream: Stream, c: Connection) => {
+          onStream(stream, c.remotePeer.toString())
+        },
+        { maxInboundStreams: 2, maxOutboundStreams: 2, runOnLimitedConnection: true }
+      )
       init.libp2p.addEventListener('peer:connect', onConnect)
     },
     stop: async () => {
       running = false
       init.libp2p.removeEventListener('peer:connect', onConnect)
-      try { await init.libp2p.unhandle(ROSTER_PROTOCOL) } catch { /* stopping anyway */ }
+      try {
+        await init.libp2p.unhandle(ROSTER_PROTOCOL)
+      } catch {
+        /* stopping anyway */
+      }
     }
   }
 }

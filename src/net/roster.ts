@@ -24,13 +24,13 @@ export type { RosterEntry }
 
 export interface Roster {
   /** Records an announcement received at `nowMs`; false when it is older than the one held (nothing changes). */
-  update (p: Presence, nowMs: number): boolean
+  update(p: Presence, nowMs: number): boolean
   /** Drops a peer at once (e.g. it was found misbehaving). */
-  remove (peerId: string): void
+  remove(peerId: string): void
   /** The live entries (not expired at `nowMs`), most recently seen first. */
-  list (nowMs: number): RosterEntry[]
+  list(nowMs: number): RosterEntry[]
   /** One live entry, or undefined. */
-  get (peerId: string, nowMs: number): RosterEntry | undefined
+  get(peerId: string, nowMs: number): RosterEntry | undefined
 }
 
 interface Held {
@@ -46,15 +46,17 @@ export interface RosterInit {
 }
 
 /** An empty roster. */
-export function createRoster (init: RosterInit = {}): Roster {
+export function createRoster(init: RosterInit = {}): Roster {
   const ttlMs = init.ttlMs ?? ROSTER_TTL_MS
   const maxEntries = init.maxEntries ?? MAX_ROSTER_ENTRIES
-  if (!(ttlMs > 0) || !(maxEntries >= 1)) throw new RangeError(`roster needs ttlMs > 0 and maxEntries >= 1, got ${ttlMs} and ${maxEntries}`)
+  if (!(ttlMs > 0) || !(maxEntries >= 1))
+    throw new RangeError(`roster needs ttlMs > 0 and maxEntries >= 1, got ${ttlMs} and ${maxEntries}`)
   // Insertion order = last-seen order: an update deletes and re-inserts.
   const held = new Map<string, Held>()
 
   // An entry lives PRESENCE_TTL_INTERVALS of the interval its peer announced (it grows with the swarm), and at least ttlMs.
-  const ttlOf = (p: Presence): number => Math.max(ttlMs, PRESENCE_TTL_INTERVALS * (announcedInterval(p.capabilities) ?? 0))
+  const ttlOf = (p: Presence): number =>
+    Math.max(ttlMs, PRESENCE_TTL_INTERVALS * (announcedInterval(p.capabilities) ?? 0))
   const live = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs < h.ttlMs
   const forgotten = (h: Held, nowMs: number): boolean => nowMs - h.seenAtMs >= h.ttlMs + MAX_PRESENCE_AGE_MS
   const entry = (h: Held, nowMs: number): RosterEntry => ({
@@ -68,7 +70,7 @@ export function createRoster (init: RosterInit = {}): Roster {
   })
 
   return {
-    update (p, nowMs) {
+    update(p, nowMs) {
       const prev = held.get(p.peerId)
       if (prev !== undefined && !forgotten(prev, nowMs) && p.sentMs <= prev.presence.sentMs) return false
       held.delete(p.peerId)
@@ -80,10 +82,10 @@ export function createRoster (init: RosterInit = {}): Roster {
       }
       return true
     },
-    remove (peerId) {
+    remove(peerId) {
       held.delete(peerId)
     },
-    list (nowMs) {
+    list(nowMs) {
       const out: RosterEntry[] = []
       for (const [peerId, h] of held) {
         if (live(h, nowMs)) out.push(entry(h, nowMs))
@@ -91,7 +93,7 @@ export function createRoster (init: RosterInit = {}): Roster {
       }
       return out.reverse()
     },
-    get (peerId, nowMs) {
+    get(peerId, nowMs) {
       const h = held.get(peerId)
       return h !== undefined && live(h, nowMs) ? entry(h, nowMs) : undefined
     }

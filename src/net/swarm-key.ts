@@ -21,7 +21,7 @@ const MAX_SWARM_KEY_FILE_CHARS = 1024
 const HEX_KEY = new RegExp(`^[0-9a-fA-F]{${SWARM_KEY_BYTES * 2}}$`)
 
 /** A fresh random swarm key, as the text of a key file (share it with every member of the swarm). */
-export function generateSwarmKey (): string {
+export function generateSwarmKey(): string {
   return `${HEADER}\n${CODEC}\n${randomBytes(SWARM_KEY_BYTES).toString('hex')}\n`
 }
 
@@ -32,14 +32,24 @@ export function generateSwarmKey (): string {
  * give identical bytes.
  * @throws SwarmKeyError naming what is wrong with the file.
  */
-export function parseSwarmKey (text: string): Uint8Array {
+export function parseSwarmKey(text: string): Uint8Array {
   if (text.length > MAX_SWARM_KEY_FILE_CHARS) throw new SwarmKeyError(`it is ${text.length} characters long`)
-  const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/).map((l) => l.trim())
+  const lines = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r\n|\r|\n/)
+    .map(l => l.trim())
   while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
   if (lines.length !== 3) throw new SwarmKeyError(`it has ${lines.length} lines, not 3`)
   const [header, codec, key] = lines as [string, string, string]
-  if (header !== HEADER) throw new SwarmKeyError(`the first line is ${JSON.stringify(header.slice(0, 40))}, not "${HEADER}"`)
-  if (codec !== CODEC) throw new SwarmKeyError(`the second line is ${JSON.stringify(codec.slice(0, 40))}, not "${CODEC}" (only base16 keys are supported)`)
-  if (!HEX_KEY.test(key)) throw new SwarmKeyError(`the key line has ${key.length} characters; it must be exactly ${SWARM_KEY_BYTES * 2} hex digits`)
+  if (header !== HEADER)
+    throw new SwarmKeyError(`the first line is ${JSON.stringify(header.slice(0, 40))}, not "${HEADER}"`)
+  if (codec !== CODEC)
+    throw new SwarmKeyError(
+      `the second line is ${JSON.stringify(codec.slice(0, 40))}, not "${CODEC}" (only base16 keys are supported)`
+    )
+  if (!HEX_KEY.test(key))
+    throw new SwarmKeyError(
+      `the key line has ${key.length} characters; it must be exactly ${SWARM_KEY_BYTES * 2} hex digits`
+    )
   return new TextEncoder().encode(`${HEADER}\n${CODEC}\n${key.toLowerCase()}`)
 }

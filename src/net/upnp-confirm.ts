@@ -19,7 +19,9 @@ const MAPPING_VERIFIERS = 3
 
 /** What `confirmMappedAddresses` uses of libp2p's components (structural: @libp2p/interface-internal is not a dependency here). */
 export interface ConfirmComponents {
-  readonly addressManager: { getAddressesWithMetadata: () => ReadonlyArray<{ multiaddr: Multiaddr, verified: boolean, type: string }> }
+  readonly addressManager: {
+    getAddressesWithMetadata: () => ReadonlyArray<{ multiaddr: Multiaddr; verified: boolean; type: string }>
+  }
   readonly connectionManager: { getConnections: () => Connection[] }
   readonly peerStore: PeerStore
   /** The identify service (node.ts names it `identify`); without it this does nothing. */
@@ -48,7 +50,7 @@ const upnpLog = logger('plan-swarm:net:upnp')
  * makes AutoNAT ask them to dial the address back. The address is announced
  * only once one of them did, as before.
  */
-export function confirmMappedAddresses (components: ConfirmComponents): Startable {
+export function confirmMappedAddresses(components: ConfirmComponents): Startable {
   const asked = new Map<string, number>()
   let timer: ReturnType<typeof setInterval> | undefined
   let checking = false
@@ -63,7 +65,8 @@ export function confirmMappedAddresses (components: ConfirmComponents): Startabl
     const identify = components.identify
     if (identify === undefined) return
     const now = Date.now()
-    const pending = components.addressManager.getAddressesWithMetadata()
+    const pending = components.addressManager
+      .getAddressesWithMetadata()
       .filter(a => a.type === 'ip-mapping' && !a.verified && !isPrivate(a.multiaddr))
       .map(a => a.multiaddr.toString())
     for (const key of asked.keys()) if (!pending.includes(key)) asked.delete(key)
@@ -78,26 +81,30 @@ export function confirmMappedAddresses (components: ConfirmComponents): Startabl
     if (verifiers.length === 0) return
     for (const a of due) asked.set(a, now)
     upnpLog('asking %d peers to dial back %s', verifiers.length, due.join(' '))
-    await Promise.all(verifiers.map(async c => {
-      try {
-        await identify.identify(c)
-      } catch (err) {
-        upnpLog('identify with %p failed: %s', c.remotePeer, (err as Error).message)
-      }
-    }))
+    await Promise.all(
+      verifiers.map(async c => {
+        try {
+          await identify.identify(c)
+        } catch (err) {
+          upnpLog('identify with %p failed: %s', c.remotePeer, (err as Error).message)
+        }
+      })
+    )
   }
   return {
     [Symbol.toStringTag]: 'plan-swarm:upnp-confirm',
     [serviceDependencies]: ['@libp2p/identify', '@libp2p/autonat'],
-    start () {
+    start() {
       timer = setInterval(() => {
         if (checking) return
         checking = true
-        void check().finally(() => { checking = false })
+        void check().finally(() => {
+          checking = false
+        })
       }, MAPPING_CHECK_MS)
       timer.unref()
     },
-    stop () {
+    stop() {
       clearInterval(timer)
       asked.clear()
     }

@@ -70,17 +70,17 @@ export interface EventStore {
    * when this call stored it (a new id, or a repair of a damaged row).
    * @throws InvalidEventRowError for a row the store would call damaged.
    */
-  put (row: EventRow): boolean
+  put(row: EventRow): boolean
   /**
    * `put` for many rows in one transaction: all are stored or, if one is
    * invalid, none. Returns how many were newly stored.
    */
-  putMany (rows: Iterable<EventRow>): number
-  has (id: string): boolean
-  get (id: string): Uint8Array | undefined
+  putMany(rows: Iterable<EventRow>): number
+  has(id: string): boolean
+  get(id: string): Uint8Array | undefined
   /** How many events the store holds (rows damaged behind its back count until a load moves them aside). */
-  count (): number
-  countByPlan (plan: string): number
+  count(): number
+  countByPlan(plan: string): number
   /**
    * Streams every row to `onRow`, in insertion order, a page at a time, so
    * memory stays bounded however large the store. A damaged row goes to
@@ -89,14 +89,13 @@ export interface EventStore {
    * (the connection is free between pages); rows stored during the load may
    * or may not be visited.
    */
-  load (onRow: (row: StoredEvent) => void, onDamaged: (info: DamagedRow) => void): LoadCounts
+  load(onRow: (row: StoredEvent) => void, onDamaged: (info: DamagedRow) => void): LoadCounts
   /** `load` restricted to one plan: how a finished plan that left memory is brought back on demand. */
-  loadPlan (plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts
+  loadPlan(plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts
   /** Every id, sorted ascending (the order set reconciliation ranges over). */
-  ids (): string[]
+  ids(): string[]
   /** Every plan id that has at least one event, sorted ascending. */
-  plans (): string[]
+  plans(): string[]
   /** Closes the database. Idempotent; any other call afterwards throws. */
-  close (): void
+  close(): void
 }
-

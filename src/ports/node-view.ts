@@ -40,7 +40,7 @@ export interface StatusBody {
   peers: number
   roster: RosterEntry[]
   plans: PlanLine[]
-  events: { held: number, parked: number }
+  events: { held: number; parked: number }
 }
 
 /** How this node stands in the swarm, for printouts and waits. */
@@ -56,7 +56,12 @@ export interface NodeHealth {
 }
 
 /** Sign, fold, store and gossip an event of this node; its deps are the plan's goal plus `cites`. */
-export type Publish = <T extends EventType>(type: T, plan: PlanId | '', cites: readonly EventId[], body: Bodies[T]) => Promise<{ event: PlanEvent<T>, bytes: Uint8Array }>
+export type Publish = <T extends EventType>(
+  type: T,
+  plan: PlanId | '',
+  cites: readonly EventId[],
+  body: Bodies[T]
+) => Promise<{ event: PlanEvent<T>; bytes: Uint8Array }>
 
 /**
  * Everything above the runtime (the roles, the observer, the HTTP server and

@@ -31,7 +31,7 @@ export interface RealSchedulerOptions {
 }
 
 /** The real clock and timers of this process. */
-export function realScheduler (opts: RealSchedulerOptions = {}): Scheduler {
+export function realScheduler(opts: RealSchedulerOptions = {}): Scheduler {
   const offset = opts.clockOffsetMs ?? 0
   const ref = opts.ref === true
   return {
@@ -40,34 +40,42 @@ export function realScheduler (opts: RealSchedulerOptions = {}): Scheduler {
     after: (ms, fn) => {
       const t = setTimeout(fn, Math.max(0, ms))
       if (!ref) t.unref()
-      return () => { clearTimeout(t) }
+      return () => {
+        clearTimeout(t)
+      }
     },
     every: (ms, fn) => {
       const t = setInterval(fn, Math.max(1, ms))
       if (!ref) t.unref()
-      return () => { clearInterval(t) }
+      return () => {
+        clearInterval(t)
+      }
     },
     soon: fn => {
       const t = setImmediate(fn)
-      return () => { clearImmediate(t) }
+      return () => {
+        clearImmediate(t)
+      }
     },
     random: () => Math.random()
   }
 }
 
 /** Resolves after `ms` on this scheduler's clock. */
-export async function sleep (scheduler: Scheduler, ms: number): Promise<void> {
-  await new Promise<void>(resolve => { scheduler.after(ms, resolve) })
+export async function sleep(scheduler: Scheduler, ms: number): Promise<void> {
+  await new Promise<void>(resolve => {
+    scheduler.after(ms, resolve)
+  })
 }
 
 /**
  * A seeded source of numbers in [0, 1) (mulberry32): the same seed gives the
  * same stream on every machine.
  */
-export function seededRandom (seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0
   return () => {
-    a = (a + 0x6D2B79F5) >>> 0
+    a = (a + 0x6d2b79f5) >>> 0
     let t = a
     t = Math.imul(t ^ (t >>> 15), t | 1)
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)

@@ -9,7 +9,7 @@ export { ConfigError } from '../errors.js'
 
 export const ROLES = ['decomposer', 'scorer', 'executor', 'observer'] as const
 /** A node's role; 'client' is the short-lived peer of submit, cancel and the other author commands. */
-export type Role = typeof ROLES[number] | 'client'
+export type Role = (typeof ROLES)[number] | 'client'
 
 /**
  * Every command besides running a node (`--role`), as `npm start -- <usage>`: the source of `--help`,
@@ -17,21 +17,45 @@ export type Role = typeof ROLES[number] | 'client'
  */
 export const COMMANDS = [
   { name: 'submit', usage: 'submit "<goal>" [--wait] [plan options]', help: 'publish a goal (prints the plan id)' },
-  { name: 'cancel', usage: 'cancel <plan-id> [--reason TEXT]', help: 'cancel a plan, as the goal\'s author' },
-  { name: 'amend', usage: 'amend <plan-id> --committee ID,... [--quorum N]', help: 'change a plan\'s committee, as its author' },
-  { name: 'raise-budget', usage: 'raise-budget <plan-id> --budget N', help: 'raise a plan\'s token budget, as its author' },
-  { name: 'retry', usage: 'retry <plan-id> <task-id>', help: 'run a failed task again, as the plan\'s author' },
-  { name: 'export', usage: 'export <plan-id> --markdown [FILE] | --json', help: 'write a plan and its deliverable out' },
+  { name: 'cancel', usage: 'cancel <plan-id> [--reason TEXT]', help: "cancel a plan, as the goal's author" },
+  {
+    name: 'amend',
+    usage: 'amend <plan-id> --committee ID,... [--quorum N]',
+    help: "change a plan's committee, as its author"
+  },
+  {
+    name: 'raise-budget',
+    usage: 'raise-budget <plan-id> --budget N',
+    help: "raise a plan's token budget, as its author"
+  },
+  { name: 'retry', usage: 'retry <plan-id> <task-id>', help: "run a failed task again, as the plan's author" },
+  {
+    name: 'export',
+    usage: 'export <plan-id> --markdown [FILE] | --json',
+    help: 'write a plan and its deliverable out'
+  },
   { name: 'mcp', usage: 'mcp [options]', help: 'an MCP server on stdio, with a swarm node of its own (role client)' },
-  { name: 'task', usage: 'task next [--plan ID] | done <task-id> --file FILE | release <task-id>', help: 'do a task yourself (plans with --executors outside|any)' },
-  { name: 'id', usage: 'id', help: 'this key\'s peer id, for another author\'s --committee or --approver' },
+  {
+    name: 'task',
+    usage: 'task next [--plan ID] | done <task-id> --file FILE | release <task-id>',
+    help: 'do a task yourself (plans with --executors outside|any)'
+  },
+  { name: 'id', usage: 'id', help: "this key's peer id, for another author's --committee or --approver" },
   { name: 'inbox', usage: 'inbox', help: 'splits and results that wait for this key' },
-  { name: 'vote', usage: 'vote <plan-id> <node-id> --choose P1|none [--notes TEXT]', help: 'cast a person\'s ballot on a split' },
-  { name: 'review', usage: 'review <plan-id> <task-id> --accept|--reject [--notes TEXT]', help: 'accept or reject a result' },
+  {
+    name: 'vote',
+    usage: 'vote <plan-id> <node-id> --choose P1|none [--notes TEXT]',
+    help: "cast a person's ballot on a split"
+  },
+  {
+    name: 'review',
+    usage: 'review <plan-id> <task-id> --accept|--reject [--notes TEXT]',
+    help: 'accept or reject a result'
+  },
   { name: 'keygen', usage: 'keygen > swarm.key', help: 'write a new pre-shared swarm key' }
 ] as const
 
-export type CommandName = typeof COMMANDS[number]['name']
+export type CommandName = (typeof COMMANDS)[number]['name']
 
 /** Every long option, its kind, and what it is for (also the source of `--help`). */
 export const OPTIONS = {
@@ -40,22 +64,58 @@ export const OPTIONS = {
   listen: { type: 'string', multiple: true, help: 'multiaddr to listen on (repeatable; default /ip4/0.0.0.0/tcp/0)' },
   bootstrap: { type: 'string', multiple: true, help: 'multiaddr of a peer to dial and keep redialing (repeatable)' },
   'no-mdns': { type: 'boolean', help: 'do not discover peers by mDNS on the LAN' },
-  announce: { type: 'string', multiple: true, help: 'public multiaddr to announce instead of the ones found (repeatable; env comma-separated), e.g. /ip4/203.0.113.7/tcp/4001 on a VM or behind a port forward' },
-  relay: { type: 'boolean', help: 'serve circuit relay v2 to swarm members behind NAT (run it on a node others can dial)' },
+  announce: {
+    type: 'string',
+    multiple: true,
+    help:
+      'public multiaddr to announce instead of the ones found (repeatable; env comma-separated), ' +
+      'e.g. /ip4/203.0.113.7/tcp/4001 on a VM or behind a port forward'
+  },
+  relay: {
+    type: 'boolean',
+    help: 'serve circuit relay v2 to swarm members behind NAT (run it on a node others can dial)'
+  },
   upnp: { type: 'boolean', help: 'ask the router for a port forward by UPnP (IGD)' },
-  websockets: { type: 'boolean', help: 'also dial (and, with a /ws --listen address, accept) WebSockets, for networks that let only HTTP-like traffic out' },
+  websockets: {
+    type: 'boolean',
+    help: 'also dial (and, with a /ws --listen address, accept) WebSockets, for networks that let only HTTP-like traffic out'
+  },
   'swarm-key': { type: 'string', help: 'pre-shared key file (from `keygen`): only peers with the same key connect' },
   'allow-peers': { type: 'string', help: 'file of peer ids (one per line): only these peers may connect' },
-  'max-peers': { type: 'string', help: 'connections this node keeps at most (default 24); the gossip mesh reaches everyone else' },
-  'data-dir': { type: 'string', help: 'where events and the identity key live (default: lowest free ~/.plan-swarm/<swarm>/<role>-<n>)' },
-  http: { type: 'string', help: 'HOST:PORT for /status, /plans/<id>, /metrics, and the observer\'s live dashboard at / (e.g. 127.0.0.1:7070)' },
-  'mcp-http': { type: 'string', help: 'HOST:PORT for an MCP server over Streamable HTTP on this node (at /mcp; needs the bearer token it prints)' },
-  'worker-silence-s': { type: 'string', help: 'MCP and `task`: stop renewing an outside worker\'s lease after it is silent this many seconds (default 600)' },
-  'allow-submit': { type: 'boolean', help: 'observer: let the dashboard submit goals and cancel plans (signed with this observer\'s key; needs the token it prints)' },
-  provider: { type: 'string', help: 'anthropic | openai | offline (default: anthropic when ANTHROPIC_API_KEY is set, else offline)' },
+  'max-peers': {
+    type: 'string',
+    help: 'connections this node keeps at most (default 24); the gossip mesh reaches everyone else'
+  },
+  'data-dir': {
+    type: 'string',
+    help: 'where events and the identity key live (default: lowest free ~/.plan-swarm/<swarm>/<role>-<n>)'
+  },
+  http: {
+    type: 'string',
+    help: "HOST:PORT for /status, /plans/<id>, /metrics, and the observer's live dashboard at / (e.g. 127.0.0.1:7070)"
+  },
+  'mcp-http': {
+    type: 'string',
+    help: 'HOST:PORT for an MCP server over Streamable HTTP on this node (at /mcp; needs the bearer token it prints)'
+  },
+  'worker-silence-s': {
+    type: 'string',
+    help: "MCP and `task`: stop renewing an outside worker's lease after it is silent this many seconds (default 600)"
+  },
+  'allow-submit': {
+    type: 'boolean',
+    help: "observer: let the dashboard submit goals and cancel plans (signed with this observer's key; needs the token it prints)"
+  },
+  provider: {
+    type: 'string',
+    help: 'anthropic | openai | offline (default: anthropic when ANTHROPIC_API_KEY is set, else offline)'
+  },
   model: { type: 'string', help: 'model name for the provider' },
   'cheap-model': { type: 'string', help: 'cheaper model used when a plan has less than 20% of its budget left' },
-  otlp: { type: 'string', help: 'OTLP/HTTP endpoint to export trace spans to, e.g. http://127.0.0.1:4318 (also OTEL_EXPORTER_OTLP_ENDPOINT); off when unset' },
+  otlp: {
+    type: 'string',
+    help: 'OTLP/HTTP endpoint to export trace spans to, e.g. http://127.0.0.1:4318 (also OTEL_EXPORTER_OTLP_ENDPOINT); off when unset'
+  },
   'base-url': { type: 'string', help: 'provider base URL (Ollama, llama.cpp, a proxy)' },
   json: { type: 'boolean', help: 'print JSON lines instead of text' },
   once: { type: 'boolean', help: 'observer: print the trees once (after catching up) and exit' },
@@ -77,7 +137,7 @@ export interface NodeConfig {
   /** undefined: pick the default under a lock. */
   readonly dataDir: string | undefined
   readonly dataRoot: string
-  readonly http: { host: string, port: number } | undefined
+  readonly http: { host: string; port: number } | undefined
   /** Observer: the dashboard may publish goals and cancellations, on explicit user action, with the printed token. */
   readonly allowSubmit: boolean
   readonly provider: string | undefined
@@ -96,20 +156,21 @@ export interface NodeConfig {
   /** The OTLP/HTTP traces URL (`--otlp` or OTEL_EXPORTER_OTLP_ENDPOINT, plus /v1/traces); undefined: no tracing. */
   readonly otlp: string | undefined
   /** `--mcp-http HOST:PORT`: serve MCP over Streamable HTTP there. */
-  readonly mcpHttp: { host: string, port: number } | undefined
+  readonly mcpHttp: { host: string; port: number } | undefined
   /** `--worker-silence-s`, in ms: an outside worker silent this long loses its task's lease renewals. */
   readonly workerSilenceMs: number
 }
 
 /** `PLAN_SWARM_<NAME>` for an option name: `--data-dir` reads PLAN_SWARM_DATA_DIR. */
-export function envName (option: string): string {
+export function envName(option: string): string {
   return `PLAN_SWARM_${option.replace(/-/g, '_').toUpperCase()}`
 }
 
-function envValue (env: NodeJS.ProcessEnv, name: OptionName): string | string[] | boolean | undefined {
+function envValue(env: NodeJS.ProcessEnv, name: OptionName): string | string[] | boolean | undefined {
   const raw = env[envName(name)]
   if (raw === undefined || raw === '') return undefined
-  const spec = name in OPTIONS ? OPTIONS[name as keyof typeof OPTIONS] : CLIENT_OPTIONS[name as keyof typeof CLIENT_OPTIONS]
+  const spec =
+    name in OPTIONS ? OPTIONS[name as keyof typeof OPTIONS] : CLIENT_OPTIONS[name as keyof typeof CLIENT_OPTIONS]
   if (spec.type === 'boolean') {
     if (/^(1|true|yes|on)$/i.test(raw)) return true
     if (/^(0|false|no|off)$/i.test(raw)) return false
@@ -118,20 +179,26 @@ function envValue (env: NodeJS.ProcessEnv, name: OptionName): string | string[] 
   return 'multiple' in spec && spec.multiple ? raw.split(/[\s,]+/).filter(Boolean) : raw
 }
 
-export function parseHostPort (value: string, what: string): { host: string, port: number } {
+export function parseHostPort(value: string, what: string): { host: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value)
   const port = m === null ? NaN : Number(m[2])
-  if (m === null || !(port >= 0 && port <= 65535)) throw new ConfigError(`${what} ${JSON.stringify(value)}: expected HOST:PORT, e.g. 127.0.0.1:7070`)
+  if (m === null || !(port >= 0 && port <= 65535))
+    throw new ConfigError(`${what} ${JSON.stringify(value)}: expected HOST:PORT, e.g. 127.0.0.1:7070`)
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port }
 }
 
-function checkMultiaddr (value: string, flag: string): string {
+function checkMultiaddr(value: string, flag: string): string {
   try {
     multiaddr(value)
   } catch (err) {
-    throw new ConfigError(`--${flag} ${JSON.stringify(value)} is not a multiaddr (${(err as Error).message}); e.g. ${flag === 'announce' ? '/ip4/203.0.113.7/tcp/4001' : `/ip4/127.0.0.1/tcp/4001${flag === 'bootstrap' ? '/p2p/12D3KooW...' : ''}`}`)
+    throw new ConfigError(
+      `--${flag} ${JSON.stringify(value)} is not a multiaddr (${(err as Error).message}); ` +
+        `e.g. ${flag === 'announce' ? '/ip4/203.0.113.7/tcp/4001' : '/ip4/127.0.0.1/tcp/4001'}` +
+        (flag === 'bootstrap' ? '/p2p/12D3KooW...' : '')
+    )
   }
-  if (flag === 'bootstrap' && !value.includes('/p2p/')) throw new ConfigError(`--bootstrap ${value} must end in /p2p/<peer id>: copy an address from the peer's /status`)
+  if (flag === 'bootstrap' && !value.includes('/p2p/'))
+    throw new ConfigError(`--bootstrap ${value} must end in /p2p/<peer id>: copy an address from the peer's /status`)
   return value
 }
 
@@ -141,17 +208,32 @@ function checkMultiaddr (value: string, flag: string): string {
  * given, else OTEL_EXPORTER_OTLP_ENDPOINT; a base URL gets /v1/traces.
  * OTEL_SDK_DISABLED=true turns the environment's endpoint off.
  */
-export function otlpTracesUrl (flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  const nonEmpty = (v: string | undefined): string | undefined => v === undefined || v.trim() === '' ? undefined : v.trim()
+export function otlpTracesUrl(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const nonEmpty = (v: string | undefined): string | undefined =>
+    v === undefined || v.trim() === '' ? undefined : v.trim()
   const disabled = /^true$/i.test(env.OTEL_SDK_DISABLED ?? '')
   const full = flag === undefined && !disabled ? nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) : undefined
   const base = nonEmpty(flag) ?? (disabled ? undefined : nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT))
   const url = full ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`)
   if (url === undefined) return undefined
-  const from = flag !== undefined ? '--otlp' : full !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'
+  const from =
+    flag !== undefined
+      ? '--otlp'
+      : full !== undefined
+        ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'
+        : 'OTEL_EXPORTER_OTLP_ENDPOINT'
   let parsed: URL
-  try { parsed = new URL(url) } catch { throw new ConfigError(`${from} ${JSON.stringify(full ?? base)} is not a URL; give the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`) }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${from} ${JSON.stringify(full ?? base)}: OTLP/HTTP needs an http:// or https:// URL, e.g. http://127.0.0.1:4318`)
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw new ConfigError(
+      `${from} ${JSON.stringify(full ?? base)} is not a URL; give the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`
+    )
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new ConfigError(
+      `${from} ${JSON.stringify(full ?? base)}: OTLP/HTTP needs an http:// or https:// URL, e.g. http://127.0.0.1:4318`
+    )
   return url
 }
 
@@ -172,44 +254,71 @@ export const CLIENT_OPTIONS = {
   'max-tokens-per-call': { type: 'string', help: 'most tokens one event may count (default 16000)' },
   'max-claims-per-executor': { type: 'string', help: 'live claims one executor may hold in this plan (default 2)' },
   review: { type: 'boolean', help: 'results need a committee quorum of accepting reviews' },
-  approver: { type: 'string', multiple: true, help: 'submit: a person (peer id) whose ballot is needed besides the quorum (repeatable; added to the committee)' },
-  approve: { type: 'string', help: 'submit: what approvers approve: splits | results | both (default both; splits without --review)' },
-  executors: { type: 'string', help: 'submit: who executes tasks: model | outside | any (default model; outside: agents and people, through MCP or `task`)' },
+  approver: {
+    type: 'string',
+    multiple: true,
+    help: 'submit: a person (peer id) whose ballot is needed besides the quorum (repeatable; added to the committee)'
+  },
+  approve: {
+    type: 'string',
+    help: 'submit: what approvers approve: splits | results | both (default both; splits without --review)'
+  },
+  executors: {
+    type: 'string',
+    help: 'submit: who executes tasks: model | outside | any (default model; outside: agents and people, through MCP or `task`)'
+  },
   reason: { type: 'string', help: 'cancel, task release: why (shown to everyone)' },
   plan: { type: 'string', help: 'task next: take a task of this plan only' },
   file: { type: 'string', help: 'task done: the file holding the result (- for stdin)' },
-  choose: { type: 'string', help: 'vote: P1, P2, ... (as inbox lists the proposals), a proposal id, or none (with --notes)' },
+  choose: {
+    type: 'string',
+    help: 'vote: P1, P2, ... (as inbox lists the proposals), a proposal id, or none (with --notes)'
+  },
   notes: { type: 'string', help: 'vote, review: what to change or redo (shown to the decomposers and executors)' },
   accept: { type: 'boolean', help: 'review: accept the result' },
   reject: { type: 'boolean', help: 'review: reject the result (with --notes); the task is redone' }
 } as const
 
 interface Parsed {
-  readonly config: NodeConfig & { help: boolean, version: boolean }
+  readonly config: NodeConfig & { help: boolean; version: boolean }
   readonly values: Record<string, string | string[] | boolean | undefined>
   readonly positionals: string[]
 }
 
-function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Record<string, { type: 'string' | 'boolean' }>, client: boolean): Parsed {
+function parseWith(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  extra: Record<string, { type: 'string' | 'boolean' }>,
+  client: boolean
+): Parsed {
   let parsed
   try {
     parsed = parseArgs({ args: [...argv], options: { ...OPTIONS, ...extra }, strict: true, allowPositionals: client })
   } catch (err) {
-    throw new ConfigError(`${(err as Error).message.replace(/\. To specify a positional argument.*$/, '')}; see --help for the options`)
+    throw new ConfigError(
+      `${(err as Error).message.replace(/\. To specify a positional argument.*$/, '')}; see --help for the options`
+    )
   }
   const v = parsed.values as Record<string, string | string[] | boolean | undefined>
   const get = <T>(name: OptionName): T | undefined => (v[name] ?? envValue(env, name)) as T | undefined
   const help = get<boolean>('help') === true
   const version = v.version === true
   const role = client ? 'client' : get<string>('role')
-  if (!client && !help && !version && role === undefined) throw new ConfigError(`--role is required: one of ${ROLES.join(', ')}`)
-  if (!client && role !== undefined && !(ROLES as readonly string[]).includes(role)) throw new ConfigError(`--role ${role}: expected one of ${ROLES.join(', ')}`)
+  if (!client && !help && !version && role === undefined)
+    throw new ConfigError(`--role is required: one of ${ROLES.join(', ')}`)
+  if (!client && role !== undefined && !(ROLES as readonly string[]).includes(role))
+    throw new ConfigError(`--role ${role}: expected one of ${ROLES.join(', ')}`)
   const swarm = get<string>('swarm') ?? 'default'
-  if (!/^[a-z0-9._-]{1,64}$/.test(swarm)) throw new ConfigError(`--swarm ${JSON.stringify(swarm)}: use 1-64 characters of a-z, 0-9, '.', '_' or '-'`)
+  if (!/^[a-z0-9._-]{1,64}$/.test(swarm))
+    throw new ConfigError(`--swarm ${JSON.stringify(swarm)}: use 1-64 characters of a-z, 0-9, '.', '_' or '-'`)
   const listen = (get<string[]>('listen') ?? ['/ip4/0.0.0.0/tcp/0']).map(a => checkMultiaddr(a, 'listen'))
   const bootstrap = (get<string[]>('bootstrap') ?? []).map(a => checkMultiaddr(a, 'bootstrap'))
   const announce = (get<string[]>('announce') ?? []).map(a => checkMultiaddr(a, 'announce'))
-  if (announce.some(a => a.includes('/p2p-circuit'))) throw new ConfigError('--announce takes this node\'s own public address, not a relay (/p2p-circuit) address: a relayed address is announced by itself once a relay holds a slot for this node')
+  if (announce.some(a => a.includes('/p2p-circuit')))
+    throw new ConfigError(
+      "--announce takes this node's own public address, not a relay (/p2p-circuit) address: a " +
+        'relayed address is announced by itself once a relay holds a slot for this node'
+    )
   const network: NetworkOptions = {
     announce,
     relay: get<boolean>('relay') === true,
@@ -218,15 +327,25 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
   }
   const httpValue = get<string>('http')
   const allowSubmit = !client && get<boolean>('allow-submit') === true
-  if (allowSubmit && !help && role !== 'observer') throw new ConfigError(`--allow-submit is for the observer's dashboard, not --role ${role ?? ''}; drop it, or run it on an observer`)
-  if (allowSubmit && !help && httpValue === undefined) throw new ConfigError('--allow-submit needs --http HOST:PORT: the dashboard that submits is served there')
+  if (allowSubmit && !help && role !== 'observer')
+    throw new ConfigError(
+      `--allow-submit is for the observer's dashboard, not --role ${role ?? ''}; drop it, or run it on an observer`
+    )
+  if (allowSubmit && !help && httpValue === undefined)
+    throw new ConfigError('--allow-submit needs --http HOST:PORT: the dashboard that submits is served there')
   const maxPeersRaw = get<string>('max-peers')
   const maxPeers = maxPeersRaw === undefined ? undefined : Number(maxPeersRaw)
-  if (maxPeers !== undefined && !(Number.isSafeInteger(maxPeers) && maxPeers >= 1 && maxPeers <= 10_000)) throw new ConfigError(`--max-peers ${JSON.stringify(maxPeersRaw)}: expected a whole number from 1 to 10000 (connections this node keeps)`)
+  if (maxPeers !== undefined && !(Number.isSafeInteger(maxPeers) && maxPeers >= 1 && maxPeers <= 10_000))
+    throw new ConfigError(
+      `--max-peers ${JSON.stringify(maxPeersRaw)}: expected a whole number from 1 to 10000 (connections this node keeps)`
+    )
   const mcpHttpValue = get<string>('mcp-http')
   const silenceRaw = get<string>('worker-silence-s')
   const silence = silenceRaw === undefined ? 600 : Number(silenceRaw)
-  if (!(Number.isSafeInteger(silence) && silence >= 1 && silence <= 86_400)) throw new ConfigError(`--worker-silence-s ${JSON.stringify(silenceRaw)}: expected a whole number of seconds from 1 to 86400`)
+  if (!(Number.isSafeInteger(silence) && silence >= 1 && silence <= 86_400))
+    throw new ConfigError(
+      `--worker-silence-s ${JSON.stringify(silenceRaw)}: expected a whole number of seconds from 1 to 86400`
+    )
   const otlp = otlpTracesUrl(get<string>('otlp'), env)
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
@@ -264,21 +383,25 @@ function parseWith (argv: readonly string[], env: NodeJS.ProcessEnv, extra: Reco
 }
 
 /** Parse a node's flags (falling back to PLAN_SWARM_* variables) into a validated config. */
-export function parseNodeArgs (argv: readonly string[], env: NodeJS.ProcessEnv = process.env): NodeConfig & { help: boolean, version: boolean } {
+export function parseNodeArgs(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env
+): NodeConfig & { help: boolean; version: boolean } {
   return parseWith(argv, env, {}, false).config
 }
 
 /** Parse a client command's flags and positionals (`submit "goal"`, `cancel <plan>`, ...). */
-export function parseClientArgs (argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed {
+export function parseClientArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed {
   return parseWith(argv, env, CLIENT_OPTIONS, true)
 }
 
 /** A non-negative integer flag, or undefined when absent. */
-export function intOption (values: Parsed['values'], name: string): number | undefined {
+export function intOption(values: Parsed['values'], name: string): number | undefined {
   const raw = values[name]
   if (raw === undefined) return undefined
   const n = Number(raw)
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n)) throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected a whole number`)
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n))
+    throw new ConfigError(`--${name} ${JSON.stringify(raw)}: expected a whole number`)
   return n
 }
 
@@ -293,7 +416,7 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [number, string]> = [
   [6, 'timed out waiting']
 ]
 
-export function helpText (): string {
+export function helpText(): string {
   const lines = Object.entries(OPTIONS).map(([name, spec]) => {
     const flag = `--${name}${spec.type === 'string' ? ' <value>' : ''}`
     const env = name === 'version' ? '' : `\n  ${''.padEnd(26)} (env ${envName(name)})`
@@ -314,7 +437,9 @@ export function helpText (): string {
     ...lines,
     '',
     'Options of submit and the author commands (also PLAN_SWARM_<NAME>):',
-    ...Object.entries(CLIENT_OPTIONS).map(([name, spec]) => `  ${`--${name}${spec.type === 'string' ? ' <value>' : ''}`.padEnd(26)} ${spec.help}`),
+    ...Object.entries(CLIENT_OPTIONS).map(
+      ([name, spec]) => `  ${`--${name}${spec.type === 'string' ? ' <value>' : ''}`.padEnd(26)} ${spec.help}`
+    ),
     '',
     'Examples:',
     '  npm start -- --role scorer --http 127.0.0.1:7070',

@@ -6,42 +6,103 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export class NodeMetrics {
   readonly registry = new Registry()
-  readonly accepted = new Counter({ name: 'plan_swarm_events_accepted_total', help: 'Events folded, by how they arrived', labelNames: ['source'] as const, registers: [this.registry] })
-  readonly rejected = new Counter({ name: 'plan_swarm_events_rejected_total', help: 'Events rejected, by reason', labelNames: ['reason', 'source'] as const, registers: [this.registry] })
-  readonly ignored = new Counter({ name: 'plan_swarm_events_ignored_total', help: 'Events not folded yet or already held, by why', labelNames: ['why', 'source'] as const, registers: [this.registry] })
-  readonly parked = new Gauge({ name: 'plan_swarm_events_parked', help: 'Events waiting for deps or for the clock', registers: [this.registry] })
+  readonly accepted = new Counter({
+    name: 'plan_swarm_events_accepted_total',
+    help: 'Events folded, by how they arrived',
+    labelNames: ['source'] as const,
+    registers: [this.registry]
+  })
+  readonly rejected = new Counter({
+    name: 'plan_swarm_events_rejected_total',
+    help: 'Events rejected, by reason',
+    labelNames: ['reason', 'source'] as const,
+    registers: [this.registry]
+  })
+  readonly ignored = new Counter({
+    name: 'plan_swarm_events_ignored_total',
+    help: 'Events not folded yet or already held, by why',
+    labelNames: ['why', 'source'] as const,
+    registers: [this.registry]
+  })
+  readonly parked = new Gauge({
+    name: 'plan_swarm_events_parked',
+    help: 'Events waiting for deps or for the clock',
+    registers: [this.registry]
+  })
   readonly stored = new Gauge({ name: 'plan_swarm_events_stored', help: 'Events held', registers: [this.registry] })
-  readonly plans = new Gauge({ name: 'plan_swarm_plans', help: 'Plans held, by where: in memory, or finished and out of memory (on disk only)', labelNames: ['where'] as const, registers: [this.registry] })
+  readonly plans = new Gauge({
+    name: 'plan_swarm_plans',
+    help: 'Plans held, by where: in memory, or finished and out of memory (on disk only)',
+    labelNames: ['where'] as const,
+    registers: [this.registry]
+  })
   readonly peers = new Gauge({ name: 'plan_swarm_peers', help: 'Connected peers', registers: [this.registry] })
-  readonly syncRounds = new Counter({ name: 'plan_swarm_sync_sessions_total', help: 'Sync sessions, by outcome', labelNames: ['outcome'] as const, registers: [this.registry] })
-  readonly syncEvents = new Counter({ name: 'plan_swarm_sync_events_received_total', help: 'Events received through sync', registers: [this.registry] })
-  readonly foldSeconds = new Histogram({ name: 'plan_swarm_fold_seconds', help: 'Time to derive a plan tree', buckets: [0.0005, 0.002, 0.01, 0.05, 0.2, 1], registers: [this.registry] })
-  readonly llmTokens = new Counter({ name: 'plan_swarm_llm_tokens_total', help: 'Tokens this node\'s model calls used, by model asked and direction (input, output)', labelNames: ['model', 'direction'] as const, registers: [this.registry] })
-  readonly llmSeconds = new Histogram({ name: 'plan_swarm_llm_call_seconds', help: 'Model call latency (its HTTP retries and re-asks included), by question, model asked and outcome', labelNames: ['operation', 'model', 'outcome'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120], registers: [this.registry] })
-  readonly llmRetries = new Counter({ name: 'plan_swarm_llm_retries_total', help: 'HTTP retries inside model calls, by model asked', labelNames: ['model'] as const, registers: [this.registry] })
+  readonly syncRounds = new Counter({
+    name: 'plan_swarm_sync_sessions_total',
+    help: 'Sync sessions, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry]
+  })
+  readonly syncEvents = new Counter({
+    name: 'plan_swarm_sync_events_received_total',
+    help: 'Events received through sync',
+    registers: [this.registry]
+  })
+  readonly foldSeconds = new Histogram({
+    name: 'plan_swarm_fold_seconds',
+    help: 'Time to derive a plan tree',
+    buckets: [0.0005, 0.002, 0.01, 0.05, 0.2, 1],
+    registers: [this.registry]
+  })
+  readonly llmTokens = new Counter({
+    name: 'plan_swarm_llm_tokens_total',
+    help: "Tokens this node's model calls used, by model asked and direction (input, output)",
+    labelNames: ['model', 'direction'] as const,
+    registers: [this.registry]
+  })
+  readonly llmSeconds = new Histogram({
+    name: 'plan_swarm_llm_call_seconds',
+    help: 'Model call latency (its HTTP retries and re-asks included), by question, model asked and outcome',
+    labelNames: ['operation', 'model', 'outcome'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry]
+  })
+  readonly llmRetries = new Counter({
+    name: 'plan_swarm_llm_retries_total',
+    help: 'HTTP retries inside model calls, by model asked',
+    labelNames: ['model'] as const,
+    registers: [this.registry]
+  })
 
   /** Rejected events by reason, also kept as plain numbers for the observer's printout. */
   readonly rejectedByReason = new Map<string, number>()
 
   /** Count a rejected event (metrics and the plain tally). */
-  reject (reason: string, source: string): void {
+  reject(reason: string, source: string): void {
     this.rejected.inc({ reason, source })
     this.rejectedByReason.set(reason, (this.rejectedByReason.get(reason) ?? 0) + 1)
   }
 
   /** Count one model call: tokens by model, latency by question (src/telemetry/llm-spans.ts calls it for every call). */
-  llmCall (c: { operation: string, model: string, usage: { inputTokens: number, outputTokens: number }, seconds: number, outcome: string, retries: number }): void {
+  llmCall(c: {
+    operation: string
+    model: string
+    usage: { inputTokens: number; outputTokens: number }
+    seconds: number
+    outcome: string
+    retries: number
+  }): void {
     if (c.usage.inputTokens > 0) this.llmTokens.inc({ model: c.model, direction: 'input' }, c.usage.inputTokens)
     if (c.usage.outputTokens > 0) this.llmTokens.inc({ model: c.model, direction: 'output' }, c.usage.outputTokens)
     if (c.retries > 0) this.llmRetries.inc({ model: c.model }, c.retries)
     this.llmSeconds.observe({ operation: c.operation, model: c.model, outcome: c.outcome }, c.seconds)
   }
 
-  constructor (opts: { processMetrics?: boolean } = {}) {
+  constructor(opts: { processMetrics?: boolean } = {}) {
     if (opts.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: 'plan_swarm_' })
   }
 
-  async text (): Promise<string> {
+  async text(): Promise<string> {
     return await this.registry.metrics()
   }
 }

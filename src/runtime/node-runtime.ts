@@ -56,12 +56,19 @@ export interface NodeRuntime {
  * transport what the replica offers (verdicts for gossip, the id set and
  * bytes for sync, the roster for presence), tick, and serve the view.
  */
-export async function startNodeRuntime (init: NodeRuntimeInit): Promise<NodeRuntime> {
+export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRuntime> {
   const { scheduler, transport } = init
   const metrics = init.metrics ?? new NodeMetrics()
   const replica = new Replica({
-    swarm: init.swarm, key: init.key, peerId: init.peerId, store: init.store, metrics, scheduler,
-    verifier: init.verifier, inlineVerify: init.inlineVerify, evictQuietMs: init.evictQuietMs
+    swarm: init.swarm,
+    key: init.key,
+    peerId: init.peerId,
+    store: init.store,
+    metrics,
+    scheduler,
+    verifier: init.verifier,
+    inlineVerify: init.inlineVerify,
+    evictQuietMs: init.evictQuietMs
   })
   const loaded = replica.load()
   log('loaded %d events (%d damaged rows skipped)', loaded.loaded, loaded.damaged)
@@ -72,7 +79,9 @@ export async function startNodeRuntime (init: NodeRuntimeInit): Promise<NodeRunt
     has: id => replica.has(id),
     getBytes: id => replica.getBytes(id),
     ingestMany: async batch => await replica.ingestMany(batch, 'sync'),
-    presence: p => { roster.update(p, scheduler.now()) },
+    presence: p => {
+      roster.update(p, scheduler.now())
+    },
     synced: s => {
       metrics.syncRounds.inc({ outcome: s.ok ? 'ok' : 'failed' })
       metrics.syncEvents.inc(s.eventsReceived)
@@ -94,12 +103,23 @@ export async function startNodeRuntime (init: NodeRuntimeInit): Promise<NodeRunt
       if (stopped) return
       stopped = true
       stopTick()
-      try { await transport.stop() } finally { replica.flush() }
+      try {
+        await transport.stop()
+      } finally {
+        replica.flush()
+      }
     }
   }
 }
 
-function createNodeView (init: NodeRuntimeInit, replica: Replica, roster: Roster, metrics: NodeMetrics, transport: Transport, scheduler: Scheduler): NodeView {
+function createNodeView(
+  init: NodeRuntimeInit,
+  replica: Replica,
+  roster: Roster,
+  metrics: NodeMetrics,
+  transport: Transport,
+  scheduler: Scheduler
+): NodeView {
   const fold = replica.fold
   const planLines: NodeView['planLines'] = () => replica.planSummaries()
   const view: NodeView = {

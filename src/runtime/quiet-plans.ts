@@ -9,18 +9,18 @@ import type { PlanId } from '../core/events.js'
 export class QuietPlans {
   private readonly lastActive = new Map<PlanId, number>()
 
-  constructor (readonly quietMs: number) {}
+  constructor(readonly quietMs: number) {}
 
-  touch (plan: PlanId, nowMs: number): void {
+  touch(plan: PlanId, nowMs: number): void {
     this.lastActive.set(plan, nowMs)
   }
 
-  forget (plan: PlanId): void {
+  forget(plan: PlanId): void {
     this.lastActive.delete(plan)
   }
 
   /** Plans quiet for at least `quietMs` at `nowMs`, with how long. */
-  * quiet (nowMs: number): Iterable<{ plan: PlanId, quietForMs: number }> {
+  *quiet(nowMs: number): Iterable<{ plan: PlanId; quietForMs: number }> {
     for (const [plan, at] of [...this.lastActive]) {
       if (nowMs - at >= this.quietMs) yield { plan, quietForMs: nowMs - at }
     }

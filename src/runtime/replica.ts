@@ -126,7 +126,7 @@ export class Replica {
   /** Plans taken out of memory and brought back since start (a plan may do both several times). */
   readonly evictions = { evicted: 0, reloaded: 0 }
 
-  constructor (private readonly init: ReplicaInit) {
+  constructor(private readonly init: ReplicaInit) {
     this.scheduler = init.scheduler ?? realScheduler()
     const now = init.now ?? this.scheduler.now
     this.now = now
@@ -147,21 +147,27 @@ export class Replica {
         this.quiet.touch(plan, now())
         if (sameHash) log('plan %s back in memory: %d events', plan, events)
         // Only lost rows do this (a damaged row moved aside); a restart reloads the ids from the store, and sync fetches what is missing.
-        else log.error('plan %s came back from the store with %d events and another treeHash than it left with: rows are missing; restart this node to fetch them again', plan, events)
+        else
+          log.error(
+            'plan %s came back from the store with %d events and another treeHash than it left with: ' +
+              'rows are missing; restart this node to fetch them again',
+            plan,
+            events
+          )
       }
     })
   }
 
-  get peerId (): PeerIdString {
+  get peerId(): PeerIdString {
     return this.init.peerId
   }
 
-  get swarm (): string {
+  get swarm(): string {
     return this.init.swarm
   }
 
   /** Fold everything in the store (already verified when it was stored), a page of rows at a time. */
-  load (): { loaded: number, damaged: number, rejected: number } {
+  load(): { loaded: number; damaged: number; rejected: number } {
     let rejected = 0
     let page: Uint8Array[] = []
     const flush = (): void => {
@@ -169,10 +175,15 @@ export class Replica {
       for (const r of this.foldScreened(page, decoded, results, 'store')) if (r.verdict === 'reject') rejected++
       page = []
     }
-    const counts = this.init.store.load(row => {
-      page.push(row.bytes)
-      if (page.length >= LOAD_PAGE) flush()
-    }, d => { log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem) })
+    const counts = this.init.store.load(
+      row => {
+        page.push(row.bytes)
+        if (page.length >= LOAD_PAGE) flush()
+      },
+      d => {
+        log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem)
+      }
+    )
     flush()
     return { ...counts, rejected }
   }
@@ -182,23 +193,31 @@ export class Replica {
    * committed before a plan is evicted, but a store that refused a commit
    * keeps them queued).
    */
-  private storedEvents (plan: PlanId): PlanEvent[] {
+  private storedEvents(plan: PlanId): PlanEvent[] {
     const out: PlanEvent[] = []
     const take = (bytes: Uint8Array): void => {
       const d = decodeEvent(bytes, { swarm: this.init.swarm, verify: false })
       if (d.kind === 'event') out.push(d.event)
     }
-    this.init.store.loadPlan(plan, row => { take(row.bytes) }, d => { log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem) })
+    this.init.store.loadPlan(
+      plan,
+      row => {
+        take(row.bytes)
+      },
+      d => {
+        log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem)
+      }
+    )
     for (const row of this.writes.ofPlan(plan)) take(row.bytes)
     return out
   }
 
   /** Held (folded, parked, or of another version), or refused at the wire for its envelope: sync need not fetch it again. */
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.ids.has(id) || this.fold.events.has(id as EventId) || this.refusedIds.has(id)
   }
 
-  getBytes (id: string): Uint8Array | undefined {
+  getBytes(id: string): Uint8Array | undefined {
     return this.writes.bytes(id) ?? this.init.store.get(id)
   }
 
@@ -207,11 +226,11 @@ export class Replica {
    * turns; call this before closing the store). If the store refuses them
    * (disk full, say), they stay queued and the next flush tries again.
    */
-  flush (): void {
+  flush(): void {
     this.writes.flush()
   }
 
-  onFolded (fn: (events: readonly PlanEvent[]) => void): () => void {
+  onFolded(fn: (events: readonly PlanEvent[]) => void): () => void {
     this.listeners.add(fn)
     return () => this.listeners.delete(fn)
   }
@@ -222,7 +241,7 @@ export class Replica {
    * `signedHere`: the bytes were just signed with this node's key, so the
    * signature check (the largest part of the work) is skipped.
    */
-  ingest (bytes: Uint8Array, source: EventSource, opts: { signedHere?: boolean } = {}): IngestResult {
+  ingest(bytes: Uint8Array, source: EventSource, opts: { signedHere?: boolean } = {}): IngestResult {
     const verify = source !== 'store' && opts.signedHere !== true
     const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify, verifier: this.verifier })
     if (decoded.kind === 'rejected') return this.refused(bytes, decoded.reason, decoded.detail, source)
@@ -240,29 +259,40 @@ export class Replica {
    * stamp order, so little waits for its deps) and stored in one
    * transaction. The same verdicts as ingesting them one by one, in order.
    */
-  async ingestMany (batch: readonly Uint8Array[], source: EventSource): Promise<IngestResult[]> {
+  async ingestMany(batch: readonly Uint8Array[], source: EventSource): Promise<IngestResult[]> {
     const { decoded, results } = this.screen(batch, source)
     const toCheck: number[] = []
-    decoded.forEach((d, i) => { if (results[i] === undefined && source !== 'store') toCheck.push(i) })
+    decoded.forEach((d, i) => {
+      if (results[i] === undefined && source !== 'store') toCheck.push(i)
+    })
     if (toCheck.length > 0) {
       const jobs = toCheck.map(i => {
         const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
         return { author: d.kind === 'event' ? d.event.env.author : d.author, bytes: batch[i] as Uint8Array }
       })
-      const ok = this.init.inlineVerify === true
-        ? jobs.map(j => checkWireSignature(this.verifier, this.init.swarm, j.author, j.bytes))
-        : await this.verifyPool.verifyMany(jobs)
+      const ok =
+        this.init.inlineVerify === true
+          ? jobs.map(j => checkWireSignature(this.verifier, this.init.swarm, j.author, j.bytes))
+          : await this.verifyPool.verifyMany(jobs)
       toCheck.forEach((i, k) => {
         if (ok[k] === true) return
         const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
-        results[i] = this.rejected('bad-signature', 'signature does not verify for its author', source, d.kind === 'event' ? d.event.id : d.id)
+        results[i] = this.rejected(
+          'bad-signature',
+          'signature does not verify for its author',
+          source,
+          d.kind === 'event' ? d.event.id : d.id
+        )
       })
     }
     return this.foldScreened(batch, decoded, results, source)
   }
 
   /** Decode a batch without checking signatures; settle what is undecodable or held already. */
-  private screen (batch: readonly Uint8Array[], source: EventSource): { decoded: DecodeResult[], results: Array<IngestResult | undefined> } {
+  private screen(
+    batch: readonly Uint8Array[],
+    source: EventSource
+  ): { decoded: DecodeResult[]; results: Array<IngestResult | undefined> } {
     const results = new Array<IngestResult | undefined>(batch.length).fill(undefined)
     const decoded = batch.map((bytes, i) => {
       const d = decodeEvent(bytes, { swarm: this.init.swarm, verify: false })
@@ -277,19 +307,27 @@ export class Replica {
   }
 
   /** Fold (and store, in one transaction) the events of a screened, checked batch that are not settled yet. */
-  private foldScreened (batch: readonly Uint8Array[], decoded: readonly DecodeResult[], results: Array<IngestResult | undefined>, source: EventSource): IngestResult[] {
+  private foldScreened(
+    batch: readonly Uint8Array[],
+    decoded: readonly DecodeResult[],
+    results: Array<IngestResult | undefined>,
+    source: EventSource
+  ): IngestResult[] {
     const events: PlanEvent[] = []
-    const bytesOf = new Map<EventId, { i: number, bytes: Uint8Array }>()
+    const bytesOf = new Map<EventId, { i: number; bytes: Uint8Array }>()
     decoded.forEach((d, i) => {
       if (results[i] !== undefined || d.kind === 'rejected') return
-      if (d.kind === 'other-version') { results[i] = this.otherVersion(d, batch[i] as Uint8Array, source); return }
+      if (d.kind === 'other-version') {
+        results[i] = this.otherVersion(d, batch[i] as Uint8Array, source)
+        return
+      }
       if (bytesOf.has(d.event.id)) return
       events.push(d.event)
       bytesOf.set(d.event.id, { i, bytes: batch[i] as Uint8Array })
     })
     if (events.length > 0) {
       for (const { event, outcome } of this.fold.addBatch(events, this.now())) {
-        const at = bytesOf.get(event.id) as { i: number, bytes: Uint8Array }
+        const at = bytesOf.get(event.id) as { i: number; bytes: Uint8Array }
         results[at.i] = this.settle(event, at.bytes, outcome, source)
       }
       this.flush()
@@ -299,27 +337,32 @@ export class Replica {
   }
 
   /** A wire rejection: counted, and its id remembered (see `refusedIds`) unless only the signature was bad. */
-  private refused (bytes: Uint8Array, reason: string, detail: string, source: EventSource): IngestResult {
+  private refused(bytes: Uint8Array, reason: string, detail: string, source: EventSource): IngestResult {
     const id = reason === 'bad-signature' || source === 'store' ? null : eventIdOfWire(bytes)
     if (id !== null) {
       this.refusedIds.add(id)
-      if (this.refusedIds.size > MAX_REFUSED_IDS) this.refusedIds.delete(this.refusedIds.values().next().value as string)
+      if (this.refusedIds.size > MAX_REFUSED_IDS)
+        this.refusedIds.delete(this.refusedIds.values().next().value as string)
     }
     return this.rejected(reason, detail, source)
   }
 
-  private rejected (reason: string, detail: string, source: EventSource, id?: EventId): IngestResult {
+  private rejected(reason: string, detail: string, source: EventSource, id?: EventId): IngestResult {
     this.init.metrics.reject(reason, source)
     log('rejected %s event %s: %s (%s)', source, id ?? '', reason, detail)
     return { verdict: 'reject', id, why: reason, detail }
   }
 
-  private duplicate (id: EventId, source: EventSource): IngestResult {
+  private duplicate(id: EventId, source: EventSource): IngestResult {
     this.init.metrics.ignored.inc({ why: 'duplicate', source })
     return { verdict: 'ignore', id, why: 'duplicate' }
   }
 
-  private otherVersion (d: { id: EventId, v: number, plan: string }, bytes: Uint8Array, source: EventSource): IngestResult {
+  private otherVersion(
+    d: { id: EventId; v: number; plan: string },
+    bytes: Uint8Array,
+    source: EventSource
+  ): IngestResult {
     if (this.ids.has(d.id)) return { verdict: 'ignore', id: d.id, why: 'duplicate' }
     if (source !== 'store') this.writes.add({ id: d.id, plan: d.plan, bytes, receivedMs: this.now() })
     this.ids.add(d.id)
@@ -328,7 +371,7 @@ export class Replica {
   }
 
   /** What an outcome of the fold means for the network and the store. */
-  private settle (e: PlanEvent, bytes: Uint8Array, outcome: AddOutcome, source: EventSource): IngestResult {
+  private settle(e: PlanEvent, bytes: Uint8Array, outcome: AddOutcome, source: EventSource): IngestResult {
     const m = this.init.metrics
     switch (outcome.status) {
       case 'duplicate':
@@ -337,7 +380,15 @@ export class Replica {
         this.parkedBytes.set(e.id, bytes)
         m.ignored.inc({ why: outcome.why, source })
         m.parked.set(this.fold.events.parkedCount)
-        return { verdict: 'ignore', id: e.id, why: 'parked', detail: outcome.why === 'clock-ahead' ? 'stamped too far ahead of local time' : `waiting for ${outcome.missing.length} deps` }
+        return {
+          verdict: 'ignore',
+          id: e.id,
+          why: 'parked',
+          detail:
+            outcome.why === 'clock-ahead'
+              ? 'stamped too far ahead of local time'
+              : `waiting for ${outcome.missing.length} deps`
+        }
       case 'rejected':
         return this.rejected(outcome.reason, outcome.detail, source, e.id)
       case 'folded':
@@ -355,7 +406,7 @@ export class Replica {
    * parked ones, and evict finished plans that went quiet; call about once a
    * second.
    */
-  tick (): void {
+  tick(): void {
     const { folded } = this.fold.events.tick(this.now())
     if (folded.length > 0) this.afterFold(folded, undefined, undefined, 'gossip')
     if (this.parkedBytes.size > this.fold.events.parkedCount) {
@@ -375,13 +426,19 @@ export class Replica {
    * Finished only: a plan under way (or out of budget, which a raise
    * resumes) is read by the roles on every pass.
    */
-  private evictQuiet (): void {
+  private evictQuiet(): void {
     let flushed = false
     for (const { plan, quietForMs } of this.quiet.quiet(this.now())) {
       const tree = this.fold.tree(plan)
-      if (tree === undefined) { this.quiet.forget(plan); continue }
+      if (tree === undefined) {
+        this.quiet.forget(plan)
+        continue
+      }
       if (!isFinished(tree)) continue
-      if (!flushed) { this.flush(); flushed = true }
+      if (!flushed) {
+        this.flush()
+        flushed = true
+      }
       if (this.fold.evict(plan)) {
         this.quiet.forget(plan)
         this.evictions.evicted++
@@ -390,7 +447,12 @@ export class Replica {
     }
   }
 
-  private afterFold (folded: readonly PlanEvent[], first: PlanEvent | undefined, firstBytes: Uint8Array | undefined, source: EventSource): void {
+  private afterFold(
+    folded: readonly PlanEvent[],
+    first: PlanEvent | undefined,
+    firstBytes: Uint8Array | undefined,
+    source: EventSource
+  ): void {
     const now = this.now()
     for (const f of folded) {
       this.clock.observe(f.env.hlc)
@@ -420,7 +482,12 @@ export class Replica {
    * goal plus `cites`; the stamp is after all of them. Returns the wire
    * bytes to publish.
    */
-  async author<T extends EventType> (type: T, plan: PlanId | '', cites: readonly EventId[], body: Bodies[T]): Promise<{ event: PlanEvent<T>, bytes: Uint8Array }> {
+  async author<T extends EventType>(
+    type: T,
+    plan: PlanId | '',
+    cites: readonly EventId[],
+    body: Bodies[T]
+  ): Promise<{ event: PlanEvent<T>; bytes: Uint8Array }> {
     const deps = [...new Set(plan === '' ? cites : [plan as string as EventId, ...cites])].sort()
     // What it cites must be in memory to stamp after it.
     if (plan !== '') this.fold.reload(plan)
@@ -431,7 +498,7 @@ export class Replica {
     })
     const hlc = this.clock.stamp(depEvents.map(d => d.env.hlc))
     // A goal's version follows from its parameters, any other event's from its plan's goal (ADR-0024).
-    const v = eventVersion(type, body, plan === '' ? undefined : depEvents.find(d => d.id === plan as string))
+    const v = eventVersion(type, body, plan === '' ? undefined : depEvents.find(d => d.id === (plan as string)))
     const env = { v, swarm: this.init.swarm, type, plan, author: this.init.peerId, hlc, deps, body }
     const signed = await signEvent(env, this.init.key)
     const r = this.ingest(signed.bytes, 'local', { signedHere: true })
@@ -448,7 +515,7 @@ export class Replica {
    * plans under way. A reader of one plan that must see it whole uses
    * `loadTree`.
    */
-  tree (plan: PlanId): PlanTree | undefined {
+  tree(plan: PlanId): PlanTree | undefined {
     const t0 = performance.now()
     const tree = this.fold.tree(plan)
     this.init.metrics.foldSeconds.observe((performance.now() - t0) / 1000)
@@ -460,13 +527,13 @@ export class Replica {
    * indexed store read and a fold of its events (ADR-0012). It
    * leaves again once quiet for `evictQuietMs`.
    */
-  loadTree (plan: PlanId): PlanTree | undefined {
+  loadTree(plan: PlanId): PlanTree | undefined {
     this.fold.reload(plan)
     return this.tree(plan)
   }
 
   /** The plan's events (loading an evicted plan back, as `loadTree`), or undefined for a plan this node does not hold. */
-  planEvents (plan: PlanId): PlanEvent[] | undefined {
+  planEvents(plan: PlanId): PlanEvent[] | undefined {
     if (this.loadTree(plan) === undefined) return undefined
     return [...(this.fold.events.plan(plan)?.events.values() ?? [])]
   }
@@ -476,11 +543,11 @@ export class Replica {
    * cannot go on where it stands (nodes waiting for proposals, ballots or an
    * executor; at most STATUS_WAITING_MAX of them), empty once it is finished.
    */
-  planSummaries (): PlanLine[] {
+  planSummaries(): PlanLine[] {
     return this.fold.plans().map(id => {
       // An evicted plan answers from its summary: it is finished, so nothing waits.
       const t = this.tree(id)
-      const s = t === undefined ? this.fold.summary(id) as PlanSummary : summarizeTree(t)
+      const s = t === undefined ? (this.fold.summary(id) as PlanSummary) : summarizeTree(t)
       return {
         id,
         goal: s.goal,
@@ -490,14 +557,20 @@ export class Replica {
         done: s.done,
         spentTokens: s.spentTokens,
         budgetTokens: s.budgetTokens,
-        waiting: t === undefined || isFinished(t) ? [] : t.nodes.filter(n => n.waiting !== null && n.status !== 'blocked').slice(0, STATUS_WAITING_MAX).map(n => `"${n.title}": ${n.waiting as string}${reviewersAwaited(t, n)}`)
+        waiting:
+          t === undefined || isFinished(t)
+            ? []
+            : t.nodes
+                .filter(n => n.waiting !== null && n.status !== 'blocked')
+                .slice(0, STATUS_WAITING_MAX)
+                .map(n => `"${n.title}": ${n.waiting as string}${reviewersAwaited(t, n)}`)
       }
     })
   }
 }
 
 /** Whom a node in review waits for, as a suffix for its waiting line (a split's line names them already). */
-function reviewersAwaited (tree: PlanTree, node: TreeNode): string {
+function reviewersAwaited(tree: PlanTree, node: TreeNode): string {
   if (node.status !== 'in-review') return ''
   const who = tree.tasks.find(t => t.id === node.task)?.awaiting ?? []
   return who.length === 0 ? '' : ` (from ${who.join(', ')})`

@@ -19,7 +19,7 @@ const KEY_CACHE_SIZE = 10_000
  * @libp2p/crypto's does). Same OpenSSL verification underneath, so it accepts
  * exactly the same signatures.
  */
-export function createNativeVerifier (): SignatureVerifier {
+export function createNativeVerifier(): SignatureVerifier {
   const keys = new Map<string, KeyObject>()
   return (author, publicKey, message, signature) => {
     let key = keys.get(author)
@@ -36,7 +36,12 @@ export function createNativeVerifier (): SignatureVerifier {
 }
 
 /** Check the signature of one wire event claimed to be by `author`, signed for `swarm`. */
-export function checkWireSignature (verifier: SignatureVerifier, swarm: string, author: string, bytes: Uint8Array): boolean {
+export function checkWireSignature(
+  verifier: SignatureVerifier,
+  swarm: string,
+  author: string,
+  bytes: Uint8Array
+): boolean {
   const parts = splitWire(bytes)
   const key = ed25519KeyOf(author)
   if (parts === null || key === null) return false
@@ -75,9 +80,15 @@ parentPort.on('message', m => {
 })
 `
 
-export interface VerifyJob { readonly author: string, readonly bytes: Uint8Array }
+export interface VerifyJob {
+  readonly author: string
+  readonly bytes: Uint8Array
+}
 
-interface Pending { resolve: (ok: Uint8Array) => void, reject: (err: Error) => void }
+interface Pending {
+  resolve: (ok: Uint8Array) => void
+  reject: (err: Error) => void
+}
 
 /** Below this many signatures a batch is checked on the calling thread: a round trip to a worker costs more. */
 export const MIN_POOL_BATCH = 64
@@ -98,10 +109,13 @@ export class VerifyPool {
   /** Signatures checked on workers, and on the calling thread. */
   readonly checked = { workers: 0, inline: 0 }
 
-  constructor (private readonly swarm: string, private readonly size = Math.max(1, Math.min(4, availableParallelism()))) {}
+  constructor(
+    private readonly swarm: string,
+    private readonly size = Math.max(1, Math.min(4, availableParallelism()))
+  ) {}
 
   /** One flag per job, in order: true when its signature checks out. */
-  async verifyMany (jobs: readonly VerifyJob[]): Promise<boolean[]> {
+  async verifyMany(jobs: readonly VerifyJob[]): Promise<boolean[]> {
     if (jobs.length < MIN_POOL_BATCH || this.broken) return this.checkInline(jobs)
     const workers = this.start()
     const share = Math.ceil(jobs.length / workers.length)
@@ -125,12 +139,12 @@ export class VerifyPool {
     }
   }
 
-  private checkInline (jobs: readonly VerifyJob[]): boolean[] {
+  private checkInline(jobs: readonly VerifyJob[]): boolean[] {
     this.checked.inline += jobs.length
     return jobs.map(j => checkWireSignature(this.inline, this.swarm, j.author, j.bytes))
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     const workers = this.workers ?? []
     this.workers = undefined
     for (const p of this.pending.values()) p.reject(new Error('verify pool closed'))
@@ -138,32 +152,34 @@ export class VerifyPool {
     await Promise.all(workers.map(async w => w.terminate()))
   }
 
-  private start (): Worker[] {
+  private start(): Worker[] {
     if (this.workers !== undefined) return this.workers
     this.workers = Array.from({ length: this.size }, () => {
       const w = new Worker(WORKER_SOURCE, { eval: true })
       w.unref()
-      w.on('message', (m: { id: number, ok: Uint8Array }) => {
+      w.on('message', (m: { id: number; ok: Uint8Array }) => {
         const p = this.pending.get(m.id)
         this.pending.delete(m.id)
         if (this.pending.size === 0) this.hold(false)
         p?.resolve(m.ok)
       })
-      w.on('error', err => { for (const p of this.pending.values()) p.reject(err) })
+      w.on('error', err => {
+        for (const p of this.pending.values()) p.reject(err)
+      })
       return w
     })
     return this.workers
   }
 
   /** Workers keep the process alive only while they have work. */
-  private hold (busy: boolean): void {
+  private hold(busy: boolean): void {
     for (const w of this.workers ?? []) {
       if (busy) w.ref()
       else w.unref()
     }
   }
 
-  private async send (w: Worker, jobs: readonly VerifyJob[]): Promise<Uint8Array> {
+  private async send(w: Worker, jobs: readonly VerifyJob[]): Promise<Uint8Array> {
     const id = this.nextId++
     const authors: string[] = []
     const keys: Uint8Array[] = []

@@ -17,29 +17,34 @@ export class WriteQueue {
   private readonly rows = new Map<string, EventRow>()
   private pending: Cancel | undefined
 
-  constructor (private readonly store: EventStore, private readonly scheduler: Scheduler) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly scheduler: Scheduler
+  ) {}
 
   /** Queue a row; the queue commits itself when the event loop turns. */
-  add (row: EventRow): void {
+  add(row: EventRow): void {
     this.rows.set(row.id, row)
-    this.pending ??= this.scheduler.soon(() => { this.flush() })
+    this.pending ??= this.scheduler.soon(() => {
+      this.flush()
+    })
   }
 
-  bytes (id: string): Uint8Array | undefined {
+  bytes(id: string): Uint8Array | undefined {
     return this.rows.get(id)?.bytes
   }
 
   /** The queued rows of one plan (an evicted plan coming back reads them with its stored rows). */
-  * ofPlan (plan: string): Iterable<EventRow> {
+  *ofPlan(plan: string): Iterable<EventRow> {
     for (const row of this.rows.values()) if (row.plan === plan) yield row
   }
 
-  get size (): number {
+  get size(): number {
     return this.rows.size
   }
 
   /** Commit now (call before closing the store). Never throws: a refused commit stays queued. */
-  flush (): void {
+  flush(): void {
     this.pending?.()
     this.pending = undefined
     if (this.rows.size === 0) return
@@ -47,7 +52,11 @@ export class WriteQueue {
       this.store.putMany(this.rows.values())
       this.rows.clear()
     } catch (err) {
-      log.error('could not store %d folded events (kept in memory, retried with the next write): %s', this.rows.size, (err as Error).message)
+      log.error(
+        'could not store %d folded events (kept in memory, retried with the next write): %s',
+        this.rows.size,
+        (err as Error).message
+      )
     }
   }
 }

@@ -5,7 +5,6 @@ import { duplicateExecutions } from './sim-llm.js'
 import type { PlanEvent } from '../core/events.js'
 import type { World } from './world.js'
 
-
 /** What a run must satisfy once its faults are over. */
 export interface RunChecks {
   /** Every plan reached a final status on every node. */
@@ -46,44 +45,78 @@ export const pct = (x: number): string => `${Math.round(x * 1000) / 10} %`
 const MAX_PARKED_AT_END = 0
 
 /** Check a finished run against the invariants (the union fold is the reference). */
-export function checkRun (w: World): RunChecks {
+export function checkRun(w: World): RunChecks {
   const problems: string[] = []
   const union = new Map<string, PlanEvent>()
   let storesValid = true
   // Every node holds a copy of the same events: check each distinct byte string once.
   const checked = new Map<string, Uint8Array>()
   for (const n of w.nodes) {
-    n.store.load(row => {
-      const first = checked.get(row.id)
-      if (first !== undefined && Buffer.from(first).equals(row.bytes)) return
-      checked.set(row.id, row.bytes)
-      const d = decodeEvent(row.bytes, { swarm: 'sim', verify: true })
-      if (d.kind !== 'event') { storesValid = false; problems.push(`node ${n.index} stores an event that does not decode: ${d.kind === 'rejected' ? d.reason : d.kind}`); return }
-      union.set(d.event.id, d.event)
-    }, () => { storesValid = false })
+    n.store.load(
+      row => {
+        const first = checked.get(row.id)
+        if (first !== undefined && Buffer.from(first).equals(row.bytes)) return
+        checked.set(row.id, row.bytes)
+        const d = decodeEvent(row.bytes, { swarm: 'sim', verify: true })
+        if (d.kind !== 'event') {
+          storesValid = false
+          problems.push(
+            `node ${n.index} stores an event that does not decode: ${d.kind === 'rejected' ? d.reason : d.kind}`
+          )
+          return
+        }
+        union.set(d.event.id, d.event)
+      },
+      () => {
+        storesValid = false
+      }
+    )
   }
   const plan = w.plan
   const reference = foldAll(union.values())
   const refHash = plan === undefined ? undefined : reference.treeHash(plan)
   const refTree = plan === undefined ? undefined : reference.tree(plan)
   let live = plan !== undefined && refTree !== undefined && isFinished(refTree)
-  if (!live) problems.push(plan === undefined ? 'the goal was never published' : `the plan is ${refTree?.status ?? 'missing'} in the union of all stores, not finished`)
+  if (!live)
+    problems.push(
+      plan === undefined
+        ? 'the goal was never published'
+        : `the plan is ${refTree?.status ?? 'missing'} in the union of all stores, not finished`
+    )
   let converged = refHash !== undefined
   let memoryBounded = true
   for (const n of w.nodes) {
     const v = n.runtime?.view
-    if (v === undefined) { converged = false; problems.push(`node ${n.index} is down at the end`); continue }
+    if (v === undefined) {
+      converged = false
+      problems.push(`node ${n.index} is down at the end`)
+      continue
+    }
     const h = plan === undefined ? undefined : v.treeHash(plan)
-    if (h !== refHash) { converged = false; problems.push(`node ${n.index} (${n.role}) has treeHash ${h?.slice(0, 12) ?? 'none'}, the union fold ${refHash?.slice(0, 12) ?? 'none'}`) }
+    if (h !== refHash) {
+      converged = false
+      problems.push(
+        `node ${n.index} (${n.role}) has treeHash ${h?.slice(0, 12) ?? 'none'}, the union fold ${refHash?.slice(0, 12) ?? 'none'}`
+      )
+    }
     const t = plan === undefined ? undefined : v.loadTree(plan)
-    if (t === undefined || !isFinished(t)) { live = false; problems.push(`node ${n.index} sees the plan ${t?.status ?? 'missing'}`) }
+    if (t === undefined || !isFinished(t)) {
+      live = false
+      problems.push(`node ${n.index} sees the plan ${t?.status ?? 'missing'}`)
+    }
     const parked = v.health().parked
-    if (parked > MAX_PARKED_AT_END) { memoryBounded = false; problems.push(`node ${n.index} still parks ${parked} events`) }
+    if (parked > MAX_PARKED_AT_END) {
+      memoryBounded = false
+      problems.push(`node ${n.index} still parks ${parked} events`)
+    }
   }
   let oneResultPerTask = true
   for (const task of refTree?.tasks ?? []) {
     const accepted = task.results.filter(r => r.accepted).length
-    if (accepted > 1) { oneResultPerTask = false; problems.push(`task ${task.id.slice(0, 12)} has ${accepted} accepted results`) }
+    if (accepted > 1) {
+      oneResultPerTask = false
+      problems.push(`task ${task.id.slice(0, 12)} has ${accepted} accepted results`)
+    }
   }
   const connectionsBounded = w.connections.overCap.length === 0 && w.connections.overMaxPeers.length === 0
   for (const p of [...w.connections.overCap, ...w.connections.overMaxPeers].slice(0, 5)) problems.push(p)
@@ -92,17 +125,34 @@ export function checkRun (w: World): RunChecks {
     const bound = w.rosterBoundMs
     const ranMs = Math.round(w.time.elapsed - w.rosterOriginMs)
     if (w.rosterFullMs !== undefined) {
-      if (w.rosterFullMs > bound) { rostersFull = false; problems.push(`the rosters took ${w.rosterFullMs} ms to list every live node (bound ${bound} ms)`) }
+      if (w.rosterFullMs > bound) {
+        rostersFull = false
+        problems.push(`the rosters took ${w.rosterFullMs} ms to list every live node (bound ${bound} ms)`)
+      }
     } else if (w.until === 'rosters' || ranMs > bound) {
       rostersFull = false
       const fill = w.rosterFill
-      problems.push(`the rosters did not all list every live node within ${bound} ms (ran ${ranMs} ms` +
-        (fill === undefined ? ')' : `; at the end the emptiest listed ${pct(fill.emptiest)} of the others, ${fill.full} of ${fill.liveNodes} full)`))
+      problems.push(
+        `the rosters did not all list every live node within ${bound} ms (ran ${ranMs} ms` +
+          (fill === undefined
+            ? ')'
+            : `; at the end the emptiest listed ${pct(fill.emptiest)} of the others, ${fill.full} of ${fill.liveNodes} full)`)
+      )
     } else {
       rostersFull = null
     }
   }
   const dups = duplicateExecutions(w.calls)
   if (w.faults.kinds.length === 0 && dups > 0) problems.push(`${dups} duplicate LLM executions in a run without faults`)
-  return { live, converged, oneResultPerTask, storesValid, memoryBounded, connectionsBounded, rostersFull, duplicateExecutions: dups, problems }
+  return {
+    live,
+    converged,
+    oneResultPerTask,
+    storesValid,
+    memoryBounded,
+    connectionsBounded,
+    rostersFull,
+    duplicateExecutions: dups,
+    problems
+  }
 }

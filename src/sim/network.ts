@@ -45,8 +45,17 @@ export interface Endpoint {
   readonly clock: NodeClock
   /** This node has handled a gossip message with this id already (so another copy will be dropped). */
   seen: (id: string) => boolean
-  /** A gossip message (event or presence) arrived from a neighbour; NOTHING_QUEUED when that started nothing asynchronous (a copy already seen). */
-  deliver: (topic: 'events' | 'presence', from: string, id: string, payload: Uint8Array | object, size: number) => void | typeof NOTHING_QUEUED
+  /**
+   * A gossip message (event or presence) arrived from a neighbour; NOTHING_QUEUED when that started nothing
+   * asynchronous (a copy already seen).
+   */
+  deliver: (
+    topic: 'events' | 'presence',
+    from: string,
+    id: string,
+    payload: Uint8Array | object,
+    size: number
+  ) => void | typeof NOTHING_QUEUED
 }
 
 /** How links between simulated nodes come about (WorldOptions.topology). */
@@ -78,9 +87,18 @@ export class SimNetwork {
   private readonly openedBy = new Map<string, string>()
   private readonly linkListeners = new Map<string, (peer: string, up: boolean) => void>()
 
-  constructor (private readonly time: VirtualTime, private readonly random: () => number, peers: readonly string[], degree: number,
-    readonly topology: SimTopology = 'fixed', readonly connectionCap = Infinity) {
-    for (const p of peers) { this.neighbours.set(p, new Set()); this.traffic.set(p, emptyTraffic()) }
+  constructor(
+    private readonly time: VirtualTime,
+    private readonly random: () => number,
+    peers: readonly string[],
+    degree: number,
+    readonly topology: SimTopology = 'fixed',
+    readonly connectionCap = Infinity
+  ) {
+    for (const p of peers) {
+      this.neighbours.set(p, new Set())
+      this.traffic.set(p, emptyTraffic())
+    }
     if (topology === 'neighbours') return
     const n = peers.length
     const link = (a: string, b: string): void => {
@@ -101,19 +119,23 @@ export class SimNetwork {
   }
 
   /** Told of each connection of `peerId` that opens or closes (`neighbours` only); one listener per node. */
-  onLink (peerId: string, fn: ((peer: string, up: boolean) => void) | null): void {
+  onLink(peerId: string, fn: ((peer: string, up: boolean) => void) | null): void {
     if (fn === null) this.linkListeners.delete(peerId)
     else this.linkListeners.set(peerId, fn)
   }
 
   /** `peer` dialed the connection `self` holds to it (`neighbours` only). */
-  dialedBy (self: string, peer: string): boolean { return this.openedBy.get(linkKey(self, peer)) === peer }
+  dialedBy(self: string, peer: string): boolean {
+    return this.openedBy.get(linkKey(self, peer)) === peer
+  }
 
   /** Connections a node holds now (`neighbours`), or its links in the fixed graph. */
-  linkCount (peerId: string): number { return this.neighbours.get(peerId)?.size ?? 0 }
+  linkCount(peerId: string): number {
+    return this.neighbours.get(peerId)?.size ?? 0
+  }
 
   /** Virtual ms a node's connection to `peer` has been open (0 when there is none or the graph is fixed). */
-  linkAgeMs (peerId: string, peer: string): number {
+  linkAgeMs(peerId: string, peer: string): number {
     const at = this.openedAt.get(linkKey(peerId, peer))
     return at === undefined ? 0 : this.time.elapsed - at
   }
@@ -124,28 +146,44 @@ export class SimNetwork {
    * the pair is partitioned, or either end already holds connectionCap
    * connections. Resolves at once when they are connected already.
    */
-  async dial (from: string, to: string): Promise<void> {
+  async dial(from: string, to: string): Promise<void> {
     if (this.topology !== 'neighbours') throw new Error('dial: the fixed topology has no connections to open')
     if (this.neighbours.get(from)?.has(to) === true) return
     const a = this.endpoints.get(from)
     const rtt = this.delay() + this.delay()
     await new Promise<void>((resolve, reject) => {
-      this.time.schedule(rtt, () => {
-        const a2 = this.endpoints.get(from)
-        const b2 = this.endpoints.get(to)
-        if (a === undefined || a2?.clock !== a.clock || a.clock.isPaused) { reject(new Error('the dialer is down')); return }
-        if (b2 === undefined || b2.clock.isPaused || this.cutFn(from, to)) { reject(new Error(`no route to ${to}`)); return }
-        if (this.neighbours.get(from)?.has(to) === true) { resolve(); return }
-        if (this.linkCount(to) >= this.connectionCap || this.linkCount(from) >= this.connectionCap) { reject(new Error('connection refused: maxConnections')); return }
-        this.connect(from, to)
-        this.openedBy.set(linkKey(from, to), from)
-        resolve()
-      }, null)
+      this.time.schedule(
+        rtt,
+        () => {
+          const a2 = this.endpoints.get(from)
+          const b2 = this.endpoints.get(to)
+          if (a === undefined || a2?.clock !== a.clock || a.clock.isPaused) {
+            reject(new Error('the dialer is down'))
+            return
+          }
+          if (b2 === undefined || b2.clock.isPaused || this.cutFn(from, to)) {
+            reject(new Error(`no route to ${to}`))
+            return
+          }
+          if (this.neighbours.get(from)?.has(to) === true) {
+            resolve()
+            return
+          }
+          if (this.linkCount(to) >= this.connectionCap || this.linkCount(from) >= this.connectionCap) {
+            reject(new Error('connection refused: maxConnections'))
+            return
+          }
+          this.connect(from, to)
+          this.openedBy.set(linkKey(from, to), from)
+          resolve()
+        },
+        null
+      )
     })
   }
 
   /** Close the connection between a and b (either side hanging up, a crash, a partition). */
-  hangUp (a: string, b: string): void {
+  hangUp(a: string, b: string): void {
     if (this.neighbours.get(a)?.delete(b) !== true) return
     this.neighbours.get(b)?.delete(a)
     this.openedAt.delete(linkKey(a, b))
@@ -154,7 +192,7 @@ export class SimNetwork {
     this.linkListeners.get(b)?.(a, false)
   }
 
-  private connect (a: string, b: string): void {
+  private connect(a: string, b: string): void {
     this.neighbours.get(a)?.add(b)
     this.neighbours.get(b)?.add(a)
     this.openedAt.set(linkKey(a, b), this.time.elapsed)
@@ -162,17 +200,19 @@ export class SimNetwork {
     this.linkListeners.get(b)?.(a, true)
   }
 
-  attach (e: Endpoint): void { this.endpoints.set(e.peerId, e) }
-  detach (peerId: string): void {
+  attach(e: Endpoint): void {
+    this.endpoints.set(e.peerId, e)
+  }
+  detach(peerId: string): void {
     this.endpoints.delete(peerId)
     // A process that is gone has no connections: its peers see them close.
-    if (this.topology === 'neighbours') for (const b of [...this.neighbours.get(peerId) ?? []]) this.hangUp(peerId, b)
+    if (this.topology === 'neighbours') for (const b of [...(this.neighbours.get(peerId) ?? [])]) this.hangUp(peerId, b)
     this.linkListeners.delete(peerId)
     this.changed()
   }
 
   /** Partitions: `cut(a, b)` true means a and b cannot reach each other now; connections across the cut close. */
-  setPartition (cut: ((a: string, b: string) => boolean) | null): void {
+  setPartition(cut: ((a: string, b: string) => boolean) | null): void {
     this.cutFn = cut ?? (() => false)
     if (this.topology === 'neighbours' && cut !== null) {
       for (const [a, links] of this.neighbours) for (const b of [...links]) if (a < b && cut(a, b)) this.hangUp(a, b)
@@ -181,36 +221,47 @@ export class SimNetwork {
   }
 
   /** Told when links come or go (partitions, crashes, restarts): transports cut their streams and re-sync. */
-  onChange (fn: () => void): () => void {
+  onChange(fn: () => void): () => void {
     this.listeners.add(fn)
     return () => this.listeners.delete(fn)
   }
 
-  changed (): void { for (const fn of [...this.listeners]) fn() }
+  changed(): void {
+    for (const fn of [...this.listeners]) fn()
+  }
 
   /** Whether a and b can exchange messages now (both up, linked, not partitioned, neither paused counts as up). */
-  reachable (a: string, b: string): boolean {
-    return this.endpoints.has(a) && this.endpoints.has(b) && (this.neighbours.get(a)?.has(b) ?? false) && !this.cutFn(a, b)
+  reachable(a: string, b: string): boolean {
+    return (
+      this.endpoints.has(a) && this.endpoints.has(b) && (this.neighbours.get(a)?.has(b) ?? false) && !this.cutFn(a, b)
+    )
   }
 
   /** The live neighbours a node can reach now. */
-  connected (peerId: string): string[] {
+  connected(peerId: string): string[] {
     // Connections never outlive an end (detach hangs up) nor cross a partition (setPartition hangs up, dial refuses):
     // every one is reachable, and this runs on every presence a node hears (the neighbourhood's `connected`).
-    if (this.topology === 'neighbours') return [...this.neighbours.get(peerId) ?? []]
+    if (this.topology === 'neighbours') return [...(this.neighbours.get(peerId) ?? [])]
     const out: string[] = []
     for (const b of this.neighbours.get(peerId) ?? []) if (this.reachable(peerId, b)) out.push(b)
     return out
   }
 
   /** The one-way delay of one message on a link now. */
-  delay (): number {
+  delay(): number {
     const f = this.faults
     return f.delayMs + this.random() * f.jitterMs
   }
 
   /** Gossip one message to one neighbour, with the link's faults. */
-  send (from: string, to: string, topic: 'events' | 'presence', id: string, payload: Uint8Array | object, size: number): void {
+  send(
+    from: string,
+    to: string,
+    topic: 'events' | 'presence',
+    id: string,
+    payload: Uint8Array | object,
+    size: number
+  ): void {
     if (!this.reachable(from, to)) return
     const wire = size + GOSSIP_OVERHEAD_BYTES
     const tf = this.traffic.get(from) as Traffic
@@ -226,28 +277,41 @@ export class SimNetwork {
       // counted now, with no timer. Most of a flood's copies are such (each node gets one from every neighbour),
       // and at 1000 nodes a mass start queued ~800,000 of them at once. Counted a few ms early, and also when the
       // receiver crashes or is cut off before it would have landed; what any node does is the same.
-      if (target.seen(id)) { this.received(to, topic, wire).duplicatesDropped++; continue }
-      this.time.schedule(delay, () => {
-        // The receiver may have crashed and restarted meanwhile: deliver to whoever holds the id now.
-        const now = this.endpoints.get(to)
-        if (now === undefined || now.clock !== target.clock || this.cutFn(from, to)) return NOTHING_QUEUED
-        this.received(to, topic, wire)
-        return now.deliver(topic, from, id, payload, size)
-      }, target.clock)
+      if (target.seen(id)) {
+        this.received(to, topic, wire).duplicatesDropped++
+        continue
+      }
+      this.time.schedule(
+        delay,
+        () => {
+          // The receiver may have crashed and restarted meanwhile: deliver to whoever holds the id now.
+          const now = this.endpoints.get(to)
+          if (now === undefined || now.clock !== target.clock || this.cutFn(from, to)) return NOTHING_QUEUED
+          this.received(to, topic, wire)
+          return now.deliver(topic, from, id, payload, size)
+        },
+        target.clock
+      )
     }
   }
 
   /** Count one gossip message received by `to`. */
-  private received (to: string, topic: 'events' | 'presence', wire: number): Traffic {
+  private received(to: string, topic: 'events' | 'presence', wire: number): Traffic {
     const tt = this.traffic.get(to) as Traffic
     tt.messagesReceived++
     tt.bytesReceived += wire
-    if (topic === 'events') { tt.eventMessagesReceived++; tt.eventBytesReceived += wire } else { tt.presenceMessagesReceived++; tt.presenceBytesReceived += wire }
+    if (topic === 'events') {
+      tt.eventMessagesReceived++
+      tt.eventBytesReceived += wire
+    } else {
+      tt.presenceMessagesReceived++
+      tt.presenceBytesReceived += wire
+    }
     return tt
   }
 
   /** Count presence received other than by gossip (a roster exchange's reply) against a node. */
-  countPresence (peerId: string, n: number): void {
+  countPresence(peerId: string, n: number): void {
     const t = this.traffic.get(peerId)
     if (t === undefined) return
     t.bytesReceived += n
@@ -255,16 +319,32 @@ export class SimNetwork {
   }
 
   /** Count sync stream bytes against a node. */
-  countStream (peerId: string, direction: 'sent' | 'received', n: number): void {
+  countStream(peerId: string, direction: 'sent' | 'received', n: number): void {
     const t = this.traffic.get(peerId)
     if (t === undefined) return
     if (direction === 'sent') t.bytesSent += n
-    else { t.bytesReceived += n; t.syncBytesReceived += n }
+    else {
+      t.bytesReceived += n
+      t.syncBytesReceived += n
+    }
   }
 }
 
-function linkKey (a: string, b: string): string { return a < b ? `${a} ${b}` : `${b} ${a}` }
+function linkKey(a: string, b: string): string {
+  return a < b ? `${a} ${b}` : `${b} ${a}`
+}
 
-function emptyTraffic (): Traffic {
-  return { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, duplicatesDropped: 0, eventMessagesReceived: 0, presenceMessagesReceived: 0, eventBytesReceived: 0, presenceBytesReceived: 0, syncBytesReceived: 0 }
+function emptyTraffic(): Traffic {
+  return {
+    messagesSent: 0,
+    messagesReceived: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+    duplicatesDropped: 0,
+    eventMessagesReceived: 0,
+    presenceMessagesReceived: 0,
+    eventBytesReceived: 0,
+    presenceBytesReceived: 0,
+    syncBytesReceived: 0
+  }
 }

@@ -45,7 +45,10 @@ export interface RunReport {
   readonly until: SimHorizon
   /** How full the live rosters were at the end: the emptiest's and the median's share of the other live nodes, and how many were full. */
   readonly rosterFill: RosterFill
-  /** Most heap in use during the run, sampled on the real clock every 100 ms (the process's, so a run after another sees what that one left). */
+  /**
+   * Most heap in use during the run, sampled on the real clock every 100 ms (the process's, so a run after another sees
+   * what that one left).
+   */
   readonly peakHeapMb: number
   /** The process's peak resident set so far (getrusage maxrss). */
   readonly peakRssMb: number
@@ -56,7 +59,7 @@ export interface RunReport {
 /** Goal published at this virtual time (World.run). */
 const GOAL_AT_MS = 1_500
 
-export function replayCommand (opts: WorldOptions): string {
+export function replayCommand(opts: WorldOptions): string {
   const extra = [
     opts.faultSpanMs === undefined ? '' : ` --fault-span-ms ${opts.faultSpanMs}`,
     opts.llmLatencyMs === undefined ? '' : ` --latency-ms ${opts.llmLatencyMs}`,
@@ -67,15 +70,21 @@ export function replayCommand (opts: WorldOptions): string {
     opts.maxPeers === undefined ? '' : ` --max-peers ${opts.maxPeers}`,
     opts.until === undefined ? '' : ` --until ${opts.until}`
   ].join('')
-  return `npm run sim -- --seed ${opts.seed} --nodes ${opts.nodes} --faults ${opts.faults.length === 0 ? 'none' : opts.faults.join(',')}${extra}`
+  return (
+    `npm run sim -- --seed ${opts.seed} --nodes ${opts.nodes} ` +
+    `--faults ${opts.faults.length === 0 ? 'none' : opts.faults.join(',')}${extra}`
+  )
 }
 
 /** Run one seed to the end, check it, and report. */
-export async function runSeed (opts: WorldOptions): Promise<RunReport> {
+export async function runSeed(opts: WorldOptions): Promise<RunReport> {
   const t0 = performance.now()
-  // On the real clock, beside the run: virtual time drains to setImmediate between timers, so this fires during it and changes nothing in it.
+  // On the real clock, beside the run: virtual time drains to setImmediate between timers, so this fires during it and
+  // changes nothing in it.
   let peakHeap = process.memoryUsage().heapUsed
-  const heapSampler = setInterval(() => { peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed) }, 100)
+  const heapSampler = setInterval(() => {
+    peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)
+  }, 100)
   const w = await World.create(opts)
   let outcome: RunReport['outcome']
   try {
@@ -115,7 +124,7 @@ export async function runSeed (opts: WorldOptions): Promise<RunReport> {
     completionMs: w.finishedAt === undefined ? null : Math.round(w.finishedAt - GOAL_AT_MS),
     convergenceMs: Math.round(Math.max(0, lastFold - w.lastEventAt)),
     events: w.events,
-    treeHash: w.plan === undefined ? null : w.nodes[0]?.runtime?.view.treeHash(w.plan) ?? null,
+    treeHash: w.plan === undefined ? null : (w.nodes[0]?.runtime?.view.treeHash(w.plan) ?? null),
     messagesPerNode: Math.round(messages / n),
     bytesPerNode: Math.round(bytes / n),
     bytesPerNodePerEvent: w.events === 0 ? 0 : Math.round(planBytes / n / w.events),
@@ -129,8 +138,9 @@ export async function runSeed (opts: WorldOptions): Promise<RunReport> {
     wallMs: Math.round(performance.now() - t0),
     heapMb: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
     rssMb: Math.round(process.memoryUsage().rss / 2 ** 20),
-    maxConnections: w.topology === 'neighbours' ? w.connections.maxConnections : degrees[degrees.length - 1] ?? 0,
-    connectionsMedian: w.topology === 'neighbours' ? w.connections.medianAtEnd : degrees[Math.floor((degrees.length - 1) / 2)] ?? 0,
+    maxConnections: w.topology === 'neighbours' ? w.connections.maxConnections : (degrees[degrees.length - 1] ?? 0),
+    connectionsMedian:
+      w.topology === 'neighbours' ? w.connections.medianAtEnd : (degrees[Math.floor((degrees.length - 1) / 2)] ?? 0),
     rosterFullMs: w.rosterFullMs ?? null,
     until: w.until,
     rosterFill: w.rosterFill ?? w.measureRosterFill(),

@@ -15,12 +15,12 @@ export interface LlmCalls {
   readonly executions: Map<string, number>
 }
 
-export function emptyLlmCalls (): LlmCalls {
+export function emptyLlmCalls(): LlmCalls {
   return { decompose: 0, score: 0, execute: 0, review: 0, executions: new Map() }
 }
 
 /** Duplicate executions: calls beyond the first for the same task. */
-export function duplicateExecutions (calls: LlmCalls): number {
+export function duplicateExecutions(calls: LlmCalls): number {
   let n = 0
   for (const c of calls.executions.values()) n += c - 1
   return n
@@ -32,14 +32,23 @@ export function duplicateExecutions (calls: LlmCalls): number {
  * call counted. An aborted call (an executor that lost its claim) stops at
  * once, as the real SDK call would, and still counts as made.
  */
-export function createSimProvider (scheduler: Scheduler, latencyMs: number, calls: LlmCalls): LlmProvider {
+export function createSimProvider(scheduler: Scheduler, latencyMs: number, calls: LlmCalls): LlmProvider {
   const offline = createOfflineProvider()
   const wait = async (opts: CallOptions | undefined): Promise<void> => {
     await new Promise<void>((resolve, reject) => {
       const signal = opts?.signal
-      const cancel = scheduler.after(latencyMs, () => { signal?.removeEventListener('abort', onAbort); resolve() })
-      const onAbort = (): void => { cancel(); reject(new LlmAbortedError(ZERO_USAGE)) }
-      if (signal?.aborted === true) { onAbort(); return }
+      const cancel = scheduler.after(latencyMs, () => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve()
+      })
+      const onAbort = (): void => {
+        cancel()
+        reject(new LlmAbortedError(ZERO_USAGE))
+      }
+      if (signal?.aborted === true) {
+        onAbort()
+        return
+      }
       signal?.addEventListener('abort', onAbort, { once: true })
     })
   }
@@ -49,8 +58,16 @@ export function createSimProvider (scheduler: Scheduler, latencyMs: number, call
     cheapModel: null,
     withModel: () => provider,
     downgrade: () => provider,
-    decompose: async (input, opts) => { calls.decompose++; await wait(opts); return await offline.decompose(input, opts) },
-    score: async (input, opts) => { calls.score++; await wait(opts); return await offline.score(input, opts) },
+    decompose: async (input, opts) => {
+      calls.decompose++
+      await wait(opts)
+      return await offline.decompose(input, opts)
+    },
+    score: async (input, opts) => {
+      calls.score++
+      await wait(opts)
+      return await offline.score(input, opts)
+    },
     execute: async (input, opts) => {
       calls.execute++
       const key = `${input.kind}:${[...input.path, input.task.title].join(' / ')}`
@@ -58,8 +75,11 @@ export function createSimProvider (scheduler: Scheduler, latencyMs: number, call
       await wait(opts)
       return await offline.execute(input, opts)
     },
-    review: async (input, opts) => { calls.review++; await wait(opts); return await offline.review(input, opts) }
+    review: async (input, opts) => {
+      calls.review++
+      await wait(opts)
+      return await offline.review(input, opts)
+    }
   }
   return provider
 }
-

@@ -28,9 +28,9 @@ export interface SimRosterExchange {
 
 const ttlOf = (p: Presence): number => announcedTtl(p.capabilities)
 
-export function createSimRosterExchange (self: string, scheduler: Scheduler): SimRosterExchange {
+export function createSimRosterExchange(self: string, scheduler: Scheduler): SimRosterExchange {
   // Each announcement with the time it stops being fresh (its TTL parsed once, not at every exchange).
-  const kept = new Map<string, { readonly p: Presence, readonly freshUntil: number }>()
+  const kept = new Map<string, { readonly p: Presence; readonly freshUntil: number }>()
   const remember = (p: Presence): void => {
     const prev = kept.get(p.peerId)
     if (prev !== undefined && prev.p.sentMs >= p.sentMs) return

@@ -3,7 +3,12 @@ import { createPresenceAnnouncer } from '../net/presence-announcer.js'
 import { createMemoryStreamPair } from '../sync/memory-stream.js'
 import { runSyncSession, InflightIds, DEFAULT_SYNC_LIMITS } from '../sync/index.js'
 import { createNeighbourhood, TARGET_PEERS } from '../net/neighbours.js'
-import { DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS, REDIAL_AFTER_CLOSE_MS, REDIAL_TICK_MS } from '../net/redialer.js'
+import {
+  DEFAULT_MAX_BACKOFF_MS,
+  DEFAULT_MIN_BACKOFF_MS,
+  REDIAL_AFTER_CLOSE_MS,
+  REDIAL_TICK_MS
+} from '../net/redialer.js'
 import { STRANGER_SYNC_MS } from '../net/libp2p-transport.js'
 import { withInterval } from '../net/presence-interval.js'
 import { createSimRosterExchange, SIM_ROSTER_ASK_AFTER_MS } from './sim-roster-exchange.js'
@@ -40,7 +45,7 @@ export interface SimTransportInit {
    * peers it dials first and redials (the redialer's bootstrap list), and
    * its --max-peers.
    */
-  readonly neighbours?: { readonly bootstrap: readonly string[], readonly maxPeers: number }
+  readonly neighbours?: { readonly bootstrap: readonly string[]; readonly maxPeers: number }
 }
 
 /** Presence bytes per announcement (the sim does not encode presence; about what a signed one weighs). */
@@ -71,25 +76,36 @@ export class SimTransport implements Transport {
   private rosterExchange: SimRosterExchange | undefined
   private announcer: ReturnType<typeof createPresenceAnnouncer> | undefined
 
-  constructor (private readonly init: SimTransportInit) {
+  constructor(private readonly init: SimTransportInit) {
     this.peerId = init.peerId
     this.scheduler = init.clock.scheduler
   }
 
-  async start (host: TransportHost): Promise<void> {
+  async start(host: TransportHost): Promise<void> {
     this.host = host
     const net = this.init.network
     this.init.registry.set(this.peerId, this)
-    net.attach({ peerId: this.peerId, clock: this.init.clock, seen: id => this.seen.has(id), deliver: (topic, from, id, payload, size) => this.deliver(topic, from, id, payload, size) })
+    net.attach({
+      peerId: this.peerId,
+      clock: this.init.clock,
+      seen: id => this.seen.has(id),
+      deliver: (topic, from, id, payload, size) => this.deliver(topic, from, id, payload, size)
+    })
     const dynamic = this.init.neighbours !== undefined
     const announcer = createPresenceAnnouncer({
       intervalMs: this.init.presenceIntervalMs,
       scheduler: this.scheduler,
       initial: this.init.presence,
       publish: async (given, intervalMs) => {
-        // With connections, presence is what the neighbourhood dials from: it carries an address and (as the libp2p node's) the interval, which sizes the roster TTL.
+        // With connections, presence is what the neighbourhood dials from: it carries an address and (as the libp2p
+        // node's) the interval, which sizes the roster TTL.
         const info = dynamic ? withInterval(given, intervalMs) : given
-        const p = { ...info, peerId: this.peerId, addresses: dynamic ? this.addresses() : [], sentMs: this.scheduler.now() }
+        const p = {
+          ...info,
+          peerId: this.peerId,
+          addresses: dynamic ? this.addresses() : [],
+          sentMs: this.scheduler.now()
+        }
         const id = `${this.peerId}:${this.presenceSeq++}`
         this.seen.add(id)
         this.rosterExchange?.remember(p)
@@ -97,10 +113,17 @@ export class SimTransport implements Transport {
       }
     })
     this.announcer = announcer
-    this.stops.push(() => { announcer.stop() })
+    this.stops.push(() => {
+      announcer.stop()
+    })
     // The fixed graph: announce once every neighbour is attached, nodes spread over the first second (as processes starting together are).
     // With connections the node announces as it starts, before its first dial (startNeighbourhood), as the libp2p node does.
-    if (!dynamic) this.stops.push(this.scheduler.after(1 + Math.floor(this.scheduler.random() * 1_000), () => { void announcer.announce() }))
+    if (!dynamic)
+      this.stops.push(
+        this.scheduler.after(1 + Math.floor(this.scheduler.random() * 1_000), () => {
+          void announcer.announce()
+        })
+      )
     const jitter = (): number => SIM_SYNC_INTERVAL_MS * (0.8 + 0.4 * this.scheduler.random())
     const periodic = (): void => {
       const peers = this.connectedPeers()
@@ -108,8 +131,15 @@ export class SimTransport implements Transport {
       this.stops.push(this.scheduler.after(jitter(), periodic))
     }
     this.stops.push(this.scheduler.after(jitter(), periodic))
-    if (this.init.neighbours !== undefined) { this.startNeighbourhood(this.init.neighbours); return }
-    this.stops.push(net.onChange(() => { this.linksChanged() }))
+    if (this.init.neighbours !== undefined) {
+      this.startNeighbourhood(this.init.neighbours)
+      return
+    }
+    this.stops.push(
+      net.onChange(() => {
+        this.linksChanged()
+      })
+    )
     this.linksChanged()
   }
 
@@ -122,47 +152,72 @@ export class SimTransport implements Transport {
    * an announcement soon after the first peer joins (the presence
    * announcer's peerJoined); sync on connect, and now and then with a stranger.
    */
-  private startNeighbourhood (opts: NonNullable<SimTransportInit['neighbours']>): void {
+  private startNeighbourhood(opts: NonNullable<SimTransportInit['neighbours']>): void {
     const net = this.init.network
     const neighbours = createNeighbourhood({
       self: this.peerId,
       maxPeers: opts.maxPeers,
       scheduler: this.scheduler,
       connected: () => this.connectedPeers(),
-      dial: async peer => { await this.dialPeer(peer) },
+      dial: async peer => {
+        await this.dialPeer(peer)
+      },
       mayDial: () => true,
-      hangUp: async peer => { net.hangUp(this.peerId, peer) },
+      hangUp: async peer => {
+        net.hangUp(this.peerId, peer)
+      },
       inbound: peer => net.dialedBy(this.peerId, peer),
       connectedForMs: peer => net.linkAgeMs(this.peerId, peer)
     })
     this.neighbourhood = neighbours
     const exchange = createSimRosterExchange(this.peerId, this.scheduler)
     this.rosterExchange = exchange
-    net.onLink(this.peerId, (peer, up) => { this.linkChanged(peer, up) })
+    net.onLink(this.peerId, (peer, up) => {
+      this.linkChanged(peer, up)
+    })
     // As src/net/node.ts: the first announcement goes out as the node starts, while its dials are under way, so it
     // reaches nobody (nobody has subscribed yet) but is the node's own entry for the roster exchange; the swarm hears
     // of the node from the one its first peer triggers (peerJoined). Announcing again a moment later, when the node
     // is already connected, sent every node's presence to the whole swarm twice at a mass start (n² x degree copies).
     void this.announcer?.announce()
     neighbours.start()
-    this.stops.push(() => { neighbours.stop() })
+    this.stops.push(() => {
+      neighbours.stop()
+    })
 
     // The redialer's part for bootstrap peers: dial them while below the target, with backoff after a failure.
     const dialUntil = Math.min(opts.maxPeers, TARGET_PEERS)
-    const targets = opts.bootstrap.filter(b => b !== this.peerId).map(peer => ({ peer, failures: 0, nextAt: 0, inFlight: false }))
+    const targets = opts.bootstrap
+      .filter(b => b !== this.peerId)
+      .map(peer => ({ peer, failures: 0, nextAt: 0, inFlight: false }))
     this.bootstrapTargets = targets
     const redial = (): void => {
       const now = this.scheduler.now()
       for (const t of targets) {
-        if (t.inFlight || t.nextAt > now || this.connectedPeers().length >= dialUntil || net.neighbours.get(this.peerId)?.has(t.peer) === true) continue
+        if (
+          t.inFlight ||
+          t.nextAt > now ||
+          this.connectedPeers().length >= dialUntil ||
+          net.neighbours.get(this.peerId)?.has(t.peer) === true
+        )
+          continue
         t.inFlight = true
-        this.dialPeer(t.peer).then(() => { t.failures = 0 }, () => {
-          t.failures++
-          // As the redialer: a node with no connection keeps the shortest backoff.
-          const failures = this.connectedPeers().length === 0 ? 1 : t.failures
-          const base = Math.min(DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS * 2 ** Math.max(0, failures - 1))
-          t.nextAt = this.scheduler.now() + Math.round(base * (0.8 + this.scheduler.random() * 0.4))
-        }).finally(() => { t.inFlight = false })
+        this.dialPeer(t.peer)
+          .then(
+            () => {
+              t.failures = 0
+            },
+            () => {
+              t.failures++
+              // As the redialer: a node with no connection keeps the shortest backoff.
+              const failures = this.connectedPeers().length === 0 ? 1 : t.failures
+              const base = Math.min(DEFAULT_MAX_BACKOFF_MS, DEFAULT_MIN_BACKOFF_MS * 2 ** Math.max(0, failures - 1))
+              t.nextAt = this.scheduler.now() + Math.round(base * (0.8 + this.scheduler.random() * 0.4))
+            }
+          )
+          .finally(() => {
+            t.inFlight = false
+          })
       }
     }
     redial()
@@ -170,72 +225,104 @@ export class SimTransport implements Transport {
 
     // As the libp2p transport: now and then sync with a peer this node has no connection to (which opens one).
     const strangers = (): void => {
-      this.stops.push(this.scheduler.after(STRANGER_SYNC_MS * (0.8 + 0.4 * this.scheduler.random()), () => {
-        const peer = neighbours.randomStranger()
-        if (peer !== undefined) this.dialPeer(peer).then(async () => await this.syncWith(peer)).catch(() => {})
-        strangers()
-      }))
+      this.stops.push(
+        this.scheduler.after(STRANGER_SYNC_MS * (0.8 + 0.4 * this.scheduler.random()), () => {
+          const peer = neighbours.randomStranger()
+          if (peer !== undefined)
+            this.dialPeer(peer)
+              .then(async () => await this.syncWith(peer))
+              .catch(() => {})
+          strangers()
+        })
+      )
     }
     strangers()
   }
 
-  private bootstrapTargets: Array<{ peer: string, failures: number, nextAt: number, inFlight: boolean }> = []
+  private bootstrapTargets: Array<{ peer: string; failures: number; nextAt: number; inFlight: boolean }> = []
 
   /** Open a connection (one round trip; fails across a partition, to a node down, or at the connection cap). */
-  async dialPeer (peer: string): Promise<void> {
+  async dialPeer(peer: string): Promise<void> {
     if (this.stopped) throw new Error('stopped')
     await this.init.network.dial(this.peerId, peer)
   }
 
   /** A connection of this node opened or closed (`neighbours` topology). */
-  private linkChanged (peer: string, up: boolean): void {
+  private linkChanged(peer: string, up: boolean): void {
     if (this.stopped) return
     if (!up) {
       for (const [s, p] of [...this.streams]) if (p === peer) s.cut()
       const t = this.bootstrapTargets.find(b => b.peer === peer)
-      if (t !== undefined) t.nextAt = Math.max(t.nextAt, this.scheduler.now() + Math.max(REDIAL_AFTER_CLOSE_MS, DEFAULT_MIN_BACKOFF_MS))
+      if (t !== undefined)
+        t.nextAt = Math.max(t.nextAt, this.scheduler.now() + Math.max(REDIAL_AFTER_CLOSE_MS, DEFAULT_MIN_BACKOFF_MS))
       return
     }
     // Like the libp2p service, only the side with the smaller id opens the on-connect session.
-    if (this.peerId < peer) this.stops.push(this.scheduler.after(SIM_ON_CONNECT_SYNC_MS, () => { void this.syncWith(peer) }))
+    if (this.peerId < peer)
+      this.stops.push(
+        this.scheduler.after(SIM_ON_CONNECT_SYNC_MS, () => {
+          void this.syncWith(peer)
+        })
+      )
     this.announcer?.peerJoined(this.connectedPeers().length)
-    this.stops.push(this.scheduler.after(SIM_ROSTER_ASK_AFTER_MS, () => { this.askRoster(peer) }))
+    this.stops.push(
+      this.scheduler.after(SIM_ROSTER_ASK_AFTER_MS, () => {
+        this.askRoster(peer)
+      })
+    )
   }
 
   /** The roster exchange: ask a new neighbour for the announcements it holds; the reply comes one round trip later. */
-  private askRoster (peer: string): void {
+  private askRoster(peer: string): void {
     const net = this.init.network
     if (this.stopped || net.neighbours.get(this.peerId)?.has(peer) !== true) return
     const rtt = net.delay() + net.delay()
-    this.stops.push(this.scheduler.after(rtt, () => {
-      const other = this.init.registry.get(peer)
-      if (this.stopped || other?.rosterExchange === undefined || other.init.clock.isPaused || net.neighbours.get(this.peerId)?.has(peer) !== true) return
-      const reply = other.rosterExchange.sample()
-      const bytes = reply.length * PRESENCE_BYTES + GOSSIP_OVERHEAD_BYTES
-      net.countStream(peer, 'sent', bytes)
-      net.countPresence(this.peerId, bytes)
-      for (const p of this.rosterExchange?.accept(reply) ?? []) this.heard(p)
-    }))
+    this.stops.push(
+      this.scheduler.after(rtt, () => {
+        const other = this.init.registry.get(peer)
+        if (
+          this.stopped ||
+          other?.rosterExchange === undefined ||
+          other.init.clock.isPaused ||
+          net.neighbours.get(this.peerId)?.has(peer) !== true
+        )
+          return
+        const reply = other.rosterExchange.sample()
+        const bytes = reply.length * PRESENCE_BYTES + GOSSIP_OVERHEAD_BYTES
+        net.countStream(peer, 'sent', bytes)
+        net.countPresence(this.peerId, bytes)
+        for (const p of this.rosterExchange?.accept(reply) ?? []) this.heard(p)
+      })
+    )
   }
 
   /** A presence, gossiped or from a roster exchange: to the roster and (with connections) the neighbourhood. */
-  private heard (p: Presence): void {
+  private heard(p: Presence): void {
     this.host?.presence(p)
     this.neighbourhood?.heard(p)
   }
 
   /** Links came or went: cut streams that no longer have a path; sync with neighbours newly in reach. */
-  private linksChanged (): void {
+  private linksChanged(): void {
     if (this.stopped) return
     const now = new Set(this.connectedPeers())
     for (const p of now) {
       // Like the libp2p service, only the side with the smaller id opens the on-connect session.
-      if (!this.known.has(p) && this.peerId < p) this.scheduler.after(SIM_ON_CONNECT_SYNC_MS, () => { void this.syncWith(p) })
+      if (!this.known.has(p) && this.peerId < p)
+        this.scheduler.after(SIM_ON_CONNECT_SYNC_MS, () => {
+          void this.syncWith(p)
+        })
     }
     this.known = now
   }
 
-  private deliver (topic: 'events' | 'presence', from: string, id: string, payload: Uint8Array | object, size: number): void | typeof NOTHING_QUEUED {
+  private deliver(
+    topic: 'events' | 'presence',
+    from: string,
+    id: string,
+    payload: Uint8Array | object,
+    size: number
+  ): void | typeof NOTHING_QUEUED {
     if (this.stopped || this.host === undefined) return NOTHING_QUEUED
     if (this.seen.has(id)) {
       const t = this.init.network.traffic.get(this.peerId)
@@ -253,34 +340,51 @@ export class SimTransport implements Transport {
     if (verdict === 'accept') this.flood('events', from, id, payload, size)
   }
 
-  private flood (topic: 'events' | 'presence', except: string | null, id: string, payload: Uint8Array | object, size: number): void {
+  private flood(
+    topic: 'events' | 'presence',
+    except: string | null,
+    id: string,
+    payload: Uint8Array | object,
+    size: number
+  ): void {
     for (const n of this.init.network.neighbours.get(this.peerId) ?? []) {
       if (n !== except) this.init.network.send(this.peerId, n, topic, id, payload, size)
     }
   }
 
-  async publish (id: EventId, bytes: Uint8Array): Promise<void> {
+  async publish(id: EventId, bytes: Uint8Array): Promise<void> {
     if (this.stopped) return
     this.seen.add(id)
     this.flood('events', null, id, bytes, bytes.length)
   }
 
   /** One real sync session, this side outbound, the peer's side inbound, over an in-memory stream pair. */
-  async syncWith (peer: string, options: { readonly fresh?: boolean } = {}): Promise<SyncOutcome> {
+  async syncWith(peer: string, options: { readonly fresh?: boolean } = {}): Promise<SyncOutcome> {
     const running = this.sessions.get(peer)
     if (running !== undefined) {
       const joined = await running
       return options.fresh === true ? await this.syncWith(peer) : joined
     }
-    const p = this.runSession(peer).finally(() => { this.sessions.delete(peer) })
+    const p = this.runSession(peer).finally(() => {
+      this.sessions.delete(peer)
+    })
     this.sessions.set(peer, p)
     return await p
   }
 
-  private async runSession (peer: string): Promise<SyncOutcome> {
+  private async runSession(peer: string): Promise<SyncOutcome> {
     const other = this.init.registry.get(peer)
     const net = this.init.network
-    if (this.init.sync === false || this.stopped || other === undefined || other.host === undefined || this.host === undefined || !net.reachable(this.peerId, peer) || this.init.clock.isPaused || other.init.clock.isPaused) {
+    if (
+      this.init.sync === false ||
+      this.stopped ||
+      other === undefined ||
+      other.host === undefined ||
+      this.host === undefined ||
+      !net.reachable(this.peerId, peer) ||
+      this.init.clock.isPaused ||
+      other.init.clock.isPaused
+    ) {
       return { peer, ok: false, eventsReceived: 0, error: 'no path to the peer' }
     }
     const pair = createMemoryStreamPair(worldScheduler(this.init.time, this.scheduler), {
@@ -290,7 +394,11 @@ export class SimTransport implements Transport {
         net.countStream(direction === 'a-to-b' ? peer : this.peerId, 'received', n)
       }
     })
-    const handle = { cut: () => { pair.cut() } }
+    const handle = {
+      cut: () => {
+        pair.cut()
+      }
+    }
     this.streams.set(handle, peer)
     other.streams.set(handle, this.peerId)
     try {
@@ -307,7 +415,7 @@ export class SimTransport implements Transport {
     }
   }
 
-  private sessionHost (): Parameters<typeof runSyncSession>[0] {
+  private sessionHost(): Parameters<typeof runSyncSession>[0] {
     const h = this.host as TransportHost
     return {
       ids: h.ids,
@@ -322,25 +430,31 @@ export class SimTransport implements Transport {
   }
 
   /** Cuts every sync stream of this node (a crash, a pause, a partition). */
-  cutStreams (): void {
+  cutStreams(): void {
     for (const s of [...this.streams.keys()]) s.cut()
   }
 
   /** Cuts the sync streams to peers this node cannot reach any more (a partition began). */
-  cutUnreachable (): void {
+  cutUnreachable(): void {
     for (const [s, peer] of [...this.streams]) if (!this.init.network.reachable(this.peerId, peer)) s.cut()
   }
 
-  connectedPeers (): string[] {
+  connectedPeers(): string[] {
     if (this.stopped) return []
     return this.init.network.connected(this.peerId)
   }
 
-  topicPeers (): string[] { return this.connectedPeers() }
-  addresses (): string[] { return [`/sim/${this.peerId}`] }
-  presenceIntervalMs (): number { return this.init.presenceIntervalMs }
+  topicPeers(): string[] {
+    return this.connectedPeers()
+  }
+  addresses(): string[] {
+    return [`/sim/${this.peerId}`]
+  }
+  presenceIntervalMs(): number {
+    return this.init.presenceIntervalMs
+  }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     if (this.stopped) return
     this.stopped = true
     for (const s of this.stops) s()
@@ -354,6 +468,6 @@ export class SimTransport implements Transport {
  * Stream chunks travel on the world's clock (not a node's, which a pause
  * would hold), while the session's own timers stay on the node's.
  */
-function worldScheduler (time: VirtualTime, node: Scheduler): Scheduler {
+function worldScheduler(time: VirtualTime, node: Scheduler): Scheduler {
   return { ...node, after: (ms, fn) => time.schedule(ms, fn, null), soon: fn => time.schedule(0, fn, null) }
 }

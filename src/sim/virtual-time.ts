@@ -28,8 +28,10 @@ interface Timer {
 /** A binary min-heap of timers by (at, seq): the order of events in a run, and so the run itself. */
 class TimerHeap {
   private readonly items: Timer[] = []
-  get size (): number { return this.items.length }
-  push (t: Timer): void {
+  get size(): number {
+    return this.items.length
+  }
+  push(t: Timer): void {
     const a = this.items
     a.push(t)
     let i = a.length - 1
@@ -41,7 +43,7 @@ class TimerHeap {
     }
   }
 
-  pop (): Timer | undefined {
+  pop(): Timer | undefined {
     const a = this.items
     const top = a[0]
     const last = a.pop()
@@ -62,16 +64,20 @@ class TimerHeap {
     return top
   }
 
-  peek (): Timer | undefined { return this.items[0] }
+  peek(): Timer | undefined {
+    return this.items[0]
+  }
 }
 
-function before (a: Timer, b: Timer): boolean {
+function before(a: Timer, b: Timer): boolean {
   return a.at < b.at || (a.at === b.at && a.seq < b.seq)
 }
 
 /** Let every promise continuation queued so far run (all microtasks drain before a macrotask). */
-export async function drainMicrotasks (): Promise<void> {
-  await new Promise<void>(resolve => { setImmediate(resolve) })
+export async function drainMicrotasks(): Promise<void> {
+  await new Promise<void>(resolve => {
+    setImmediate(resolve)
+  })
 }
 
 /**
@@ -89,21 +95,26 @@ export class VirtualTime {
   private readonly heap = new TimerHeap()
 
   /** Queues `fn` at `elapsed + delayMs`, for `owner` (a node's clock) or for the world. */
-  schedule (delayMs: number, fn: TimerFn, owner: NodeClock | null = null): Cancel {
+  schedule(delayMs: number, fn: TimerFn, owner: NodeClock | null = null): Cancel {
     const t: Timer = { at: this.elapsed + Math.max(0, delayMs), seq: this.seq++, fn, owner, cancelled: false }
     this.heap.push(t)
-    return () => { t.cancelled = true }
+    return () => {
+      t.cancelled = true
+    }
   }
 
   /** Runs timers until `done()` holds (checked after each one), virtual time passes `untilMs`, or nothing is left. */
-  async run (untilMs: number, done: () => boolean = () => false): Promise<'done' | 'deadline' | 'idle'> {
+  async run(untilMs: number, done: () => boolean = () => false): Promise<'done' | 'deadline' | 'idle'> {
     // What the caller started before handing over (promise chains not yet run) may queue the first timers.
     await drainMicrotasks()
     for (;;) {
       if (done()) return 'done'
       const next = this.heap.peek()
       if (next === undefined) return 'idle'
-      if (next.at > untilMs) { this.elapsed = untilMs; return 'deadline' }
+      if (next.at > untilMs) {
+        this.elapsed = untilMs
+        return 'deadline'
+      }
       this.heap.pop()
       if (next.cancelled) continue
       this.elapsed = next.at
@@ -113,7 +124,9 @@ export class VirtualTime {
     }
   }
 
-  get pending (): number { return this.heap.size }
+  get pending(): number {
+    return this.heap.size
+  }
 }
 
 /**
@@ -128,12 +141,16 @@ export class NodeClock {
   private dead = false
   private held: TimerFn[] = []
 
-  constructor (private readonly time: VirtualTime, public skewMs: number, seed: number) {
+  constructor(
+    private readonly time: VirtualTime,
+    public skewMs: number,
+    seed: number
+  ) {
     const random = seededRandom(seed)
     this.scheduler = {
       now: () => SIM_EPOCH_MS + this.time.elapsed + this.skewMs,
       monotonic: () => this.time.elapsed,
-      after: (ms, fn) => this.dead ? noop : this.time.schedule(ms, fn, this),
+      after: (ms, fn) => (this.dead ? noop : this.time.schedule(ms, fn, this)),
       every: (ms, fn) => {
         let cancel: Cancel = noop
         let stopped = false
@@ -143,27 +160,39 @@ export class NodeClock {
           fn()
         }
         cancel = this.dead ? noop : this.time.schedule(ms, tick, this)
-        return () => { stopped = true; cancel() }
+        return () => {
+          stopped = true
+          cancel()
+        }
       },
-      soon: fn => this.dead ? noop : this.time.schedule(0, fn, this),
+      soon: fn => (this.dead ? noop : this.time.schedule(0, fn, this)),
       random
     }
   }
 
   /** Called by the world for each due timer of this node: false when it must not run now. */
-  accepts (fn: TimerFn): boolean {
+  accepts(fn: TimerFn): boolean {
     if (this.dead) return false
-    if (this.paused) { this.held.push(fn); return false }
+    if (this.paused) {
+      this.held.push(fn)
+      return false
+    }
     return true
   }
 
-  get isPaused (): boolean { return this.paused }
-  get isDead (): boolean { return this.dead }
+  get isPaused(): boolean {
+    return this.paused
+  }
+  get isDead(): boolean {
+    return this.dead
+  }
 
-  pause (): void { this.paused = true }
+  pause(): void {
+    this.paused = true
+  }
 
   /** Runs what came due while paused, in order, at once. */
-  resume (): void {
+  resume(): void {
     if (!this.paused) return
     this.paused = false
     const due = this.held
@@ -172,7 +201,7 @@ export class NodeClock {
   }
 
   /** The node crashed: nothing it scheduled runs, and nothing it schedules from now on will. */
-  kill (): void {
+  kill(): void {
     this.dead = true
     this.held = []
   }

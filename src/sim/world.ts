@@ -47,7 +47,7 @@ import type { SimTopology } from './network.js'
  * it; otherwise the run reports how full the rosters were, unchecked
  * (`npm run sim -- --until rosters` checks it at any size).
  */
-export function rosterFullBoundMs (nodes: number): number {
+export function rosterFullBoundMs(nodes: number): number {
   return Math.max(120_000, Math.ceil(presenceIntervalFor(nodes) * (1 + PRESENCE_JITTER)) + ROSTER_SPREAD_MS)
 }
 /** Beyond the last periodic announcement, for it to cross the swarm and the next once-a-second sample to see it. */
@@ -186,12 +186,12 @@ interface SimNode {
 }
 
 /** Bootstrap ("seed") nodes in a swarm of n: nodes 0 .. k-1, one per 50 nodes, so no seed is every newcomer's only way in. */
-export function seedsFor (n: number): number {
+export function seedsFor(n: number): number {
   return Math.max(1, Math.ceil(n / 50))
 }
 
 /** The bootstrap peers of node i (indexes): two seeds (one when there is one), itself left out, as a compose file would give them. */
-export function bootstrapOf (i: number, n: number): number[] {
+export function bootstrapOf(i: number, n: number): number[] {
   const k = seedsFor(n)
   return [...new Set([i % k, (i + 1) % k])].filter(j => j !== i)
 }
@@ -209,7 +209,7 @@ export interface ConnectionSamples {
 }
 
 /** What the roles in a swarm of n are: a few decomposers and scorers, executors, the rest observers. */
-export function rolesFor (n: number): SimRole[] {
+export function rolesFor(n: number): SimRole[] {
   const rest = n - 1
   const decomposers = Math.max(1, Math.min(5, Math.round(rest * 0.2)))
   const scorers = Math.max(1, Math.min(5, Math.round(rest * 0.2)))
@@ -262,28 +262,53 @@ export class World {
   /** Deliveries counted at the last trace sample (`trace` only): events, presence. */
   private traced = { events: 0, presence: 0 }
 
-  private constructor (readonly opts: WorldOptions, keys: PrivateKey[]) {
+  private constructor(
+    readonly opts: WorldOptions,
+    keys: PrivateKey[]
+  ) {
     this.random = seededRandom(opts.seed)
     const roles = rolesFor(opts.nodes)
     const peers = keys.map(k => peerIdFromPrivateKey(k).toString())
     this.topology = opts.topology ?? 'neighbours'
     this.maxPeers = opts.maxPeers ?? DEFAULT_MAX_PEERS
-    this.network = new SimNetwork(this.time, seededRandom(opts.seed ^ 0x5eed), peers, opts.degree ?? 6, this.topology, this.maxPeers + NEWCOMER_HEADROOM)
-    this.faults = drawFaults(seededRandom(opts.seed ^ 0xfa17), peers.length, opts.faults, 2_000, opts.faultSpanMs ?? 20_000)
+    this.network = new SimNetwork(
+      this.time,
+      seededRandom(opts.seed ^ 0x5eed),
+      peers,
+      opts.degree ?? 6,
+      this.topology,
+      this.maxPeers + NEWCOMER_HEADROOM
+    )
+    this.faults = drawFaults(
+      seededRandom(opts.seed ^ 0xfa17),
+      peers.length,
+      opts.faults,
+      2_000,
+      opts.faultSpanMs ?? 20_000
+    )
     this.verifier = memoizedVerifier()
     this.presenceIntervalMs = presenceIntervalFor(peers.length)
     this.until = opts.until ?? (peers.length <= ROSTER_WAIT_MAX_NODES ? 'rosters' : 'plan')
     this.rosterBoundMs = opts.rosterBoundMs ?? rosterFullBoundMs(peers.length)
     keys.forEach((key, i) => {
       this.nodes.push({
-        index: i, role: roles[i] ?? 'observer', key, peerId: peers[i] as PeerIdString, store: createMemoryStore(),
+        index: i,
+        role: roles[i] ?? 'observer',
+        key,
+        peerId: peers[i] as PeerIdString,
+        store: createMemoryStore(),
         clock: new NodeClock(this.time, this.faults.skewMs[i] ?? 0, opts.seed * 7919 + i),
-        transport: undefined, runtime: undefined, stopRole: undefined, lastFoldAt: 0, crashes: 0, resumedAt: 0
+        transport: undefined,
+        runtime: undefined,
+        stopRole: undefined,
+        lastFoldAt: 0,
+        crashes: 0,
+        resumedAt: 0
       })
     })
   }
 
-  static async create (opts: WorldOptions): Promise<World> {
+  static async create(opts: WorldOptions): Promise<World> {
     const rnd = seededRandom(opts.seed ^ 0x6b65)
     const n = Math.max(opts.nodes, 4)
     const keys: PrivateKey[] = []
@@ -295,23 +320,46 @@ export class World {
     return new World(opts, keys)
   }
 
-  private async boot (node: SimNode): Promise<void> {
+  private async boot(node: SimNode): Promise<void> {
     const transport = new SimTransport({
-      peerId: node.peerId, network: this.network, time: this.time, clock: node.clock,
+      peerId: node.peerId,
+      network: this.network,
+      time: this.time,
+      clock: node.clock,
       presence: { role: node.role, capabilities: [], load: 0, version: 'plan-swarm/sim' },
-      presenceIntervalMs: this.presenceIntervalMs, registry: this.registry, sync: this.opts.withoutSync !== true,
-      ...(this.topology === 'neighbours' ? { neighbours: { bootstrap: bootstrapOf(node.index, this.nodes.length).map(j => this.nodes[j]?.peerId as string), maxPeers: this.maxPeers } } : {})
+      presenceIntervalMs: this.presenceIntervalMs,
+      registry: this.registry,
+      sync: this.opts.withoutSync !== true,
+      ...(this.topology === 'neighbours'
+        ? {
+            neighbours: {
+              bootstrap: bootstrapOf(node.index, this.nodes.length).map(j => this.nodes[j]?.peerId as string),
+              maxPeers: this.maxPeers
+            }
+          }
+        : {})
     })
     const runtime = await startNodeRuntime({
-      swarm: 'sim', role: node.role, key: node.key, peerId: node.peerId, dataDir: ':memory:', store: node.store,
-      transport, scheduler: node.clock.scheduler, verifier: this.verifier, inlineVerify: true
+      swarm: 'sim',
+      role: node.role,
+      key: node.key,
+      peerId: node.peerId,
+      dataDir: ':memory:',
+      store: node.store,
+      transport,
+      scheduler: node.clock.scheduler,
+      verifier: this.verifier,
+      inlineVerify: true
     })
     node.transport = transport
     node.runtime = runtime
     runtime.view.onFolded(events => {
       node.lastFoldAt = this.time.elapsed
       for (const e of events) {
-        if (e.env.author === node.peerId) { this.events++; this.lastEventAt = Math.max(this.lastEventAt, this.time.elapsed) }
+        if (e.env.author === node.peerId) {
+          this.events++
+          this.lastEventAt = Math.max(this.lastEventAt, this.time.elapsed)
+        }
       }
       if (this.finishedAt === undefined && node.index === 0 && this.plan !== undefined) {
         const t = runtime.view.tree(this.plan)
@@ -319,13 +367,19 @@ export class World {
       }
     })
     if (node.role === 'decomposer' || node.role === 'scorer' || node.role === 'executor') {
-      const ctx: RoleContext = { view: runtime.view, provider: createSimProvider(node.clock.scheduler, this.opts.llmLatencyMs ?? 300, this.calls), say: line => { this.opts.say?.(node.index, node.role, Math.round(this.time.elapsed), line) } }
+      const ctx: RoleContext = {
+        view: runtime.view,
+        provider: createSimProvider(node.clock.scheduler, this.opts.llmLatencyMs ?? 300, this.calls),
+        say: line => {
+          this.opts.say?.(node.index, node.role, Math.round(this.time.elapsed), line)
+        }
+      }
       node.stopRole = startRole(ctx, HANDLERS[node.role](ctx)).stop
     }
   }
 
   /** Kill a node where it stands: its timers die, its streams are cut, its store keeps what was committed. */
-  private crash (node: SimNode): void {
+  private crash(node: SimNode): void {
     if (node.runtime === undefined) return
     node.clock.kill()
     node.transport?.cutStreams()
@@ -336,39 +390,49 @@ export class World {
     node.crashes++
   }
 
-  private async restart (node: SimNode): Promise<void> {
-    node.clock = new NodeClock(this.time, node.clock.skewMs, this.opts.seed * 7919 + node.index + 104_729 * (node.crashes + 1))
+  private async restart(node: SimNode): Promise<void> {
+    node.clock = new NodeClock(
+      this.time,
+      node.clock.skewMs,
+      this.opts.seed * 7919 + node.index + 104_729 * (node.crashes + 1)
+    )
     await this.boot(node)
     this.network.changed()
   }
 
-  private partitionOf (shape: PartitionShape): (a: string, b: string) => boolean {
+  private partitionOf(shape: PartitionShape): (a: string, b: string) => boolean {
     const side = new Map<string, number>()
     const ids = this.nodes.map(n => n.peerId as string)
     const r = seededRandom(this.opts.seed ^ ids.length ^ this.time.elapsed)
     const bridge = shape === 'bridge' ? ids[1 + Math.floor(r() * (ids.length - 1))] : undefined
-    for (const id of ids) side.set(id, shape === 'minority' ? (r() < 0.3 ? 1 : 0) : (r() < 0.5 ? 1 : 0))
+    for (const id of ids) side.set(id, shape === 'minority' ? (r() < 0.3 ? 1 : 0) : r() < 0.5 ? 1 : 0)
     return (a, b) => a !== bridge && b !== bridge && side.get(a) !== side.get(b)
   }
 
-  private scheduleFaults (): void {
+  private scheduleFaults(): void {
     const f = this.faults
     if (f.kinds.length === 0) return
-    this.time.schedule(2_000, () => { this.network.faults = f.links })
+    this.time.schedule(2_000, () => {
+      this.network.faults = f.links
+    })
     for (const step of f.steps) {
       this.time.schedule(step.at, () => {
         switch (step.kind) {
           case 'partition': {
             this.network.setPartition(this.partitionOf(step.shape))
             for (const n of this.nodes) n.transport?.cutUnreachable()
-            this.time.schedule(step.forMs, () => { this.network.setPartition(null) })
+            this.time.schedule(step.forMs, () => {
+              this.network.setPartition(null)
+            })
             return
           }
           case 'crash': {
             const node = this.nodes[step.node]
             if (node === undefined || node.runtime === undefined) return
             this.crash(node)
-            this.time.schedule(step.downMs, () => { void this.restart(node) })
+            this.time.schedule(step.downMs, () => {
+              void this.restart(node)
+            })
             return
           }
           case 'pause': {
@@ -376,7 +440,10 @@ export class World {
             if (node === undefined || node.runtime === undefined) return
             node.clock.pause()
             node.transport?.cutStreams()
-            this.time.schedule(step.forMs, () => { node.clock.resume(); node.resumedAt = this.time.elapsed })
+            this.time.schedule(step.forMs, () => {
+              node.clock.resume()
+              node.resumedAt = this.time.elapsed
+            })
             return
           }
           default: {
@@ -389,7 +456,10 @@ export class World {
     this.time.schedule(f.endMs, () => {
       this.network.faults = CLEAN_LINKS
       this.network.setPartition(null)
-      for (const n of this.nodes) { if (n.clock.isPaused) n.resumedAt = this.time.elapsed; n.clock.resume() }
+      for (const n of this.nodes) {
+        if (n.clock.isPaused) n.resumedAt = this.time.elapsed
+        n.clock.resume()
+      }
     })
   }
 
@@ -398,21 +468,27 @@ export class World {
    * against its bounds, and whether every live node's roster lists every
    * other live node.
    */
-  private sampleConnections (): void {
+  private sampleConnections(): void {
     const net = this.network
     const now = this.time.elapsed
     const grace = TRIM_AFTER_MS + 2 * NEIGHBOUR_TICK_MS
     const counts: number[] = []
     for (const n of this.nodes) {
       if (n.runtime === undefined) continue
-      const links = [...net.neighbours.get(n.peerId) ?? []]
+      const links = [...(net.neighbours.get(n.peerId) ?? [])]
       counts.push(links.length)
       this.connections.maxConnections = Math.max(this.connections.maxConnections, links.length)
-      if (links.length > net.connectionCap) this.connections.overCap.push(`node ${n.index} held ${links.length} connections at ${now} ms (cap ${net.connectionCap})`)
+      if (links.length > net.connectionCap)
+        this.connections.overCap.push(
+          `node ${n.index} held ${links.length} connections at ${now} ms (cap ${net.connectionCap})`
+        )
       // A paused node's trim did not run: its bound holds again two ticks after it resumed.
       if (n.clock.isPaused || now - n.resumedAt < 2 * NEIGHBOUR_TICK_MS) continue
       const old = links.filter(b => net.linkAgeMs(n.peerId, b) >= grace).length
-      if (old > this.maxPeers) this.connections.overMaxPeers.push(`node ${n.index} held ${old} connections older than ${grace} ms at ${now} ms (max-peers ${this.maxPeers})`)
+      if (old > this.maxPeers)
+        this.connections.overMaxPeers.push(
+          `node ${n.index} held ${old} connections older than ${grace} ms at ${now} ms (max-peers ${this.maxPeers})`
+        )
     }
     counts.sort((a, b) => a - b)
     this.connections.medianAtEnd = counts[Math.floor((counts.length - 1) / 2)] ?? 0
@@ -422,12 +498,15 @@ export class World {
   }
 
   /** Hands `opts.trace` what the swarm looks like now (nothing without it). */
-  private traceSample (): void {
+  private traceSample(): void {
     const trace = this.opts.trace
     if (trace === undefined) return
     let events = 0
     let presence = 0
-    for (const t of this.network.traffic.values()) { events += t.eventMessagesReceived; presence += t.presenceMessagesReceived }
+    for (const t of this.network.traffic.values()) {
+      events += t.eventMessagesReceived
+      presence += t.presenceMessagesReceived
+    }
     const live = new Set<string>()
     for (const n of this.nodes) if (n.runtime !== undefined) live.add(n.peerId)
     const counts: number[] = []
@@ -463,7 +542,7 @@ export class World {
   }
 
   /** Every live node's roster lists every other live node. */
-  rostersFull (): boolean {
+  rostersFull(): boolean {
     const live = new Set<string>()
     for (const n of this.nodes) if (n.runtime !== undefined) live.add(n.peerId)
     // Each roster lists up to n peers: checking them all every second cost n² a sample at 1000 nodes.
@@ -477,7 +556,10 @@ export class World {
       if (v === undefined) continue
       let listed = 0
       for (const r of v.roster()) if (r.peerId !== node.peerId && live.has(r.peerId)) listed++
-      if (listed < live.size - 1) { this.rosterCursor = i; return false }
+      if (listed < live.size - 1) {
+        this.rosterCursor = i
+        return false
+      }
     }
     return true
   }
@@ -486,10 +568,12 @@ export class World {
   private rosterCursor = 0
 
   /** Where rosterFullMs and its bound count from: the start, or the end of the faults in a run with faults. */
-  get rosterOriginMs (): number { return this.faults.kinds.length > 0 ? this.faults.endMs : 0 }
+  get rosterOriginMs(): number {
+    return this.faults.kinds.length > 0 ? this.faults.endMs : 0
+  }
 
   /** How full every live roster is now (one pass over every roster: n² at the end of a run, not every second). */
-  measureRosterFill (): RosterFill {
+  measureRosterFill(): RosterFill {
     const live = new Set<string>()
     for (const n of this.nodes) if (n.runtime !== undefined) live.add(n.peerId)
     const others = Math.max(1, live.size - 1)
@@ -504,17 +588,31 @@ export class World {
       shares.push(listed / others)
     }
     shares.sort((a, b) => a - b)
-    return { liveNodes: live.size, emptiest: shares[0] ?? 0, median: shares[Math.floor((shares.length - 1) / 2)] ?? 0, full }
+    return {
+      liveNodes: live.size,
+      emptiest: shares[0] ?? 0,
+      median: shares[Math.floor((shares.length - 1) / 2)] ?? 0,
+      full
+    }
   }
 
   /** The plan's committee: every scorer (at most 5 by rolesFor), majority quorum. */
-  private params (): PlanParams {
-    const committee = this.nodes.filter(n => n.role === 'scorer').map(n => n.peerId).sort()
-    return { ...DEFAULT_PARAMS, maxDepth: this.opts.maxDepth ?? 2, review: this.opts.review === true, committee, quorum: majority(committee.length) }
+  private params(): PlanParams {
+    const committee = this.nodes
+      .filter(n => n.role === 'scorer')
+      .map(n => n.peerId)
+      .sort()
+    return {
+      ...DEFAULT_PARAMS,
+      maxDepth: this.opts.maxDepth ?? 2,
+      review: this.opts.review === true,
+      committee,
+      quorum: majority(committee.length)
+    }
   }
 
   /** Boot every node, submit the goal from node 0 at 1.5 s, run faults, stop once every live node holds the same finished tree. */
-  async run (): Promise<'done' | 'deadline' | 'idle'> {
+  async run(): Promise<'done' | 'deadline' | 'idle'> {
     for (const n of this.nodes) await this.boot(n)
     this.network.changed()
     this.scheduleFaults()
@@ -522,7 +620,9 @@ export class World {
     this.time.schedule(1_500, () => {
       const author = this.nodes[0]?.runtime
       if (author === undefined) return
-      void author.view.publish('goal-submitted', '', [], { text: goal, params: this.params() }).then(r => { this.plan = r.event.id as string as PlanId })
+      void author.view.publish('goal-submitted', '', [], { text: goal, params: this.params() }).then(r => {
+        this.plan = r.event.id as string as PlanId
+      })
     })
     let settled = false
     const check = (): void => {
@@ -531,10 +631,16 @@ export class World {
     }
     this.time.schedule(2_000, check)
     if (this.topology === 'neighbours') {
-      const sample = (): void => { this.sampleConnections(); if (!settled) this.time.schedule(1_000, sample) }
+      const sample = (): void => {
+        this.sampleConnections()
+        if (!settled) this.time.schedule(1_000, sample)
+      }
       this.time.schedule(1_000, sample)
     } else if (this.opts.trace !== undefined) {
-      const sample = (): void => { this.traceSample(); if (!settled) this.time.schedule(1_000, sample) }
+      const sample = (): void => {
+        this.traceSample()
+        if (!settled) this.time.schedule(1_000, sample)
+      }
       this.time.schedule(1_000, sample)
     }
     const outcome = await this.time.run(this.opts.deadlineMs ?? 15 * 60_000, () => settled)
@@ -548,17 +654,23 @@ export class World {
    * full once or their bound passed (the roster check then fails: waiting on
    * to the deadline would only make the failure slower).
    */
-  settled (): boolean {
+  settled(): boolean {
     if (this.plan === undefined || this.time.elapsed < this.faults.endMs) return false
-    if (this.topology === 'neighbours' && this.until === 'rosters' && this.rosterFullMs === undefined &&
-      this.time.elapsed - this.rosterOriginMs <= this.rosterBoundMs) return false
+    if (
+      this.topology === 'neighbours' &&
+      this.until === 'rosters' &&
+      this.rosterFullMs === undefined &&
+      this.time.elapsed - this.rosterOriginMs <= this.rosterBoundMs
+    )
+      return false
     let hash: string | undefined
     for (const n of this.nodes) {
       const v = n.runtime?.view
       if (v === undefined) return false
       const h = v.treeHash(this.plan)
       const t = v.tree(this.plan)
-      if (h === undefined || (t !== undefined && !isFinished(t)) || (t === undefined && !v.isEvicted(this.plan))) return false
+      if (h === undefined || (t !== undefined && !isFinished(t)) || (t === undefined && !v.isEvicted(this.plan)))
+        return false
       if (hash === undefined) hash = h
       else if (h !== hash) return false
     }
@@ -572,7 +684,7 @@ export class World {
    * promises that can settle now, or the run would hang with nothing left to
    * run (seed 1105 at 6 nodes, kept in test/sim/regressions.json).
    */
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     for (const n of this.nodes) {
       await Promise.race([n.stopRole?.(), drainMicrotasks()])
       await n.runtime?.stop()
@@ -585,13 +697,16 @@ export class World {
  * function of its bytes, so one check per distinct (author, message,
  * signature) serves all thousand replicas that receive the same event.
  */
-function memoizedVerifier (): SignatureVerifier {
+function memoizedVerifier(): SignatureVerifier {
   const inner = createNativeVerifier()
   const memo = new Map<string, boolean>()
   return (author, publicKey, message, signature) => {
     const key = `${author}:${createHash('sha256').update(signature).update(message).digest('hex')}`
     let ok = memo.get(key)
-    if (ok === undefined) { ok = inner(author, publicKey, message, signature); memo.set(key, ok) }
+    if (ok === undefined) {
+      ok = inner(author, publicKey, message, signature)
+      memo.set(key, ok)
+    }
     return ok
   }
 }

@@ -41,7 +41,7 @@ export interface DataDirLock {
   /** The data dir as given. */
   readonly dir: string
   /** Frees the lock (idempotent). Process exit frees it too. */
-  release (): void
+  release(): void
 }
 
 /**
@@ -50,7 +50,7 @@ export interface DataDirLock {
  *   one, has it.
  * @throws DataDirLockFileError if the lock file is unusable.
  */
-export function lockDataDir (dir: string): DataDirLock {
+export function lockDataDir(dir: string): DataDirLock {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const key = realpathSync(dir)
   if (held.has(key)) throw new DataDirLockedError(dir, process.pid)
@@ -88,7 +88,7 @@ export function lockDataDir (dir: string): DataDirLock {
   let released = false
   return {
     dir,
-    release (): void {
+    release(): void {
       if (released) return
       released = true
       // Remove our pid while we still hold the lock, so we never delete the next holder's.
@@ -104,7 +104,7 @@ export function lockDataDir (dir: string): DataDirLock {
   }
 }
 
-function readPid (dir: string): number | undefined {
+function readPid(dir: string): number | undefined {
   try {
     const text = readFileSync(join(dir, PID_FILE), 'utf8').trim()
     return /^[0-9]+$/.test(text) ? Number(text) : undefined
@@ -120,7 +120,7 @@ function readPid (dir: string): number | undefined {
  * which is its own when it was the one that stopped.
  * @throws NoFreeDataDirError if all MAX_DEFAULT_DIRS are taken.
  */
-export function acquireDefaultDataDir (base: string, role: string): { dir: string, lock: DataDirLock } {
+export function acquireDefaultDataDir(base: string, role: string): { dir: string; lock: DataDirLock } {
   for (let n = 1; n <= MAX_DEFAULT_DIRS; n++) {
     const dir = join(base, `${role}-${n}`)
     try {

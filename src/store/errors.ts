@@ -13,7 +13,7 @@ export class EventStoreFileError extends Error {
   override readonly name = 'EventStoreFileError'
   readonly path: string
 
-  constructor (path: string, problem: string, options?: { cause?: unknown }) {
+  constructor(path: string, problem: string, options?: { cause?: unknown }) {
     super(`event store ${path} ${problem}`, options)
     this.path = path
   }
@@ -27,7 +27,7 @@ export class EventStoreFileError extends Error {
 export class InvalidEventRowError extends Error {
   override readonly name = 'InvalidEventRowError'
 
-  constructor (problem: string) {
+  constructor(problem: string) {
     super(`cannot store event: ${problem}; this is a bug in the caller, which must store only decoded, verified events`)
   }
 }
@@ -41,8 +41,11 @@ export class IdentityFileError extends Error {
   override readonly name = 'IdentityFileError'
   readonly path: string
 
-  constructor (path: string, problem: string, options?: { cause?: unknown }) {
-    super(`identity file ${path} ${problem}; restore it from a backup, or delete it to start this node with a new peer id`, options)
+  constructor(path: string, problem: string, options?: { cause?: unknown }) {
+    super(
+      `identity file ${path} ${problem}; restore it from a backup, or delete it to start this node with a new peer id`,
+      options
+    )
     this.path = path
   }
 }
@@ -54,7 +57,7 @@ export class DataDirLockedError extends Error {
   /** The holder's pid as it wrote it, if it could be read. */
   readonly pid: number | undefined
 
-  constructor (dir: string, pid: number | undefined) {
+  constructor(dir: string, pid: number | undefined) {
     const who = pid === undefined ? 'another plan-swarm process' : `another plan-swarm process (pid ${pid})`
     super(`data dir ${dir} is in use by ${who}; stop it or pass --data-dir <another dir>`)
     this.dir = dir
@@ -71,8 +74,12 @@ export class DataDirLockFileError extends Error {
   override readonly name = 'DataDirLockFileError'
   readonly path: string
 
-  constructor (path: string, cause: unknown) {
-    super(`cannot lock ${path} (${(cause as Error).message}); make sure no plan-swarm process uses this data dir, then delete that file and retry`, { cause })
+  constructor(path: string, cause: unknown) {
+    super(
+      `cannot lock ${path} (${(cause as Error).message}); make sure no plan-swarm process uses ` +
+        `this data dir, then delete that file and retry`,
+      { cause }
+    )
     this.path = path
   }
 }
@@ -81,7 +88,9 @@ export class DataDirLockFileError extends Error {
 export class NoFreeDataDirError extends Error {
   override readonly name = 'NoFreeDataDirError'
 
-  constructor (base: string, role: string, tried: number) {
-    super(`all ${tried} default data dirs ${base}/${role}-1..${tried} are in use; stop some plan-swarm processes or pass --data-dir <dir>`)
+  constructor(base: string, role: string, tried: number) {
+    super(
+      `all ${tried} default data dirs ${base}/${role}-1..${tried} are in use; stop some plan-swarm processes or pass --data-dir <dir>`
+    )
   }
 }

@@ -47,13 +47,15 @@ const HEX_ID = /^[0-9a-f]{64}$/
  * The SQL twin of `rowProblem`: true for a valid row. The two must agree, or
  * `has` would disagree with what `load` delivers (a test pins this).
  */
-function validSql (t: string): string {
-  return `(typeof(${t}.id) = 'text' AND length(${t}.id) = 64 AND NOT ${t}.id GLOB '*[^0-9a-f]*' ` +
+function validSql(t: string): string {
+  return (
+    `(typeof(${t}.id) = 'text' AND length(${t}.id) = 64 AND NOT ${t}.id GLOB '*[^0-9a-f]*' ` +
     `AND typeof(${t}.plan) = 'text' AND typeof(${t}.bytes) = 'blob' AND length(${t}.bytes) > 0)`
+  )
 }
 
 /** Why a row read from disk is damaged, or undefined if it is valid. */
-function rowProblem (id: unknown, plan: unknown, bytes: unknown): string | undefined {
+function rowProblem(id: unknown, plan: unknown, bytes: unknown): string | undefined {
   if (typeof id !== 'string') return `id is ${describe(id)}, not text`
   if (!HEX_ID.test(id)) return 'id is not 64 lowercase hex characters'
   if (typeof plan !== 'string') return `plan is ${describe(plan)}, not text`
@@ -62,17 +64,19 @@ function rowProblem (id: unknown, plan: unknown, bytes: unknown): string | undef
   return undefined
 }
 
-function describe (value: unknown): string {
+function describe(value: unknown): string {
   if (value === null) return 'NULL'
   if (value instanceof Uint8Array) return 'a blob'
   return `a ${typeof value}`
 }
 
 /** Why a row handed to `put` is invalid, or undefined. */
-function inputProblem (row: EventRow): string | undefined {
-  if (typeof row.id !== 'string' || !HEX_ID.test(row.id)) return `id ${JSON.stringify(row.id)} is not 64 lowercase hex characters`
+function inputProblem(row: EventRow): string | undefined {
+  if (typeof row.id !== 'string' || !HEX_ID.test(row.id))
+    return `id ${JSON.stringify(row.id)} is not 64 lowercase hex characters`
   if (typeof row.plan !== 'string') return `plan of ${row.id} is not a string`
-  if (!(row.bytes instanceof Uint8Array) || row.bytes.byteLength === 0) return `bytes of ${row.id} must be a non-empty Uint8Array`
+  if (!(row.bytes instanceof Uint8Array) || row.bytes.byteLength === 0)
+    return `bytes of ${row.id} must be a non-empty Uint8Array`
   if (!Number.isSafeInteger(row.receivedMs)) return `receivedMs of ${row.id} is not an integer`
   return undefined
 }
@@ -118,13 +122,17 @@ interface RawRow {
  * @throws EventStoreFileError if the file is not a plan-swarm event database,
  *   is from a newer schema, or cannot be opened.
  */
-export function openEventStore (opts: { dir: string } | { memory: true }): EventStore {
+export function openEventStore(opts: { dir: string } | { memory: true }): EventStore {
   let path: string
   if ('dir' in opts) {
     try {
       mkdirSync(opts.dir, { recursive: true, mode: 0o700 })
     } catch (err) {
-      throw new EventStoreFileError(join(opts.dir, EVENTS_FILE), `cannot be created: ${(err as Error).message}; check the data dir's permissions or pass --data-dir <another dir>`, { cause: err })
+      throw new EventStoreFileError(
+        join(opts.dir, EVENTS_FILE),
+        `cannot be created: ${(err as Error).message}; check the data dir's permissions or pass --data-dir <another dir>`,
+        { cause: err }
+      )
     }
     path = join(opts.dir, EVENTS_FILE)
   } else {
@@ -135,7 +143,11 @@ export function openEventStore (opts: { dir: string } | { memory: true }): Event
   try {
     db = new Database(path)
   } catch (err) {
-    throw new EventStoreFileError(path, `cannot be opened: ${(err as Error).message}; check its permissions or pass --data-dir <another dir>`, { cause: err })
+    throw new EventStoreFileError(
+      path,
+      `cannot be opened: ${(err as Error).message}; check its permissions or pass --data-dir <another dir>`,
+      { cause: err }
+    )
   }
   try {
     configure(db, path)
@@ -144,11 +156,16 @@ export function openEventStore (opts: { dir: string } | { memory: true }): Event
   } catch (err) {
     db.close()
     if (err instanceof EventStoreFileError) throw err
-    throw new EventStoreFileError(path, `is not a usable plan-swarm event database (${(err as Error).message}); move it aside (or restore a backup) and restart, or pass --data-dir <another dir>`, { cause: err })
+    throw new EventStoreFileError(
+      path,
+      `is not a usable plan-swarm event database (${(err as Error).message}); move it aside (or ` +
+        `restore a backup) and restart, or pass --data-dir <another dir>`,
+      { cause: err }
+    )
   }
 }
 
-function configure (db: Database.Database, path: string): void {
+function configure(db: Database.Database, path: string): void {
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
   if (path === ':memory:') return
   const mode = db.pragma('journal_mode = WAL', { simple: true })
@@ -161,13 +178,20 @@ function configure (db: Database.Database, path: string): void {
   db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`)
 }
 
-function migrate (db: Database.Database, path: string): void {
+function migrate(db: Database.Database, path: string): void {
   db.transaction(() => {
-    const hasMeta = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").pluck().get() !== undefined
+    const hasMeta =
+      db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").pluck().get() !== undefined
     if (!hasMeta) {
-      const objects = db.prepare("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'").pluck().get() as number
+      const objects = db
+        .prepare("SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'")
+        .pluck()
+        .get() as number
       if (objects > 0) {
-        throw new EventStoreFileError(path, 'is a SQLite database but not a plan-swarm event store; move it aside or pass --data-dir <another dir>')
+        throw new EventStoreFileError(
+          path,
+          'is a SQLite database but not a plan-swarm event store; move it aside or pass --data-dir <another dir>'
+        )
       }
       db.exec(SCHEMA)
       db.exec(DAMAGED_SCHEMA)
@@ -178,14 +202,24 @@ function migrate (db: Database.Database, path: string): void {
     const raw = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()
     const version = typeof raw === 'string' && /^[0-9]+$/.test(raw) ? Number(raw) : undefined
     if (version === undefined) {
-      throw new EventStoreFileError(path, `has no readable schema version (found ${JSON.stringify(raw ?? null)}); restore a backup or move it aside and let the node resync`)
+      throw new EventStoreFileError(
+        path,
+        `has no readable schema version (found ${JSON.stringify(raw ?? null)}); restore a backup or move it aside and let the node resync`
+      )
     }
     if (version > EVENT_STORE_SCHEMA_VERSION) {
-      throw new EventStoreFileError(path, `was written by a newer plan-swarm (schema ${version}; this build reads ${EVENT_STORE_SCHEMA_VERSION}); upgrade plan-swarm or pass --data-dir <another dir>`)
+      throw new EventStoreFileError(
+        path,
+        `was written by a newer plan-swarm (schema ${version}; this build ` +
+          `reads ${EVENT_STORE_SCHEMA_VERSION}); upgrade plan-swarm or pass --data-dir <another dir>`
+      )
     }
     if (version < EVENT_STORE_SCHEMA_VERSION) {
       // No older schema has ever shipped; a migration goes here when one does.
-      throw new EventStoreFileError(path, `has schema ${version}, which this build cannot migrate; move it aside and let the node resync`)
+      throw new EventStoreFileError(
+        path,
+        `has schema ${version}, which this build cannot migrate; move it aside and let the node resync`
+      )
     }
     db.exec(DAMAGED_SCHEMA)
   }).immediate()
@@ -207,15 +241,15 @@ class SqliteEventStore implements EventStore {
   private readonly putManyTx: (rows: Iterable<EventRow>) => number
   private closed = false
 
-  constructor (db: Database.Database, path: string) {
+  constructor(db: Database.Database, path: string) {
     this.db = db
     this.path = path
     // Insert if absent; if the id is present but its row is damaged (which
     // only another tool or disk trouble can cause), the new row replaces it.
     this.insertStmt = db.prepare(
       'INSERT INTO events (id, plan, bytes, received_ms) VALUES (?, ?, ?, ?) ' +
-      'ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, bytes = excluded.bytes, received_ms = excluded.received_ms ' +
-      `WHERE NOT ${validSql('events')}`
+        'ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, bytes = excluded.bytes, received_ms = excluded.received_ms ' +
+        `WHERE NOT ${validSql('events')}`
     )
     // One-row lookups can afford to check the row; whole-table queries below
     // cannot (a predicate makes them scan every row: 10-50x slower), and rely
@@ -234,7 +268,7 @@ class SqliteEventStore implements EventStore {
     this.plansStmt = db.prepare('SELECT DISTINCT plan FROM events ORDER BY plan').pluck()
     const copyAside = db.prepare<[string, number, number]>(
       'INSERT INTO damaged_events (rowid_was, id, plan, bytes, received_ms, problem, moved_ms) ' +
-      'SELECT rowid, id, plan, bytes, received_ms, ?, ? FROM events WHERE rowid = ?'
+        'SELECT rowid, id, plan, bytes, received_ms, ?, ? FROM events WHERE rowid = ?'
     )
     const deleteRow = db.prepare<[number]>('DELETE FROM events WHERE rowid = ?')
     this.moveAsideTx = db.transaction((rowid: number, problem: string) => {
@@ -250,42 +284,42 @@ class SqliteEventStore implements EventStore {
     })
   }
 
-  put (row: EventRow): boolean {
+  put(row: EventRow): boolean {
     return this.insert(row)
   }
 
-  putMany (rows: Iterable<EventRow>): number {
+  putMany(rows: Iterable<EventRow>): number {
     return this.putManyTx(rows)
   }
 
-  private insert (row: EventRow): boolean {
+  private insert(row: EventRow): boolean {
     const problem = inputProblem(row)
     if (problem !== undefined) throw new InvalidEventRowError(problem)
     return this.insertStmt.run(row.id, row.plan, row.bytes, row.receivedMs).changes === 1
   }
 
-  has (id: string): boolean {
+  has(id: string): boolean {
     return this.hasStmt.get(id) !== undefined
   }
 
-  get (id: string): Uint8Array | undefined {
+  get(id: string): Uint8Array | undefined {
     return this.getStmt.get(id) as Uint8Array | undefined
   }
 
-  count (): number {
+  count(): number {
     return this.countStmt.get() as number
   }
 
-  countByPlan (plan: string): number {
+  countByPlan(plan: string): number {
     return this.countPlanStmt.get(plan) as number
   }
 
-  load (onRow: (row: StoredEvent) => void, onDamaged: (info: DamagedRow) => void): LoadCounts {
-    return this.pages((after) => this.pageStmt.all(after, PAGE_ROWS), onRow, onDamaged)
+  load(onRow: (row: StoredEvent) => void, onDamaged: (info: DamagedRow) => void): LoadCounts {
+    return this.pages(after => this.pageStmt.all(after, PAGE_ROWS), onRow, onDamaged)
   }
 
-  loadPlan (plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts {
-    return this.pages((after) => this.planPageStmt.all(plan, after, PAGE_ROWS), onRow, onDamaged)
+  loadPlan(plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts {
+    return this.pages(after => this.planPageStmt.all(plan, after, PAGE_ROWS), onRow, onDamaged)
   }
 
   /**
@@ -293,7 +327,7 @@ class SqliteEventStore implements EventStore {
    * runs, so callbacks may use the store (a live `iterate()` would hold the
    * connection and make any write from a callback throw).
    */
-  private pages (
+  private pages(
     page: (afterRowid: number) => RawRow[],
     onRow: (row: StoredEvent) => void,
     onDamaged: ((info: DamagedRow) => void) | undefined
@@ -321,7 +355,7 @@ class SqliteEventStore implements EventStore {
   }
 
   /** Best effort: a store that cannot write (read-only file, full disk) still loads. */
-  private moveAside (rowid: number, problem: string): void {
+  private moveAside(rowid: number, problem: string): void {
     try {
       this.moveAsideTx(rowid, problem)
     } catch (err) {
@@ -329,15 +363,15 @@ class SqliteEventStore implements EventStore {
     }
   }
 
-  ids (): string[] {
+  ids(): string[] {
     return this.idsStmt.all() as string[]
   }
 
-  plans (): string[] {
+  plans(): string[] {
     return this.plansStmt.all() as string[]
   }
 
-  close (): void {
+  close(): void {
     if (this.closed) return
     this.closed = true
     this.db.close()

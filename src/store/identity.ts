@@ -48,7 +48,7 @@ export interface Identity {
  * @throws IdentityFileError if the file exists but is not a protobuf Ed25519
  *   private key (the file is left untouched).
  */
-export async function loadOrCreateIdentity (dir: string): Promise<Identity> {
+export async function loadOrCreateIdentity(dir: string): Promise<Identity> {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const path = join(dir, IDENTITY_FILE)
 
@@ -69,7 +69,7 @@ export async function loadOrCreateIdentity (dir: string): Promise<Identity> {
 }
 
 /** The identity in `path`, or undefined if there is no such file. */
-async function readIdentity (path: string): Promise<Identity | undefined> {
+async function readIdentity(path: string): Promise<Identity | undefined> {
   let stat
   try {
     stat = await statFile(path)
@@ -78,7 +78,8 @@ async function readIdentity (path: string): Promise<Identity | undefined> {
     throw new IdentityFileError(path, `cannot be read (${(err as Error).message})`, { cause: err })
   }
   if (!stat.isFile()) throw new IdentityFileError(path, 'is not a regular file')
-  if (stat.size > MAX_KEY_FILE_BYTES) throw new IdentityFileError(path, `is ${stat.size} bytes, far too large to be a key`)
+  if (stat.size > MAX_KEY_FILE_BYTES)
+    throw new IdentityFileError(path, `is ${stat.size} bytes, far too large to be a key`)
 
   let bytes: Uint8Array
   try {
@@ -98,7 +99,11 @@ async function readIdentity (path: string): Promise<Identity | undefined> {
   // Only a good key is worth protecting; a bad file is left exactly as it was.
   if ((stat.mode & 0o077) !== 0) {
     await chmod(path, KEY_FILE_MODE)
-    log.error('%s was readable by group or others (mode %s); tightened it to 0600', path, (stat.mode & 0o777).toString(8).padStart(4, '0'))
+    log.error(
+      '%s was readable by group or others (mode %s); tightened it to 0600',
+      path,
+      (stat.mode & 0o777).toString(8).padStart(4, '0')
+    )
   }
   return { privateKey, peerId: peerIdFromPrivateKey(privateKey).toString(), created: false }
 }
@@ -107,7 +112,7 @@ async function readIdentity (path: string): Promise<Identity | undefined> {
  * Writes `bytes` to `path` atomically unless `path` exists. Returns true if
  * the file already existed (nothing was written).
  */
-async function writeNew (path: string, bytes: Uint8Array): Promise<boolean> {
+async function writeNew(path: string, bytes: Uint8Array): Promise<boolean> {
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`
   const handle = await open(tmp, 'wx', KEY_FILE_MODE)
   try {
@@ -137,7 +142,7 @@ async function writeNew (path: string, bytes: Uint8Array): Promise<boolean> {
 }
 
 /** Makes the new directory entry durable (best effort: some platforms cannot open a directory). */
-async function syncDir (path: string): Promise<void> {
+async function syncDir(path: string): Promise<void> {
   const dir = join(path, '..')
   try {
     const handle = await open(dir, 'r')

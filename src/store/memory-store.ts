@@ -9,27 +9,38 @@ const HEX_ID = /^[0-9a-f]{64}$/
  * and what survives its simulated crash and restart. Nothing is ever
  * damaged here, so `onDamaged` is never called.
  */
-export function createMemoryStore (): EventStore {
+export function createMemoryStore(): EventStore {
   const rows = new Map<string, StoredEvent>()
   const byPlan = new Map<string, string[]>()
   let closed = false
-  const open = (): void => { if (closed) throw new Error('the memory store is closed') }
+  const open = (): void => {
+    if (closed) throw new Error('the memory store is closed')
+  }
   const check = (row: EventRow): void => {
-    if (typeof row.id !== 'string' || !HEX_ID.test(row.id)) throw new InvalidEventRowError(`id ${JSON.stringify(row.id)} is not 64 lowercase hex characters`)
+    if (typeof row.id !== 'string' || !HEX_ID.test(row.id))
+      throw new InvalidEventRowError(`id ${JSON.stringify(row.id)} is not 64 lowercase hex characters`)
     if (typeof row.plan !== 'string') throw new InvalidEventRowError(`plan of ${row.id} is not a string`)
-    if (!(row.bytes instanceof Uint8Array) || row.bytes.byteLength === 0) throw new InvalidEventRowError(`bytes of ${row.id} must be a non-empty Uint8Array`)
+    if (!(row.bytes instanceof Uint8Array) || row.bytes.byteLength === 0)
+      throw new InvalidEventRowError(`bytes of ${row.id} must be a non-empty Uint8Array`)
   }
   const put = (row: EventRow): boolean => {
     if (rows.has(row.id)) return false
     rows.set(row.id, { id: row.id, plan: row.plan, bytes: row.bytes })
     let list = byPlan.get(row.plan)
-    if (list === undefined) { list = []; byPlan.set(row.plan, list) }
+    if (list === undefined) {
+      list = []
+      byPlan.set(row.plan, list)
+    }
     list.push(row.id)
     return true
   }
   return {
     path: ':memory:',
-    put: row => { open(); check(row); return put(row) },
+    put: row => {
+      open()
+      check(row)
+      return put(row)
+    },
     putMany: many => {
       open()
       const list = [...many]
@@ -38,24 +49,50 @@ export function createMemoryStore (): EventStore {
       for (const r of list) if (put(r)) n++
       return n
     },
-    has: id => { open(); return rows.has(id) },
-    get: id => { open(); return rows.get(id)?.bytes },
-    count: () => { open(); return rows.size },
-    countByPlan: plan => { open(); return byPlan.get(plan)?.length ?? 0 },
+    has: id => {
+      open()
+      return rows.has(id)
+    },
+    get: id => {
+      open()
+      return rows.get(id)?.bytes
+    },
+    count: () => {
+      open()
+      return rows.size
+    },
+    countByPlan: plan => {
+      open()
+      return byPlan.get(plan)?.length ?? 0
+    },
     load: (onRow: (row: StoredEvent) => void, _onDamaged: (info: DamagedRow) => void): LoadCounts => {
       open()
       let loaded = 0
-      for (const r of [...rows.values()]) { onRow(r); loaded++ }
+      for (const r of [...rows.values()]) {
+        onRow(r)
+        loaded++
+      }
       return { loaded, damaged: 0 }
     },
     loadPlan: (plan, onRow) => {
       open()
       let loaded = 0
-      for (const id of [...(byPlan.get(plan) ?? [])]) { onRow(rows.get(id) as StoredEvent); loaded++ }
+      for (const id of [...(byPlan.get(plan) ?? [])]) {
+        onRow(rows.get(id) as StoredEvent)
+        loaded++
+      }
       return { loaded, damaged: 0 }
     },
-    ids: () => { open(); return [...rows.keys()].sort() },
-    plans: () => { open(); return [...byPlan.keys()].sort() },
-    close: () => { closed = true }
+    ids: () => {
+      open()
+      return [...rows.keys()].sort()
+    },
+    plans: () => {
+      open()
+      return [...byPlan.keys()].sort()
+    },
+    close: () => {
+      closed = true
+    }
   }
 }

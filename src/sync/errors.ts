@@ -25,12 +25,12 @@ export class StreamCutError extends Error {
 }
 
 /** An error as one line for stats and logs: `Name: message`, or the bare message of a plain Error. */
-export function errorMessage (err: unknown): string {
+export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.name !== 'Error' ? `${err.name}: ${err.message}` : err.message
   return String(err)
 }
 
 /** Anything thrown, as an Error. */
-export function asError (err: unknown): Error {
+export function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err))
 }

@@ -29,7 +29,7 @@ export class FrameReader {
   private detached = false
   private readonly unlisten: () => void
 
-  constructor (
+  constructor(
     private readonly stream: SyncStream,
     private readonly maxFrameBytes: number,
     private readonly highWater: number,
@@ -41,7 +41,7 @@ export class FrameReader {
   }
 
   /** Stops listening (when the session ends). */
-  detach (): void {
+  detach(): void {
     if (this.detached) return
     this.detached = true
     this.unlisten()
@@ -51,7 +51,7 @@ export class FrameReader {
   }
 
   /** Fails every pending and future `next()` with this error. */
-  fail (err: Error): void {
+  fail(err: Error): void {
     if (this.failure === null) this.failure = err
     this.signal()
   }
@@ -62,7 +62,7 @@ export class FrameReader {
    * oversized frame (as soon as its length prefix is read), a truncated
    * final frame, or a failed stream.
    */
-  async next (): Promise<Uint8Array | null> {
+  async next(): Promise<Uint8Array | null> {
     for (;;) {
       if (this.failure !== null) throw this.failure
       const frame = this.tryParse()
@@ -75,7 +75,9 @@ export class FrameReader {
         return null
       }
       if (this.paused) this.setPaused(false)
-      await new Promise<void>(resolve => { this.wake = resolve })
+      await new Promise<void>(resolve => {
+        this.wake = resolve
+      })
     }
   }
 
@@ -106,7 +108,7 @@ export class FrameReader {
     this.signal()
   }
 
-  private setPaused (paused: boolean): void {
+  private setPaused(paused: boolean): void {
     try {
       if (paused) this.stream.pause()
       else this.stream.resume()
@@ -117,14 +119,14 @@ export class FrameReader {
     }
   }
 
-  private signal (): void {
+  private signal(): void {
     const wake = this.wake
     this.wake = null
     wake?.()
   }
 
   /** The byte at logical offset `i` of the buffered data (i < buffered). */
-  private byteAt (i: number): number {
+  private byteAt(i: number): number {
     let k = 0
     let off = this.head + i
     while (off >= (this.chunks[k] as Uint8Array).length) {
@@ -134,7 +136,7 @@ export class FrameReader {
     return (this.chunks[k] as Uint8Array)[off] as number
   }
 
-  private tryParse (): Uint8Array | null {
+  private tryParse(): Uint8Array | null {
     if (this.buffered === 0) return null
     // length prefix (read across chunks, so not with wire/varint's readVarint)
     let value = 0
@@ -153,17 +155,18 @@ export class FrameReader {
       scale *= 128
     }
     if (value === 0) throw new SyncProtocolError('empty frame (no type byte)')
-    if (value > this.maxFrameBytes) throw new SyncProtocolError(`frame of ${value} bytes exceeds the ${this.maxFrameBytes}-byte limit`)
+    if (value > this.maxFrameBytes)
+      throw new SyncProtocolError(`frame of ${value} bytes exceeds the ${this.maxFrameBytes}-byte limit`)
     if (this.buffered < prefix + value) return null
     this.skip(prefix)
     return this.take(value)
   }
 
-  private skip (n: number): void {
+  private skip(n: number): void {
     this.take(n)
   }
 
-  private take (n: number): Uint8Array {
+  private take(n: number): Uint8Array {
     const first = this.chunks[0] as Uint8Array
     let out: Uint8Array
     if (first.length - this.head >= n) {

@@ -26,30 +26,30 @@ export class FrameWriter {
   private readonly control: Uint8Array[] = []
   private writing = false
 
-  constructor (
+  constructor(
     private readonly stream: SyncStream,
     private readonly counters: SessionCounters,
     private readonly hooks: FrameWriterHooks
   ) {}
 
   /** Queues a control frame; `kick` sends it. */
-  queue (frame: Uint8Array): void {
+  queue(frame: Uint8Array): void {
     this.control.push(frame)
   }
 
   /** A pump is running or a control frame waits. */
-  get busy (): boolean {
+  get busy(): boolean {
     return this.writing || this.control.length > 0
   }
 
   /** Starts the pump unless it runs. */
-  kick (): void {
+  kick(): void {
     if (this.writing) return
     this.writing = true
     void this.pump()
   }
 
-  private async pump (): Promise<void> {
+  private async pump(): Promise<void> {
     try {
       for (;;) {
         if (this.hooks.stopped()) {

@@ -23,7 +23,14 @@
  * The frame reader that cuts these out of a stream is frame-reader.ts.
  */
 import { ID_BYTES, idToBytes } from '../wire/id-bytes.js'
-import { VARINT_NON_MINIMAL, VARINT_OUT_OF_RANGE, VARINT_TRUNCATED, readVarint, varintSize, writeVarint } from '../wire/varint.js'
+import {
+  VARINT_NON_MINIMAL,
+  VARINT_OUT_OF_RANGE,
+  VARINT_TRUNCATED,
+  readVarint,
+  varintSize,
+  writeVarint
+} from '../wire/varint.js'
 import { SyncProtocolError } from './errors.js'
 
 export const FRAME_RECONCILE = 1
@@ -32,7 +39,7 @@ export const FRAME_EVENTS = 3
 export const FRAME_DONE = 4
 
 /** One whole frame: length prefix, type, payload. */
-export function encodeFrame (type: number, payload: Uint8Array = new Uint8Array(0)): Uint8Array {
+export function encodeFrame(type: number, payload: Uint8Array = new Uint8Array(0)): Uint8Array {
   const len = 1 + payload.length
   const out = new Uint8Array(varintSize(len) + len)
   let pos = writeVarint(out, 0, len)
@@ -42,14 +49,14 @@ export function encodeFrame (type: number, payload: Uint8Array = new Uint8Array(
 }
 
 /** A WANT frame for these ids. */
-export function encodeWant (ids: readonly string[]): Uint8Array {
+export function encodeWant(ids: readonly string[]): Uint8Array {
   const payload = new Uint8Array(ids.length * ID_BYTES)
   for (let i = 0; i < ids.length; i++) idToBytes(ids[i] as string, payload, i * ID_BYTES)
   return encodeFrame(FRAME_WANT, payload)
 }
 
 /** An EVENTS frame settling `settled` wanted ids with these events (in wanted order). */
-export function encodeEvents (settled: number, events: readonly Uint8Array[]): Uint8Array {
+export function encodeEvents(settled: number, events: readonly Uint8Array[]): Uint8Array {
   let size = varintSize(settled)
   for (const e of events) size += varintSize(e.length) + e.length
   const payload = new Uint8Array(size)
@@ -62,20 +69,27 @@ export function encodeEvents (settled: number, events: readonly Uint8Array[]): U
   return encodeFrame(FRAME_EVENTS, payload)
 }
 
-/** The varint at `pos` of a frame payload and the position after it; null if the payload ends first; throws SyncProtocolError when malformed. */
-function readPayloadVarint (bytes: Uint8Array, pos: number): [number, number] | null {
+/**
+ * The varint at `pos` of a frame payload and the position after it; null if the payload ends first; throws
+ * SyncProtocolError when malformed.
+ */
+function readPayloadVarint(bytes: Uint8Array, pos: number): [number, number] | null {
   const value = readVarint(bytes, pos)
   if (value >= 0) return [value, pos + varintSize(value)]
   switch (value) {
-    case VARINT_TRUNCATED: return null
-    case VARINT_NON_MINIMAL: throw new SyncProtocolError('non-minimal varint')
-    case VARINT_OUT_OF_RANGE: throw new SyncProtocolError('varint out of range')
-    default: throw new SyncProtocolError('varint longer than 5 bytes')
+    case VARINT_TRUNCATED:
+      return null
+    case VARINT_NON_MINIMAL:
+      throw new SyncProtocolError('non-minimal varint')
+    case VARINT_OUT_OF_RANGE:
+      throw new SyncProtocolError('varint out of range')
+    default:
+      throw new SyncProtocolError('varint longer than 5 bytes')
   }
 }
 
 /** Parses an EVENTS payload; throws SyncProtocolError when malformed. Events are copies. */
-export function decodeEvents (payload: Uint8Array): { settled: number, events: Uint8Array[] } {
+export function decodeEvents(payload: Uint8Array): { settled: number; events: Uint8Array[] } {
   const head = readPayloadVarint(payload, 0)
   if (head === null) throw new SyncProtocolError('EVENTS frame without a settled count')
   const [settled, start] = head

@@ -3,15 +3,15 @@ export class IdQueue {
   private items: string[] = []
   private head = 0
 
-  get length (): number {
+  get length(): number {
     return this.items.length - this.head
   }
 
-  push (id: string): void {
+  push(id: string): void {
     this.items.push(id)
   }
 
-  shift (): string | undefined {
+  shift(): string | undefined {
     if (this.head >= this.items.length) return undefined
     const id = this.items[this.head++]
     if (this.head > 4096 && this.head * 2 > this.items.length) {
@@ -22,11 +22,11 @@ export class IdQueue {
   }
 
   /** The first n ids (n <= length), without removing them. */
-  peek (n: number): string[] {
+  peek(n: number): string[] {
     return this.items.slice(this.head, this.head + n)
   }
 
-  drop (n: number): void {
+  drop(n: number): void {
     for (let i = 0; i < n; i++) this.shift()
   }
 }

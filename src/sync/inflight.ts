@@ -8,16 +8,16 @@ export class InflightIds {
   private readonly owners = new Map<string, object>()
   private readonly listeners = new Set<() => void>()
 
-  owner (id: string): object | undefined {
+  owner(id: string): object | undefined {
     return this.owners.get(id)
   }
 
-  claim (id: string, owner: object): void {
+  claim(id: string, owner: object): void {
     if (!this.owners.has(id)) this.owners.set(id, owner)
   }
 
   /** Releases the ids this owner holds; tells every listener once if any was released. */
-  release (ids: Iterable<string>, owner: object): void {
+  release(ids: Iterable<string>, owner: object): void {
     let any = false
     for (const id of ids) {
       if (this.owners.get(id) === owner) {
@@ -28,12 +28,14 @@ export class InflightIds {
     if (any) for (const listener of [...this.listeners]) listener()
   }
 
-  subscribe (listener: () => void): () => void {
+  subscribe(listener: () => void): () => void {
     this.listeners.add(listener)
-    return () => { this.listeners.delete(listener) }
+    return () => {
+      this.listeners.delete(listener)
+    }
   }
 
-  get size (): number {
+  get size(): number {
     return this.owners.size
   }
 }

@@ -102,20 +102,20 @@ export interface SyncWithOptions {
 
 export interface SyncService {
   /** Registers the protocol handler, the on-connect hook and the periodic timer. */
-  start (): Promise<void>
+  start(): Promise<void>
   /** Unregisters, aborts running sessions (they resolve with an error stat), clears timers. */
-  stop (): Promise<void>
+  stop(): Promise<void>
   /**
    * Syncs with this peer now (dialing it if needed); joins a session already
    * running to it. With `fresh`, joins only a session that starts after the
    * call (waiting out one already running), so a success means the peer holds
    * everything this node held at the call. Never rejects.
    */
-  syncWith (peer: PeerId | string, options?: SyncWithOptions): Promise<SyncStats>
-  stats (): SyncTotals
+  syncWith(peer: PeerId | string, options?: SyncWithOptions): Promise<SyncStats>
+  stats(): SyncTotals
 }
 
-export function createSyncService (init: SyncServiceInit): SyncService {
+export function createSyncService(init: SyncServiceInit): SyncService {
   return new SyncServiceImpl(init)
 }
 
@@ -129,18 +129,26 @@ class SyncServiceImpl implements SyncService {
   private readonly maxInbound: number
   private readonly scheduler: Scheduler
   private readonly inflight = new InflightIds()
-  private readonly inbound = new Map<string, { session: SyncSession, done: Promise<unknown> }>()
-  private readonly outbound = new Map<string, { session: SyncSession | null, done: Promise<SyncStats> }>()
+  private readonly inbound = new Map<string, { session: SyncSession; done: Promise<unknown> }>()
+  private readonly outbound = new Map<string, { session: SyncSession | null; done: Promise<SyncStats> }>()
   private readonly timers = new Set<Cancel>()
   private controller = new AbortController()
   private running = false
   private periodic: Cancel | null = null
   private totals = {
-    sessions: 0, inbound: 0, outbound: 0, ok: 0, failures: 0, rejected: 0,
-    bytesSent: 0, bytesReceived: 0, eventsSent: 0, eventsReceived: 0
+    sessions: 0,
+    inbound: 0,
+    outbound: 0,
+    ok: 0,
+    failures: 0,
+    rejected: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+    eventsSent: 0,
+    eventsReceived: 0
   }
 
-  constructor (private readonly init: SyncServiceInit) {
+  constructor(private readonly init: SyncServiceInit) {
     this.libp2p = init.libp2p
     this.log = init.log ?? logger('plan-swarm:sync')
     this.limits = { ...DEFAULT_SYNC_LIMITS, ...init.limits }
@@ -151,16 +159,20 @@ class SyncServiceImpl implements SyncService {
     this.scheduler = init.scheduler ?? realScheduler()
   }
 
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     if (this.running) return
     this.running = true
     this.controller = new AbortController()
-    await this.libp2p.handle(SYNC_PROTOCOL, this.onStream, { maxInboundStreams: 4, maxOutboundStreams: 4, runOnLimitedConnection: true })
+    await this.libp2p.handle(SYNC_PROTOCOL, this.onStream, {
+      maxInboundStreams: 4,
+      maxOutboundStreams: 4,
+      runOnLimitedConnection: true
+    })
     if (this.init.syncOnConnect !== false) this.libp2p.addEventListener('peer:connect', this.onConnect)
     this.schedulePeriodic()
   }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     if (!this.running) return
     this.running = false
     this.libp2p.removeEventListener('peer:connect', this.onConnect)
@@ -186,17 +198,21 @@ class SyncServiceImpl implements SyncService {
     await Promise.allSettled(pending)
   }
 
-  stats (): SyncTotals {
+  stats(): SyncTotals {
     return { ...this.totals, active: this.inbound.size + this.outbound.size }
   }
 
-  syncWith (peer: PeerId | string, options: SyncWithOptions = {}): Promise<SyncStats> {
+  syncWith(peer: PeerId | string, options: SyncWithOptions = {}): Promise<SyncStats> {
     const key = peer.toString()
     const running = this.outbound.get(key)
     // A session that started before the call may have reconciled before what
     // the caller just stored existed; any session that starts after it will do.
-    if (running !== undefined) return options.fresh === true ? running.done.then(async () => await this.syncWith(peer)) : running.done
-    const entry: { session: SyncSession | null, done: Promise<SyncStats> } = { session: null, done: Promise.resolve(failedStats(key, 'not started', 0)) }
+    if (running !== undefined)
+      return options.fresh === true ? running.done.then(async () => await this.syncWith(peer)) : running.done
+    const entry: { session: SyncSession | null; done: Promise<SyncStats> } = {
+      session: null,
+      done: Promise.resolve(failedStats(key, 'not started', 0))
+    }
     entry.done = this.runOutbound(peer, key, entry)
       .catch((err: unknown) => failedStats(key, err instanceof Error ? err.message : String(err), 0))
       .then(stats => {
@@ -208,7 +224,11 @@ class SyncServiceImpl implements SyncService {
     return entry.done
   }
 
-  private async runOutbound (peer: PeerId | string, key: string, entry: { session: SyncSession | null }): Promise<SyncStats> {
+  private async runOutbound(
+    peer: PeerId | string,
+    key: string,
+    entry: { session: SyncSession | null }
+  ): Promise<SyncStats> {
     const started = this.scheduler.monotonic()
     if (!this.running) return failedStats(key, 'sync service is not running', 0)
     let stream: Stream
@@ -251,7 +271,11 @@ class SyncServiceImpl implements SyncService {
     }
     if (this.inbound.has(peer) || this.inbound.size >= this.maxInbound) {
       this.totals.rejected++
-      this.log('refusing a sync stream from %s: %s', peer, this.inbound.has(peer) ? 'a session with it is running' : 'too many sessions')
+      this.log(
+        'refusing a sync stream from %s: %s',
+        peer,
+        this.inbound.has(peer) ? 'a session with it is running' : 'too many sessions'
+      )
       stream.abort(new SyncAbortedError('sync busy'))
       return
     }
@@ -263,10 +287,17 @@ class SyncServiceImpl implements SyncService {
       stream.abort(asError(err))
       return
     }
-    const done = session.run()
-      .then(stats => { this.record(stats) })
-      .catch((err: unknown) => { this.log.error('sync session from %s: %e', peer, err) })
-      .finally(() => { this.inbound.delete(peer) })
+    const done = session
+      .run()
+      .then(stats => {
+        this.record(stats)
+      })
+      .catch((err: unknown) => {
+        this.log.error('sync session from %s: %e', peer, err)
+      })
+      .finally(() => {
+        this.inbound.delete(peer)
+      })
     this.inbound.set(peer, { session, done })
   }
 
@@ -282,16 +313,18 @@ class SyncServiceImpl implements SyncService {
     this.timers.add(timer)
   }
 
-  private schedulePeriodic (): void {
+  private schedulePeriodic(): void {
     if (!this.running || this.intervalMs <= 0) return
     const delay = this.intervalMs * (0.8 + 0.4 * this.scheduler.random())
     this.periodic = this.scheduler.after(delay, () => {
       this.periodic = null
-      void this.periodicTick().finally(() => { this.schedulePeriodic() })
+      void this.periodicTick().finally(() => {
+        this.schedulePeriodic()
+      })
     })
   }
 
-  private async periodicTick (): Promise<void> {
+  private async periodicTick(): Promise<void> {
     if (!this.running) return
     const candidates: PeerId[] = []
     // From the connections, not libp2p.getPeers(), which parses every peer id back from its string.
@@ -312,16 +345,22 @@ class SyncServiceImpl implements SyncService {
     void this.syncWith(peer)
   }
 
-  private newSession (stream: Stream, peer: string, direction: 'inbound' | 'outbound'): SyncSession {
-    return new SyncSession(this.host(), syncStreamOfLibp2p(stream, this.limits.maxFrameBytes), peer, direction, this.scheduler)
+  private newSession(stream: Stream, peer: string, direction: 'inbound' | 'outbound'): SyncSession {
+    return new SyncSession(
+      this.host(),
+      syncStreamOfLibp2p(stream, this.limits.maxFrameBytes),
+      peer,
+      direction,
+      this.scheduler
+    )
   }
 
-  private host (): SessionHost {
+  private host(): SessionHost {
     const { ids, has, getBytes, ingest, ingestMany } = this.init
     return { ids, has, getBytes, ingest, ingestMany, inflight: this.inflight, limits: this.limits, log: this.log }
   }
 
-  private record (stats: SyncStats): void {
+  private record(stats: SyncStats): void {
     const t = this.totals
     t.sessions++
     if (stats.direction === 'inbound') t.inbound++
@@ -333,8 +372,17 @@ class SyncServiceImpl implements SyncService {
     t.eventsSent += stats.eventsSent
     t.eventsReceived += stats.eventsReceived
     if (stats.ok) {
-      this.log('sync %s %s: ok, %d rounds, %d/%d events in/out, %d/%d bytes in/out, %d ms', stats.direction, stats.peer,
-        stats.rounds, stats.eventsReceived, stats.eventsSent, stats.bytesReceived, stats.bytesSent, stats.ms)
+      this.log(
+        'sync %s %s: ok, %d rounds, %d/%d events in/out, %d/%d bytes in/out, %d ms',
+        stats.direction,
+        stats.peer,
+        stats.rounds,
+        stats.eventsReceived,
+        stats.eventsSent,
+        stats.bytesReceived,
+        stats.bytesSent,
+        stats.ms
+      )
     } else {
       this.log('sync %s %s failed after %d ms: %s', stats.direction, stats.peer, stats.ms, stats.error)
     }

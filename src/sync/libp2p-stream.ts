@@ -12,21 +12,33 @@ import type { SyncStream } from './stream.js'
  * (16 MiB at most) in flight when the session pauses, so the read buffer is
  * raised above that, and a pause never makes libp2p reset the stream.
  */
-export function syncStreamOfLibp2p (stream: Stream, maxFrameBytes: number): SyncStream {
+export function syncStreamOfLibp2p(stream: Stream, maxFrameBytes: number): SyncStream {
   stream.maxReadBufferLength = Math.max(stream.maxReadBufferLength, 16 * 1024 * 1024 + 2 * maxFrameBytes)
   return {
-    get status () { return stream.status },
-    get readableEnded () { return stream.readableEnded },
-    get readBufferLength () { return stream.readBufferLength },
+    get status() {
+      return stream.status
+    },
+    get readableEnded() {
+      return stream.readableEnded
+    },
+    get readBufferLength() {
+      return stream.readBufferLength
+    },
     send: bytes => stream.send(bytes),
-    onDrain: async () => { await stream.onDrain() },
+    onDrain: async () => {
+      await stream.onDrain()
+    },
     listen: listener => {
       const onMessage = (evt: StreamMessageEvent): void => {
         const data = evt.data
         listener.onData(data instanceof Uint8Array ? data : data.subarray())
       }
-      const onEnd = (): void => { listener.onEnd() }
-      const onClose = (evt: StreamCloseEvent): void => { listener.onClose(evt.error) }
+      const onEnd = (): void => {
+        listener.onEnd()
+      }
+      const onClose = (evt: StreamCloseEvent): void => {
+        listener.onClose(evt.error)
+      }
       stream.addEventListener('message', onMessage)
       stream.addEventListener('end', onEnd)
       stream.addEventListener('close', onClose)
@@ -36,9 +48,17 @@ export function syncStreamOfLibp2p (stream: Stream, maxFrameBytes: number): Sync
         stream.removeEventListener('close', onClose)
       }
     },
-    pause: () => { stream.pause() },
-    resume: () => { stream.resume() },
-    close: async () => { await stream.close() },
-    abort: err => { stream.abort(err) }
+    pause: () => {
+      stream.pause()
+    },
+    resume: () => {
+      stream.resume()
+    },
+    close: async () => {
+      await stream.close()
+    },
+    abort: err => {
+      stream.abort(err)
+    }
   }
 }

@@ -40,7 +40,7 @@ export interface MemoryStreamPair {
 
 export const DEFAULT_MEMORY_WINDOW_BYTES = 256 * 1024
 
-export function createMemoryStreamPair (scheduler: Scheduler, opts: MemoryStreamOptions = {}): MemoryStreamPair {
+export function createMemoryStreamPair(scheduler: Scheduler, opts: MemoryStreamOptions = {}): MemoryStreamPair {
   const delay = opts.delayMs ?? 0
   const delayOf = typeof delay === 'number' ? () => delay : delay
   const window = opts.windowBytes ?? DEFAULT_MEMORY_WINDOW_BYTES
@@ -64,24 +64,24 @@ export function createMemoryStreamPair (scheduler: Scheduler, opts: MemoryStream
 
 /** What travels on a link: data, the sender's half-close, or its abort (a reset). */
 type Packet =
-  | { readonly kind: 'data', readonly bytes: Uint8Array }
-  | { readonly kind: 'end', readonly onArrive: () => void }
+  | { readonly kind: 'data'; readonly bytes: Uint8Array }
+  | { readonly kind: 'end'; readonly onArrive: () => void }
   | { readonly kind: 'reset' }
 
 /** One direction of the pair: packets in order, each after its own delay, none overtaking another. */
 class Link {
-  private readonly queue: Array<{ readonly packet: Packet, arrived: boolean, cancel: Cancel | null }> = []
+  private readonly queue: Array<{ readonly packet: Packet; arrived: boolean; cancel: Cancel | null }> = []
   private dead = false
 
-  constructor (
+  constructor(
     private readonly scheduler: Scheduler,
     private readonly to: MemoryEnd,
     private readonly delayOf: (bytes: number) => number
   ) {}
 
-  push (packet: Packet): void {
+  push(packet: Packet): void {
     if (this.dead) return
-    const entry: { packet: Packet, arrived: boolean, cancel: Cancel | null } = { packet, arrived: false, cancel: null }
+    const entry: { packet: Packet; arrived: boolean; cancel: Cancel | null } = { packet, arrived: false, cancel: null }
     this.queue.push(entry)
     const ms = this.delayOf(packet.kind === 'data' ? packet.bytes.length : 0)
     entry.cancel = this.scheduler.after(Number.isFinite(ms) && ms > 0 ? ms : 0, () => {
@@ -92,13 +92,13 @@ class Link {
   }
 
   /** Drops everything in flight and cancels its timers. */
-  kill (): void {
+  kill(): void {
     this.dead = true
     for (const entry of this.queue) entry.cancel?.()
     this.queue.length = 0
   }
 
-  private flush (): void {
+  private flush(): void {
     while (!this.dead && this.queue[0]?.arrived === true) {
       const { packet } = this.queue.shift() as { packet: Packet }
       this.to.arrive(packet)
@@ -125,18 +125,18 @@ class MemoryEnd implements SyncStream {
   private remote!: MemoryEnd
   private link!: Link
 
-  constructor (
+  constructor(
     private readonly direction: MemoryDirection,
     private readonly windowBytes: number,
     private readonly onBytes: MemoryStreamOptions['onBytes']
   ) {}
 
-  connect (remote: MemoryEnd, link: Link): void {
+  connect(remote: MemoryEnd, link: Link): void {
     this.remote = remote
     this.link = link
   }
 
-  send (bytes: Uint8Array): boolean {
+  send(bytes: Uint8Array): boolean {
     if (this.failure !== null) throw this.failure
     if (this.writableEnded) throw new Error('cannot send: this end of the stream is closed for writing')
     const copy = bytes.slice()
@@ -146,7 +146,7 @@ class MemoryEnd implements SyncStream {
     return this.unread < this.windowBytes
   }
 
-  async onDrain (): Promise<void> {
+  async onDrain(): Promise<void> {
     if (this.failure !== null) throw this.failure
     if (this.unread < this.windowBytes) return
     const waiter = Promise.withResolvers<void>()
@@ -154,16 +154,18 @@ class MemoryEnd implements SyncStream {
     await waiter.promise
   }
 
-  listen (listener: SyncStreamListener): () => void {
+  listen(listener: SyncStreamListener): () => void {
     this.listeners.add(listener)
-    return () => { this.listeners.delete(listener) }
+    return () => {
+      this.listeners.delete(listener)
+    }
   }
 
-  pause (): void {
+  pause(): void {
     this.paused = true
   }
 
-  resume (): void {
+  resume(): void {
     this.paused = false
     // Delivered on a microtask, never from inside resume(): a reader that pauses again in onData must see its pause stick.
     if (this.buffer.length > 0 && !this.flushQueued) {
@@ -175,7 +177,7 @@ class MemoryEnd implements SyncStream {
     }
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.failure !== null) throw this.failure
     if (this.writableEnded) return await (this.closeWaiter?.promise ?? Promise.resolve())
     this.writableEnded = true
@@ -183,19 +185,21 @@ class MemoryEnd implements SyncStream {
     if (this.status === 'open') this.status = 'closing'
     this.link.push({
       kind: 'end',
-      onArrive: () => { this.closeWaiter?.resolve() }
+      onArrive: () => {
+        this.closeWaiter?.resolve()
+      }
     })
     await this.closeWaiter.promise
   }
 
-  abort (err: Error): void {
+  abort(err: Error): void {
     if (this.isFinished()) return
     this.fail('aborted', err)
     this.link.push({ kind: 'reset' })
   }
 
   /** A packet from the remote reached this end. */
-  arrive (packet: Packet): void {
+  arrive(packet: Packet): void {
     if (packet.kind === 'end') packet.onArrive()
     if (this.isFinished()) {
       if (packet.kind === 'data') this.remote.delivered(packet.bytes.length)
@@ -220,14 +224,14 @@ class MemoryEnd implements SyncStream {
   }
 
   /** The link was cut. */
-  sever (err: Error): void {
+  sever(err: Error): void {
     this.link.kill()
     if (!this.isFinished()) this.fail('reset', err)
     this.closeWaiter?.reject(err)
   }
 
   /** The remote delivered `n` of this end's bytes to its reader. */
-  private delivered (n: number): void {
+  private delivered(n: number): void {
     this.unread -= n
     if (this.unread >= this.windowBytes || this.drainWaiters.length === 0) return
     const waiters = this.drainWaiters
@@ -235,7 +239,7 @@ class MemoryEnd implements SyncStream {
     for (const w of waiters) w.resolve()
   }
 
-  private flushBuffer (): void {
+  private flushBuffer(): void {
     while (!this.paused && !this.isFinished() && this.buffer.length > 0) {
       const item = this.buffer.shift() as Uint8Array | typeof END
       if (item === END) {
@@ -247,29 +251,29 @@ class MemoryEnd implements SyncStream {
     }
   }
 
-  private deliver (bytes: Uint8Array): void {
+  private deliver(bytes: Uint8Array): void {
     this.remote.delivered(bytes.length)
     for (const l of [...this.listeners]) l.onData(bytes)
   }
 
-  private deliverEnd (): void {
+  private deliverEnd(): void {
     this.readableEnded = true
     if (this.status === 'open') this.status = 'closing'
     for (const l of [...this.listeners]) l.onEnd()
     this.finishIfDone()
   }
 
-  private finishIfDone (): void {
+  private finishIfDone(): void {
     if (!this.writableEnded || !this.readableEnded || this.isFinished()) return
     this.status = 'closed'
     for (const l of [...this.listeners]) l.onClose()
   }
 
-  private isFinished (): boolean {
+  private isFinished(): boolean {
     return this.status === 'closed' || this.status === 'aborted' || this.status === 'reset'
   }
 
-  private fail (status: 'aborted' | 'reset', err: Error): void {
+  private fail(status: 'aborted' | 'reset', err: Error): void {
     this.status = status
     this.failure = err
     for (const item of this.buffer) if (item !== END) this.remote.delivered(item.length)

@@ -17,7 +17,7 @@ import { SIGNATURE_BYTES } from '../wire/codec.js'
  * runtime gives the fold for tree hashes. Same output as the core's
  * sha256HexOfText.
  */
-export function nativeSha256HexOfText (text: string): string {
+export function nativeSha256HexOfText(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex')
 }
 
@@ -27,7 +27,9 @@ export function nativeSha256HexOfText (text: string): string {
  * pure `eventIdOfWire` of src/wire/codec.ts. Null when the bytes are too
  * short to hold a signature and an envelope.
  */
-export function nativeEventIdOfWire (bytes: Uint8Array): EventId | null {
+export function nativeEventIdOfWire(bytes: Uint8Array): EventId | null {
   if (bytes.length <= SIGNATURE_BYTES) return null
-  return createHash('sha256').update(bytes.subarray(0, bytes.length - SIGNATURE_BYTES)).digest('hex') as EventId
+  return createHash('sha256')
+    .update(bytes.subarray(0, bytes.length - SIGNATURE_BYTES))
+    .digest('hex') as EventId
 }

@@ -30,31 +30,31 @@ export class Puller {
   private readonly claimed = new Set<string>()
   private ignoreInflight = false
 
-  constructor (
+  constructor(
     private readonly host: SessionHost,
     private readonly counters: SessionCounters
   ) {}
 
   /** Queues the ids the reconciliation found the peer has (less those held, folded or parked). */
-  need (ids: readonly string[]): void {
+  need(ids: readonly string[]): void {
     for (const id of ids) if (!this.host.has(id)) this.queue.push(id)
   }
 
   /** Nothing queued and nothing outstanding (deferred ids aside). */
-  get idle (): boolean {
+  get idle(): boolean {
     return this.queue.length === 0 && this.outstanding.length === 0
   }
 
-  get queued (): number {
+  get queued(): number {
     return this.queue.length
   }
 
-  get deferredCount (): number {
+  get deferredCount(): number {
     return this.deferred.size
   }
 
   /** The next WANT frame (within the outstanding window), or null when there is nothing to ask for now. */
-  buildWant (): Uint8Array | null {
+  buildWant(): Uint8Array | null {
     const room = Math.min(MAX_WANT_IDS_PER_FRAME, MAX_OUTSTANDING_WANTS - this.outstanding.length)
     if (room <= 0) return null
     const ids: string[] = []
@@ -84,9 +84,10 @@ export class Puller {
    * carries only wanted events, in wanted order. Settles them (the peer may be
    * asked for more at once); throws SyncProtocolError otherwise.
    */
-  settle (payload: Uint8Array): SettledEvents {
+  settle(payload: Uint8Array): SettledEvents {
     const { settled, events } = decodeEvents(payload)
-    if (settled > this.outstanding.length) throw new SyncProtocolError(`EVENTS settles ${settled} ids, only ${this.outstanding.length} wanted`)
+    if (settled > this.outstanding.length)
+      throw new SyncProtocolError(`EVENTS settles ${settled} ids, only ${this.outstanding.length} wanted`)
     const window = this.outstanding.peek(settled)
     let w = 0
     for (const bytes of events) {
@@ -101,13 +102,13 @@ export class Puller {
   }
 
   /** The events of a settled window were ingested: only now may other sessions ask for these ids (if still missing). */
-  release (window: readonly string[]): void {
+  release(window: readonly string[]): void {
     for (const id of window) this.claimed.delete(id)
     this.host.inflight.release(window, this)
   }
 
   /** Deferred ids: drop the ones now held, queue the ones nobody else is fetching. */
-  resolveDeferred (): void {
+  resolveDeferred(): void {
     for (const id of this.deferred) {
       if (this.host.has(id)) {
         this.deferred.delete(id)
@@ -119,13 +120,13 @@ export class Puller {
   }
 
   /** Waited long enough for other sessions: ask for every deferred id still missing. */
-  stopDeferring (): void {
+  stopDeferring(): void {
     this.ignoreInflight = true
     this.resolveDeferred()
   }
 
   /** The session is over: give back every id still claimed. */
-  releaseAll (): void {
+  releaseAll(): void {
     if (this.claimed.size === 0) return
     const ids = [...this.claimed]
     this.claimed.clear()

@@ -15,25 +15,28 @@ export class Server {
   private readonly queue = new IdQueue()
   private peerWanted = 0
 
-  constructor (
+  constructor(
     private readonly host: SessionHost,
     private readonly counters: SessionCounters
   ) {}
 
   /** Wanted ids not answered yet. */
-  get pending (): number {
+  get pending(): number {
     return this.queue.length
   }
 
   /** Queues the ids of a WANT payload; throws SyncProtocolError when it breaks a bound. */
-  want (payload: Uint8Array): void {
-    if (payload.length === 0 || payload.length % ID_BYTES !== 0) throw new SyncProtocolError(`WANT payload of ${payload.length} bytes is not a list of ids`)
+  want(payload: Uint8Array): void {
+    if (payload.length === 0 || payload.length % ID_BYTES !== 0)
+      throw new SyncProtocolError(`WANT payload of ${payload.length} bytes is not a list of ids`)
     const k = payload.length / ID_BYTES
     if (k > MAX_WANT_IDS_PER_FRAME) throw new SyncProtocolError(`WANT of ${k} ids (limit ${MAX_WANT_IDS_PER_FRAME})`)
-    if (this.queue.length + k > MAX_OUTSTANDING_WANTS) throw new SyncProtocolError(`more than ${MAX_OUTSTANDING_WANTS} wanted ids outstanding`)
+    if (this.queue.length + k > MAX_OUTSTANDING_WANTS)
+      throw new SyncProtocolError(`more than ${MAX_OUTSTANDING_WANTS} wanted ids outstanding`)
     this.peerWanted += k
     const allowed = this.host.ids.size + this.host.limits.wantSlack
-    if (this.peerWanted > allowed) throw new SyncProtocolError(`peer wanted ${this.peerWanted} ids, more than the ${allowed} this node could serve`)
+    if (this.peerWanted > allowed)
+      throw new SyncProtocolError(`peer wanted ${this.peerWanted} ids, more than the ${allowed} this node could serve`)
     for (let i = 0; i < k; i++) this.queue.push(idFromBytes(payload, i * ID_BYTES))
   }
 
@@ -42,7 +45,7 @@ export class Server {
    * size (an id this node lacks, or whose event cannot fit a frame, is
    * settled without an event), or null when nothing is wanted.
    */
-  buildEvents (): Uint8Array | null {
+  buildEvents(): Uint8Array | null {
     if (this.queue.length === 0) return null
     const limits = this.host.limits
     const events: Uint8Array[] = []

@@ -46,7 +46,13 @@ import type { SyncStream } from './stream.js'
  * failure (protocol error, timeout, a stream that fails or is cut) is a
  * stat with ok=false. The simulator calls it on both ends of a memory pair.
  */
-export async function runSyncSession (host: SessionHost, stream: SyncStream, peer: string, direction: SyncDirection, scheduler: Scheduler): Promise<SyncStats> {
+export async function runSyncSession(
+  host: SessionHost,
+  stream: SyncStream,
+  peer: string,
+  direction: SyncDirection,
+  scheduler: Scheduler
+): Promise<SyncStats> {
   return await new SyncSession(host, stream, peer, direction, scheduler).run()
 }
 
@@ -78,7 +84,7 @@ export class SyncSession {
     this.host.log.error('sync ingest from %s threw: %s', this.peer, errorMessage(err))
   }
 
-  constructor (
+  constructor(
     private readonly host: SessionHost,
     private readonly stream: SyncStream,
     readonly peer: string,
@@ -88,15 +94,24 @@ export class SyncSession {
     const limits = host.limits
     this.lastProgress = scheduler.monotonic()
     this.whenClosed.promise.catch(() => {})
-    this.recon = createReconcileSession(host.ids, { maxMessageBytes: limits.reconcileMessageBytes, maxRounds: limits.maxRounds })
+    this.recon = createReconcileSession(host.ids, {
+      maxMessageBytes: limits.reconcileMessageBytes,
+      maxRounds: limits.maxRounds
+    })
     this.pull = new Puller(host, this.counters)
     this.serve = new Server(host, this.counters)
     this.writer = new FrameWriter(stream, this.counters, {
       next: () => this.pull.buildWant() ?? this.serve.buildEvents(),
       stopped: () => this.failure !== null,
-      progress: () => { this.progress() },
-      drained: () => { this.settle() },
-      failed: err => { this.fail(err) }
+      progress: () => {
+        this.progress()
+      },
+      drained: () => {
+        this.settle()
+      },
+      failed: err => {
+        this.fail(err)
+      }
     })
     this.reader = new FrameReader(stream, limits.maxFrameBytes, limits.maxFrameBytes + 256 * 1024, (n, progress) => {
       this.counters.bytesReceived += n
@@ -105,12 +120,12 @@ export class SyncSession {
   }
 
   /** Ends the session now with this error (the stream is aborted). */
-  abort (err: Error): void {
+  abort(err: Error): void {
     this.fail(err)
   }
 
   /** Runs the session to its end. Never rejects. */
-  async run (): Promise<SyncStats> {
+  async run(): Promise<SyncStats> {
     const started = this.scheduler.monotonic()
     let error: string | undefined
     try {
@@ -125,7 +140,8 @@ export class SyncSession {
       for (;;) {
         const frame = await this.reader.next()
         if (frame === null) break
-        if (++this.framesReceived > this.host.limits.maxFrames) throw new SyncProtocolError(`more than ${this.host.limits.maxFrames} frames`)
+        if (++this.framesReceived > this.host.limits.maxFrames)
+          throw new SyncProtocolError(`more than ${this.host.limits.maxFrames} frames`)
         this.progress()
         if (this.gotDone && frame[0] !== FRAME_EVENTS) throw new SyncProtocolError('frame other than EVENTS after DONE')
         await this.handle(frame)
@@ -152,13 +168,14 @@ export class SyncSession {
       ...c,
       ms: Math.round(this.scheduler.monotonic() - started)
     }
-    if (c.ingestErrors > 0) this.host.log('sync %s %s: %d ingest calls threw', this.direction, this.peer, c.ingestErrors)
+    if (c.ingestErrors > 0)
+      this.host.log('sync %s %s: %d ingest calls threw', this.direction, this.peer, c.ingestErrors)
     return stats
   }
 
   // ---------------------------------------------------------------- reading
 
-  private async handle (frame: Uint8Array): Promise<void> {
+  private async handle(frame: Uint8Array): Promise<void> {
     const type = frame[0]
     const payload = frame.subarray(1)
     switch (type) {
@@ -180,7 +197,7 @@ export class SyncSession {
     }
   }
 
-  private onReconcile (payload: Uint8Array): void {
+  private onReconcile(payload: Uint8Array): void {
     if (this.reconOver) throw new SyncProtocolError('RECONCILE after the reconciliation ended')
     if (payload.length === 0) {
       this.reconOver = true
@@ -200,7 +217,7 @@ export class SyncSession {
     this.kickWriter()
   }
 
-  private async onEvents (payload: Uint8Array): Promise<void> {
+  private async onEvents(payload: Uint8Array): Promise<void> {
     const { events, window } = this.pull.settle(payload)
     // Settled: the peer may be asked for more while these are ingested.
     this.ingesting++
@@ -213,7 +230,7 @@ export class SyncSession {
     this.pull.release(window)
   }
 
-  private async ingestSettled (events: Uint8Array[]): Promise<void> {
+  private async ingestSettled(events: Uint8Array[]): Promise<void> {
     const peer = this.peer
     const host = this.host
     const ingestMany = host.ingestMany
@@ -237,7 +254,7 @@ export class SyncSession {
   }
 
   /** Run an ingest call; wait for it, or for the session to fail (an ingest that hangs must not hold the session). */
-  private async handOver (work: () => Promise<unknown>): Promise<void> {
+  private async handOver(work: () => Promise<unknown>): Promise<void> {
     let ingested: Promise<unknown>
     try {
       ingested = work().catch(this.onIngestError)
@@ -248,7 +265,7 @@ export class SyncSession {
     await Promise.race([ingested, this.failed.promise])
   }
 
-  private onDone (payload: Uint8Array): void {
+  private onDone(payload: Uint8Array): void {
     if (payload.length !== 0) throw new SyncProtocolError('DONE with a payload')
     if (!this.reconOver) throw new SyncProtocolError('DONE before the reconciliation ended')
     if (this.serve.pending > 0) throw new SyncProtocolError('DONE while its WANTs are unanswered')
@@ -257,13 +274,13 @@ export class SyncSession {
 
   // ------------------------------------------------------------ finishing
 
-  private kickWriter (): void {
+  private kickWriter(): void {
     if (this.failure !== null || this.finished) return
     this.writer.kick()
   }
 
   /** Sends DONE when this side is through, and closes when both are. */
-  private settle (): void {
+  private settle(): void {
     if (this.failure !== null || this.finished) return
     const pull = this.pull
     if (!this.sentDone && this.reconOver && pull.idle && this.ingesting === 0) {
@@ -290,8 +307,12 @@ export class SyncSession {
     if (this.sentDone && this.gotDone && !this.closeStarted && !this.writer.busy && this.serve.pending === 0) {
       this.closeStarted = true
       this.stream.close().then(
-        () => { this.whenClosed.resolve() },
-        (err: unknown) => { this.fail(asError(err)) }
+        () => {
+          this.whenClosed.resolve()
+        },
+        (err: unknown) => {
+          this.fail(asError(err))
+        }
       )
     }
   }
@@ -302,11 +323,11 @@ export class SyncSession {
     this.settle()
   }
 
-  private progress (): void {
+  private progress(): void {
     this.lastProgress = this.scheduler.monotonic()
   }
 
-  private startTimers (): void {
+  private startTimers(): void {
     const { idleTimeoutMs, maxSessionMs } = this.host.limits
     const scheduler = this.scheduler
     this.timers.push(
@@ -320,7 +341,7 @@ export class SyncSession {
     )
   }
 
-  private fail (err: Error): void {
+  private fail(err: Error): void {
     if (this.failure !== null || this.finished) return
     this.failure = err
     this.failed.resolve()
@@ -333,7 +354,7 @@ export class SyncSession {
     }
   }
 
-  private cleanup (): void {
+  private cleanup(): void {
     for (const cancel of this.timers) cancel()
     this.deferTimer?.()
     this.unsubscribe?.()

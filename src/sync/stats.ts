@@ -30,17 +30,35 @@ export interface SyncStats {
 
 /** The running counts of one session (the parts of SyncStats that add up). */
 export type SessionCounters = {
-  -readonly [K in 'rounds' | 'bytesSent' | 'bytesReceived' | 'eventBytesSent' | 'eventBytesReceived' | 'eventsSent' | 'eventsReceived' | 'wanted' | 'ingestErrors']: number
+  -readonly [
+    K in
+      | 'rounds'
+      | 'bytesSent'
+      | 'bytesReceived'
+      | 'eventBytesSent'
+      | 'eventBytesReceived'
+      | 'eventsSent'
+      | 'eventsReceived'
+      | 'wanted'
+      | 'ingestErrors'
+  ]: number
 }
 
-export function emptyCounters (): SessionCounters {
+export function emptyCounters(): SessionCounters {
   return {
-    rounds: 0, bytesSent: 0, bytesReceived: 0, eventBytesSent: 0, eventBytesReceived: 0,
-    eventsSent: 0, eventsReceived: 0, wanted: 0, ingestErrors: 0
+    rounds: 0,
+    bytesSent: 0,
+    bytesReceived: 0,
+    eventBytesSent: 0,
+    eventBytesReceived: 0,
+    eventsSent: 0,
+    eventsReceived: 0,
+    wanted: 0,
+    ingestErrors: 0
   }
 }
 
 /** The stats of an outbound session that never ran (the stream did not open, the service is stopped). */
-export function failedStats (peer: string, error: string, ms: number): SyncStats {
+export function failedStats(peer: string, error: string, ms: number): SyncStats {
   return { peer, direction: 'outbound', ok: false, error, ...emptyCounters(), ms }
 }

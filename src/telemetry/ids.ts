@@ -19,26 +19,26 @@ const TRACE_ID_HEX = 32
 const SPAN_ID_HEX = 16
 
 /** The plan's trace: the first 16 bytes of its id (the goal event's SHA-256). */
-export function traceIdOf (plan: PlanId): TraceId {
+export function traceIdOf(plan: PlanId): TraceId {
   return plan.slice(0, TRACE_ID_HEX)
 }
 
 /** The first 8 bytes of a 64-hex id: the span of an event, or of a tree node (node ids are hashes too). */
-export function spanIdOfId (id: EventId | NodeId | PlanId): SpanId {
+export function spanIdOfId(id: EventId | NodeId | PlanId): SpanId {
   return id.slice(0, SPAN_ID_HEX)
 }
 
 /** The plan span: the root node's span, which is the goal's (the root node id is the plan id). */
-export function planSpanId (plan: PlanId): SpanId {
+export function planSpanId(plan: PlanId): SpanId {
   return spanIdOfId(plan)
 }
 
-function derived (...parts: string[]): SpanId {
+function derived(...parts: string[]): SpanId {
   return hashParts('plan-swarm/span', ...parts).slice(0, SPAN_ID_HEX)
 }
 
 /** One decomposition attempt of a tree node: its proposals and ballots hang under it. */
-export function attemptSpanId (node: NodeId, attempt: number): SpanId {
+export function attemptSpanId(node: NodeId, attempt: number): SpanId {
   return derived('attempt', node, String(attempt))
 }
 
@@ -47,17 +47,17 @@ export function attemptSpanId (node: NodeId, attempt: number): SpanId {
  * slot, not by the event's id, because the model call that fills it runs
  * before the event exists: the call's span needs its parent's id up front.
  */
-export function proposalSpanId (author: PeerIdString, node: NodeId, attempt: number): SpanId {
+export function proposalSpanId(author: PeerIdString, node: NodeId, attempt: number): SpanId {
   return derived('split-proposed', author, node, String(attempt))
 }
 
 /** A scorer's ballot slot (scorer, node, attempt, committee event); see proposalSpanId. */
-export function ballotSpanId (author: PeerIdString, node: NodeId, attempt: number, committee: EventId): SpanId {
+export function ballotSpanId(author: PeerIdString, node: NodeId, attempt: number, committee: EventId): SpanId {
   return derived('ballot-cast', author, node, String(attempt), committee)
 }
 
 /** A scorer's review slot (scorer, result, committee event); see proposalSpanId. */
-export function reviewSpanId (author: PeerIdString, result: EventId, committee: EventId): SpanId {
+export function reviewSpanId(author: PeerIdString, result: EventId, committee: EventId): SpanId {
   return derived('result-reviewed', author, result, committee)
 }
 
@@ -67,7 +67,7 @@ export function reviewSpanId (author: PeerIdString, result: EventId, committee: 
  * the goal, its claim's for a renewal, the first 8 bytes of its id for the
  * rest (claims, results, failures, the author's commands).
  */
-export function spanIdOfEvent (e: PlanEvent): SpanId {
+export function spanIdOfEvent(e: PlanEvent): SpanId {
   const env = e.env
   switch (env.type) {
     case 'goal-submitted':

@@ -13,8 +13,16 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { randomBytes } from 'node:crypto'
 import { ballotSpanId, proposalSpanId, reviewSpanId, spanIdOfId, traceIdOf } from './ids.js'
 import {
-  ATTR, ERROR_TYPE, GEN_AI_OPERATION_CHAT, GEN_AI_OPERATION_NAME, GEN_AI_PROVIDER_NAME, GEN_AI_REQUEST_MAX_TOKENS,
-  GEN_AI_REQUEST_MODEL, GEN_AI_RESPONSE_MODEL, GEN_AI_USAGE_INPUT_TOKENS, GEN_AI_USAGE_OUTPUT_TOKENS
+  ATTR,
+  ERROR_TYPE,
+  GEN_AI_OPERATION_CHAT,
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_PROVIDER_NAME,
+  GEN_AI_REQUEST_MAX_TOKENS,
+  GEN_AI_REQUEST_MODEL,
+  GEN_AI_RESPONSE_MODEL,
+  GEN_AI_USAGE_INPUT_TOKENS,
+  GEN_AI_USAGE_OUTPUT_TOKENS
 } from './span.js'
 import type { PeerIdString, Usage } from '../core/events.js'
 import type { RetryEvent, RetryHooks } from '../llm/retry.js'
@@ -60,19 +68,37 @@ export interface LlmTelemetry {
   /** Give these to createProvider: they attribute each HTTP retry to the call it happens in. */
   readonly retryHooks: RetryHooks
   /** The provider, measured (and traced when `tracer` is given). */
-  instrument: (provider: LlmProvider, opts: { meter?: LlmMeter, tracer?: LlmSpanTarget, clock: LlmClock }) => LlmProvider
+  instrument: (
+    provider: LlmProvider,
+    opts: { meter?: LlmMeter; tracer?: LlmSpanTarget; clock: LlmClock }
+  ) => LlmProvider
 }
 
 /** The span a call hangs under, and whether that span is a slot the call's work fills. */
-export function parentOfCall (trace: CallTrace, me: PeerIdString): { span: SpanId, slot: boolean, attributes: Record<string, string | number> } {
+export function parentOfCall(
+  trace: CallTrace,
+  me: PeerIdString
+): { span: SpanId; slot: boolean; attributes: Record<string, string | number> } {
   const f = trace.for
   switch (f.slot) {
     case 'proposal':
-      return { span: proposalSpanId(me, f.node, f.attempt), slot: true, attributes: { [ATTR.node]: f.node, [ATTR.attempt]: f.attempt } }
+      return {
+        span: proposalSpanId(me, f.node, f.attempt),
+        slot: true,
+        attributes: { [ATTR.node]: f.node, [ATTR.attempt]: f.attempt }
+      }
     case 'ballot':
-      return { span: ballotSpanId(me, f.node, f.attempt, f.committee), slot: true, attributes: { [ATTR.node]: f.node, [ATTR.attempt]: f.attempt, [ATTR.committee]: f.committee } }
+      return {
+        span: ballotSpanId(me, f.node, f.attempt, f.committee),
+        slot: true,
+        attributes: { [ATTR.node]: f.node, [ATTR.attempt]: f.attempt, [ATTR.committee]: f.committee }
+      }
     case 'review':
-      return { span: reviewSpanId(me, f.result, f.committee), slot: true, attributes: { [ATTR.result]: f.result, [ATTR.committee]: f.committee } }
+      return {
+        span: reviewSpanId(me, f.result, f.committee),
+        slot: true,
+        attributes: { [ATTR.result]: f.result, [ATTR.committee]: f.committee }
+      }
     case 'claim':
       return { span: spanIdOfId(f.claim), slot: false, attributes: { [ATTR.claim]: f.claim } }
     default: {
@@ -83,7 +109,7 @@ export function parentOfCall (trace: CallTrace, me: PeerIdString): { span: SpanI
 }
 
 /** gen_ai.provider.name: the convention's well-known values, and our own for the offline heuristics. */
-function providerName (name: string): string {
+function providerName(name: string): string {
   return name === 'offline' ? 'plan_swarm.offline' : name
 }
 
@@ -93,12 +119,14 @@ interface CallState {
   readonly now: () => number
 }
 
-function usageOf (err: unknown): Usage {
+function usageOf(err: unknown): Usage {
   const u = (err as { usage?: Usage } | null)?.usage
-  return u !== undefined && typeof u.inputTokens === 'number' && typeof u.outputTokens === 'number' ? u : { inputTokens: 0, outputTokens: 0 }
+  return u !== undefined && typeof u.inputTokens === 'number' && typeof u.outputTokens === 'number'
+    ? u
+    : { inputTokens: 0, outputTokens: 0 }
 }
 
-export function createLlmTelemetry (): LlmTelemetry {
+export function createLlmTelemetry(): LlmTelemetry {
   const calls = new AsyncLocalStorage<CallState>()
   const retryHooks: RetryHooks = {
     // Called inside sendWithRetries, in the async context of the call that retries.
@@ -110,19 +138,38 @@ export function createLlmTelemetry (): LlmTelemetry {
     }
   }
 
-  const instrument = (provider: LlmProvider, opts: { meter?: LlmMeter, tracer?: LlmSpanTarget, clock: LlmClock }): LlmProvider => {
+  const instrument = (
+    provider: LlmProvider,
+    opts: { meter?: LlmMeter; tracer?: LlmSpanTarget; clock: LlmClock }
+  ): LlmProvider => {
     const { meter, tracer, clock } = opts
 
-    const observe = async <T extends { readonly usage: Usage, readonly model: string }>(question: string, callOpts: CallOptions | undefined, run: () => Promise<T>): Promise<T> => {
+    const observe = async <T extends { readonly usage: Usage; readonly model: string }>(
+      question: string,
+      callOpts: CallOptions | undefined,
+      run: () => Promise<T>
+    ): Promise<T> => {
       const state: CallState = { retries: [], retryAtMs: [], now: clock.now }
       const startMs = clock.now()
       const t0 = clock.monotonic()
       const trace = callOpts?.trace
       const parent = tracer === undefined || trace === undefined ? undefined : parentOfCall(trace, tracer.me)
       if (parent?.slot === true && tracer !== undefined) tracer.noteWorkStart(parent.span, startMs)
-      const finish = (outcome: LlmCallRecord['outcome'], usage: Usage, responseModel: string | null, err?: Error): void => {
+      const finish = (
+        outcome: LlmCallRecord['outcome'],
+        usage: Usage,
+        responseModel: string | null,
+        err?: Error
+      ): void => {
         const ms = clock.monotonic() - t0
-        meter?.llmCall({ operation: question, model: provider.model, usage, seconds: ms / 1000, outcome, retries: state.retries.length })
+        meter?.llmCall({
+          operation: question,
+          model: provider.model,
+          usage,
+          seconds: ms / 1000,
+          outcome,
+          retries: state.retries.length
+        })
         if (tracer === undefined || trace === undefined || parent === undefined) return
         const spanId = randomSpanId()
         const s: SpanSpec = {
@@ -138,7 +185,9 @@ export function createLlmTelemetry (): LlmTelemetry {
             [GEN_AI_PROVIDER_NAME]: providerName(provider.name),
             [GEN_AI_REQUEST_MODEL]: provider.model,
             ...(responseModel === null ? {} : { [GEN_AI_RESPONSE_MODEL]: responseModel }),
-            ...(callOpts?.maxOutputTokens === undefined ? {} : { [GEN_AI_REQUEST_MAX_TOKENS]: callOpts.maxOutputTokens }),
+            ...(callOpts?.maxOutputTokens === undefined
+              ? {}
+              : { [GEN_AI_REQUEST_MAX_TOKENS]: callOpts.maxOutputTokens }),
             [GEN_AI_USAGE_INPUT_TOKENS]: usage.inputTokens,
             [GEN_AI_USAGE_OUTPUT_TOKENS]: usage.outputTokens,
             [ATTR.question]: question,
@@ -154,7 +203,12 @@ export function createLlmTelemetry (): LlmTelemetry {
           events: state.retries.map((r, i) => ({
             name: 'retry',
             timeMs: state.retryAtMs[i] ?? startMs,
-            attributes: { 'plan_swarm.llm.retry': r.retry, 'plan_swarm.llm.retry_delay_ms': r.delayMs, 'plan_swarm.llm.retry_status': r.status ?? 0, 'plan_swarm.llm.retry_timed_out': r.timedOut }
+            attributes: {
+              'plan_swarm.llm.retry': r.retry,
+              'plan_swarm.llm.retry_delay_ms': r.delayMs,
+              'plan_swarm.llm.retry_status': r.status ?? 0,
+              'plan_swarm.llm.retry_timed_out': r.timedOut
+            }
           })),
           status: outcome === 'error' ? 'error' : 'unset',
           ...(err === undefined || outcome !== 'error' ? {} : { statusMessage: err.message.slice(0, 500) })
@@ -183,7 +237,8 @@ export function createLlmTelemetry (): LlmTelemetry {
       },
       decompose: async (input, o) => await observe('decompose', o, async () => await provider.decompose(input, o)),
       score: async (input, o) => await observe('score', o, async () => await provider.score(input, o)),
-      execute: async (input, o) => await observe(input.kind === 'leaf' ? 'execute' : 'roll-up', o, async () => await provider.execute(input, o)),
+      execute: async (input, o) =>
+        await observe(input.kind === 'leaf' ? 'execute' : 'roll-up', o, async () => await provider.execute(input, o)),
       review: async (input, o) => await observe('review', o, async () => await provider.review(input, o))
     }
     return wrapped
@@ -193,7 +248,7 @@ export function createLlmTelemetry (): LlmTelemetry {
 }
 
 /** A model call's own span id: random, as nothing else names it (its parent is what joins it to the trace). */
-function randomSpanId (): SpanId {
+function randomSpanId(): SpanId {
   const id = randomBytes(8).toString('hex')
   return id === '0000000000000000' ? '0000000000000001' : id
 }

@@ -39,34 +39,37 @@ class DerivedIds implements IdGenerator {
   private traceId = ''
   private spanId = ''
 
-  set (traceId: string, spanId: string): void {
+  set(traceId: string, spanId: string): void {
     this.traceId = traceId
     this.spanId = spanId
   }
 
-  generateTraceId (): string {
+  generateTraceId(): string {
     return this.traceId !== '' ? this.traceId : randomHex(32)
   }
 
-  generateSpanId (): string {
+  generateSpanId(): string {
     const id = this.spanId !== '' ? this.spanId : randomHex(16)
     this.spanId = ''
     return id
   }
 }
 
-function randomHex (chars: number): string {
+function randomHex(chars: number): string {
   let s = ''
-  while (s.length < chars) s += Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0')
+  while (s.length < chars)
+    s += Math.floor(Math.random() * 0x1_0000_0000)
+      .toString(16)
+      .padStart(8, '0')
   return s.slice(0, chars)
 }
 
-function hrTime (ms: number): HrTime {
+function hrTime(ms: number): HrTime {
   const seconds = Math.floor(ms / 1000)
   return [seconds, Math.round((ms - seconds * 1000) * 1e6)]
 }
 
-export function createOtlpSink (opts: OtlpSinkOptions): OtlpSink {
+export function createOtlpSink(opts: OtlpSinkOptions): OtlpSink {
   const ids = new DerivedIds()
   const provider = new BasicTracerProvider({
     resource: defaultResource().merge(resourceFromAttributes(opts.resource)),
@@ -78,23 +81,44 @@ export function createOtlpSink (opts: OtlpSinkOptions): OtlpSink {
 
   return {
     emit: (s: SpanSpec): void => {
-      const parent = s.parentSpanId === null
-        ? ROOT_CONTEXT
-        : trace.setSpanContext(ROOT_CONTEXT, { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: TraceFlags.SAMPLED, isRemote: true })
-      const links: Link[] = s.links.map(l => ({ context: { traceId: s.traceId, spanId: l.spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true }, attributes: l.attributes }))
+      const parent =
+        s.parentSpanId === null
+          ? ROOT_CONTEXT
+          : trace.setSpanContext(ROOT_CONTEXT, {
+              traceId: s.traceId,
+              spanId: s.parentSpanId,
+              traceFlags: TraceFlags.SAMPLED,
+              isRemote: true
+            })
+      const links: Link[] = s.links.map(l => ({
+        context: { traceId: s.traceId, spanId: l.spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true },
+        attributes: l.attributes
+      }))
       ids.set(s.traceId, s.spanId)
-      const span = tracer.startSpan(s.name, {
-        kind: s.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL,
-        startTime: hrTime(s.startMs),
-        attributes: s.attributes,
-        links,
-        root: s.parentSpanId === null
-      }, parent)
+      const span = tracer.startSpan(
+        s.name,
+        {
+          kind: s.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL,
+          startTime: hrTime(s.startMs),
+          attributes: s.attributes,
+          links,
+          root: s.parentSpanId === null
+        },
+        parent
+      )
       for (const e of s.events) span.addEvent(e.name, e.attributes, hrTime(e.timeMs))
-      if (s.status !== 'unset') span.setStatus({ code: s.status === 'error' ? SpanStatusCode.ERROR : SpanStatusCode.OK, ...(s.statusMessage === undefined ? {} : { message: s.statusMessage }) })
+      if (s.status !== 'unset')
+        span.setStatus({
+          code: s.status === 'error' ? SpanStatusCode.ERROR : SpanStatusCode.OK,
+          ...(s.statusMessage === undefined ? {} : { message: s.statusMessage })
+        })
       span.end(hrTime(s.endMs))
     },
-    forceFlush: async () => { await provider.forceFlush() },
-    shutdown: async () => { await provider.shutdown() }
+    forceFlush: async () => {
+      await provider.forceFlush()
+    },
+    shutdown: async () => {
+      await provider.shutdown()
+    }
   }
 }

@@ -46,11 +46,11 @@ const GOAL_TEXT_CHARS = 200
 
 type Mutable = Record<string, string | number | boolean>
 
-function hlcText (e: PlanEvent): string {
+function hlcText(e: PlanEvent): string {
   return `${e.env.hlc.ms}.${e.env.hlc.c}`
 }
 
-function eventAttrs (e: PlanEvent): Mutable {
+function eventAttrs(e: PlanEvent): Mutable {
   return {
     [ATTR.plan]: e.env.type === 'goal-submitted' ? e.id : e.env.plan,
     [ATTR.event]: e.id,
@@ -60,27 +60,39 @@ function eventAttrs (e: PlanEvent): Mutable {
   }
 }
 
-function usageAttrs (u: Usage): Mutable {
+function usageAttrs(u: Usage): Mutable {
   return { [ATTR.inputTokens]: u.inputTokens, [ATTR.outputTokens]: u.outputTokens }
 }
 
-function nodeAttrs (n: TreeNode): Mutable {
-  return { [ATTR.node]: n.id, [ATTR.nodeTitle]: n.title.slice(0, GOAL_TEXT_CHARS), [ATTR.depth]: n.depth, [ATTR.nodeKind]: n.kind }
+function nodeAttrs(n: TreeNode): Mutable {
+  return {
+    [ATTR.node]: n.id,
+    [ATTR.nodeTitle]: n.title.slice(0, GOAL_TEXT_CHARS),
+    [ATTR.depth]: n.depth,
+    [ATTR.nodeKind]: n.kind
+  }
 }
 
 /** The deps of `e` other than the goal and `except`, as links to the spans they stand for. */
-function linksOf (e: PlanEvent, ctx: PlanSpanContext, except: readonly EventId[] = []): SpanSpec['links'] {
+function linksOf(e: PlanEvent, ctx: PlanSpanContext, except: readonly EventId[] = []): SpanSpec['links'] {
   const out: Array<SpanSpec['links'][number]> = []
   for (const dep of e.env.deps) {
     if (dep === (e.env.plan as string) || except.includes(dep)) continue
     if (out.length >= MAX_LINKS) break
     const d = ctx.event(dep)
-    out.push({ spanId: d === undefined ? spanIdOfId(dep) : spanIdOfEvent(d), attributes: { [ATTR.event]: dep, ...(d === undefined ? {} : { [ATTR.eventType]: d.env.type }) } })
+    out.push({
+      spanId: d === undefined ? spanIdOfId(dep) : spanIdOfEvent(d),
+      attributes: { [ATTR.event]: dep, ...(d === undefined ? {} : { [ATTR.eventType]: d.env.type }) }
+    })
   }
   return out
 }
 
-function span (plan: PlanId, s: Omit<SpanSpec, 'traceId' | 'kind' | 'links' | 'events' | 'status'> & Partial<Pick<SpanSpec, 'links' | 'events' | 'status'>>): SpanSpec {
+function span(
+  plan: PlanId,
+  s: Omit<SpanSpec, 'traceId' | 'kind' | 'links' | 'events' | 'status'> &
+    Partial<Pick<SpanSpec, 'links' | 'events' | 'status'>>
+): SpanSpec {
   return {
     traceId: traceIdOf(plan),
     kind: 'internal',
@@ -93,16 +105,16 @@ function span (plan: PlanId, s: Omit<SpanSpec, 'traceId' | 'kind' | 'links' | 'e
   }
 }
 
-function findNode (tree: PlanTree, id: NodeId): TreeNode | undefined {
+function findNode(tree: PlanTree, id: NodeId): TreeNode | undefined {
   return tree.nodes.find(n => n.id === id)
 }
 
-function findTask (tree: PlanTree, id: string): TaskView | undefined {
+function findTask(tree: PlanTree, id: string): TaskView | undefined {
   return tree.tasks.find(t => t.id === id)
 }
 
 /** When a node came to be: the goal for the root, else the latest of the events that made it (its split and the deciding ballots). */
-function createdAtMs (n: TreeNode, ctx: PlanSpanContext): number {
+function createdAtMs(n: TreeNode, ctx: PlanSpanContext): number {
   if (n.parent === null) return ctx.tree.submittedAt.ms
   let at = ctx.tree.submittedAt.ms
   for (const id of n.evidence) at = Math.max(at, ctx.event(id)?.env.hlc.ms ?? at)
@@ -118,7 +130,7 @@ function createdAtMs (n: TreeNode, ctx: PlanSpanContext): number {
  * attempt's span is emitted by its winning proposal's author, which knows it
  * won for good, and ends at the deciding ballot as that node first saw it.
  */
-function closingBallot (a: AttemptView, ctx: PlanSpanContext): PlanEvent | undefined {
+function closingBallot(a: AttemptView, ctx: PlanSpanContext): PlanEvent | undefined {
   if (a.outcome === 'won') return a.decidedBy === null ? undefined : ctx.event(a.decidedBy)
   if (a.outcome !== 'failed') return undefined
   let last: PlanEvent | undefined
@@ -129,7 +141,7 @@ function closingBallot (a: AttemptView, ctx: PlanSpanContext): PlanEvent | undef
   return last
 }
 
-function attemptSpan (n: TreeNode, a: AttemptView, closer: PlanEvent, ctx: PlanSpanContext): SpanSpec {
+function attemptSpan(n: TreeNode, a: AttemptView, closer: PlanEvent, ctx: PlanSpanContext): SpanSpec {
   const previous = n.attempts.find(x => x.attempt === a.attempt - 1)
   const opened = previous === undefined ? undefined : closingBallot(previous, ctx)
   return span(ctx.tree.plan, {
@@ -153,7 +165,7 @@ function attemptSpan (n: TreeNode, a: AttemptView, closer: PlanEvent, ctx: PlanS
 }
 
 /** The plan span: the root node, from the goal to the event that ended the plan. */
-function planSpan (closer: PlanEvent, ctx: PlanSpanContext): SpanSpec {
+function planSpan(closer: PlanEvent, ctx: PlanSpanContext): SpanSpec {
   const t = ctx.tree
   return span(t.plan, {
     spanId: planSpanId(t.plan),
@@ -181,10 +193,11 @@ function planSpan (closer: PlanEvent, ctx: PlanSpanContext): SpanSpec {
 }
 
 /** A node's span, when `closer` is its task's finish event (the root's is the plan span). */
-function nodeSpan (task: TaskView, closer: PlanEvent, ctx: PlanSpanContext): SpanSpec | undefined {
+function nodeSpan(task: TaskView, closer: PlanEvent, ctx: PlanSpanContext): SpanSpec | undefined {
   const n = findNode(ctx.tree, task.node)
   if (n === undefined) return undefined
-  if (n.parent === null) return ctx.tree.status === 'completed' || ctx.tree.status === 'failed' ? planSpan(closer, ctx) : undefined
+  if (n.parent === null)
+    return ctx.tree.status === 'completed' || ctx.tree.status === 'failed' ? planSpan(closer, ctx) : undefined
   return span(ctx.tree.plan, {
     spanId: spanIdOfId(n.id),
     parentSpanId: spanIdOfId(n.parent),
@@ -204,7 +217,12 @@ function nodeSpan (task: TaskView, closer: PlanEvent, ctx: PlanSpanContext): Spa
 }
 
 /** A claim and its execution, closed by its owner's result, failure or release. */
-function claimSpan (claim: PlanEvent<'task-claimed'>, closer: PlanEvent, outcome: string, ctx: PlanSpanContext): SpanSpec {
+function claimSpan(
+  claim: PlanEvent<'task-claimed'>,
+  closer: PlanEvent,
+  outcome: string,
+  ctx: PlanSpanContext
+): SpanSpec {
   const task = findTask(ctx.tree, claim.env.body.task)
   const renewals = ctx.renewals(claim.id)
   return span(ctx.tree.plan, {
@@ -222,19 +240,29 @@ function claimSpan (claim: PlanEvent<'task-claimed'>, closer: PlanEvent, outcome
       'plan_swarm.claim.takeover': claim.env.body.prev !== null
     },
     links: linksOf(claim, ctx),
-    events: renewals.map(r => ({ name: 'claim-renewed', timeMs: r.env.hlc.ms, attributes: { [ATTR.event]: r.id, [ATTR.hlc]: hlcText(r) } })),
+    events: renewals.map(r => ({
+      name: 'claim-renewed',
+      timeMs: r.env.hlc.ms,
+      attributes: { [ATTR.event]: r.id, [ATTR.hlc]: hlcText(r) }
+    })),
     status: outcome === 'failed' ? 'error' : 'unset'
   })
 }
 
 /** The claim span `e` closes, when `e` ends one of this node's claims (its result, failure or release). */
-function endOfClaim (e: PlanEvent<'result-reported' | 'task-failed' | 'task-released'>, outcome: string, ctx: PlanSpanContext): SpanSpec[] {
+function endOfClaim(
+  e: PlanEvent<'result-reported' | 'task-failed' | 'task-released'>,
+  outcome: string,
+  ctx: PlanSpanContext
+): SpanSpec[] {
   const claim = ctx.event(e.env.body.claim)
-  return claim !== undefined && claim.env.type === 'task-claimed' && claim.env.author === e.env.author ? [claimSpan(claim as PlanEvent<'task-claimed'>, e, outcome, ctx)] : []
+  return claim !== undefined && claim.env.type === 'task-claimed' && claim.env.author === e.env.author
+    ? [claimSpan(claim as PlanEvent<'task-claimed'>, e, outcome, ctx)]
+    : []
 }
 
 /** Whether `e` finished `task` (then the node's, or the plan's, span), or cannot any more, or may still turn out to. */
-function finishing (e: PlanEvent, task: string, ctx: PlanSpanContext): Closed {
+function finishing(e: PlanEvent, task: string, ctx: PlanSpanContext): Closed {
   const t = findTask(ctx.tree, task)
   if (t === undefined || t.finishEvent === null) return { spans: [], settled: t === undefined || isOver(ctx.tree) }
   if (t.finishEvent !== e.id) return { spans: [], settled: true }
@@ -242,12 +270,18 @@ function finishing (e: PlanEvent, task: string, ctx: PlanSpanContext): Closed {
   return { spans: s === undefined ? [] : [s], settled: true }
 }
 
-function isOver (tree: PlanTree): boolean {
+function isOver(tree: PlanTree): boolean {
   return tree.status === 'completed' || tree.status === 'failed' || tree.status === 'cancelled'
 }
 
 /** An instant span for an event: at its stamp (or from when this node began the work behind it). */
-function eventSpan (e: PlanEvent, parent: SpanId, attrs: SpanAttributes, ctx: PlanSpanContext, opts: { except?: readonly EventId[], status?: SpanSpec['status'], statusMessage?: string } = {}): SpanSpec {
+function eventSpan(
+  e: PlanEvent,
+  parent: SpanId,
+  attrs: SpanAttributes,
+  ctx: PlanSpanContext,
+  opts: { except?: readonly EventId[]; status?: SpanSpec['status']; statusMessage?: string } = {}
+): SpanSpec {
   const id = spanIdOfEvent(e)
   return span(ctx.tree.plan, {
     spanId: id,
@@ -282,7 +316,7 @@ const NOTHING: Closed = { spans: [], settled: true }
  * ends), and the claim span a result, failure or release of this node's
  * ends: these depend on `e` and its deps alone.
  */
-export function ownSpans (e: PlanEvent, ctx: PlanSpanContext): SpanSpec[] {
+export function ownSpans(e: PlanEvent, ctx: PlanSpanContext): SpanSpec[] {
   const plan = ctx.tree.plan
   switch (e.env.type) {
     case 'goal-submitted':
@@ -291,42 +325,109 @@ export function ownSpans (e: PlanEvent, ctx: PlanSpanContext): SpanSpec[] {
       return []
     case 'split-proposed': {
       const b = (e as PlanEvent<'split-proposed'>).env.body
-      return [eventSpan(e, attemptSpanId(b.node, b.attempt), { [ATTR.node]: b.node, [ATTR.attempt]: b.attempt, 'plan_swarm.proposal.subgoals': b.subgoals.length, ...usageAttrs(b.usage) }, ctx)]
+      return [
+        eventSpan(
+          e,
+          attemptSpanId(b.node, b.attempt),
+          {
+            [ATTR.node]: b.node,
+            [ATTR.attempt]: b.attempt,
+            'plan_swarm.proposal.subgoals': b.subgoals.length,
+            ...usageAttrs(b.usage)
+          },
+          ctx
+        )
+      ]
     }
     case 'ballot-cast': {
       const b = (e as PlanEvent<'ballot-cast'>).env.body
-      return [eventSpan(e, attemptSpanId(b.node, b.attempt), {
-        [ATTR.node]: b.node, [ATTR.attempt]: b.attempt, [ATTR.committee]: b.committee, [ATTR.choice]: b.choice ?? 'none', ...usageAttrs(b.usage)
-      }, ctx)]
+      return [
+        eventSpan(
+          e,
+          attemptSpanId(b.node, b.attempt),
+          {
+            [ATTR.node]: b.node,
+            [ATTR.attempt]: b.attempt,
+            [ATTR.committee]: b.committee,
+            [ATTR.choice]: b.choice ?? 'none',
+            ...usageAttrs(b.usage)
+          },
+          ctx
+        )
+      ]
     }
     case 'result-reported': {
       const r = e as PlanEvent<'result-reported'>
       const b = r.env.body
       const task = findTask(ctx.tree, b.task)
-      const own = eventSpan(e, spanIdOfId(b.claim), {
-        [ATTR.task]: b.task, [ATTR.claim]: b.claim, ...(task === undefined ? {} : { [ATTR.taskKind]: task.kind }),
-        [ATTR.model]: b.model, [ATTR.source]: b.source, 'plan_swarm.result.output_chars': b.output.length, ...usageAttrs(b.usage)
-      }, ctx, { except: [b.claim] })
+      const own = eventSpan(
+        e,
+        spanIdOfId(b.claim),
+        {
+          [ATTR.task]: b.task,
+          [ATTR.claim]: b.claim,
+          ...(task === undefined ? {} : { [ATTR.taskKind]: task.kind }),
+          [ATTR.model]: b.model,
+          [ATTR.source]: b.source,
+          'plan_swarm.result.output_chars': b.output.length,
+          ...usageAttrs(b.usage)
+        },
+        ctx,
+        { except: [b.claim] }
+      )
       return [own, ...endOfClaim(r, 'result', ctx)]
     }
     case 'task-failed': {
       const f = e as PlanEvent<'task-failed'>
       const b = f.env.body
-      const own = eventSpan(e, spanIdOfId(b.claim), { [ATTR.task]: b.task, [ATTR.claim]: b.claim, ...usageAttrs(b.usage) }, ctx, { except: [b.claim], status: 'error', statusMessage: b.error })
+      const own = eventSpan(
+        e,
+        spanIdOfId(b.claim),
+        { [ATTR.task]: b.task, [ATTR.claim]: b.claim, ...usageAttrs(b.usage) },
+        ctx,
+        { except: [b.claim], status: 'error', statusMessage: b.error }
+      )
       return [own, ...endOfClaim(f, 'failed', ctx)]
     }
     case 'task-released': {
       const r = e as PlanEvent<'task-released'>
       const b = r.env.body
-      const own = eventSpan(e, spanIdOfId(b.claim), { [ATTR.task]: b.task, [ATTR.claim]: b.claim, 'plan_swarm.release.reason': b.reason }, ctx, { except: [b.claim] })
+      const own = eventSpan(
+        e,
+        spanIdOfId(b.claim),
+        { [ATTR.task]: b.task, [ATTR.claim]: b.claim, 'plan_swarm.release.reason': b.reason },
+        ctx,
+        { except: [b.claim] }
+      )
       return [own, ...endOfClaim(r, 'released', ctx)]
     }
     case 'result-reviewed': {
       const b = (e as PlanEvent<'result-reviewed'>).env.body
-      return [eventSpan(e, spanIdOfId(b.result), { [ATTR.task]: b.task, [ATTR.result]: b.result, [ATTR.committee]: b.committee, [ATTR.verdict]: b.verdict, ...usageAttrs(b.usage) }, ctx, { except: [b.result] })]
+      return [
+        eventSpan(
+          e,
+          spanIdOfId(b.result),
+          {
+            [ATTR.task]: b.task,
+            [ATTR.result]: b.result,
+            [ATTR.committee]: b.committee,
+            [ATTR.verdict]: b.verdict,
+            ...usageAttrs(b.usage)
+          },
+          ctx,
+          { except: [b.result] }
+        )
+      ]
     }
     case 'goal-cancelled':
-      return [eventSpan(e, planSpanId(plan), { 'plan_swarm.cancel.reason': (e as PlanEvent<'goal-cancelled'>).env.body.reason }, ctx)]
+      return [
+        eventSpan(
+          e,
+          planSpanId(plan),
+          { 'plan_swarm.cancel.reason': (e as PlanEvent<'goal-cancelled'>).env.body.reason },
+          ctx
+        )
+      ]
     case 'committee-amended':
     case 'budget-raised':
     case 'task-retried':
@@ -344,7 +445,7 @@ export function ownSpans (e: PlanEvent, ctx: PlanSpanContext): SpanSpec[] {
  * plan) whose task its result, failure or review finished, the plan its
  * cancellation ended.
  */
-export function closedBy (e: PlanEvent, ctx: PlanSpanContext): Closed {
+export function closedBy(e: PlanEvent, ctx: PlanSpanContext): Closed {
   switch (e.env.type) {
     case 'split-proposed':
     case 'ballot-cast': {
@@ -354,7 +455,10 @@ export function closedBy (e: PlanEvent, ctx: PlanSpanContext): Closed {
       if (n === undefined || a === undefined) return NOTHING
       if (a.outcome === 'open') return { spans: [], settled: isOver(ctx.tree) }
       // A won attempt is closed for its winner's author, a failed one for its last ballot's (see closingBallot).
-      const mine = e.env.type === 'split-proposed' ? a.outcome === 'won' && a.winner === e.id : a.outcome === 'failed' && closingBallot(a, ctx)?.id === e.id
+      const mine =
+        e.env.type === 'split-proposed'
+          ? a.outcome === 'won' && a.winner === e.id
+          : a.outcome === 'failed' && closingBallot(a, ctx)?.id === e.id
       const closer = mine ? closingBallot(a, ctx) : undefined
       return { spans: closer === undefined ? [] : [attemptSpan(n, a, closer, ctx)], settled: true }
     }

@@ -40,19 +40,26 @@ export interface PlanTracer extends LlmSpanTarget {
 }
 
 /** Others' events that can settle what a pending event of ours might close: decisions of attempts, finishes of tasks, the plan's end. */
-const SETTLING: ReadonlySet<EventType> = new Set<EventType>(['ballot-cast', 'committee-amended', 'result-reported', 'result-reviewed', 'task-failed', 'goal-cancelled'])
+const SETTLING: ReadonlySet<EventType> = new Set<EventType>([
+  'ballot-cast',
+  'committee-amended',
+  'result-reported',
+  'result-reviewed',
+  'task-failed',
+  'goal-cancelled'
+])
 
-function planOf (e: PlanEvent): PlanId {
+function planOf(e: PlanEvent): PlanId {
   return (e.env.type === 'goal-submitted' ? e.id : e.env.plan) as PlanId
 }
 
-function remember<K, V> (map: Map<K, V>, key: K, value: V, max: number): void {
+function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   map.set(key, value)
   if (map.size > max) map.delete(map.keys().next().value as K)
 }
 
 /** Watch `view` and send the spans of the events it authors to `sink`. */
-export function startPlanTracer (view: NodeView, sink: SpanSink): PlanTracer {
+export function startPlanTracer(view: NodeView, sink: SpanSink): PlanTracer {
   const me = view.me
   const workStarts = new Map<SpanId, number>()
   const renewals = new Map<EventId, Array<PlanEvent<'claim-renewed'>>>()
@@ -82,7 +89,12 @@ export function startPlanTracer (view: NodeView, sink: SpanSink): PlanTracer {
     const tree = view.tree(plan) ?? view.loadTree(plan)
     return tree === undefined
       ? undefined
-      : { tree, event: id => view.event(id), workStart: span => workStarts.get(span), renewals: claim => renewals.get(claim) ?? [] }
+      : {
+          tree,
+          event: id => view.event(id),
+          workStart: span => workStarts.get(span),
+          renewals: claim => renewals.get(claim) ?? []
+        }
   }
 
   const settle = (e: PlanEvent, plan: PlanId, ctx: PlanSpanContext): void => {
@@ -90,7 +102,10 @@ export function startPlanTracer (view: NodeView, sink: SpanSink): PlanTracer {
     for (const s of closed.spans) emit(s)
     const waiting = pending.get(plan)
     if (closed.settled) {
-      if (waiting?.delete(e.id) === true) { pendingCount--; if (waiting.size === 0) pending.delete(plan) }
+      if (waiting?.delete(e.id) === true) {
+        pendingCount--
+        if (waiting.size === 0) pending.delete(plan)
+      }
     } else if (waiting?.has(e.id) !== true && pendingCount < MAX_TRACKED) {
       pending.set(plan, (waiting ?? new Map<EventId, PlanEvent>()).set(e.id, e))
       pendingCount++
@@ -149,7 +164,10 @@ export function startPlanTracer (view: NodeView, sink: SpanSink): PlanTracer {
         work = true
       } else if (pending.size > 0 && SETTLING.has(e.env.type)) {
         const plan = planOf(e)
-        if (pending.has(plan)) { dirty.add(plan); work = true }
+        if (pending.has(plan)) {
+          dirty.add(plan)
+          work = true
+        }
       }
     }
     if (work && cancel === undefined) cancel = view.scheduler.soon(flush)
@@ -158,7 +176,9 @@ export function startPlanTracer (view: NodeView, sink: SpanSink): PlanTracer {
   return {
     me,
     emit,
-    noteWorkStart: (span, ms) => { if (!workStarts.has(span)) remember(workStarts, span, ms, MAX_TRACKED) },
+    noteWorkStart: (span, ms) => {
+      if (!workStarts.has(span)) remember(workStarts, span, ms, MAX_TRACKED)
+    },
     emitted: () => count,
     stop: () => {
       unsubscribe()

@@ -22,8 +22,12 @@ export interface SpanSpec {
   readonly endMs: number
   readonly attributes: SpanAttributes
   /** Deps other than the parent: the rest of the event's causal inputs. */
-  readonly links: ReadonlyArray<{ readonly spanId: SpanId, readonly attributes: SpanAttributes }>
-  readonly events: ReadonlyArray<{ readonly name: string, readonly timeMs: number, readonly attributes: SpanAttributes }>
+  readonly links: ReadonlyArray<{ readonly spanId: SpanId; readonly attributes: SpanAttributes }>
+  readonly events: ReadonlyArray<{
+    readonly name: string
+    readonly timeMs: number
+    readonly attributes: SpanAttributes
+  }>
   readonly status: 'unset' | 'ok' | 'error'
   readonly statusMessage?: string
 }
@@ -79,7 +83,10 @@ export const ATTR = Object.freeze({
   verdict: 'plan_swarm.review.verdict',
   model: 'plan_swarm.model',
   source: 'plan_swarm.result.source',
-  /** Tokens an event reports (and the plan's budget counts); not gen_ai.usage.*, so GenAI-aware backends count each call once, on its model-call span. */
+  /**
+   * Tokens an event reports (and the plan's budget counts); not gen_ai.usage.*, so GenAI-aware backends count each call
+   * once, on its model-call span.
+   */
   inputTokens: 'plan_swarm.usage.input_tokens',
   outputTokens: 'plan_swarm.usage.output_tokens',
   /** The question asked of the model: decompose, score, execute, roll-up or review. */

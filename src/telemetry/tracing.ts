@@ -40,10 +40,15 @@ export interface Tracing {
 /** How long stopping waits for the last spans to be sent. */
 export const STOP_FLUSH_MS = 5_000
 
-export const TRACING_OFF: Tracing = Object.freeze({ enabled: false, url: undefined, tracer: undefined, stop: async () => {} })
+export const TRACING_OFF: Tracing = Object.freeze({
+  enabled: false,
+  url: undefined,
+  tracer: undefined,
+  stop: async () => {}
+})
 
 /** Start tracing for a node, or do nothing at all when no endpoint is set. */
-export async function startTracing (opts: TracingOptions): Promise<Tracing> {
+export async function startTracing(opts: TracingOptions): Promise<Tracing> {
   if (opts.url === undefined) return TRACING_OFF
   const { createOtlpSink } = await (opts.load ?? loadOtelExporter)()
   const view = opts.view
@@ -72,7 +77,13 @@ export async function startTracing (opts: TracingOptions): Promise<Tracing> {
       // A collector that does not answer must not hold the node's exit for the exporter's own timeouts.
       await new Promise<void>(resolve => {
         const cancel = view.scheduler.after(STOP_FLUSH_MS, resolve)
-        sink.shutdown().catch(() => {}).finally(() => { cancel(); resolve() })
+        sink
+          .shutdown()
+          .catch(() => {})
+          .finally(() => {
+            cancel()
+            resolve()
+          })
       })
     }
   }

@@ -35,7 +35,7 @@ const SHORT_ASCII = 24
  * Decode canonical DAG-CBOR of the handled subset, or return NOT_HANDLED.
  * Never throws.
  */
-export function decodeCanonicalSubset (bytes: Uint8Array): unknown {
+export function decodeCanonicalSubset(bytes: Uint8Array): unknown {
   let pos = 0
   const end = bytes.length
 

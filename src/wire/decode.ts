@@ -28,7 +28,7 @@ export const WIRE_REJECT_REASONS = [
 ] as const
 
 /** Why the wire rejected an event. Each is provable from the bytes alone, so a rejection is final. */
-export type WireRejectReason = typeof WIRE_REJECT_REASONS[number]
+export type WireRejectReason = (typeof WIRE_REJECT_REASONS)[number]
 
 /** A well-signed event of a protocol version this code does not fold: kept and relayed (so newer peers still get it), never folded. */
 export interface OtherVersionEvent {
@@ -77,13 +77,18 @@ export interface DecodeOptions {
 }
 
 /** Whether `signature` is `author`'s (raw 32-byte Ed25519 `publicKey`) over `message`. */
-export type SignatureVerifier = (author: string, publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean
+export type SignatureVerifier = (
+  author: string,
+  publicKey: Uint8Array,
+  message: Uint8Array,
+  signature: Uint8Array
+) => boolean
 
-function reject (reason: WireRejectReason, detail: string): WireRejection {
+function reject(reason: WireRejectReason, detail: string): WireRejection {
   return { kind: 'rejected', reason, detail }
 }
 
-function sameBytes (a: Uint8Array, b: Uint8Array): boolean {
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) {
     if (a[i] !== b[i]) return false
@@ -96,11 +101,11 @@ function sameBytes (a: Uint8Array, b: Uint8Array): boolean {
  * larger buffer (a stream chunk, Node's Buffer pool), so a stored event does
  * not pin memory it does not use.
  */
-function owned (bytes: Uint8Array): Uint8Array {
+function owned(bytes: Uint8Array): Uint8Array {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice()
 }
 
-function message (err: unknown): string {
+function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
 
@@ -109,7 +114,7 @@ function message (err: unknown): string {
  * again, demand the same bytes. Used for whatever the fast decoder does not
  * handle, so every rejection for encoding comes from here.
  */
-function decodeReference (envelopeBytes: Uint8Array): { kind: 'value', value: unknown } | WireRejection {
+function decodeReference(envelopeBytes: Uint8Array): { kind: 'value'; value: unknown } | WireRejection {
   let value: unknown
   try {
     value = dagCbor.decode(envelopeBytes)
@@ -124,7 +129,8 @@ function decodeReference (envelopeBytes: Uint8Array): { kind: 'value', value: un
   } catch (err) {
     return reject('not-canonical', `does not re-encode: ${message(err)}`)
   }
-  if (!sameBytes(again, envelopeBytes)) return reject('not-canonical', 'bytes differ from the canonical DAG-CBOR re-encoding')
+  if (!sameBytes(again, envelopeBytes))
+    return reject('not-canonical', 'bytes differ from the canonical DAG-CBOR re-encoding')
   return { kind: 'value', value }
 }
 
@@ -142,11 +148,14 @@ function decodeReference (envelopeBytes: Uint8Array): { kind: 'value', value: un
  * Needs a synchronous Ed25519 verifier, which @libp2p/crypto has on Node; it
  * throws only if that assumption breaks (a programming error, not a bad event).
  */
-export function decodeEvent (bytes: Uint8Array, opts: DecodeOptions): DecodeResult {
+export function decodeEvent(bytes: Uint8Array, opts: DecodeOptions): DecodeResult {
   if (!(bytes instanceof Uint8Array)) return reject('undecodable', 'not a byte array')
   if (bytes.length > MAX_EVENT_BYTES) return reject('oversized', `${bytes.length} bytes, more than ${MAX_EVENT_BYTES}`)
   if (bytes.length <= SIGNATURE_BYTES) {
-    return reject('undecodable', `${bytes.length} bytes, too short for an envelope and a ${SIGNATURE_BYTES}-byte signature`)
+    return reject(
+      'undecodable',
+      `${bytes.length} bytes, too short for an envelope and a ${SIGNATURE_BYTES}-byte signature`
+    )
   }
   const cut = bytes.length - SIGNATURE_BYTES
   const envelopeBytes = bytes.subarray(0, cut)
@@ -163,15 +172,24 @@ export function decodeEvent (bytes: Uint8Array, opts: DecodeOptions): DecodeResu
   const frameProblem = validateFrame(value)
   if (frameProblem !== null) return reject('wrong-shape', frameProblem)
   const frame = value as EnvelopeFrame
-  if (frame.swarm !== opts.swarm) return reject('wrong-swarm', `signed for swarm ${JSON.stringify(frame.swarm.slice(0, 80))}, not ${JSON.stringify(opts.swarm)}`)
+  if (frame.swarm !== opts.swarm)
+    return reject(
+      'wrong-swarm',
+      `signed for swarm ${JSON.stringify(frame.swarm.slice(0, 80))}, not ${JSON.stringify(opts.swarm)}`
+    )
   const key = ed25519KeyOf(frame.author)
-  if (key === null) return reject('wrong-shape', `author: expected an Ed25519 peer id, got ${JSON.stringify(frame.author.slice(0, 80))}`)
+  if (key === null)
+    return reject(
+      'wrong-shape',
+      `author: expected an Ed25519 peer id, got ${JSON.stringify(frame.author.slice(0, 80))}`
+    )
 
   if (opts.verify !== false) {
     let ok: boolean | Promise<boolean>
     try {
       const msg = signedMessage(frame.swarm, envelopeBytes)
-      ok = opts.verifier !== undefined ? opts.verifier(frame.author, key.raw, msg, signature) : key.verify(msg, signature)
+      ok =
+        opts.verifier !== undefined ? opts.verifier(frame.author, key.raw, msg, signature) : key.verify(msg, signature)
     } catch (err) {
       return reject('bad-signature', message(err))
     }
@@ -189,12 +207,13 @@ export function decodeEvent (bytes: Uint8Array, opts: DecodeOptions): DecodeResu
       v: frame.v,
       author: frame.author as PeerIdString,
       plan: typeof frame.plan === 'string' ? frame.plan : '',
-      deps: validateDeps(frame.deps) === null ? frame.deps as EventId[] : [],
+      deps: validateDeps(frame.deps) === null ? (frame.deps as EventId[]) : [],
       bytes: owned(bytes)
     }
   }
   const type = frame.type
-  if (typeof type !== 'string') return reject('wrong-shape', `type: expected a string, got ${type === null ? 'null' : typeof type}`)
+  if (typeof type !== 'string')
+    return reject('wrong-shape', `type: expected a string, got ${type === null ? 'null' : typeof type}`)
   if (!isEventType(type)) return reject('unknown-type', `type: unknown event type ${JSON.stringify(type.slice(0, 80))}`)
   const problem = validateEnvelopeRest(frame, type)
   if (problem !== null) return reject('wrong-shape', problem)

@@ -12,12 +12,12 @@ export const ID_BYTES = 32
  * `len` bytes at `at` as lowercase hex, one flat string (a whole list of ids
  * decodes in one call, then slices: far cheaper than a string per id).
  */
-export function hexOfBytes (bytes: Uint8Array, at: number, len: number): string {
+export function hexOfBytes(bytes: Uint8Array, at: number, len: number): string {
   return toHex(bytes.subarray(at, at + len))
 }
 
 /** The id whose 32 raw bytes start at `at`. */
-export function idFromBytes (bytes: Uint8Array, at: number): string {
+export function idFromBytes(bytes: Uint8Array, at: number): string {
   return hexOfBytes(bytes, at, ID_BYTES)
 }
 
@@ -32,7 +32,7 @@ for (let b = 0; b < 256; b++) {
  * Writes lowercase hex digits (an even number: a validated id or bound) as
  * bytes at `at`; returns the position after them.
  */
-export function writeHexBytes (hex: string, out: Uint8Array, at: number): number {
+export function writeHexBytes(hex: string, out: Uint8Array, at: number): number {
   for (let i = 0; i < hex.length; i += 2) {
     out[at++] = BYTE_OF_HEX_PAIR[(hex.charCodeAt(i) << 7) | hex.charCodeAt(i + 1)] as number
   }
@@ -40,6 +40,6 @@ export function writeHexBytes (hex: string, out: Uint8Array, at: number): number
 }
 
 /** Writes a (valid, lowercase) id as its 32 raw bytes at `at`. */
-export function idToBytes (id: string, out: Uint8Array, at: number): void {
+export function idToBytes(id: string, out: Uint8Array, at: number): void {
   writeHexBytes(id, out, at)
 }

@@ -28,7 +28,7 @@ const cache = new Map<string, PublicKey>()
  * "one slot per author" compares strings, so one key must not be able to pose
  * as two authors through alternative spellings (CID forms, padded protobufs).
  */
-export function ed25519KeyOf (str: string): PublicKey | null {
+export function ed25519KeyOf(str: string): PublicKey | null {
   const hit = cache.get(str)
   if (hit !== undefined) return hit
   if (str.length !== ED25519_PEER_ID_CHARS || !str.startsWith('12D3KooW')) return null
@@ -47,6 +47,6 @@ export function ed25519KeyOf (str: string): PublicKey | null {
 }
 
 /** Whether a value is the canonical string of an Ed25519 peer id (see {@link ed25519KeyOf}). */
-export function isEd25519PeerIdString (value: unknown): value is PeerIdString {
+export function isEd25519PeerIdString(value: unknown): value is PeerIdString {
   return typeof value === 'string' && ed25519KeyOf(value) !== null
 }

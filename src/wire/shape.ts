@@ -13,14 +13,38 @@
  * words, prefixed by its path (`split-proposed.subgoals[2].dependsOn: ...`).
  */
 import {
-  APPROVE_FOR, EVENT_TYPES, EXECUTORS, PROTOCOL_VERSION, PROTOCOL_VERSION_2, isFoldedVersion, majority,
-  type EventType, type Envelope
+  APPROVE_FOR,
+  EVENT_TYPES,
+  EXECUTORS,
+  PROTOCOL_VERSION,
+  PROTOCOL_VERSION_2,
+  isFoldedVersion,
+  majority,
+  type EventType,
+  type Envelope
 } from '../core/events.js'
 import {
-  MAX_ATTEMPTS_LIMIT, MAX_CLAIM_MS_LIMIT, MAX_COMMITTEE, MAX_DEPS, MAX_DEPTH_LIMIT, MAX_DETAIL_CHARS,
-  MAX_GOAL_CHARS, MAX_LEASE_MS, MAX_MODEL_CHARS, MAX_NODES_LIMIT, MAX_NOTES_CHARS, MAX_OUTPUT_CHARS,
-  MAX_RATIONALE_CHARS, MAX_REASON_CHARS, MAX_SCORE, MAX_SUBGOALS, MAX_TITLE_CHARS, MAX_TOKENS_LIMIT,
-  MIN_LEASE_MS, MIN_SUBGOALS, MAX_CLAIMS_PER_EXECUTOR_LIMIT
+  MAX_ATTEMPTS_LIMIT,
+  MAX_CLAIM_MS_LIMIT,
+  MAX_COMMITTEE,
+  MAX_DEPS,
+  MAX_DEPTH_LIMIT,
+  MAX_DETAIL_CHARS,
+  MAX_GOAL_CHARS,
+  MAX_LEASE_MS,
+  MAX_MODEL_CHARS,
+  MAX_NODES_LIMIT,
+  MAX_NOTES_CHARS,
+  MAX_OUTPUT_CHARS,
+  MAX_RATIONALE_CHARS,
+  MAX_REASON_CHARS,
+  MAX_SCORE,
+  MAX_SUBGOALS,
+  MAX_TITLE_CHARS,
+  MAX_TOKENS_LIMIT,
+  MIN_LEASE_MS,
+  MIN_SUBGOALS,
+  MAX_CLAIMS_PER_EXECUTOR_LIMIT
 } from '../core/limits.js'
 import { isEd25519PeerIdString } from './peer-keys.js'
 import { validateSwarmName } from './topics.js'
@@ -37,24 +61,24 @@ const HEX64 = /^[0-9a-f]{64}$/
 const EVENT_TYPE_SET: ReadonlySet<string> = new Set(EVENT_TYPES)
 
 /** Whether a string is one of the event types this code knows. */
-export function isEventType (t: unknown): t is EventType {
+export function isEventType(t: unknown): t is EventType {
   return typeof t === 'string' && EVENT_TYPE_SET.has(t)
 }
 
 /** Whether a value is an event id (64 lowercase hex characters, as sha256Hex writes them). */
-export function isHexId (value: unknown): value is string {
+export function isHexId(value: unknown): value is string {
   return typeof value === 'string' && value.length === 64 && HEX64.test(value)
 }
 
 // ---------------------------------------------------------------- primitives
 
-function isMap (value: unknown): value is Obj {
+function isMap(value: unknown): value is Obj {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
   const proto = Object.getPrototypeOf(value) as unknown
   return proto === Object.prototype || proto === null
 }
 
-function describeValue (value: unknown): string {
+function describeValue(value: unknown): string {
   if (value === null) return 'null'
   if (value === undefined) return 'undefined'
   if (Array.isArray(value)) return 'an array'
@@ -65,7 +89,7 @@ function describeValue (value: unknown): string {
 }
 
 /** The value is a map with exactly these keys. */
-function exactKeys (value: unknown, path: string, keys: readonly string[]): Problem {
+function exactKeys(value: unknown, path: string, keys: readonly string[]): Problem {
   if (!isMap(value)) return `${path}: expected a map, got ${describeValue(value)}`
   for (const key of keys) {
     if (!Object.hasOwn(value, key)) return `${path}: missing key "${key}"`
@@ -79,7 +103,7 @@ function exactKeys (value: unknown, path: string, keys: readonly string[]): Prob
 }
 
 /** The value is a map with all of `keys`, any of `optional`, and nothing else. */
-function keysWithin (value: unknown, path: string, keys: readonly string[], optional: readonly string[]): Problem {
+function keysWithin(value: unknown, path: string, keys: readonly string[], optional: readonly string[]): Problem {
   if (!isMap(value)) return `${path}: expected a map, got ${describeValue(value)}`
   for (const key of keys) {
     if (!Object.hasOwn(value, key)) return `${path}: missing key "${key}"`
@@ -88,7 +112,7 @@ function keysWithin (value: unknown, path: string, keys: readonly string[], opti
   return extra === undefined ? null : `${path}: unexpected key "${extra}"`
 }
 
-function int (value: unknown, path: string, min: number, max: number): Problem {
+function int(value: unknown, path: string, min: number, max: number): Problem {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || Object.is(value, -0)) {
     return `${path}: expected a safe integer, got ${describeValue(value)}`
   }
@@ -96,15 +120,15 @@ function int (value: unknown, path: string, min: number, max: number): Problem {
   return null
 }
 
-function nonNegInt (value: unknown, path: string): Problem {
+function nonNegInt(value: unknown, path: string): Problem {
   return int(value, path, 0, Number.MAX_SAFE_INTEGER)
 }
 
-function bool (value: unknown, path: string): Problem {
+function bool(value: unknown, path: string): Problem {
   return typeof value === 'boolean' ? null : `${path}: expected a boolean, got ${describeValue(value)}`
 }
 
-function str (value: unknown, path: string, max: number, nonEmpty = false): Problem {
+function str(value: unknown, path: string, max: number, nonEmpty = false): Problem {
   if (typeof value !== 'string') return `${path}: expected a string, got ${describeValue(value)}`
   if (value.length > max) return `${path}: ${value.length} characters, more than ${max}`
   if (!value.isWellFormed()) return `${path}: not well-formed Unicode (lone surrogate)`
@@ -114,30 +138,30 @@ function str (value: unknown, path: string, max: number, nonEmpty = false): Prob
   return null
 }
 
-function hexId (value: unknown, path: string): Problem {
+function hexId(value: unknown, path: string): Problem {
   return isHexId(value) ? null : `${path}: expected an id (64 lowercase hex characters), got ${describeString(value)}`
 }
 
-function nullableHexId (value: unknown, path: string): Problem {
+function nullableHexId(value: unknown, path: string): Problem {
   return value === null ? null : hexId(value, path)
 }
 
-function peerId (value: unknown, path: string): Problem {
+function peerId(value: unknown, path: string): Problem {
   return isEd25519PeerIdString(value) ? null : `${path}: expected an Ed25519 peer id, got ${describeString(value)}`
 }
 
-function oneOf (value: unknown, path: string, allowed: readonly string[]): Problem {
+function oneOf(value: unknown, path: string, allowed: readonly string[]): Problem {
   return typeof value === 'string' && allowed.includes(value)
     ? null
     : `${path}: expected one of ${allowed.map(a => `"${a}"`).join(', ')}, got ${describeString(value)}`
 }
 
-function describeString (value: unknown): string {
+function describeString(value: unknown): string {
   if (typeof value !== 'string') return describeValue(value)
   return JSON.stringify(value.length > 70 ? `${value.slice(0, 67)}...` : value)
 }
 
-function array (value: unknown, path: string, min: number, max: number): Problem {
+function array(value: unknown, path: string, min: number, max: number): Problem {
   if (!Array.isArray(value)) return `${path}: expected an array, got ${describeValue(value)}`
   if (value.length < min || value.length > max) return `${path}: ${value.length} items, expected ${min}..${max}`
   return null
@@ -145,11 +169,11 @@ function array (value: unknown, path: string, min: number, max: number): Problem
 
 /** Whitespace that {@link trimSpaces} strips: a fixed list, so validity never depends on the engine's Unicode version. */
 const SPACES = new Set([
-  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005,
-  0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
+  0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff
 ])
 
-function trimSpaces (s: string): string {
+function trimSpaces(s: string): string {
   let start = 0
   let end = s.length
   while (start < end && SPACES.has(s.charCodeAt(start))) start++
@@ -162,7 +186,7 @@ function trimSpaces (s: string): string {
  * spaces and ASCII-lowercased. Deliberately not `toLowerCase()`, whose Unicode
  * tables differ between engine versions: validity must be the same everywhere.
  */
-export function normalizeTitle (title: string): string {
+export function normalizeTitle(title: string): string {
   const t = trimSpaces(title)
   return /[A-Z]/.test(t) ? t.replace(/[A-Z]+/g, m => m.toLowerCase()) : t
 }
@@ -171,19 +195,21 @@ export function normalizeTitle (title: string): string {
 
 const USAGE_KEYS = ['inputTokens', 'outputTokens']
 
-function usage (value: unknown, path: string): Problem {
+function usage(value: unknown, path: string): Problem {
   const k = exactKeys(value, path, USAGE_KEYS)
   if (k !== null || !isMap(value)) return k
-  return int(value.inputTokens, `${path}.inputTokens`, 0, MAX_TOKENS_LIMIT) ??
+  return (
+    int(value.inputTokens, `${path}.inputTokens`, 0, MAX_TOKENS_LIMIT) ??
     int(value.outputTokens, `${path}.outputTokens`, 0, MAX_TOKENS_LIMIT)
+  )
 }
 
-function attempt (value: unknown, path: string): Problem {
+function attempt(value: unknown, path: string): Problem {
   return int(value, path, 1, MAX_ATTEMPTS_LIMIT)
 }
 
 /** A committee: 1..MAX_COMMITTEE distinct Ed25519 peer ids, and a quorum that is at least a strict majority of it. */
-function committeeAndQuorum (committee: unknown, quorum: unknown, path: string): Problem {
+function committeeAndQuorum(committee: unknown, quorum: unknown, path: string): Problem {
   const p = array(committee, `${path}.committee`, 1, MAX_COMMITTEE)
   if (p !== null || !Array.isArray(committee)) return p
   const seen = new Set<unknown>()
@@ -198,14 +224,26 @@ function committeeAndQuorum (committee: unknown, quorum: unknown, path: string):
   if (q !== null) return q
   const n = committee.length
   const min = majority(n)
-  if ((quorum as number) < min) return `${path}.quorum: ${quorum as number} is not a majority of ${n} (needs at least ${min})`
+  if ((quorum as number) < min)
+    return `${path}.quorum: ${quorum as number} is not a majority of ${n} (needs at least ${min})`
   if ((quorum as number) > n) return `${path}.quorum: ${quorum as number} is more than the ${n} committee members`
   return null
 }
 
 const PARAMS_KEYS = [
-  'committee', 'quorum', 'maxDepth', 'minChildren', 'maxChildren', 'maxAttempts', 'leaseMs', 'maxClaimMs',
-  'maxNodes', 'budgetTokens', 'maxTokensPerCall', 'review', 'maxClaimsPerExecutor'
+  'committee',
+  'quorum',
+  'maxDepth',
+  'minChildren',
+  'maxChildren',
+  'maxAttempts',
+  'leaseMs',
+  'maxClaimMs',
+  'maxNodes',
+  'budgetTokens',
+  'maxTokensPerCall',
+  'review',
+  'maxClaimsPerExecutor'
 ]
 
 /** What protocol 2 adds to a goal's parameters; each optional, at least one used. */
@@ -219,7 +257,7 @@ const APPROVERS_KEYS = ['ids', 'for']
  * approver's ballot is a committee member's ballot), approving splits,
  * results or both; results only in a plan with review.
  */
-function approvers (value: unknown, committee: readonly unknown[], review: unknown, path: string): Problem {
+function approvers(value: unknown, committee: readonly unknown[], review: unknown, path: string): Problem {
   const k = exactKeys(value, path, APPROVERS_KEYS)
   if (k !== null || !isMap(value)) return k
   const ids = value.ids
@@ -230,13 +268,19 @@ function approvers (value: unknown, committee: readonly unknown[], review: unkno
     const id: unknown = ids[i]
     const q = peerId(id, `${path}.ids[${i}]`)
     if (q !== null) return q
-    if ((id as string) <= prev) return `${path}.ids[${i}]: not after ids[${i - 1}] (approvers must be sorted ascending, no repeats)`
+    if ((id as string) <= prev)
+      return `${path}.ids[${i}]: not after ids[${i - 1}] (approvers must be sorted ascending, no repeats)`
     prev = id as string
-    if (!committee.includes(id)) return `${path}.ids[${i}]: ${id as string} is not in the committee; an approver votes as a committee member, so add it to the committee`
+    if (!committee.includes(id))
+      return (
+        `${path}.ids[${i}]: ${id as string} is not in the committee; an approver votes as a ` +
+        `committee member, so add it to the committee`
+      )
   }
   const f = oneOf(value.for, `${path}.for`, APPROVE_FOR)
   if (f !== null) return f
-  if (value.for !== 'splits' && review !== true) return `${path}.for: "${value.for as string}" needs review: results are approved in their review`
+  if (value.for !== 'splits' && review !== true)
+    return `${path}.for: "${value.for as string}" needs review: results are approved in their review`
   return null
 }
 
@@ -252,17 +296,20 @@ function approvers (value: unknown, committee: readonly unknown[], review: unkno
  * may add `approvers` and `executors` and must use one of them (otherwise it
  * is a protocol-1 goal). Without a version, the keys present decide it.
  */
-export function validateParams (params: unknown, path = 'params', version?: number): string | null {
+export function validateParams(params: unknown, path = 'params', version?: number): string | null {
   if (!isMap(params)) return `${path}: expected a map, got ${describeValue(params)}`
   const v = version ?? (PARAMS_V2_KEYS.some(k => Object.hasOwn(params, k)) ? PROTOCOL_VERSION_2 : PROTOCOL_VERSION)
-  const k = v === PROTOCOL_VERSION ? exactKeys(params, path, PARAMS_KEYS) : keysWithin(params, path, PARAMS_KEYS, PARAMS_V2_KEYS)
+  const k =
+    v === PROTOCOL_VERSION
+      ? exactKeys(params, path, PARAMS_KEYS)
+      : keysWithin(params, path, PARAMS_KEYS, PARAMS_V2_KEYS)
   if (k !== null) return k
   const p = params
   return paramsV1(p, path) ?? (v === PROTOCOL_VERSION ? null : paramsV2(p, path))
 }
 
 /** The protocol-2 fields, on parameters whose v1 fields are fine. */
-function paramsV2 (p: Obj, path: string): Problem {
+function paramsV2(p: Obj, path: string): Problem {
   const hasApprovers = Object.hasOwn(p, 'approvers')
   const hasExecutors = Object.hasOwn(p, 'executors')
   if (hasApprovers) {
@@ -279,8 +326,9 @@ function paramsV2 (p: Obj, path: string): Problem {
   return null
 }
 
-function paramsV1 (p: Obj, path: string): Problem {
-  return committeeAndQuorum(p.committee, p.quorum, path) ??
+function paramsV1(p: Obj, path: string): Problem {
+  return (
+    committeeAndQuorum(p.committee, p.quorum, path) ??
     int(p.maxDepth, `${path}.maxDepth`, 0, MAX_DEPTH_LIMIT) ??
     int(p.minChildren, `${path}.minChildren`, MIN_SUBGOALS, MAX_SUBGOALS) ??
     int(p.maxChildren, `${path}.maxChildren`, p.minChildren as number, MAX_SUBGOALS) ??
@@ -292,11 +340,12 @@ function paramsV1 (p: Obj, path: string): Problem {
     int(p.maxTokensPerCall, `${path}.maxTokensPerCall`, 1, MAX_TOKENS_LIMIT) ??
     bool(p.review, `${path}.review`) ??
     int(p.maxClaimsPerExecutor, `${path}.maxClaimsPerExecutor`, 1, MAX_CLAIMS_PER_EXECUTOR_LIMIT)
+  )
 }
 
 const SUBGOAL_KEYS = ['title', 'detail', 'leaf', 'dependsOn']
 
-function subgoals (value: unknown, path: string): Problem {
+function subgoals(value: unknown, path: string): Problem {
   const a = array(value, path, MIN_SUBGOALS, MAX_SUBGOALS)
   if (a !== null || !Array.isArray(value)) return a
   const n = value.length
@@ -307,7 +356,8 @@ function subgoals (value: unknown, path: string): Problem {
     const s: unknown = value[i]
     const k = exactKeys(s, sp, SUBGOAL_KEYS)
     if (k !== null || !isMap(s)) return k
-    const f = str(s.title, `${sp}.title`, MAX_TITLE_CHARS, true) ??
+    const f =
+      str(s.title, `${sp}.title`, MAX_TITLE_CHARS, true) ??
       str(s.detail, `${sp}.detail`, MAX_DETAIL_CHARS) ??
       bool(s.leaf, `${sp}.leaf`) ??
       array(s.dependsOn, `${sp}.dependsOn`, 0, n - 1)
@@ -337,7 +387,7 @@ function subgoals (value: unknown, path: string): Problem {
 }
 
 /** A node on a cycle of the dependency graph (node -> its dependencies), or null if it is acyclic. */
-export function findCycle (edges: readonly (readonly number[])[]): number | null {
+export function findCycle(edges: readonly (readonly number[])[]): number | null {
   const state = new Array<number>(edges.length).fill(0) // 0 new, 1 on stack, 2 done
   const visit = (i: number): number | null => {
     state[i] = 1
@@ -362,7 +412,7 @@ export function findCycle (edges: readonly (readonly number[])[]): number | null
 
 const SCORE_KEYS = ['proposal', 'score', 'notes']
 
-function ballotScores (scores: unknown, choice: unknown, path: string): Problem {
+function ballotScores(scores: unknown, choice: unknown, path: string): Problem {
   const a = array(scores, `${path}.scores`, 0, Number.MAX_SAFE_INTEGER)
   if (a !== null || !Array.isArray(scores)) return a
   const seen = new Set<unknown>()
@@ -371,7 +421,8 @@ function ballotScores (scores: unknown, choice: unknown, path: string): Problem 
     const s: unknown = scores[i]
     const k = exactKeys(s, sp, SCORE_KEYS)
     if (k !== null || !isMap(s)) return k
-    const f = hexId(s.proposal, `${sp}.proposal`) ??
+    const f =
+      hexId(s.proposal, `${sp}.proposal`) ??
       int(s.score, `${sp}.score`, 0, MAX_SCORE) ??
       str(s.notes, `${sp}.notes`, MAX_NOTES_CHARS)
     if (f !== null) return f
@@ -412,7 +463,7 @@ const SOURCES_V2 = ['llm', 'offline', 'outside']
  * `version` is the envelope's (1 or 2): protocol 2 allows more in a goal's
  * parameters and a result's source.
  */
-export function validateBody (type: EventType, body: unknown, version: number = PROTOCOL_VERSION): string | null {
+export function validateBody(type: EventType, body: unknown, version: number = PROTOCOL_VERSION): string | null {
   const path = type
   const k = exactKeys(body, path, BODY_KEYS[type])
   if (k !== null || !isMap(body)) return k
@@ -429,40 +480,57 @@ export function validateBody (type: EventType, body: unknown, version: number = 
     case 'goal-cancelled':
       return str(b.reason, `${path}.reason`, MAX_REASON_CHARS)
     case 'split-proposed':
-      return hexId(b.node, `${path}.node`) ??
+      return (
+        hexId(b.node, `${path}.node`) ??
         attempt(b.attempt, `${path}.attempt`) ??
         subgoals(b.subgoals, `${path}.subgoals`) ??
         str(b.rationale, `${path}.rationale`, MAX_RATIONALE_CHARS) ??
         usage(b.usage, `${path}.usage`)
+      )
     case 'ballot-cast':
-      return hexId(b.node, `${path}.node`) ??
+      return (
+        hexId(b.node, `${path}.node`) ??
         attempt(b.attempt, `${path}.attempt`) ??
         hexId(b.committee, `${path}.committee`) ??
         ballotScores(b.scores, b.choice, path) ??
         str(b.notes, `${path}.notes`, MAX_NOTES_CHARS) ??
         usage(b.usage, `${path}.usage`)
+      )
     case 'task-claimed':
       return hexId(b.task, `${path}.task`) ?? nullableHexId(b.prev, `${path}.prev`)
     case 'claim-renewed':
       return hexId(b.task, `${path}.task`) ?? hexId(b.claim, `${path}.claim`) ?? hexId(b.prev, `${path}.prev`)
     case 'task-released':
-      return hexId(b.task, `${path}.task`) ?? hexId(b.claim, `${path}.claim`) ??
+      return (
+        hexId(b.task, `${path}.task`) ??
+        hexId(b.claim, `${path}.claim`) ??
         str(b.reason, `${path}.reason`, MAX_REASON_CHARS)
+      )
     case 'task-failed':
-      return hexId(b.task, `${path}.task`) ?? hexId(b.claim, `${path}.claim`) ??
-        str(b.error, `${path}.error`, MAX_REASON_CHARS) ?? usage(b.usage, `${path}.usage`)
+      return (
+        hexId(b.task, `${path}.task`) ??
+        hexId(b.claim, `${path}.claim`) ??
+        str(b.error, `${path}.error`, MAX_REASON_CHARS) ??
+        usage(b.usage, `${path}.usage`)
+      )
     case 'result-reported':
-      return hexId(b.task, `${path}.task`) ?? hexId(b.claim, `${path}.claim`) ??
+      return (
+        hexId(b.task, `${path}.task`) ??
+        hexId(b.claim, `${path}.claim`) ??
         str(b.output, `${path}.output`, MAX_OUTPUT_CHARS) ??
         usage(b.usage, `${path}.usage`) ??
         str(b.model, `${path}.model`, MAX_MODEL_CHARS) ??
         oneOf(b.source, `${path}.source`, version === PROTOCOL_VERSION ? SOURCES_V1 : SOURCES_V2)
+      )
     case 'result-reviewed':
-      return hexId(b.task, `${path}.task`) ?? hexId(b.result, `${path}.result`) ??
+      return (
+        hexId(b.task, `${path}.task`) ??
+        hexId(b.result, `${path}.result`) ??
         hexId(b.committee, `${path}.committee`) ??
         oneOf(b.verdict, `${path}.verdict`, ['accept', 'reject']) ??
         str(b.notes, `${path}.notes`, MAX_NOTES_CHARS) ??
         usage(b.usage, `${path}.usage`)
+      )
     default: {
       const unreachable: never = type
       return `unknown event type ${String(unreachable)}`
@@ -485,16 +553,18 @@ export interface EnvelopeFrame extends Obj {
  * and a string author. Everything else may change between versions, so events
  * of other versions can still be stored, relayed and attributed.
  */
-export function validateFrame (value: unknown): string | null {
+export function validateFrame(value: unknown): string | null {
   if (!isMap(value)) return `envelope: expected a map, got ${describeValue(value)}`
-  return exactKeys(value, 'envelope', ENVELOPE_KEYS) ??
+  return (
+    exactKeys(value, 'envelope', ENVELOPE_KEYS) ??
     nonNegInt(value.v, 'v') ??
     (typeof value.swarm === 'string' ? null : `swarm: expected a string, got ${describeValue(value.swarm)}`) ??
     (typeof value.author === 'string' ? null : `author: expected a string, got ${describeValue(value.author)}`)
+  )
 }
 
 /** The deps list: at most MAX_DEPS ids, sorted strictly ascending (so one set of deps has one encoding). */
-export function validateDeps (deps: unknown): string | null {
+export function validateDeps(deps: unknown): string | null {
   const a = array(deps, 'deps', 0, MAX_DEPS)
   if (a !== null || !Array.isArray(deps)) return a
   let prev = ''
@@ -515,17 +585,21 @@ export function validateDeps (deps: unknown): string | null {
  * the signature (the decoder checks those in its own order, with their own
  * reasons).
  */
-export function validateEnvelopeRest (frame: EnvelopeFrame, type: EventType): string | null {
+export function validateEnvelopeRest(frame: EnvelopeFrame, type: EventType): string | null {
   const hlc = frame.hlc
   const h = exactKeys(hlc, 'hlc', ['ms', 'c'])
   if (h !== null || !isMap(hlc)) return h
-  return nonNegInt(hlc.ms, 'hlc.ms') ??
+  return (
+    nonNegInt(hlc.ms, 'hlc.ms') ??
     nonNegInt(hlc.c, 'hlc.c') ??
     (type === 'goal-submitted'
-      ? (frame.plan === '' ? null : `plan: must be "" for goal-submitted, got ${describeString(frame.plan)}`)
+      ? frame.plan === ''
+        ? null
+        : `plan: must be "" for goal-submitted, got ${describeString(frame.plan)}`
       : hexId(frame.plan, 'plan')) ??
     validateDeps(frame.deps) ??
     validateBody(type, frame.body, frame.v)
+  )
 }
 
 /**
@@ -533,7 +607,7 @@ export function validateEnvelopeRest (frame: EnvelopeFrame, type: EventType): st
  * code folds (1 or 2), or null. The one-call form for signers and tests: the decoder runs the same
  * checks piecewise so that each failure gets its own reject reason.
  */
-export function validateEnvelope (value: unknown): string | null {
+export function validateEnvelope(value: unknown): string | null {
   const f = validateFrame(value)
   if (f !== null) return f
   const frame = value as EnvelopeFrame
@@ -541,12 +615,13 @@ export function validateEnvelope (value: unknown): string | null {
   if (s !== null) return `swarm: ${s}`
   const a = peerId(frame.author, 'author')
   if (a !== null) return a
-  if (!isFoldedVersion(frame.v)) return `v: ${frame.v} is not protocol version ${PROTOCOL_VERSION} or ${PROTOCOL_VERSION_2}`
+  if (!isFoldedVersion(frame.v))
+    return `v: ${frame.v} is not protocol version ${PROTOCOL_VERSION} or ${PROTOCOL_VERSION_2}`
   if (!isEventType(frame.type)) return `type: unknown event type ${describeString(frame.type)}`
   return validateEnvelopeRest(frame, frame.type)
 }
 
 /** Narrowing form of {@link validateEnvelope}. */
-export function isValidEnvelope (value: unknown): value is Envelope {
+export function isValidEnvelope(value: unknown): value is Envelope {
   return validateEnvelope(value) === null
 }

@@ -20,7 +20,7 @@ export interface SignedEvent {
 
 const authorOfKey = new WeakMap<PrivateKey, string>()
 
-function authorOf (key: PrivateKey): string {
+function authorOf(key: PrivateKey): string {
   let author = authorOfKey.get(key)
   if (author === undefined) {
     if (key.type !== 'Ed25519') throw new Error(`signing needs an Ed25519 key, got ${key.type}`)
@@ -31,19 +31,21 @@ function authorOf (key: PrivateKey): string {
 }
 
 /** Check the envelope and encode it; throws when it is not one this code would accept from a peer. */
-function prepare (env: Envelope, key: PrivateKey): Uint8Array {
+function prepare(env: Envelope, key: PrivateKey): Uint8Array {
   const author = authorOf(key)
   if (env.author !== author) throw new Error(`envelope author ${env.author} is not the signing key's peer id ${author}`)
   const problem = validateEnvelope(env)
   if (problem !== null) throw new Error(`refusing to sign an invalid ${env.type} envelope: ${problem}`)
   const envelopeBytes = encodeEnvelope(env)
   if (envelopeBytes.length + SIGNATURE_BYTES > MAX_EVENT_BYTES) {
-    throw new Error(`refusing to sign a ${env.type} event of ${envelopeBytes.length + SIGNATURE_BYTES} bytes (max ${MAX_EVENT_BYTES})`)
+    throw new Error(
+      `refusing to sign a ${env.type} event of ${envelopeBytes.length + SIGNATURE_BYTES} bytes (max ${MAX_EVENT_BYTES})`
+    )
   }
   return envelopeBytes
 }
 
-function finish (env: Envelope, envelopeBytes: Uint8Array, signature: Uint8Array): SignedEvent {
+function finish(env: Envelope, envelopeBytes: Uint8Array, signature: Uint8Array): SignedEvent {
   return { event: { id: eventIdOf(envelopeBytes), env }, bytes: joinWire(envelopeBytes, signature) }
 }
 
@@ -53,7 +55,7 @@ function finish (env: Envelope, envelopeBytes: Uint8Array, signature: Uint8Array
  * would be oversized. The returned event's id is the same one every peer
  * computes from the bytes.
  */
-export async function signEvent (env: Envelope, key: PrivateKey): Promise<SignedEvent> {
+export async function signEvent(env: Envelope, key: PrivateKey): Promise<SignedEvent> {
   const envelopeBytes = prepare(env, key)
   const signature = await key.sign(signedMessage(env.swarm, envelopeBytes))
   return finish(env, envelopeBytes, signature)
@@ -64,7 +66,7 @@ export async function signEvent (env: Envelope, key: PrivateKey): Promise<Signed
  * benchmarks, simulators). @libp2p/crypto signs Ed25519 synchronously on Node;
  * where it does not, this throws.
  */
-export function signEventSync (env: Envelope, key: PrivateKey): SignedEvent {
+export function signEventSync(env: Envelope, key: PrivateKey): SignedEvent {
   const envelopeBytes = prepare(env, key)
   const signature = key.sign(signedMessage(env.swarm, envelopeBytes))
   if (!(signature instanceof Uint8Array)) throw new Error('this key signs asynchronously: use signEvent')
@@ -76,7 +78,7 @@ export function signEventSync (env: Envelope, key: PrivateKey): SignedEvent {
  * the wire bytes. For tests and tools that must build the hostile events the
  * checked signers refuse (non-canonical, wrong shape, another version).
  */
-export function signRawSync (swarm: string, envelopeBytes: Uint8Array, key: PrivateKey): Uint8Array {
+export function signRawSync(swarm: string, envelopeBytes: Uint8Array, key: PrivateKey): Uint8Array {
   const signature = key.sign(signedMessage(swarm, envelopeBytes))
   if (!(signature instanceof Uint8Array)) throw new Error('this key signs asynchronously')
   return joinWire(envelopeBytes, signature)

@@ -16,7 +16,7 @@ const SWARM_NAME = /^[a-z0-9._-]+$/
  * plain (`[a-z0-9._-]`, 1..MAX_SWARM_NAME_CHARS) because they appear in topic
  * strings, data directory paths and the signature domain.
  */
-export function validateSwarmName (name: string): string | null {
+export function validateSwarmName(name: string): string | null {
   if (name.length === 0) return 'swarm name is empty'
   if (name.length > MAX_SWARM_NAME_CHARS) return `swarm name is longer than ${MAX_SWARM_NAME_CHARS} characters`
   if (!SWARM_NAME.test(name)) return 'swarm name may only use a-z, 0-9, ".", "_" and "-"'
@@ -24,12 +24,12 @@ export function validateSwarmName (name: string): string | null {
 }
 
 /** The gossip topic that carries a swarm's plan events. */
-export function eventsTopic (swarm: string): string {
+export function eventsTopic(swarm: string): string {
   return `/plan-swarm/1/${swarm}/events`
 }
 
 /** The gossip topic that carries a swarm's presence announcements (kept apart from the plan log). */
-export function presenceTopic (swarm: string): string {
+export function presenceTopic(swarm: string): string {
   return `/plan-swarm/1/${swarm}/presence`
 }
 

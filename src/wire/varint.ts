@@ -21,7 +21,7 @@ export const VARINT_OUT_OF_RANGE = -3
 export const VARINT_TOO_LONG = -4
 
 /** Bytes a varint of this value takes. */
-export function varintSize (value: number): number {
+export function varintSize(value: number): number {
   let size = 1
   while (value >= 0x80) {
     value = Math.floor(value / 128)
@@ -31,7 +31,7 @@ export function varintSize (value: number): number {
 }
 
 /** Writes `value` at `pos` (the caller sized `out` with varintSize); returns the position after it. */
-export function writeVarint (out: Uint8Array, pos: number, value: number): number {
+export function writeVarint(out: Uint8Array, pos: number, value: number): number {
   while (value >= 0x80) {
     out[pos++] = (value % 128) | 0x80
     value = Math.floor(value / 128)
@@ -45,7 +45,7 @@ export function writeVarint (out: Uint8Array, pos: number, value: number): numbe
  * `varintSize(value)` bytes), or one of the negative VARINT_* codes. Returns
  * a number rather than a pair so that hot decoding loops allocate nothing.
  */
-export function readVarint (bytes: Uint8Array, pos: number): number {
+export function readVarint(bytes: Uint8Array, pos: number): number {
   let value = 0
   let scale = 1
   for (let i = 0; i < MAX_VARINT_BYTES; i++) {

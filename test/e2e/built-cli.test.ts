@@ -14,7 +14,16 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { BUILT_CLI, EXIT, REPO_ROOT, cliEnv, removeTempDirs, spawnCommand, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import {
+  BUILT_CLI,
+  EXIT,
+  REPO_ROOT,
+  cliEnv,
+  removeTempDirs,
+  spawnCommand,
+  stopCliChildren,
+  tempDir
+} from '../helpers/cli-process.js'
 import { waitUntil } from '../helpers/wait.js'
 import type { CliChild, Finished } from '../helpers/cli-process.js'
 
@@ -33,7 +42,8 @@ describe('the built CLI', () => {
   let mcpToken = ''
   const clients: Client[] = []
 
-  const spawnBuilt = (args: readonly string[], name: string): CliChild => spawnCommand([...BUILT, ...args], { env, name })
+  const spawnBuilt = (args: readonly string[], name: string): CliChild =>
+    spawnCommand([...BUILT, ...args], { env, name })
 
   const runBuilt = async (args: readonly string[], name: string, timeoutMs: number): Promise<Finished> => {
     const child = spawnBuilt(args, name)
@@ -45,7 +55,21 @@ describe('the built CLI', () => {
     execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
     home = tempDir('built-cli')
     env = cliEnv(home)
-    const observer = spawnBuilt(['--role', 'observer', ...COMMON, '--data-dir', join(home, 'observer'), '--http', '127.0.0.1:0', '--mcp-http', '127.0.0.1:0', '--json'], 'observer')
+    const observer = spawnBuilt(
+      [
+        '--role',
+        'observer',
+        ...COMMON,
+        '--data-dir',
+        join(home, 'observer'),
+        '--http',
+        '127.0.0.1:0',
+        '--mcp-http',
+        '127.0.0.1:0',
+        '--json'
+      ],
+      'observer'
+    )
     const started = await observer.waitForJson(o => o.event === 'started', START_MS)
     http = started.http as string
     seed = (started.addresses as string[])[0] as string
@@ -60,55 +84,105 @@ describe('the built CLI', () => {
   }, 60_000)
 
   it('serves the dashboard page and its files, the same bytes as in src/', async () => {
-    for (const [path, file] of [['/', 'index.html'], ['/dashboard.js', 'dashboard.js'], ['/dashboard.css', 'dashboard.css'], ['/favicon.svg', 'favicon.svg']] as const) {
+    for (const [path, file] of [
+      ['/', 'index.html'],
+      ['/dashboard.js', 'dashboard.js'],
+      ['/dashboard.css', 'dashboard.css'],
+      ['/favicon.svg', 'favicon.svg']
+    ] as const) {
       const r = await fetch(`${http}${path}`)
       expect(r.status, path).toBe(200)
       expect(Buffer.from(await r.arrayBuffer()).equals(readFileSync(join(STATIC_SRC, file))), path).toBe(true)
     }
   })
 
-  it('answers MCP over --mcp-http and as the mcp command over stdio', async () => {
-    const overHttp = new Client({ name: 'built-http', version: '1.0.0' })
-    await overHttp.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${mcpToken}` } } }))
-    clients.push(overHttp)
-    const overStdio = new Client({ name: 'built-stdio', version: '1.0.0' })
-    await overStdio.connect(new StdioClientTransport({
-      command: BUILT[0],
-      args: [BUILT[1], 'mcp', ...COMMON, '--bootstrap', seed, '--data-dir', join(home, 'mcp')],
-      env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-      cwd: REPO_ROOT,
-      stderr: 'pipe'
-    }))
-    clients.push(overStdio)
-    for (const client of [overHttp, overStdio]) {
-      const { tools } = await client.listTools()
-      expect(tools.map(t => t.name)).toContain('swarm_status')
-      const status = await client.callTool({ name: 'swarm_status', arguments: {} })
-      expect(status.isError, JSON.stringify(status.content)).not.toBe(true)
-    }
-  }, START_MS)
+  it(
+    'answers MCP over --mcp-http and as the mcp command over stdio',
+    async () => {
+      const overHttp = new Client({ name: 'built-http', version: '1.0.0' })
+      await overHttp.connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), {
+          requestInit: { headers: { authorization: `Bearer ${mcpToken}` } }
+        })
+      )
+      clients.push(overHttp)
+      const overStdio = new Client({ name: 'built-stdio', version: '1.0.0' })
+      await overStdio.connect(
+        new StdioClientTransport({
+          command: BUILT[0],
+          args: [BUILT[1], 'mcp', ...COMMON, '--bootstrap', seed, '--data-dir', join(home, 'mcp')],
+          env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+          cwd: REPO_ROOT,
+          stderr: 'pipe'
+        })
+      )
+      clients.push(overStdio)
+      for (const client of [overHttp, overStdio]) {
+        const { tools } = await client.listTools()
+        expect(tools.map(t => t.name)).toContain('swarm_status')
+        const status = await client.callTool({ name: 'swarm_status', arguments: {} })
+        expect(status.isError, JSON.stringify(status.content)).not.toBe(true)
+      }
+    },
+    START_MS
+  )
 
-  it('prints a key\'s id (a person command)', async () => {
-    const r = await runBuilt(['id', '--json', '--data-dir', join(home, 'person')], 'id', START_MS)
-    expect(r.code, r.stderr).toBe(EXIT.OK)
-    expect(JSON.parse(r.stdout).peerId).toMatch(/^12D3KooW/)
-  }, START_MS)
+  it(
+    "prints a key's id (a person command)",
+    async () => {
+      const r = await runBuilt(['id', '--json', '--data-dir', join(home, 'person')], 'id', START_MS)
+      expect(r.code, r.stderr).toBe(EXIT.OK)
+      expect(JSON.parse(r.stdout).peerId).toMatch(/^12D3KooW/)
+    },
+    START_MS
+  )
 
-  it('plans a goal with the offline model and exports it as Markdown', async () => {
-    const roles = ['decomposer', 'scorer', 'executor'].map(role => spawnBuilt(['--role', role, ...COMMON, '--data-dir', join(home, role), '--bootstrap', seed, '--json'], role))
-    await Promise.all(roles.map(async n => await n.waitForJson(o => o.event === 'started', START_MS)))
-    await waitUntil('the observer to see every role', async () => {
-      const s = await (await fetch(`${http}/status`)).json() as { roster: Array<{ role: string }> }
-      const seen = new Set(s.roster.map(r => r.role))
-      return ['decomposer', 'scorer', 'executor'].every(r => seen.has(r)) ? true : undefined
-    }, START_MS)
-    const submitted = await runBuilt(['submit', 'plan a picnic', '--wait', ...COMMON, '--bootstrap', seed, '--max-depth', '1', '--timeout', String(PLAN_MS / 1000 - 10)], 'submit', PLAN_MS)
-    expect(submitted.code, `${submitted.stderr.slice(-2000)}\n${roles.map(n => n.tail(500)).join('\n')}`).toBe(EXIT.OK)
-    const plan = submitted.stdout.split('\n')[0] ?? ''
-    expect(plan, submitted.stdout).toMatch(/^[0-9a-f]{64}$/)
-    const file = join(home, 'plan.md')
-    const exported = await runBuilt(['export', plan, '--markdown', file, ...COMMON, '--bootstrap', seed], 'export', START_MS)
-    expect(exported.code, exported.stderr).toBe(EXIT.OK)
-    expect(readFileSync(file, 'utf8')).toContain('plan a picnic')
-  }, START_MS + PLAN_MS + START_MS)
+  it(
+    'plans a goal with the offline model and exports it as Markdown',
+    async () => {
+      const roles = ['decomposer', 'scorer', 'executor'].map(role =>
+        spawnBuilt(['--role', role, ...COMMON, '--data-dir', join(home, role), '--bootstrap', seed, '--json'], role)
+      )
+      await Promise.all(roles.map(async n => await n.waitForJson(o => o.event === 'started', START_MS)))
+      await waitUntil(
+        'the observer to see every role',
+        async () => {
+          const s = (await (await fetch(`${http}/status`)).json()) as { roster: Array<{ role: string }> }
+          const seen = new Set(s.roster.map(r => r.role))
+          return ['decomposer', 'scorer', 'executor'].every(r => seen.has(r)) ? true : undefined
+        },
+        START_MS
+      )
+      const submitted = await runBuilt(
+        [
+          'submit',
+          'plan a picnic',
+          '--wait',
+          ...COMMON,
+          '--bootstrap',
+          seed,
+          '--max-depth',
+          '1',
+          '--timeout',
+          String(PLAN_MS / 1000 - 10)
+        ],
+        'submit',
+        PLAN_MS
+      )
+      expect(submitted.code, `${submitted.stderr.slice(-2000)}\n${roles.map(n => n.tail(500)).join('\n')}`).toBe(
+        EXIT.OK
+      )
+      const plan = submitted.stdout.split('\n')[0] ?? ''
+      expect(plan, submitted.stdout).toMatch(/^[0-9a-f]{64}$/)
+      const file = join(home, 'plan.md')
+      const exported = await runBuilt(
+        ['export', plan, '--markdown', file, ...COMMON, '--bootstrap', seed],
+        'export',
+        START_MS
+      )
+      expect(exported.code, exported.stderr).toBe(EXIT.OK)
+      expect(readFileSync(file, 'utf8')).toContain('plan a picnic')
+    },
+    START_MS + PLAN_MS + START_MS
+  )
 })

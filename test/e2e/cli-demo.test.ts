@@ -13,7 +13,7 @@ import { waitUntil } from '../helpers/wait.js'
 const DEMO_TIMEOUT_S = 240
 const TEST_MS = (DEMO_TIMEOUT_S + 120) * 1000
 
-function groupAlive (pgid: number): boolean {
+function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0)
     return true
@@ -28,29 +28,37 @@ afterAll(async () => {
 })
 
 describe('npm run demo', () => {
-  it('completes offline with exit 0, prints the deliverable and the markdown path, and leaves no process behind', async () => {
-    // The demo keeps its data in a mkdtemp dir: TMPDIR puts it in ours, removed afterwards.
-    const home = tempDir('cli-demo')
-    // TERM on our death: npm passes it to the demo, which stops its nodes.
-    const demo = spawnCommand(['npm', 'run', 'demo'], { env: cliEnv(home, { DEMO_TIMEOUT_S: String(DEMO_TIMEOUT_S), TMPDIR: home }), name: 'npm run demo', parentDeathSignal: 'TERM' })
-    const exit = await demo.exitWithin(TEST_MS - 20_000)
-    const out = demo.stdout()
-    expect(exit, demo.tail(6_000)).toEqual({ code: 0, signal: null })
-    expect(out).toContain('no ANTHROPIC_API_KEY: offline heuristics, not a language model')
-    expect(out).toMatch(/submitted "plan a two-week trip to Japan" as plan [0-9a-f]{64}/)
-    expect(out).toMatch(/^plan completed; treeHash [0-9a-f]{64}$/m)
-    const deliverable = /\ndeliverable:\n([\s\S]+?)\n\nmarkdown export: /.exec(out)
-    expect(deliverable?.[1]?.trim().length ?? 0, out.slice(-3000)).toBeGreaterThan(20)
-    // The offline provider says what it is, in the deliverable too.
-    expect(deliverable?.[1]).toMatch(/OFFLINE|offline/)
-    const md = /^markdown export: (\S+) \((\d+) bytes\)$/m.exec(out)
-    expect(md, out.slice(-2000)).not.toBeNull()
-    const path = md?.[1] as string
-    expect(existsSync(path)).toBe(true)
-    const text = readFileSync(path, 'utf8')
-    expect(Buffer.byteLength(text)).toBe(Number(md?.[2]))
-    expect(text).toContain('plan a two-week trip to Japan')
-    // Every node the demo started has exited: its process group is empty.
-    await waitUntil('the demo\'s process group to be gone', () => groupAlive(demo.pid) ? undefined : true, 15_000)
-  }, TEST_MS)
+  it(
+    'completes offline with exit 0, prints the deliverable and the markdown path, and leaves no process behind',
+    async () => {
+      // The demo keeps its data in a mkdtemp dir: TMPDIR puts it in ours, removed afterwards.
+      const home = tempDir('cli-demo')
+      // TERM on our death: npm passes it to the demo, which stops its nodes.
+      const demo = spawnCommand(['npm', 'run', 'demo'], {
+        env: cliEnv(home, { DEMO_TIMEOUT_S: String(DEMO_TIMEOUT_S), TMPDIR: home }),
+        name: 'npm run demo',
+        parentDeathSignal: 'TERM'
+      })
+      const exit = await demo.exitWithin(TEST_MS - 20_000)
+      const out = demo.stdout()
+      expect(exit, demo.tail(6_000)).toEqual({ code: 0, signal: null })
+      expect(out).toContain('no ANTHROPIC_API_KEY: offline heuristics, not a language model')
+      expect(out).toMatch(/submitted "plan a two-week trip to Japan" as plan [0-9a-f]{64}/)
+      expect(out).toMatch(/^plan completed; treeHash [0-9a-f]{64}$/m)
+      const deliverable = /\ndeliverable:\n([\s\S]+?)\n\nmarkdown export: /.exec(out)
+      expect(deliverable?.[1]?.trim().length ?? 0, out.slice(-3000)).toBeGreaterThan(20)
+      // The offline provider says what it is, in the deliverable too.
+      expect(deliverable?.[1]).toMatch(/OFFLINE|offline/)
+      const md = /^markdown export: (\S+) \((\d+) bytes\)$/m.exec(out)
+      expect(md, out.slice(-2000)).not.toBeNull()
+      const path = md?.[1] as string
+      expect(existsSync(path)).toBe(true)
+      const text = readFileSync(path, 'utf8')
+      expect(Buffer.byteLength(text)).toBe(Number(md?.[2]))
+      expect(text).toContain('plan a two-week trip to Japan')
+      // Every node the demo started has exited: its process group is empty.
+      await waitUntil("the demo's process group to be gone", () => (groupAlive(demo.pid) ? undefined : true), 15_000)
+    },
+    TEST_MS
+  )
 })

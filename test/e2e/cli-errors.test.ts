@@ -36,7 +36,7 @@ afterAll(async () => {
 
 /** No stack frames: a configuration error is a message for the user, not a crash. */
 const STACK_FRAME = /\n\s+at .+:\d+:\d+/
-function expectNoStack (stderr: string): void {
+function expectNoStack(stderr: string): void {
   expect(stderr).not.toMatch(STACK_FRAME)
 }
 
@@ -52,7 +52,9 @@ describe('--help', () => {
       }
       expect(r.stdout).not.toContain('PLAN_SWARM_VERSION')
       expect(r.stdout).toMatch(/^Examples:\n(\s+.*npm start -- .*\n)+/m)
-      expect(r.stdout).toMatch(/Exit codes: 0 ok, 1 .*, 2 .*, 3 data dir in use, 4 port in use, 5 the plan was cancelled, 6 timed out waiting/)
+      expect(r.stdout).toMatch(
+        /Exit codes: 0 ok, 1 .*, 2 .*, 3 data dir in use, 4 port in use, 5 the plan was cancelled, 6 timed out waiting/
+      )
     }
   })
 })
@@ -75,28 +77,119 @@ describe('configuration errors: exit code and a message that says what to do', (
   }
   const cases = (): ErrorCase[] => [
     { name: 'unknown flag', args: ['--role', 'scorer', '--bogus'], code: EXIT.CONFIG, says: [/--bogus/, /see --help/] },
-    { name: 'missing --role', args: [...LOCAL], code: EXIT.CONFIG, says: [/--role is required: one of decomposer, scorer, executor, observer/] },
-    { name: 'unknown role from PLAN_SWARM_ROLE', args: [], env: { PLAN_SWARM_ROLE: 'planner' }, code: EXIT.CONFIG, says: [/--role planner: expected one of decomposer, scorer, executor, observer/] },
-    { name: 'a --bootstrap that is not a multiaddr', args: ['--role', 'scorer', '--bootstrap', 'localhost:4001'], code: EXIT.CONFIG, says: [/--bootstrap "localhost:4001" is not a multiaddr/, /e\.g\. \/ip4\/127\.0\.0\.1\/tcp\/4001\/p2p\//] },
-    { name: 'a --bootstrap without /p2p/<peer id>', args: ['--role', 'scorer', '--bootstrap', '/ip4/127.0.0.1/tcp/4001'], code: EXIT.CONFIG, says: [/must end in \/p2p\/<peer id>/, /\/status/] },
-    { name: 'a bad --http', args: ['--role', 'scorer', '--http', '8080'], code: EXIT.CONFIG, says: [/--http "8080": expected HOST:PORT, e\.g\. 127\.0\.0\.1:7070/] },
-    { name: 'a boolean variable that is not a boolean', args: ['--role', 'scorer'], env: { PLAN_SWARM_NO_MDNS: 'maybe' }, code: EXIT.CONFIG, says: [/PLAN_SWARM_NO_MDNS=maybe: expected true or false/] },
-    { name: 'a --swarm-key file that does not exist', args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k1'), '--swarm-key', join(home, 'missing.key')], code: EXIT.CONFIG, says: [/--swarm-key .*missing\.key: cannot read it \(ENOENT\); check the path/] },
-    { name: 'a --swarm-key that is a directory', args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k2'), '--swarm-key', home], code: EXIT.CONFIG, says: [/--swarm-key .*: cannot read it \(EISDIR\)/] },
-    { name: 'an unreadable PLAN_SWARM_SWARM_KEY', args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k3')], env: { PLAN_SWARM_SWARM_KEY: join(home, 'nope.key') }, code: EXIT.CONFIG, says: [/--swarm-key .*nope\.key: cannot read it/] },
-    { name: 'a malformed swarm key', args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k4'), '--swarm-key', file('bad.key', 'not a key\n')], code: EXIT.CONFIG, says: [/swarm key file is malformed/, /keygen/] },
-    { name: 'a swarm key with a short key line', args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k5'), '--swarm-key', file('short.key', '/key/swarm/psk/1.0.0/\n/base16/\nabcd\n')], code: EXIT.CONFIG, says: [/must be exactly 64 hex digits/] },
-    { name: '--provider anthropic without ANTHROPIC_API_KEY', args: ['--role', 'executor', ...LOCAL, '--data-dir', dir('p1'), '--provider', 'anthropic'], code: EXIT.CONFIG, says: [/--provider anthropic needs an API key: set ANTHROPIC_API_KEY/, /--provider offline/] },
-    { name: 'an unknown --provider', args: ['--role', 'executor', ...LOCAL, '--data-dir', dir('p2'), '--provider', 'gpt'], code: EXIT.CONFIG, says: [/unknown provider "gpt"; use --provider anthropic/] },
-    { name: 'an unknown command', args: ['frobnicate'], code: EXIT.CONFIG, says: [/unknown command "frobnicate"; commands: .*submit.*keygen/, /--help/] },
-    { name: 'keygen with arguments', args: ['keygen', 'out.key'], code: EXIT.CONFIG, says: [/keygen takes no arguments .*keygen > swarm\.key/] }
+    {
+      name: 'missing --role',
+      args: [...LOCAL],
+      code: EXIT.CONFIG,
+      says: [/--role is required: one of decomposer, scorer, executor, observer/]
+    },
+    {
+      name: 'unknown role from PLAN_SWARM_ROLE',
+      args: [],
+      env: { PLAN_SWARM_ROLE: 'planner' },
+      code: EXIT.CONFIG,
+      says: [/--role planner: expected one of decomposer, scorer, executor, observer/]
+    },
+    {
+      name: 'a --bootstrap that is not a multiaddr',
+      args: ['--role', 'scorer', '--bootstrap', 'localhost:4001'],
+      code: EXIT.CONFIG,
+      says: [/--bootstrap "localhost:4001" is not a multiaddr/, /e\.g\. \/ip4\/127\.0\.0\.1\/tcp\/4001\/p2p\//]
+    },
+    {
+      name: 'a --bootstrap without /p2p/<peer id>',
+      args: ['--role', 'scorer', '--bootstrap', '/ip4/127.0.0.1/tcp/4001'],
+      code: EXIT.CONFIG,
+      says: [/must end in \/p2p\/<peer id>/, /\/status/]
+    },
+    {
+      name: 'a bad --http',
+      args: ['--role', 'scorer', '--http', '8080'],
+      code: EXIT.CONFIG,
+      says: [/--http "8080": expected HOST:PORT, e\.g\. 127\.0\.0\.1:7070/]
+    },
+    {
+      name: 'a boolean variable that is not a boolean',
+      args: ['--role', 'scorer'],
+      env: { PLAN_SWARM_NO_MDNS: 'maybe' },
+      code: EXIT.CONFIG,
+      says: [/PLAN_SWARM_NO_MDNS=maybe: expected true or false/]
+    },
+    {
+      name: 'a --swarm-key file that does not exist',
+      args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k1'), '--swarm-key', join(home, 'missing.key')],
+      code: EXIT.CONFIG,
+      says: [/--swarm-key .*missing\.key: cannot read it \(ENOENT\); check the path/]
+    },
+    {
+      name: 'a --swarm-key that is a directory',
+      args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k2'), '--swarm-key', home],
+      code: EXIT.CONFIG,
+      says: [/--swarm-key .*: cannot read it \(EISDIR\)/]
+    },
+    {
+      name: 'an unreadable PLAN_SWARM_SWARM_KEY',
+      args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k3')],
+      env: { PLAN_SWARM_SWARM_KEY: join(home, 'nope.key') },
+      code: EXIT.CONFIG,
+      says: [/--swarm-key .*nope\.key: cannot read it/]
+    },
+    {
+      name: 'a malformed swarm key',
+      args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('k4'), '--swarm-key', file('bad.key', 'not a key\n')],
+      code: EXIT.CONFIG,
+      says: [/swarm key file is malformed/, /keygen/]
+    },
+    {
+      name: 'a swarm key with a short key line',
+      args: [
+        '--role',
+        'scorer',
+        ...LOCAL,
+        '--data-dir',
+        dir('k5'),
+        '--swarm-key',
+        file('short.key', '/key/swarm/psk/1.0.0/\n/base16/\nabcd\n')
+      ],
+      code: EXIT.CONFIG,
+      says: [/must be exactly 64 hex digits/]
+    },
+    {
+      name: '--provider anthropic without ANTHROPIC_API_KEY',
+      args: ['--role', 'executor', ...LOCAL, '--data-dir', dir('p1'), '--provider', 'anthropic'],
+      code: EXIT.CONFIG,
+      says: [/--provider anthropic needs an API key: set ANTHROPIC_API_KEY/, /--provider offline/]
+    },
+    {
+      name: 'an unknown --provider',
+      args: ['--role', 'executor', ...LOCAL, '--data-dir', dir('p2'), '--provider', 'gpt'],
+      code: EXIT.CONFIG,
+      says: [/unknown provider "gpt"; use --provider anthropic/]
+    },
+    {
+      name: 'an unknown command',
+      args: ['frobnicate'],
+      code: EXIT.CONFIG,
+      says: [/unknown command "frobnicate"; commands: .*submit.*keygen/, /--help/]
+    },
+    {
+      name: 'keygen with arguments',
+      args: ['keygen', 'out.key'],
+      code: EXIT.CONFIG,
+      says: [/keygen takes no arguments .*keygen > swarm\.key/]
+    }
   ]
 
   // Independent processes: run a few at once (vitest's maxConcurrency), asserting with each test's own expect.
   it.concurrent.for(cases())('$name', async (c, { expect }) => {
-    const expectNoStack = (stderr: string): void => { expect(stderr).not.toMatch(STACK_FRAME) }
+    const expectNoStack = (stderr: string): void => {
+      expect(stderr).not.toMatch(STACK_FRAME)
+    }
     const r = await runCli(c.args, { env: env(c.env) }, START_MS)
-    expect({ code: r.code, signal: r.signal }, `stderr: ${r.stderr}\nstdout: ${r.stdout}`).toEqual({ code: c.code, signal: null })
+    expect({ code: r.code, signal: r.signal }, `stderr: ${r.stderr}\nstdout: ${r.stdout}`).toEqual({
+      code: c.code,
+      signal: null
+    })
     expect(r.stderr).toMatch(/^plan-swarm: /)
     for (const re of c.says) expect(r.stderr).toMatch(re)
     expectNoStack(r.stderr)
@@ -106,66 +199,125 @@ describe('configuration errors: exit code and a message that says what to do', (
 })
 
 describe('resources held by another process', () => {
-  afterEach(async () => { await stopCliChildren() })
+  afterEach(async () => {
+    await stopCliChildren()
+  })
 
-  it('a data dir in use by a running node: exit 3, naming the holder; free again once it stops', async () => {
-    const dataDir = join(home, 'locked')
-    const first = spawnCli(['--role', 'scorer', ...LOCAL, '--data-dir', dataDir, '--json'], { env: env() })
-    await first.waitForJson(o => o.event === 'started', START_MS)
-    const second = await runCli(['--role', 'executor', ...LOCAL, '--data-dir', dataDir], { env: env() }, START_MS)
-    expect(second.code, second.stderr).toBe(EXIT.DATA_DIR_IN_USE)
-    expect(second.stderr).toMatch(new RegExp(`data dir ${dataDir} is in use by .*${first.pid}`))
-    expect(second.stderr).toMatch(/stop it or pass --data-dir <another dir>/)
-    expectNoStack(second.stderr)
-    // A clean stop (SIGTERM) exits 0 and frees the dir for the next process.
-    expect(await first.stop(30_000)).toEqual({ code: 0, signal: null })
-    const third = spawnCli(['--role', 'scorer', ...LOCAL, '--data-dir', dataDir, '--json'], { env: env() })
-    const started = await third.waitForJson(o => o.event === 'started', START_MS)
-    expect(started.dataDir).toBe(dataDir)
-  }, 4 * START_MS)
-
-  it('an --http port in use: exit 4 with what to do, and the data dir is released', async () => {
-    const server: Server = createServer()
-    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-    const port = (server.address() as { port: number }).port
-    try {
-      const dataDir = join(home, 'port')
-      const r = await runCli(['--role', 'observer', ...LOCAL, '--data-dir', dataDir, '--http', `127.0.0.1:${port}`], { env: env() }, START_MS)
-      expect(r.code, r.stderr).toBe(EXIT.PORT_IN_USE)
-      expect(r.stderr).toContain(`--http 127.0.0.1:${port}: that address is already in use; stop the other process or choose another port (port 0 picks a free one)`)
-      expectNoStack(r.stderr)
-      // The failed start let go of everything it had taken.
-      const again = spawnCli(['--role', 'observer', ...LOCAL, '--data-dir', dataDir, '--http', '127.0.0.1:0', '--json'], { env: env() })
-      const started = await again.waitForJson(o => o.event === 'started', START_MS)
+  it(
+    'a data dir in use by a running node: exit 3, naming the holder; free again once it stops',
+    async () => {
+      const dataDir = join(home, 'locked')
+      const first = spawnCli(['--role', 'scorer', ...LOCAL, '--data-dir', dataDir, '--json'], { env: env() })
+      await first.waitForJson(o => o.event === 'started', START_MS)
+      const second = await runCli(['--role', 'executor', ...LOCAL, '--data-dir', dataDir], { env: env() }, START_MS)
+      expect(second.code, second.stderr).toBe(EXIT.DATA_DIR_IN_USE)
+      expect(second.stderr).toMatch(new RegExp(`data dir ${dataDir} is in use by .*${first.pid}`))
+      expect(second.stderr).toMatch(/stop it or pass --data-dir <another dir>/)
+      expectNoStack(second.stderr)
+      // A clean stop (SIGTERM) exits 0 and frees the dir for the next process.
+      expect(await first.stop(30_000)).toEqual({ code: 0, signal: null })
+      const third = spawnCli(['--role', 'scorer', ...LOCAL, '--data-dir', dataDir, '--json'], { env: env() })
+      const started = await third.waitForJson(o => o.event === 'started', START_MS)
       expect(started.dataDir).toBe(dataDir)
-    } finally {
-      server.close()
-    }
-  }, 3 * START_MS)
+    },
+    4 * START_MS
+  )
+
+  it(
+    'an --http port in use: exit 4 with what to do, and the data dir is released',
+    async () => {
+      const server: Server = createServer()
+      await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+      const port = (server.address() as { port: number }).port
+      try {
+        const dataDir = join(home, 'port')
+        const r = await runCli(
+          ['--role', 'observer', ...LOCAL, '--data-dir', dataDir, '--http', `127.0.0.1:${port}`],
+          { env: env() },
+          START_MS
+        )
+        expect(r.code, r.stderr).toBe(EXIT.PORT_IN_USE)
+        expect(r.stderr).toContain(
+          `--http 127.0.0.1:${port}: that address is already in use; stop the other process or ` +
+            `choose another port (port 0 picks a free one)`
+        )
+        expectNoStack(r.stderr)
+        // The failed start let go of everything it had taken.
+        const again = spawnCli(
+          ['--role', 'observer', ...LOCAL, '--data-dir', dataDir, '--http', '127.0.0.1:0', '--json'],
+          { env: env() }
+        )
+        const started = await again.waitForJson(o => o.event === 'started', START_MS)
+        expect(started.dataDir).toBe(dataDir)
+      } finally {
+        server.close()
+      }
+    },
+    3 * START_MS
+  )
 })
 
 describe('keygen', () => {
-  afterEach(async () => { await stopCliChildren() })
+  afterEach(async () => {
+    await stopCliChildren()
+  })
 
-  it('prints a fresh swarm key that --swarm-key and PLAN_SWARM_SWARM_KEY accept: two nodes holding it connect', async () => {
-    const a = await runCli(['keygen'], { env: env() })
-    const b = await runCli(['keygen'], { env: env() })
-    expect(a.code, a.stderr).toBe(EXIT.OK)
-    expect(a.stdout).toMatch(KEY_FILE)
-    expect(b.stdout).toMatch(KEY_FILE)
-    expect(a.stdout).not.toBe(b.stdout)
-    mkdirSync(join(home, 'keys'), { recursive: true })
-    const keyFile = join(home, 'keys', 'swarm.key')
-    writeFileSync(keyFile, a.stdout)
+  it(
+    'prints a fresh swarm key that --swarm-key and PLAN_SWARM_SWARM_KEY accept: two nodes holding it connect',
+    async () => {
+      const a = await runCli(['keygen'], { env: env() })
+      const b = await runCli(['keygen'], { env: env() })
+      expect(a.code, a.stderr).toBe(EXIT.OK)
+      expect(a.stdout).toMatch(KEY_FILE)
+      expect(b.stdout).toMatch(KEY_FILE)
+      expect(a.stdout).not.toBe(b.stdout)
+      mkdirSync(join(home, 'keys'), { recursive: true })
+      const keyFile = join(home, 'keys', 'swarm.key')
+      writeFileSync(keyFile, a.stdout)
 
-    const seed = spawnCli(['--role', 'scorer', ...LOCAL, '--data-dir', join(home, 'key-a'), '--swarm-key', keyFile, '--http', '127.0.0.1:0', '--json'], { env: env() })
-    const seedStarted = await seed.waitForJson(o => o.event === 'started', START_MS)
-    const joiner = spawnCli(['--role', 'executor', ...LOCAL, '--data-dir', join(home, 'key-b'), '--bootstrap', (seedStarted.addresses as string[])[0] as string, '--json'], { env: env({ PLAN_SWARM_SWARM_KEY: keyFile }) })
-    const joinerStarted = await joiner.waitForJson(o => o.event === 'started', START_MS)
-    const status = await waitUntil('the two keyed nodes to connect', async () => {
-      const s = await (await fetch(`${seedStarted.http as string}/status`)).json() as { peers: number, roster: Array<{ peerId: string }> }
-      return s.roster.some(r => r.peerId === joinerStarted.peerId) && s.peers > 0 ? s : undefined
-    }, START_MS)
-    expect(status.peers).toBeGreaterThan(0)
-  }, 4 * START_MS)
+      const seed = spawnCli(
+        [
+          '--role',
+          'scorer',
+          ...LOCAL,
+          '--data-dir',
+          join(home, 'key-a'),
+          '--swarm-key',
+          keyFile,
+          '--http',
+          '127.0.0.1:0',
+          '--json'
+        ],
+        { env: env() }
+      )
+      const seedStarted = await seed.waitForJson(o => o.event === 'started', START_MS)
+      const joiner = spawnCli(
+        [
+          '--role',
+          'executor',
+          ...LOCAL,
+          '--data-dir',
+          join(home, 'key-b'),
+          '--bootstrap',
+          (seedStarted.addresses as string[])[0] as string,
+          '--json'
+        ],
+        { env: env({ PLAN_SWARM_SWARM_KEY: keyFile }) }
+      )
+      const joinerStarted = await joiner.waitForJson(o => o.event === 'started', START_MS)
+      const status = await waitUntil(
+        'the two keyed nodes to connect',
+        async () => {
+          const s = (await (await fetch(`${seedStarted.http as string}/status`)).json()) as {
+            peers: number
+            roster: Array<{ peerId: string }>
+          }
+          return s.roster.some(r => r.peerId === joinerStarted.peerId) && s.peers > 0 ? s : undefined
+        },
+        START_MS
+      )
+      expect(status.peers).toBeGreaterThan(0)
+    },
+    4 * START_MS
+  )
 })

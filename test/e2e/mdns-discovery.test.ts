@@ -20,17 +20,26 @@ const why = netnsSkip('the mDNS namespace tests', ['unshare'])
 const CHILD = helperPath('net-mdns-child.ts')
 const DISCOVERY_DEADLINE_MS = 40_000
 
-interface Report { event: string, tag: string, peerId?: string, peers?: string[] }
+interface Report {
+  event: string
+  tag: string
+  peerId?: string
+  peers?: string[]
+}
 
-function reports (child: NetChild): Report[] {
-  return child.lines.flatMap((l) => {
-    try { return [JSON.parse(l) as Report] } catch { return [] }
+function reports(child: NetChild): Report[] {
+  return child.lines.flatMap(l => {
+    try {
+      return [JSON.parse(l) as Report]
+    } catch {
+      return []
+    }
   })
 }
 
 /** The peer ids each tag reported last, by tag. */
-function lastPeers (child: NetChild): Map<string, { peerId: string, peers: string[] }> {
-  const out = new Map<string, { peerId: string, peers: string[] }>()
+function lastPeers(child: NetChild): Map<string, { peerId: string; peers: string[] }> {
+  const out = new Map<string, { peerId: string; peers: string[] }>()
   for (const r of reports(child)) {
     if ((r.event === 'ready' || r.event === 'peers') && r.peerId !== undefined) {
       out.set(r.tag, { peerId: r.peerId, peers: r.peers ?? out.get(r.tag)?.peers ?? [] })
@@ -40,32 +49,52 @@ function lastPeers (child: NetChild): Map<string, { peerId: string, peers: strin
 }
 
 /** Waits until every tag in `tags` is connected to every other, as reported on the children's stdout. */
-async function fullMesh (children: NetChild[], tags: string[]): Promise<void> {
-  await waitUntil(`a full mesh of ${tags.join(',')} by mDNS`, () => {
-    const state = new Map<string, { peerId: string, peers: string[] }>()
-    for (const c of children) for (const [tag, s] of lastPeers(c)) state.set(tag, s)
-    const ids = tags.map((t) => state.get(t)?.peerId)
-    const done = ids.every((id) => id !== undefined) && tags.every((t) => {
-      const mine = state.get(t)
-      return mine !== undefined && ids.every((id) => id === mine.peerId || mine.peers.includes(id as string))
-    })
-    if (!done) throw new Error(`peers so far: ${JSON.stringify([...state])}`)
-    return true
-  }, DISCOVERY_DEADLINE_MS).catch((err: Error) => {
-    const stderr = children.map((c) => c.stderr().slice(-1000)).join(' | ')
+async function fullMesh(children: NetChild[], tags: string[]): Promise<void> {
+  await waitUntil(
+    `a full mesh of ${tags.join(',')} by mDNS`,
+    () => {
+      const state = new Map<string, { peerId: string; peers: string[] }>()
+      for (const c of children) for (const [tag, s] of lastPeers(c)) state.set(tag, s)
+      const ids = tags.map(t => state.get(t)?.peerId)
+      const done =
+        ids.every(id => id !== undefined) &&
+        tags.every(t => {
+          const mine = state.get(t)
+          return mine !== undefined && ids.every(id => id === mine.peerId || mine.peers.includes(id as string))
+        })
+      if (!done) throw new Error(`peers so far: ${JSON.stringify([...state])}`)
+      return true
+    },
+    DISCOVERY_DEADLINE_MS
+  ).catch((err: Error) => {
+    const stderr = children.map(c => c.stderr().slice(-1000)).join(' | ')
     throw new Error(`${err.message}; stderr: ${stderr}`)
   })
 }
 
-function childCommand (tag: string, extra: string[] = []): string[] {
-  return [process.execPath, '--import', 'tsx', CHILD, '--tag', tag, '--interval', '1000', '--parent', String(process.pid), ...extra]
+function childCommand(tag: string, extra: string[] = []): string[] {
+  return [
+    process.execPath,
+    '--import',
+    'tsx',
+    CHILD,
+    '--tag',
+    tag,
+    '--interval',
+    '1000',
+    '--parent',
+    String(process.pid),
+    ...extra
+  ]
 }
 
-function sh (argv: string[]): string {
-  return argv.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
+function sh(argv: string[]): string {
+  return argv.map(a => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')
 }
 
-afterEach(async () => { await stopNetChildren() })
+afterEach(async () => {
+  await stopNetChildren()
+})
 
 describe.skipIf(why !== undefined)('mDNS discovery in network namespaces', () => {
   it('(a) two processes in one namespace find each other on loopback', async () => {
@@ -81,13 +110,18 @@ describe.skipIf(why !== undefined)('mDNS discovery in network namespaces', () =>
     const ns = spawnNetChild('unshare', ['-n', 'sh', '-c', script])
     await fullMesh([ns], ['a', 'b'])
     const exit = await ns.stop(10_000)
-    expect(reports(ns).filter((r) => r.event === 'stopped').map((r) => r.tag).sort()).toEqual(['a', 'b'])
+    expect(
+      reports(ns)
+        .filter(r => r.event === 'stopped')
+        .map(r => r.tag)
+        .sort()
+    ).toEqual(['a', 'b'])
     expect(exit.code).toBe(0)
   })
 
   describe('(b) three hosts on a bridge', () => {
     const group = new NetnsGroup('psm')
-    const hosts: Array<{ tag: string, ns: string, ip: string }> = []
+    const hosts: Array<{ tag: string; ns: string; ip: string }> = []
     let prefix = ''
 
     beforeAll(() => {
@@ -110,15 +144,20 @@ describe.skipIf(why !== undefined)('mDNS discovery in network namespaces', () =>
     })
 
     it('discover each other by mDNS alone and connect over the bridge', async () => {
-      const children = hosts.map((h) => spawnNetChild('ip', ['netns', 'exec', h.ns, ...childCommand(h.tag, ['--listen', '/ip4/0.0.0.0/tcp/4001'])]))
-      await fullMesh(children, hosts.map((h) => h.tag))
+      const children = hosts.map(h =>
+        spawnNetChild('ip', ['netns', 'exec', h.ns, ...childCommand(h.tag, ['--listen', '/ip4/0.0.0.0/tcp/4001'])])
+      )
+      await fullMesh(
+        children,
+        hosts.map(h => h.tag)
+      )
       // Everyone listens on the same port, as compose services do: the dials went over the bridge, not to our own loopback.
       for (const c of children) {
-        const ready = reports(c).find((r) => r.event === 'ready') as Report & { addresses: string[] }
-        expect(ready.addresses.some((a) => a.startsWith(prefix))).toBe(true)
+        const ready = reports(c).find(r => r.event === 'ready') as Report & { addresses: string[] }
+        expect(ready.addresses.some(a => a.startsWith(prefix))).toBe(true)
       }
-      const exits = await Promise.all(children.map(async (c) => c.stop(10_000)))
-      expect(exits.map((e) => e.code)).toEqual([0, 0, 0])
+      const exits = await Promise.all(children.map(async c => c.stop(10_000)))
+      expect(exits.map(e => e.code)).toEqual([0, 0, 0])
     })
   })
 })

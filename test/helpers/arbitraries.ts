@@ -13,17 +13,37 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { bytesToHex } from '@noble/hashes/utils.js'
 import type { PrivateKey } from '@libp2p/interface'
 import {
-  EVENT_TYPES, PROTOCOL_VERSION, majority,
-  type Bodies, type Envelope, type EventId, type EventType, type Hlc, type NodeId, type PeerIdString,
-  type PlanParams, type Subgoal, type TaskId, type Usage
+  EVENT_TYPES,
+  PROTOCOL_VERSION,
+  majority,
+  type Bodies,
+  type Envelope,
+  type EventId,
+  type EventType,
+  type Hlc,
+  type NodeId,
+  type PeerIdString,
+  type PlanParams,
+  type Subgoal,
+  type TaskId,
+  type Usage
 } from '../../src/core/events.js'
 import {
-  MAX_ATTEMPTS_LIMIT, MAX_CLAIM_MS_LIMIT, MAX_DEPS, MAX_DEPTH_LIMIT, MAX_LEASE_MS, MAX_NODES_LIMIT,
-  MAX_SCORE, MAX_SUBGOALS, MAX_TOKENS_LIMIT, MIN_LEASE_MS, MIN_SUBGOALS
+  MAX_ATTEMPTS_LIMIT,
+  MAX_CLAIM_MS_LIMIT,
+  MAX_DEPS,
+  MAX_DEPTH_LIMIT,
+  MAX_LEASE_MS,
+  MAX_NODES_LIMIT,
+  MAX_SCORE,
+  MAX_SUBGOALS,
+  MAX_TOKENS_LIMIT,
+  MIN_LEASE_MS,
+  MIN_SUBGOALS
 } from '../../src/core/limits.js'
 
 /** fc.record with plain-prototype objects, like the decoder's (so toStrictEqual compares them fairly). */
-function rec<T> (model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> {
+function rec<T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> {
   return fc.record(model, { noNullPrototype: true })
 }
 
@@ -33,7 +53,7 @@ export const TEST_SWARM = 'test'
 const keyCache = new Map<number, PrivateKey>()
 
 /** The i-th fixed test key (Ed25519, seed = 32 bytes of i+1). Derived once and cached. */
-export async function testKey (i: number): Promise<PrivateKey> {
+export async function testKey(i: number): Promise<PrivateKey> {
   const hit = keyCache.get(i)
   if (hit !== undefined) return hit
   const key = await generateKeyPairFromSeed('Ed25519', new Uint8Array(32).fill((i + 1) & 0xff))
@@ -42,14 +62,14 @@ export async function testKey (i: number): Promise<PrivateKey> {
 }
 
 /** The first n fixed test keys. */
-export async function testKeys (n: number): Promise<PrivateKey[]> {
+export async function testKeys(n: number): Promise<PrivateKey[]> {
   const keys: PrivateKey[] = []
   for (let i = 0; i < n; i++) keys.push(await testKey(i))
   return keys
 }
 
 /** A key's peer id string, as an envelope's author. */
-export function peerIdOf (key: PrivateKey): PeerIdString {
+export function peerIdOf(key: PrivateKey): PeerIdString {
   return peerIdFromPrivateKey(key).toString() as PeerIdString
 }
 
@@ -60,14 +80,14 @@ export const arbNodeId = arbHexId as fc.Arbitrary<NodeId>
 export const arbTaskId = arbHexId as fc.Arbitrary<TaskId>
 
 /** The first `cap` UTF-16 units of s, never splitting a surrogate pair. */
-export function clip (s: string, cap: number): string {
+export function clip(s: string, cap: number): string {
   if (s.length <= cap) return s
   const last = s.charCodeAt(cap - 1)
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? cap - 1 : cap)
 }
 
 /** Text of at most `cap` UTF-16 units: printable ASCII or any Unicode (never lone surrogates). */
-export function arbText (cap: number, opts: { nonEmpty?: boolean } = {}): fc.Arbitrary<string> {
+export function arbText(cap: number, opts: { nonEmpty?: boolean } = {}): fc.Arbitrary<string> {
   const s = fc.oneof(
     fc.string({ maxLength: Math.min(cap, 60) }),
     fc.string({ unit: 'binary', maxLength: Math.min(Math.floor(cap / 2), 30) })
@@ -81,10 +101,12 @@ export const arbHlc: fc.Arbitrary<Hlc> = rec({
 })
 
 /** Sorted, distinct dependency ids (mostly few, sometimes the maximum). */
-export const arbDeps: fc.Arbitrary<EventId[]> = fc.oneof(
-  { weight: 9, arbitrary: fc.uniqueArray(arbEventId, { maxLength: 5 }) },
-  { weight: 1, arbitrary: fc.uniqueArray(arbEventId, { minLength: MAX_DEPS, maxLength: MAX_DEPS }) }
-).map(ds => [...ds].sort())
+export const arbDeps: fc.Arbitrary<EventId[]> = fc
+  .oneof(
+    { weight: 9, arbitrary: fc.uniqueArray(arbEventId, { maxLength: 5 }) },
+    { weight: 1, arbitrary: fc.uniqueArray(arbEventId, { minLength: MAX_DEPS, maxLength: MAX_DEPS }) }
+  )
+  .map(ds => [...ds].sort())
 
 export const arbUsage: fc.Arbitrary<Usage> = rec({
   inputTokens: fc.nat({ max: 1_000_000 }),
@@ -94,37 +116,46 @@ export const arbUsage: fc.Arbitrary<Usage> = rec({
 export const arbAttempt: fc.Arbitrary<number> = fc.integer({ min: 1, max: MAX_ATTEMPTS_LIMIT })
 
 /** A committee drawn from `peers` (distinct, non-empty) with a quorum between a majority and its size. */
-export function arbCommittee (peers: readonly PeerIdString[]): fc.Arbitrary<{ committee: PeerIdString[], quorum: number }> {
-  return fc.shuffledSubarray([...peers], { minLength: 1 }).chain(committee =>
-    fc.integer({ min: majority(committee.length), max: committee.length }).map(quorum => ({ committee, quorum })))
+export function arbCommittee(
+  peers: readonly PeerIdString[]
+): fc.Arbitrary<{ committee: PeerIdString[]; quorum: number }> {
+  return fc
+    .shuffledSubarray([...peers], { minLength: 1 })
+    .chain(committee =>
+      fc.integer({ min: majority(committee.length), max: committee.length }).map(quorum => ({ committee, quorum }))
+    )
 }
 
 /** Valid plan parameters with a committee drawn from `peers`. */
-export function arbParams (peers: readonly PeerIdString[]): fc.Arbitrary<PlanParams> {
-  return fc.tuple(
-    arbCommittee(peers),
-    fc.integer({ min: MIN_SUBGOALS, max: MAX_SUBGOALS }).chain(min =>
-      fc.integer({ min, max: MAX_SUBGOALS }).map(max => [min, max] as const)),
-    fc.integer({ min: MIN_LEASE_MS, max: MAX_LEASE_MS }).chain(lease =>
-      fc.integer({ min: lease, max: MAX_CLAIM_MS_LIMIT }).map(claim => [lease, claim] as const)),
-    rec({
-      maxDepth: fc.integer({ min: 0, max: MAX_DEPTH_LIMIT }),
-      maxAttempts: fc.integer({ min: 1, max: MAX_ATTEMPTS_LIMIT }),
-      maxNodes: fc.integer({ min: 1, max: MAX_NODES_LIMIT }),
-      budgetTokens: fc.integer({ min: 1, max: MAX_TOKENS_LIMIT }),
-      maxTokensPerCall: fc.integer({ min: 1, max: MAX_TOKENS_LIMIT }),
-      review: fc.boolean(),
-      maxClaimsPerExecutor: fc.integer({ min: 1, max: 100 })
-    })
-  ).map(([{ committee, quorum }, [minChildren, maxChildren], [leaseMs, maxClaimMs], rest]) => ({
-    committee,
-    quorum,
-    minChildren,
-    maxChildren,
-    leaseMs,
-    maxClaimMs,
-    ...rest
-  }))
+export function arbParams(peers: readonly PeerIdString[]): fc.Arbitrary<PlanParams> {
+  return fc
+    .tuple(
+      arbCommittee(peers),
+      fc
+        .integer({ min: MIN_SUBGOALS, max: MAX_SUBGOALS })
+        .chain(min => fc.integer({ min, max: MAX_SUBGOALS }).map(max => [min, max] as const)),
+      fc
+        .integer({ min: MIN_LEASE_MS, max: MAX_LEASE_MS })
+        .chain(lease => fc.integer({ min: lease, max: MAX_CLAIM_MS_LIMIT }).map(claim => [lease, claim] as const)),
+      rec({
+        maxDepth: fc.integer({ min: 0, max: MAX_DEPTH_LIMIT }),
+        maxAttempts: fc.integer({ min: 1, max: MAX_ATTEMPTS_LIMIT }),
+        maxNodes: fc.integer({ min: 1, max: MAX_NODES_LIMIT }),
+        budgetTokens: fc.integer({ min: 1, max: MAX_TOKENS_LIMIT }),
+        maxTokensPerCall: fc.integer({ min: 1, max: MAX_TOKENS_LIMIT }),
+        review: fc.boolean(),
+        maxClaimsPerExecutor: fc.integer({ min: 1, max: 100 })
+      })
+    )
+    .map(([{ committee, quorum }, [minChildren, maxChildren], [leaseMs, maxClaimMs], rest]) => ({
+      committee,
+      quorum,
+      minChildren,
+      maxChildren,
+      leaseMs,
+      maxClaimMs,
+      ...rest
+    }))
 }
 
 /**
@@ -133,40 +164,50 @@ export function arbParams (peers: readonly PeerIdString[]): fc.Arbitrary<PlanPar
  * random order, so forward and backward indexes both occur.
  */
 export const arbSubgoals: fc.Arbitrary<Subgoal[]> = fc.integer({ min: MIN_SUBGOALS, max: MAX_SUBGOALS }).chain(n =>
-  fc.tuple(
-    fc.array(fc.nat(), { minLength: n, maxLength: n }),
-    fc.array(rec({
-      title: arbText(60),
-      detail: arbText(200),
-      leaf: fc.boolean(),
-      wants: fc.array(fc.boolean(), { minLength: n, maxLength: n })
-    }), { minLength: n, maxLength: n })
-  ).map(([rankKeys, raw]) => {
-    const rank = (i: number): [number, number] => [rankKeys[i] ?? 0, i]
-    const before = (j: number, i: number): boolean => {
-      const [a, x] = rank(j)
-      const [b, y] = rank(i)
-      return a < b || (a === b && x < y)
-    }
-    return raw.map((s, i) => ({
-      title: clip(`${i + 1}. ${s.title}`, 60),
-      detail: s.detail,
-      leaf: s.leaf,
-      dependsOn: s.wants.flatMap((w, j) => (w && j !== i && before(j, i) ? [j] : []))
-    }))
-  }))
+  fc
+    .tuple(
+      fc.array(fc.nat(), { minLength: n, maxLength: n }),
+      fc.array(
+        rec({
+          title: arbText(60),
+          detail: arbText(200),
+          leaf: fc.boolean(),
+          wants: fc.array(fc.boolean(), { minLength: n, maxLength: n })
+        }),
+        { minLength: n, maxLength: n }
+      )
+    )
+    .map(([rankKeys, raw]) => {
+      const rank = (i: number): [number, number] => [rankKeys[i] ?? 0, i]
+      const before = (j: number, i: number): boolean => {
+        const [a, x] = rank(j)
+        const [b, y] = rank(i)
+        return a < b || (a === b && x < y)
+      }
+      return raw.map((s, i) => ({
+        title: clip(`${i + 1}. ${s.title}`, 60),
+        detail: s.detail,
+        leaf: s.leaf,
+        dependsOn: s.wants.flatMap((w, j) => (w && j !== i && before(j, i) ? [j] : []))
+      }))
+    })
+)
 
 /** A ballot's scores over distinct proposals and a choice among them (or none). */
-export const arbBallotScores: fc.Arbitrary<Pick<Bodies['ballot-cast'], 'scores' | 'choice'>> = fc.uniqueArray(
-  rec({ proposal: arbEventId, score: fc.integer({ min: 0, max: MAX_SCORE }), notes: arbText(100) }),
-  { selector: s => s.proposal, maxLength: 6 }
-).chain(scores => fc.option(fc.nat({ max: Math.max(0, scores.length - 1) }), { nil: null }).map(pick => ({
-  scores,
-  choice: pick === null || scores.length === 0 ? null : (scores[pick]?.proposal ?? null)
-})))
+export const arbBallotScores: fc.Arbitrary<Pick<Bodies['ballot-cast'], 'scores' | 'choice'>> = fc
+  .uniqueArray(rec({ proposal: arbEventId, score: fc.integer({ min: 0, max: MAX_SCORE }), notes: arbText(100) }), {
+    selector: s => s.proposal,
+    maxLength: 6
+  })
+  .chain(scores =>
+    fc.option(fc.nat({ max: Math.max(0, scores.length - 1) }), { nil: null }).map(pick => ({
+      scores,
+      choice: pick === null || scores.length === 0 ? null : (scores[pick]?.proposal ?? null)
+    }))
+  )
 
 /** A valid body of the given type; committees are drawn from `peers`. */
-export function arbBody<T extends EventType> (type: T, peers: readonly PeerIdString[]): fc.Arbitrary<Bodies[T]> {
+export function arbBody<T extends EventType>(type: T, peers: readonly PeerIdString[]): fc.Arbitrary<Bodies[T]> {
   const arb = ((): fc.Arbitrary<Bodies[EventType]> => {
     switch (type as EventType) {
       case 'goal-submitted':
@@ -181,13 +222,27 @@ export function arbBody<T extends EventType> (type: T, peers: readonly PeerIdStr
         return rec({ reason: arbText(100) })
       case 'split-proposed':
         return rec({
-          node: arbNodeId, attempt: arbAttempt, subgoals: arbSubgoals, rationale: arbText(200), usage: arbUsage
+          node: arbNodeId,
+          attempt: arbAttempt,
+          subgoals: arbSubgoals,
+          rationale: arbText(200),
+          usage: arbUsage
         })
       case 'ballot-cast':
-        return fc.tuple(
-          rec({ node: arbNodeId, attempt: arbAttempt, committee: arbEventId, notes: arbText(100), usage: arbUsage }),
-          arbBallotScores
-        ).map(([a, b]) => ({ node: a.node, attempt: a.attempt, committee: a.committee, scores: b.scores, choice: b.choice, notes: a.notes, usage: a.usage }))
+        return fc
+          .tuple(
+            rec({ node: arbNodeId, attempt: arbAttempt, committee: arbEventId, notes: arbText(100), usage: arbUsage }),
+            arbBallotScores
+          )
+          .map(([a, b]) => ({
+            node: a.node,
+            attempt: a.attempt,
+            committee: a.committee,
+            scores: b.scores,
+            choice: b.choice,
+            notes: a.notes,
+            usage: a.usage
+          }))
       case 'task-claimed':
         return rec({ task: arbTaskId, prev: fc.option(arbEventId, { nil: null }) })
       case 'claim-renewed':
@@ -229,28 +284,33 @@ export interface ArbEnvelopeOptions {
 }
 
 /** A valid envelope of this protocol version by `author` (sign it with that author's key). */
-export function arbEnvelope (author: PeerIdString, opts: ArbEnvelopeOptions = {}): fc.Arbitrary<Envelope> {
+export function arbEnvelope(author: PeerIdString, opts: ArbEnvelopeOptions = {}): fc.Arbitrary<Envelope> {
   const peers = opts.peers ?? [author]
   const types = opts.types ?? EVENT_TYPES
-  return fc.constantFrom(...types).chain(type => rec({
-    plan: type === 'goal-submitted' ? fc.constant('') : arbHexId,
-    hlc: arbHlc,
-    deps: arbDeps,
-    body: arbBody(type, peers)
-  }).map(({ plan, hlc, deps, body }): Envelope => ({
-    v: PROTOCOL_VERSION,
-    swarm: opts.swarm ?? TEST_SWARM,
-    type,
-    plan,
-    author,
-    hlc,
-    deps,
-    body
-  })))
+  return fc.constantFrom(...types).chain(type =>
+    rec({
+      plan: type === 'goal-submitted' ? fc.constant('') : arbHexId,
+      hlc: arbHlc,
+      deps: arbDeps,
+      body: arbBody(type, peers)
+    }).map(({ plan, hlc, deps, body }): Envelope => ({
+      v: PROTOCOL_VERSION,
+      swarm: opts.swarm ?? TEST_SWARM,
+      type,
+      plan,
+      author,
+      hlc,
+      deps,
+      body
+    }))
+  )
 }
 
 /** An envelope with its author's key: pick among `keys` and generate for that author. */
-export function arbSignable (keys: readonly PrivateKey[], opts: Omit<ArbEnvelopeOptions, 'peers'> = {}): fc.Arbitrary<{ key: PrivateKey, env: Envelope }> {
+export function arbSignable(
+  keys: readonly PrivateKey[],
+  opts: Omit<ArbEnvelopeOptions, 'peers'> = {}
+): fc.Arbitrary<{ key: PrivateKey; env: Envelope }> {
   const peers = keys.map(peerIdOf)
   return fc.nat({ max: keys.length - 1 }).chain(i => {
     const key = keys[i]

@@ -15,8 +15,14 @@ export const HAS_CHROMIUM = existsSync(CHROMIUM)
 export const NO_CHROMIUM_MESSAGE = `skipping the browser tests: ${CHROMIUM} not found (install it: apt-get install -y chromium; CI does)`
 
 const FLAGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync'
 ]
 
 export interface TestBrowser {
@@ -25,7 +31,7 @@ export interface TestBrowser {
 }
 
 /** A fresh browser with an empty user-data-dir (removed on close). */
-export async function launchBrowser (opts: { viewport?: { width: number, height: number } } = {}): Promise<TestBrowser> {
+export async function launchBrowser(opts: { viewport?: { width: number; height: number } } = {}): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'plan-swarm-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,

@@ -27,9 +27,20 @@ export const CLI = [process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src', 
 export const BUILT_CLI = join(REPO_ROOT, 'dist', 'src', 'cli.js')
 
 /** Exit codes the CLI documents (src/cli.ts, src/commands/client.ts). */
-export const EXIT = { OK: 0, FAILURE: 1, CONFIG: 2, DATA_DIR_IN_USE: 3, PORT_IN_USE: 4, CANCELLED: 5, TIMEOUT: 6 } as const
+export const EXIT = {
+  OK: 0,
+  FAILURE: 1,
+  CONFIG: 2,
+  DATA_DIR_IN_USE: 3,
+  PORT_IN_USE: 4,
+  CANCELLED: 5,
+  TIMEOUT: 6
+} as const
 
-export interface Exit { code: number | null, signal: NodeJS.Signals | null }
+export interface Exit {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
 
 export interface CliChild {
   readonly proc: ChildProcess
@@ -37,21 +48,21 @@ export interface CliChild {
   readonly name: string
   /** Every stdout line so far. */
   readonly lines: string[]
-  stdout (): string
-  stderr (): string
+  stdout(): string
+  stderr(): string
   /** Milliseconds since spawn. */
-  elapsedMs (): number
+  elapsedMs(): number
   /** The first stdout line (past or future) matching `pred`; rejects when the process exits first or after `timeoutMs`. */
-  waitForLine (pred: (line: string) => boolean, timeoutMs: number): Promise<string>
+  waitForLine(pred: (line: string) => boolean, timeoutMs: number): Promise<string>
   /** The first stdout line that is a JSON object matching `pred`. */
-  waitForJson (pred: (o: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>>
+  waitForJson(pred: (o: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>>
   readonly exited: Promise<Exit>
   /** Resolves with the exit, or rejects after `timeoutMs` (the process is left running for stop()). */
-  exitWithin (timeoutMs: number): Promise<Exit>
+  exitWithin(timeoutMs: number): Promise<Exit>
   /** SIGTERM (or `signal`) to the process group, SIGKILL after `graceMs`; resolves on exit. */
-  stop (graceMs?: number, signal?: NodeJS.Signals): Promise<Exit>
+  stop(graceMs?: number, signal?: NodeJS.Signals): Promise<Exit>
   /** The last stdout and stderr, for failure messages. */
-  tail (chars?: number): string
+  tail(chars?: number): string
 }
 
 export interface SpawnOptions {
@@ -71,7 +82,7 @@ const running = new Set<CliChild>()
 const groups = new Set<number>()
 
 let setprivChecked: boolean | undefined
-function hasSetpriv (): boolean {
+function hasSetpriv(): boolean {
   if (setprivChecked === undefined) {
     const r = spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], { stdio: 'ignore' })
     setprivChecked = r.error === undefined && r.status === 0
@@ -80,12 +91,26 @@ function hasSetpriv (): boolean {
 }
 
 /** Spawns `argv` (argv[0] is the program) in a new process group with piped stdio. */
-export function spawnCommand (argv: readonly string[], opts: SpawnOptions): CliChild {
+export function spawnCommand(argv: readonly string[], opts: SpawnOptions): CliChild {
   const death = opts.parentDeathSignal === undefined ? 'KILL' : opts.parentDeathSignal
-  const full = [...(opts.wrap ?? []), ...(death !== null && hasSetpriv() ? ['setpriv', '--pdeathsig', death, '--'] : []), ...argv]
+  const full = [
+    ...(opts.wrap ?? []),
+    ...(death !== null && hasSetpriv() ? ['setpriv', '--pdeathsig', death, '--'] : []),
+    ...argv
+  ]
   const started = Date.now()
-  const proc = spawn(full[0] as string, full.slice(1), { cwd: opts.cwd ?? REPO_ROOT, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  const name = opts.name ?? argv.slice(argv[0] === process.execPath ? 3 : 0).join(' ').slice(0, 80)
+  const proc = spawn(full[0] as string, full.slice(1), {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: opts.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true
+  })
+  const name =
+    opts.name ??
+    argv
+      .slice(argv[0] === process.execPath ? 3 : 0)
+      .join(' ')
+      .slice(0, 80)
   const lines: string[] = []
   let out = ''
   let err = ''
@@ -95,12 +120,19 @@ export function spawnCommand (argv: readonly string[], opts: SpawnOptions): CliC
     out += `${line}\n`
     for (const w of [...waiters]) w(line)
   })
-  proc.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString() })
-  const exited = new Promise<Exit>(resolve => {
-    proc.on('close', (code, signal) => { resolve({ code, signal }) })
-    proc.on('error', () => { resolve({ code: null, signal: null }) })
+  proc.stderr!.on('data', (chunk: Buffer) => {
+    err += chunk.toString()
   })
-  const tail = (chars = 3_000): string => `[${name}] stdout: ${out.slice(-chars)}\n[${name}] stderr: ${err.slice(-chars)}`
+  const exited = new Promise<Exit>(resolve => {
+    proc.on('close', (code, signal) => {
+      resolve({ code, signal })
+    })
+    proc.on('error', () => {
+      resolve({ code: null, signal: null })
+    })
+  })
+  const tail = (chars = 3_000): string =>
+    `[${name}] stdout: ${out.slice(-chars)}\n[${name}] stderr: ${err.slice(-chars)}`
   const child: CliChild = {
     proc,
     pid: proc.pid ?? -1,
@@ -111,7 +143,7 @@ export function spawnCommand (argv: readonly string[], opts: SpawnOptions): CliC
     elapsedMs: () => Date.now() - started,
     tail,
     exited,
-    waitForLine (pred, timeoutMs) {
+    waitForLine(pred, timeoutMs) {
       const seen = lines.find(pred)
       if (seen !== undefined) return Promise.resolve(seen)
       return new Promise<string>((resolve, reject) => {
@@ -134,22 +166,29 @@ export function spawnCommand (argv: readonly string[], opts: SpawnOptions): CliC
         })
       })
     },
-    async waitForJson (pred, timeoutMs) {
+    async waitForJson(pred, timeoutMs) {
       const line = await child.waitForLine(l => {
         const o = parseJsonLine(l)
         return o !== undefined && pred(o)
       }, timeoutMs)
       return parseJsonLine(line) as Record<string, unknown>
     },
-    exitWithin (timeoutMs) {
+    exitWithin(timeoutMs) {
       return new Promise<Exit>((resolve, reject) => {
-        const timer = setTimeout(() => { reject(new Error(`${name}: still running after ${timeoutMs} ms\n${tail()}`)) }, timeoutMs)
-        void exited.then(e => { clearTimeout(timer); resolve(e) })
+        const timer = setTimeout(() => {
+          reject(new Error(`${name}: still running after ${timeoutMs} ms\n${tail()}`))
+        }, timeoutMs)
+        void exited.then(e => {
+          clearTimeout(timer)
+          resolve(e)
+        })
       })
     },
-    async stop (graceMs = 5_000, signal = 'SIGTERM') {
+    async stop(graceMs = 5_000, signal = 'SIGTERM') {
       killGroup(child.pid, signal)
-      const timer = setTimeout(() => { killGroup(child.pid, 'SIGKILL') }, graceMs)
+      const timer = setTimeout(() => {
+        killGroup(child.pid, 'SIGKILL')
+      }, graceMs)
       const e = await exited
       clearTimeout(timer)
       // Whatever the leader left in its group (npm's children, a demo's nodes) goes too.
@@ -159,11 +198,13 @@ export function spawnCommand (argv: readonly string[], opts: SpawnOptions): CliC
   }
   running.add(child)
   if (child.pid > 0) groups.add(child.pid)
-  void exited.then(() => { running.delete(child) })
+  void exited.then(() => {
+    running.delete(child)
+  })
   return child
 }
 
-function killGroup (pid: number, signal: NodeJS.Signals): void {
+function killGroup(pid: number, signal: NodeJS.Signals): void {
   if (pid <= 0) return
   try {
     process.kill(-pid, signal)
@@ -173,7 +214,7 @@ function killGroup (pid: number, signal: NodeJS.Signals): void {
 }
 
 /** `node --import tsx src/cli.ts ...args`. */
-export function spawnCli (args: readonly string[], opts: SpawnOptions): CliChild {
+export function spawnCli(args: readonly string[], opts: SpawnOptions): CliChild {
   return spawnCommand([...CLI, ...args], { ...opts, name: opts.name ?? args.slice(0, 4).join(' ') })
 }
 
@@ -184,7 +225,7 @@ export interface Finished extends Exit {
 }
 
 /** Runs the CLI to its exit (SIGKILLed after `timeoutMs`, which fails the caller's expectations on `code`). */
-export async function runCli (args: readonly string[], opts: SpawnOptions, timeoutMs = 60_000): Promise<Finished> {
+export async function runCli(args: readonly string[], opts: SpawnOptions, timeoutMs = 60_000): Promise<Finished> {
   const child = spawnCli(args, opts)
   let e: Exit
   try {
@@ -196,17 +237,17 @@ export async function runCli (args: readonly string[], opts: SpawnOptions, timeo
 }
 
 /** Stops every child still running (whole process groups). */
-export async function stopCliChildren (graceMs = 5_000): Promise<void> {
+export async function stopCliChildren(graceMs = 5_000): Promise<void> {
   await Promise.all([...running].map(async c => c.stop(graceMs)))
   for (const pgid of groups) killGroup(pgid, 'SIGKILL')
   groups.clear()
 }
 
-export function parseJsonLine (line: string): Record<string, unknown> | undefined {
+export function parseJsonLine(line: string): Record<string, unknown> | undefined {
   if (!line.startsWith('{')) return undefined
   try {
     const o = JSON.parse(line) as unknown
-    return typeof o === 'object' && o !== null && !Array.isArray(o) ? o as Record<string, unknown> : undefined
+    return typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>) : undefined
   } catch {
     return undefined
   }
@@ -218,10 +259,16 @@ export function parseJsonLine (line: string): Record<string, unknown> | undefine
  * DEMO_*), with HOME and PLAN_SWARM_HOME in `home`, so no test ever touches
  * the real ~/.plan-swarm, plus `extra` (an undefined value removes a variable).
  */
-export function cliEnv (home: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+export function cliEnv(home: string, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(PLAN_SWARM_|ANTHROPIC_|OPENAI_|DEMO_)/.test(k) || k === 'NODE_OPTIONS' || k.startsWith('VITEST') || k === 'TEST') continue
+    if (
+      /^(PLAN_SWARM_|ANTHROPIC_|OPENAI_|DEMO_)/.test(k) ||
+      k === 'NODE_OPTIONS' ||
+      k.startsWith('VITEST') ||
+      k === 'TEST'
+    )
+      continue
     env[k] = v
   }
   env.HOME = home
@@ -236,12 +283,12 @@ export function cliEnv (home: string, extra: Record<string, string | undefined> 
 const temps: string[] = []
 
 /** A fresh temp dir, removed by removeTempDirs(). */
-export function tempDir (label: string): string {
+export function tempDir(label: string): string {
   const dir = mkdtempSync(join(tmpdir(), `plan-swarm-${label}-`))
   temps.push(dir)
   return dir
 }
 
-export function removeTempDirs (): void {
+export function removeTempDirs(): void {
   for (const dir of temps.splice(0)) rmSync(dir, { recursive: true, force: true })
 }

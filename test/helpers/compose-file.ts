@@ -16,7 +16,7 @@ export const DOCKERFILE = join(REPO_ROOT, 'Dockerfile')
 type Yaml = Record<string, unknown>
 
 /** Parses YAML 1.1 with merge keys (`<<: *anchor`), as docker-compose does. */
-export function parseYaml (text: string): unknown {
+export function parseYaml(text: string): unknown {
   return parse(text, { merge: true, maxAliasCount: -1 })
 }
 
@@ -25,33 +25,42 @@ export function parseYaml (text: string): unknown {
  * `${VAR:-default}` (unset or empty), `${VAR-default}` (unset),
  * `${VAR:?error}`, `${VAR?error}`. Unset variables without a default become ''.
  */
-export function interpolate (value: string, env: Readonly<Record<string, string | undefined>>): string {
-  return value.replace(/\$(\$|[A-Za-z_][A-Za-z0-9_]*|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\})/g, (whole, simple: string, name?: string, op?: string, arg?: string) => {
-    if (simple === '$') return '$'
-    if (name === undefined) return env[simple] ?? ''
-    const v = env[name]
-    switch (op) {
-      case undefined: return v ?? ''
-      case ':-': return v === undefined || v === '' ? arg ?? '' : v
-      case '-': return v ?? arg ?? ''
-      case ':?':
-      case '?':
-        if (v === undefined || (op === ':?' && v === '')) throw new Error(`${whole}: ${arg === '' ? `${name} is required` : arg}`)
-        return v
-      default: throw new Error(`unsupported interpolation ${whole}`)
+export function interpolate(value: string, env: Readonly<Record<string, string | undefined>>): string {
+  return value.replace(
+    /\$(\$|[A-Za-z_][A-Za-z0-9_]*|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\})/g,
+    (whole, simple: string, name?: string, op?: string, arg?: string) => {
+      if (simple === '$') return '$'
+      if (name === undefined) return env[simple] ?? ''
+      const v = env[name]
+      switch (op) {
+        case undefined:
+          return v ?? ''
+        case ':-':
+          return v === undefined || v === '' ? (arg ?? '') : v
+        case '-':
+          return v ?? arg ?? ''
+        case ':?':
+        case '?':
+          if (v === undefined || (op === ':?' && v === ''))
+            throw new Error(`${whole}: ${arg === '' ? `${name} is required` : arg}`)
+          return v
+        default:
+          throw new Error(`unsupported interpolation ${whole}`)
+      }
     }
-  })
+  )
 }
 
-function interpolateDeep (value: unknown, env: Readonly<Record<string, string | undefined>>): unknown {
+function interpolateDeep(value: unknown, env: Readonly<Record<string, string | undefined>>): unknown {
   if (typeof value === 'string') return interpolate(value, env)
   if (Array.isArray(value)) return value.map(v => interpolateDeep(v, env))
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateDeep(v, env)]))
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateDeep(v, env)]))
   return value
 }
 
 /** Splits a command string as compose does (shlex): whitespace, single and double quotes, backslashes. */
-export function shellSplit (text: string): string[] {
+export function shellSplit(text: string): string[] {
   const out: string[] = []
   let cur = ''
   let inWord = false
@@ -60,21 +69,30 @@ export function shellSplit (text: string): string[] {
     if (c === "'") {
       const end = text.indexOf("'", i + 1)
       if (end < 0) throw new Error(`unterminated ' in ${text}`)
-      cur += text.slice(i + 1, end); i = end; inWord = true
+      cur += text.slice(i + 1, end)
+      i = end
+      inWord = true
     } else if (c === '"') {
       i++
       while (i < text.length && text[i] !== '"') {
         if (text[i] === '\\' && i + 1 < text.length) i++
-        cur += text[i]; i++
+        cur += text[i]
+        i++
       }
       if (i >= text.length) throw new Error(`unterminated " in ${text}`)
       inWord = true
     } else if (c === '\\' && i + 1 < text.length) {
-      cur += text[++i]; inWord = true
+      cur += text[++i]
+      inWord = true
     } else if (/\s/.test(c)) {
-      if (inWord) { out.push(cur); cur = ''; inWord = false }
+      if (inWord) {
+        out.push(cur)
+        cur = ''
+        inWord = false
+      }
     } else {
-      cur += c; inWord = true
+      cur += c
+      inWord = true
     }
   }
   if (inWord) out.push(cur)
@@ -115,20 +133,24 @@ export interface ComposeModel {
   readonly raw: Yaml
 }
 
-function asRecord (v: unknown, what: string): Yaml {
+function asRecord(v: unknown, what: string): Yaml {
   if (v === undefined || v === null) return {}
   if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`${what}: expected a mapping`)
   return v as Yaml
 }
 
-function stringList (v: unknown, what: string): string[] | undefined {
+function stringList(v: unknown, what: string): string[] | undefined {
   if (v === undefined || v === null) return undefined
   if (typeof v === 'string') return shellSplit(v)
   if (Array.isArray(v)) return v.map(x => String(x))
   throw new Error(`${what}: expected a string or a list`)
 }
 
-function environmentOf (v: unknown, env: Readonly<Record<string, string | undefined>>, what: string): Record<string, string> {
+function environmentOf(
+  v: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+  what: string
+): Record<string, string> {
   const out: Record<string, string> = {}
   const put = (k: string, val: unknown): void => {
     // `KEY` with no value passes the variable through from the shell, if set.
@@ -153,14 +175,16 @@ function environmentOf (v: unknown, env: Readonly<Record<string, string | undefi
  * interpolation (compose also reads a .env file beside it; pass its values in
  * `env` when a test wants them).
  */
-export function loadCompose (env: Readonly<Record<string, string | undefined>>, file = COMPOSE_FILE): ComposeModel {
+export function loadCompose(env: Readonly<Record<string, string | undefined>>, file = COMPOSE_FILE): ComposeModel {
   const base = resolve(file, '..')
   const raw = interpolateDeep(asRecord(parseYaml(readFileSync(file, 'utf8')), file), env) as Yaml
-  const secrets = Object.fromEntries(Object.entries(asRecord(raw.secrets, 'secrets')).map(([name, spec]) => {
-    const f = asRecord(spec, `secrets.${name}`).file
-    if (typeof f !== 'string') throw new Error(`secrets.${name}: only file secrets are supported here`)
-    return [name, isAbsolute(f) ? f : resolve(base, f)]
-  }))
+  const secrets = Object.fromEntries(
+    Object.entries(asRecord(raw.secrets, 'secrets')).map(([name, spec]) => {
+      const f = asRecord(spec, `secrets.${name}`).file
+      if (typeof f !== 'string') throw new Error(`secrets.${name}: only file secrets are supported here`)
+      return [name, isAbsolute(f) ? f : resolve(base, f)]
+    })
+  )
   const services = Object.entries(asRecord(raw.services, 'services')).map(([name, specRaw]): ComposeService => {
     const spec = asRecord(specRaw, `services.${name}`)
     const deploy = asRecord(spec.deploy, `services.${name}.deploy`)
@@ -185,13 +209,21 @@ export function loadCompose (env: Readonly<Record<string, string | undefined>>, 
       const source = String(r.source)
       const file = secrets[source]
       if (file === undefined) throw new Error(`services.${name}.secrets: no top-level secret ${source}`)
-      const target = r.target === undefined ? `/run/secrets/${source}` : String(r.target).startsWith('/') ? String(r.target) : `/run/secrets/${String(r.target)}`
+      const target =
+        r.target === undefined
+          ? `/run/secrets/${source}`
+          : String(r.target).startsWith('/')
+            ? String(r.target)
+            : `/run/secrets/${String(r.target)}`
       mounts.push({ kind: 'secret', source: file, target })
     }
     const hc = asRecord(spec.healthcheck, `services.${name}.healthcheck`)
     const disabled = hc.disable === true || (Array.isArray(hc.test) && hc.test[0] === 'NONE')
-    const test = typeof hc.test === 'string' ? ['CMD-SHELL', hc.test] : stringList(hc.test, `services.${name}.healthcheck.test`)
-    const dependsOn = Array.isArray(spec.depends_on) ? spec.depends_on.map(String) : Object.keys(asRecord(spec.depends_on, `services.${name}.depends_on`))
+    const test =
+      typeof hc.test === 'string' ? ['CMD-SHELL', hc.test] : stringList(hc.test, `services.${name}.healthcheck.test`)
+    const dependsOn = Array.isArray(spec.depends_on)
+      ? spec.depends_on.map(String)
+      : Object.keys(asRecord(spec.depends_on, `services.${name}.depends_on`))
     return {
       name,
       replicas,
@@ -222,22 +254,29 @@ export interface DockerImage {
   /** HEALTHCHECK's CMD in exec form, if any. */
   readonly healthcheck: string[] | undefined
   /** Every instruction of every stage, continuations joined, comments dropped. */
-  readonly instructions: Array<{ stage: number, op: string, args: string }>
+  readonly instructions: Array<{ stage: number; op: string; args: string }>
 }
 
-function envPairs (args: string): Record<string, string> {
+function envPairs(args: string): Record<string, string> {
   const words = shellSplit(args)
   if (words.length >= 1 && !(words[0] as string).includes('=')) {
     // Legacy form: ENV KEY value with spaces
-    return { [words[0] as string]: args.trim().slice((words[0] as string).length).trim() }
+    return {
+      [words[0] as string]: args
+        .trim()
+        .slice((words[0] as string).length)
+        .trim()
+    }
   }
-  return Object.fromEntries(words.map(w => {
-    const eq = w.indexOf('=')
-    return [w.slice(0, eq), w.slice(eq + 1)]
-  }))
+  return Object.fromEntries(
+    words.map(w => {
+      const eq = w.indexOf('=')
+      return [w.slice(0, eq), w.slice(eq + 1)]
+    })
+  )
 }
 
-function execForm (args: string, what: string): string[] {
+function execForm(args: string, what: string): string[] {
   const t = args.trim()
   if (!t.startsWith('[')) throw new Error(`${what} must be in exec form (a JSON array), got ${t}`)
   const v = JSON.parse(t) as unknown
@@ -246,19 +285,22 @@ function execForm (args: string, what: string): string[] {
 }
 
 /** The final stage of the Dockerfile, as far as running its image is concerned. */
-export function loadDockerfile (file = DOCKERFILE): DockerImage {
+export function loadDockerfile(file = DOCKERFILE): DockerImage {
   const text = readFileSync(file, 'utf8')
   const logical: string[] = []
   let cur = ''
   for (const line of text.split('\n')) {
     if (/^\s*#/.test(line)) continue
-    if (/\\\s*$/.test(line)) { cur += line.replace(/\\\s*$/, ' '); continue }
+    if (/\\\s*$/.test(line)) {
+      cur += line.replace(/\\\s*$/, ' ')
+      continue
+    }
     cur += line
     if (cur.trim() !== '') logical.push(cur.trim())
     cur = ''
   }
   if (cur.trim() !== '') logical.push(cur.trim())
-  const instructions: Array<{ stage: number, op: string, args: string }> = []
+  const instructions: Array<{ stage: number; op: string; args: string }> = []
   let stage = -1
   for (const l of logical) {
     const m = /^(\w+)\s+([\s\S]*)$/.exec(l)
@@ -277,12 +319,24 @@ export function loadDockerfile (file = DOCKERFILE): DockerImage {
   const volumes: string[] = []
   for (const i of last) {
     switch (i.op) {
-      case 'ENV': Object.assign(env, envPairs(i.args)); break
-      case 'ENTRYPOINT': entrypoint = execForm(i.args, 'ENTRYPOINT'); break
-      case 'CMD': cmd = execForm(i.args, 'CMD'); break
-      case 'WORKDIR': workdir = i.args.startsWith('/') ? i.args : join(workdir, i.args); break
-      case 'USER': user = i.args.trim(); break
-      case 'VOLUME': volumes.push(...(i.args.trim().startsWith('[') ? execForm(i.args, 'VOLUME') : i.args.trim().split(/\s+/))); break
+      case 'ENV':
+        Object.assign(env, envPairs(i.args))
+        break
+      case 'ENTRYPOINT':
+        entrypoint = execForm(i.args, 'ENTRYPOINT')
+        break
+      case 'CMD':
+        cmd = execForm(i.args, 'CMD')
+        break
+      case 'WORKDIR':
+        workdir = i.args.startsWith('/') ? i.args : join(workdir, i.args)
+        break
+      case 'USER':
+        user = i.args.trim()
+        break
+      case 'VOLUME':
+        volumes.push(...(i.args.trim().startsWith('[') ? execForm(i.args, 'VOLUME') : i.args.trim().split(/\s+/)))
+        break
       case 'HEALTHCHECK': {
         const m = /\bCMD\s+([\s\S]*)$/.exec(i.args)
         healthcheck = m === null ? undefined : execForm(m[1] as string, 'HEALTHCHECK CMD')
@@ -299,7 +353,7 @@ export function loadDockerfile (file = DOCKERFILE): DockerImage {
  * under one, is rewritten into the mount's host directory (the longest target
  * wins). Other values are returned unchanged.
  */
-export function pathMapper (mounts: ReadonlyArray<{ target: string, host: string }>): (value: string) => string {
+export function pathMapper(mounts: ReadonlyArray<{ target: string; host: string }>): (value: string) => string {
   const sorted = [...mounts].sort((a, b) => b.target.length - a.target.length)
   return value => {
     for (const m of sorted) {

@@ -22,13 +22,13 @@ export interface BridgeNet {
   readonly hub: string
   readonly hosts: Host[]
   /** Adds a host on the bridge. */
-  addHost (label: string): Host
+  addHost(label: string): Host
   /** Deletes every namespace (processes inside keep running: stop them first). */
-  destroy (): void
+  destroy(): void
 }
 
 /** Creates the hub namespace and its bridge; hosts come with addHost. */
-export function createBridgeNet (prefix = 'psc'): BridgeNet {
+export function createBridgeNet(prefix = 'psc'): BridgeNet {
   const group = new NetnsGroup(prefix)
   const hosts: Host[] = []
   let hub: string
@@ -45,7 +45,7 @@ export function createBridgeNet (prefix = 'psc'): BridgeNet {
     id: group.id,
     hub,
     hosts,
-    addHost (label) {
+    addHost(label) {
       const n = hosts.length + 1
       if (n > 250) throw new Error('at most 250 hosts on one bridge')
       const ns = group.add(String(n))
@@ -55,11 +55,13 @@ export function createBridgeNet (prefix = 'psc'): BridgeNet {
       hosts.push(host)
       return host
     },
-    destroy () { group.destroy() }
+    destroy() {
+      group.destroy()
+    }
   }
 }
 
 /** The argv prefix that runs a command inside `host`'s namespace. */
-export function inHost (host: Host): string[] {
+export function inHost(host: Host): string[] {
   return ['ip', 'netns', 'exec', host.ns]
 }

@@ -31,12 +31,17 @@ export interface Container {
 }
 
 /** `node` in an argv is this test's node binary (the image's node:20 stands in for it). */
-function program (argv: string[]): string[] {
+function program(argv: string[]): string[] {
   return argv[0] === 'node' ? [process.execPath, ...argv.slice(1)] : argv
 }
 
 /** Lays out the containers of `services` (replicas included) on `net`, with volumes under `root`. */
-export function planContainers (services: readonly ComposeService[], image: DockerImage, net: BridgeNet, root: string): Container[] {
+export function planContainers(
+  services: readonly ComposeService[],
+  image: DockerImage,
+  net: BridgeNet,
+  root: string
+): Container[] {
   const volumeDir = (name: string): string => {
     const dir = join(root, 'volumes', name)
     mkdirSync(dir, { recursive: true })
@@ -69,49 +74,74 @@ export function planContainers (services: readonly ComposeService[], image: Dock
       for (const [k, v] of Object.entries(image.env)) env[k] = hostPath(v)
       for (const [k, v] of Object.entries(service.environment)) env[k] = hostPath(v)
       const entrypoint = service.entrypoint ?? image.entrypoint
-      const command = service.command.length > 0 || service.entrypoint !== undefined ? service.command : image.cmd ?? []
+      const command =
+        service.command.length > 0 || service.entrypoint !== undefined ? service.command : (image.cmd ?? [])
       const argv = program([...entrypoint, ...command].map(hostPath))
-      out.push({ service, replica, name, host: net.addHost(name), argv, env, cwd: hostPath(image.workdir), hostPath, volumeDirs, child: undefined })
+      out.push({
+        service,
+        replica,
+        name,
+        host: net.addHost(name),
+        argv,
+        env,
+        cwd: hostPath(image.workdir),
+        hostPath,
+        volumeDirs,
+        child: undefined
+      })
     }
   }
   return out
 }
 
 /** Starts a container's process in its namespace, with the image's workdir as cwd. */
-export function startContainer (c: Container): CliChild {
+export function startContainer(c: Container): CliChild {
   c.child = spawnCommand(c.argv, { env: c.env, cwd: c.cwd, wrap: inHost(c.host), name: c.name })
   return c.child
 }
 
 /** Runs `argv` to its exit inside a container's namespace, with its environment (a healthcheck, a fetch). */
-export async function execIn (c: Container, argv: readonly string[], timeoutMs: number): Promise<Finished> {
-  const child = spawnCommand(program([...argv]), { env: c.env, cwd: c.cwd, wrap: inHost(c.host), name: `${c.name} exec` })
+export async function execIn(c: Container, argv: readonly string[], timeoutMs: number): Promise<Finished> {
+  const child = spawnCommand(program([...argv]), {
+    env: c.env,
+    cwd: c.cwd,
+    wrap: inHost(c.host),
+    name: `${c.name} exec`
+  })
   try {
     const e = await child.exitWithin(timeoutMs)
     return { ...e, stdout: child.stdout(), stderr: child.stderr(), ms: child.elapsedMs() }
   } catch {
     const e = await child.stop(1_000, 'SIGKILL')
-    return { ...e, stdout: child.stdout(), stderr: `${child.stderr()}\n(killed after ${timeoutMs} ms)`, ms: child.elapsedMs() }
+    return {
+      ...e,
+      stdout: child.stdout(),
+      stderr: `${child.stderr()}\n(killed after ${timeoutMs} ms)`,
+      ms: child.elapsedMs()
+    }
   }
 }
 
 /** A healthcheck test (['CMD', ...] or ['CMD-SHELL', cmd]) as an argv. */
-export function healthcheckArgv (test: readonly string[]): string[] {
+export function healthcheckArgv(test: readonly string[]): string[] {
   if (test[0] === 'CMD') return test.slice(1)
   if (test[0] === 'CMD-SHELL') return ['sh', '-c', test[1] ?? '']
   return [...test]
 }
 
 /** GET a path of the container's own --http server (from inside its namespace), parsed as JSON. */
-export async function getJson (c: Container, port: number, path: string, timeoutMs = 20_000): Promise<unknown> {
-  const script = `fetch('http://127.0.0.1:${port}${path}').then(async r => { if (!r.ok) { console.error(r.status, await r.text()); process.exit(1) } process.stdout.write(await r.text()) }, e => { console.error(String(e)); process.exit(1) })`
+export async function getJson(c: Container, port: number, path: string, timeoutMs = 20_000): Promise<unknown> {
+  const script =
+    `fetch('http://127.0.0.1:${port}${path}').then(async r => { if (!r.ok) { ` +
+    `console.error(r.status, await r.text()); process.exit(1) } process.stdout.write(await ` +
+    `r.text()) }, e => { console.error(String(e)); process.exit(1) })`
   const r = await execIn(c, ['node', '-e', script], timeoutMs)
   if (r.code !== 0) throw new Error(`${c.name}: GET ${path} failed (exit ${r.code}): ${r.stderr.slice(-500)}`)
   return JSON.parse(r.stdout) as unknown
 }
 
 /** Compose's duration strings ("20s", "1m30s", "500ms") in milliseconds. */
-export function durationMs (text: string | undefined, fallbackMs: number): number {
+export function durationMs(text: string | undefined, fallbackMs: number): number {
   if (text === undefined) return fallbackMs
   let total = 0
   const re = /(\d+(?:\.\d+)?)(ms|us|h|m|s)/g

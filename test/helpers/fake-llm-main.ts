@@ -19,15 +19,21 @@ const { values } = parseArgs({
   }
 })
 
-const num = (v: string | undefined): number | undefined => v === undefined ? undefined : Number(v)
+const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v))
 
 const fake = await startFakeLlm({
   port: num(values.port),
   latencyMs: num(values['latency-ms']),
-  auto: { children: num(values.children), leafDepth: num(values['leaf-depth']), deps: values.deps === 'chain' ? 'chain' : 'none' }
+  auto: {
+    children: num(values.children),
+    leafDepth: num(values['leaf-depth']),
+    deps: values.deps === 'chain' ? 'chain' : 'none'
+  }
 })
 process.stdout.write(`${JSON.stringify({ url: fake.url, openaiUrl: fake.openaiUrl })}\n`)
 
-const stop = (): void => { void fake.close().then(() => process.exit(0)) }
+const stop = (): void => {
+  void fake.close().then(() => process.exit(0))
+}
 process.once('SIGINT', stop)
 process.once('SIGTERM', stop)

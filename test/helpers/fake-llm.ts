@@ -35,21 +35,38 @@ export interface RecordedRequest {
   readonly tool: string | null
 }
 
-export interface FakeUsage { readonly input_tokens: number, readonly output_tokens: number }
+export interface FakeUsage {
+  readonly input_tokens: number
+  readonly output_tokens: number
+}
 
 export type ScriptStep =
-  | { readonly kind: 'auto', readonly delayMs?: number }
-  | { readonly kind: 'text', readonly text: string, readonly delayMs?: number, readonly usage?: FakeUsage }
-  | { readonly kind: 'tool', readonly input: unknown, readonly name?: string, readonly delayMs?: number, readonly usage?: FakeUsage, readonly stopReason?: string }
+  | { readonly kind: 'auto'; readonly delayMs?: number }
+  | { readonly kind: 'text'; readonly text: string; readonly delayMs?: number; readonly usage?: FakeUsage }
+  | {
+      readonly kind: 'tool'
+      readonly input: unknown
+      readonly name?: string
+      readonly delayMs?: number
+      readonly usage?: FakeUsage
+      readonly stopReason?: string
+    }
   /** A tool call whose input fails every validator (`{ malformed: true }`). */
-  | { readonly kind: 'malformed', readonly delayMs?: number, readonly usage?: FakeUsage }
-  | { readonly kind: 'status', readonly status: number, readonly retryAfterS?: number, readonly retryAfterMs?: number, readonly message?: string, readonly delayMs?: number }
+  | { readonly kind: 'malformed'; readonly delayMs?: number; readonly usage?: FakeUsage }
+  | {
+      readonly kind: 'status'
+      readonly status: number
+      readonly retryAfterS?: number
+      readonly retryAfterMs?: number
+      readonly message?: string
+      readonly delayMs?: number
+    }
   /** Exactly this JSON body (for replies no other step can express, e.g. tool arguments that are not JSON). */
-  | { readonly kind: 'raw', readonly body: unknown, readonly status?: number, readonly delayMs?: number }
+  | { readonly kind: 'raw'; readonly body: unknown; readonly status?: number; readonly delayMs?: number }
   /** Never answers; the connection is cut on close(). */
   | { readonly kind: 'hang' }
   /** Destroys the connection without an answer. */
-  | { readonly kind: 'reset', readonly delayMs?: number }
+  | { readonly kind: 'reset'; readonly delayMs?: number }
 
 /** A list consumed one step per request (then auto), or a function of the request. */
 export type FakeScript = readonly ScriptStep[] | ((req: RecordedRequest) => ScriptStep)
@@ -84,19 +101,21 @@ export interface FakeLlm {
   /** `${url}/v1`: the OpenAI-compatible base URL. */
   readonly openaiUrl: string
   readonly requests: RecordedRequest[]
-  setScript (script: FakeScript): void
+  setScript(script: FakeScript): void
   /** Requests that forced the given tool (all model requests when omitted). */
-  calls (tool?: string): RecordedRequest[]
-  close (): Promise<void>
+  calls(tool?: string): RecordedRequest[]
+  close(): Promise<void>
 }
 
 const TITLE_IN = (tag: string): RegExp => new RegExp(`<${tag} title="([^"]*)"`)
 
-function unescapeXml (s: string): string {
-  return s.replace(/&(lt|gt|quot|amp);/g, (_m, e: string) => e === 'lt' ? '<' : e === 'gt' ? '>' : e === 'quot' ? '"' : '&')
+function unescapeXml(s: string): string {
+  return s.replace(/&(lt|gt|quot|amp);/g, (_m, e: string) =>
+    e === 'lt' ? '<' : e === 'gt' ? '>' : e === 'quot' ? '"' : '&'
+  )
 }
 
-function attr (text: string, name: string): string | null {
+function attr(text: string, name: string): string | null {
   const m = new RegExp(`<constraints[^>]*\\s${name}="([^"]*)"`).exec(text)
   return m === null ? null : (m[1] as string)
 }
@@ -110,7 +129,7 @@ interface Ask {
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-function askOf (api: FakeApi | 'other', body: any): Ask | null {
+function askOf(api: FakeApi | 'other', body: any): Ask | null {
   if (api === 'anthropic') {
     const tool: string | null = body?.tool_choice?.type === 'tool' ? body.tool_choice.name : null
     const schema = (body?.tools ?? []).find((t: any) => t?.name === tool)?.input_schema
@@ -128,7 +147,7 @@ function askOf (api: FakeApi | 'other', body: any): Ask | null {
 }
 
 /** Valid, deterministic tool input for plan-swarm's tools, derived from the request. */
-export function autoInput (ask: Ask, auto: AutoOptions = {}): unknown {
+export function autoInput(ask: Ask, auto: AutoOptions = {}): unknown {
   const p = ask.prompt
   switch (ask.tool) {
     case 'propose_split': {
@@ -152,8 +171,12 @@ export function autoInput (ask: Ask, auto: AutoOptions = {}): unknown {
     case 'score_proposals': {
       const labels: string[] = ask.schema?.properties?.scores?.items?.properties?.proposal?.enum ?? []
       return {
-        scores: labels.map((label, i) => ({ proposal: label, score: Math.max(0, 80 - i), notes: `fake score for ${label}` })),
-        choice: auto.choice === 'none' ? null : labels[0] ?? null,
+        scores: labels.map((label, i) => ({
+          proposal: label,
+          score: Math.max(0, 80 - i),
+          notes: `fake score for ${label}`
+        })),
+        choice: auto.choice === 'none' ? null : (labels[0] ?? null),
         notes: 'fake scorer'
       }
     }
@@ -166,11 +189,18 @@ export function autoInput (ask: Ask, auto: AutoOptions = {}): unknown {
   }
 }
 
-function tokens (s: string): number {
+function tokens(s: string): number {
   return Math.ceil(s.length / 4)
 }
 
-function anthropicToolReply (n: number, model: string, name: string, input: unknown, usage: FakeUsage, stopReason = 'tool_use'): unknown {
+function anthropicToolReply(
+  n: number,
+  model: string,
+  name: string,
+  input: unknown,
+  usage: FakeUsage,
+  stopReason = 'tool_use'
+): unknown {
   return {
     id: `msg_fake_${n}`,
     type: 'message',
@@ -183,34 +213,67 @@ function anthropicToolReply (n: number, model: string, name: string, input: unkn
   }
 }
 
-function openAiToolReply (n: number, model: string, name: string, input: unknown, usage: FakeUsage, stopReason = 'tool_calls'): unknown {
+function openAiToolReply(
+  n: number,
+  model: string,
+  name: string,
+  input: unknown,
+  usage: FakeUsage,
+  stopReason = 'tool_calls'
+): unknown {
   return {
     id: `chatcmpl-fake-${n}`,
     object: 'chat.completion',
     created: 0,
     model,
-    choices: [{
-      index: 0,
-      message: { role: 'assistant', content: null, tool_calls: [{ id: `call_fake_${n}`, type: 'function', function: { name, arguments: JSON.stringify(input) } }] },
-      finish_reason: stopReason === 'max_tokens' ? 'length' : stopReason
-    }],
-    usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.output_tokens }
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: `call_fake_${n}`, type: 'function', function: { name, arguments: JSON.stringify(input) } }]
+        },
+        finish_reason: stopReason === 'max_tokens' ? 'length' : stopReason
+      }
+    ],
+    usage: {
+      prompt_tokens: usage.input_tokens,
+      completion_tokens: usage.output_tokens,
+      total_tokens: usage.input_tokens + usage.output_tokens
+    }
   }
 }
 
-function textReply (api: FakeApi, n: number, model: string, text: string, usage: FakeUsage): unknown {
+function textReply(api: FakeApi, n: number, model: string, text: string, usage: FakeUsage): unknown {
   return api === 'anthropic'
-    ? { id: `msg_fake_${n}`, type: 'message', role: 'assistant', model, content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage }
-    : { id: `chatcmpl-fake-${n}`, object: 'chat.completion', created: 0, model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens } }
+    ? {
+        id: `msg_fake_${n}`,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [{ type: 'text', text }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage
+      }
+    : {
+        id: `chatcmpl-fake-${n}`,
+        object: 'chat.completion',
+        created: 0,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens }
+      }
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-function errorBody (api: FakeApi | 'other', status: number, message: string): unknown {
+function errorBody(api: FakeApi | 'other', status: number, message: string): unknown {
   const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error'
   return api === 'openai' ? { error: { message, type, code: status } } : { type: 'error', error: { type, message } }
 }
 
-export async function startFakeLlm (opts: FakeLlmOptions = {}): Promise<FakeLlm> {
+export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
   const requests: RecordedRequest[] = []
   let script: FakeScript = opts.script ?? []
   let cursor = 0
@@ -231,35 +294,75 @@ export async function startFakeLlm (opts: FakeLlmOptions = {}): Promise<FakeLlm>
   }
 
   const later = (ms: number, fn: () => void): void => {
-    if (ms <= 0) { fn(); return }
-    const t = setTimeout(() => { timers.delete(t); fn() }, ms)
+    if (ms <= 0) {
+      fn()
+      return
+    }
+    const t = setTimeout(() => {
+      timers.delete(t)
+      fn()
+    }, ms)
     timers.add(t)
   }
 
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string): void => {
     const path = (req.url ?? '/').split('?')[0] as string
     if (req.method === 'GET' && path === '/_fake/requests') {
-      send(res, 200, requests.map(r => ({ index: r.index, api: r.api, path: r.path, tool: r.tool, at: r.at, model: r.body?.model ?? null })))
+      send(
+        res,
+        200,
+        requests.map(r => ({
+          index: r.index,
+          api: r.api,
+          path: r.path,
+          tool: r.tool,
+          at: r.at,
+          model: r.body?.model ?? null
+        }))
+      )
       return
     }
-    const api: FakeApi | 'other' = path.endsWith('/v1/messages') ? 'anthropic' : path.endsWith('/chat/completions') ? 'openai' : 'other'
+    const api: FakeApi | 'other' = path.endsWith('/v1/messages')
+      ? 'anthropic'
+      : path.endsWith('/chat/completions')
+        ? 'openai'
+        : 'other'
     let body: unknown
-    try { body = JSON.parse(raw) } catch { body = undefined }
+    try {
+      body = JSON.parse(raw)
+    } catch {
+      body = undefined
+    }
     const ask = askOf(api, body)
     const headers: Record<string, string> = {}
     for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v ?? '')
-    const rec: RecordedRequest = { index: requests.length, api, method: req.method ?? 'GET', path, headers, body, raw, at: Date.now(), tool: ask?.tool ?? null }
+    const rec: RecordedRequest = {
+      index: requests.length,
+      api,
+      method: req.method ?? 'GET',
+      path,
+      headers,
+      body,
+      raw,
+      at: Date.now(),
+      tool: ask?.tool ?? null
+    }
     requests.push(rec)
-    if (req.method !== 'POST' || ask === null) { send(res, 404, errorBody(api, 404, `fake LLM: no route ${req.method ?? ''} ${path}`)); return }
+    if (req.method !== 'POST' || ask === null) {
+      send(res, 404, errorBody(api, 404, `fake LLM: no route ${req.method ?? ''} ${path}`))
+      return
+    }
 
     const step = nextStep(rec)
     const n = rec.index
     const model = opts.model ?? ask.model
-    const delay = 'delayMs' in step && step.delayMs !== undefined ? step.delayMs : opts.latencyMs ?? 0
+    const delay = 'delayMs' in step && step.delayMs !== undefined ? step.delayMs : (opts.latencyMs ?? 0)
     const inTokens = tokens(raw)
     const toolReply = (name: string, input: unknown, usage: FakeUsage | undefined, stop?: string): unknown => {
       const u = usage ?? { input_tokens: inTokens, output_tokens: tokens(JSON.stringify(input)) + 1 }
-      return api === 'anthropic' ? anthropicToolReply(n, model, name, input, u, stop) : openAiToolReply(n, model, name, input, u, stop)
+      return api === 'anthropic'
+        ? anthropicToolReply(n, model, name, input, u, stop)
+        : openAiToolReply(n, model, name, input, u, stop)
     }
     switch (step.kind) {
       case 'hang':
@@ -268,27 +371,55 @@ export async function startFakeLlm (opts: FakeLlmOptions = {}): Promise<FakeLlm>
         later(delay, () => req.socket.destroy())
         return
       case 'status': {
-        const h: Record<string, string> = { 'x-should-retry': step.status === 429 || step.status >= 500 ? 'true' : 'false' }
+        const h: Record<string, string> = {
+          'x-should-retry': step.status === 429 || step.status >= 500 ? 'true' : 'false'
+        }
         if (step.retryAfterS !== undefined) h['retry-after'] = String(step.retryAfterS)
         if (step.retryAfterMs !== undefined) h['retry-after-ms'] = String(step.retryAfterMs)
-        later(delay, () => send(res, step.status, errorBody(api, step.status, step.message ?? `fake LLM: scripted HTTP ${step.status}`), h))
+        later(delay, () =>
+          send(
+            res,
+            step.status,
+            errorBody(api, step.status, step.message ?? `fake LLM: scripted HTTP ${step.status}`),
+            h
+          )
+        )
         return
       }
       case 'raw':
         later(delay, () => send(res, step.status ?? 200, step.body))
         return
       case 'text':
-        later(delay, () => send(res, 200, textReply(api as FakeApi, n, model, step.text, step.usage ?? { input_tokens: inTokens, output_tokens: tokens(step.text) })))
+        later(delay, () =>
+          send(
+            res,
+            200,
+            textReply(
+              api as FakeApi,
+              n,
+              model,
+              step.text,
+              step.usage ?? { input_tokens: inTokens, output_tokens: tokens(step.text) }
+            )
+          )
+        )
         return
       case 'tool':
-        later(delay, () => send(res, 200, toolReply(step.name ?? ask.tool ?? 'tool', step.input, step.usage, step.stopReason)))
+        later(delay, () =>
+          send(res, 200, toolReply(step.name ?? ask.tool ?? 'tool', step.input, step.usage, step.stopReason))
+        )
         return
       case 'malformed':
         later(delay, () => send(res, 200, toolReply(ask.tool ?? 'tool', { malformed: true }, step.usage)))
         return
       case 'auto':
         later(delay, () => {
-          if (ask.tool === null) send(res, 200, textReply(api as FakeApi, n, model, 'fake reply', { input_tokens: inTokens, output_tokens: 2 }))
+          if (ask.tool === null)
+            send(
+              res,
+              200,
+              textReply(api as FakeApi, n, model, 'fake reply', { input_tokens: inTokens, output_tokens: 2 })
+            )
           else send(res, 200, toolReply(ask.tool, autoInput(ask, opts.auto), undefined))
         })
         return
@@ -306,7 +437,10 @@ export async function startFakeLlm (opts: FakeLlmOptions = {}): Promise<FakeLlm>
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(opts.port ?? 0, '127.0.0.1', () => { server.off('error', reject); resolve() })
+    server.listen(opts.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject)
+      resolve()
+    })
   })
   const { port } = server.address() as AddressInfo
   const url = `http://127.0.0.1:${port}`
@@ -314,9 +448,12 @@ export async function startFakeLlm (opts: FakeLlmOptions = {}): Promise<FakeLlm>
     url,
     openaiUrl: `${url}/v1`,
     requests,
-    setScript (s: FakeScript): void { script = s; cursor = 0 },
+    setScript(s: FakeScript): void {
+      script = s
+      cursor = 0
+    },
     calls: (tool?: string) => requests.filter(r => r.api !== 'other' && (tool === undefined || r.tool === tool)),
-    async close (): Promise<void> {
+    async close(): Promise<void> {
       for (const t of timers) clearTimeout(t)
       timers.clear()
       server.closeAllConnections()

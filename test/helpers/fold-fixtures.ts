@@ -29,7 +29,7 @@ export interface Cast {
   readonly all: readonly PeerIdString[]
 }
 
-export async function makeCast (): Promise<Cast> {
+export async function makeCast(): Promise<Cast> {
   const all = (await makePeers(14)).map(p => p.id).sort()
   const at = (i: number): PeerIdString => all[i] as PeerIdString
   return {
@@ -42,41 +42,41 @@ export async function makeCast (): Promise<Cast> {
   }
 }
 
-export function hlc (ms: number, c = 0): Hlc {
+export function hlc(ms: number, c = 0): Hlc {
   return { ms, c }
 }
 
 /** Fold the builder's goal plus `events` as one set and return the plan's tree. */
-export function treeOf (b: PlanBuilder, events: readonly PlanEvent[]): PlanTree {
+export function treeOf(b: PlanBuilder, events: readonly PlanEvent[]): PlanTree {
   const t = foldAll([b.goal, ...events]).tree(b.plan)
   if (t === undefined) throw new Error('the plan has no tree: was its goal folded?')
   return t
 }
 
-export function hashOf (b: PlanBuilder, events: readonly PlanEvent[]): string {
+export function hashOf(b: PlanBuilder, events: readonly PlanEvent[]): string {
   const h = foldAll([b.goal, ...events]).treeHash(b.plan)
   if (h === undefined) throw new Error('the plan has no tree hash')
   return h
 }
 
-export function nodeOf (tree: PlanTree, id: NodeId): TreeNode {
+export function nodeOf(tree: PlanTree, id: NodeId): TreeNode {
   const n = tree.nodes.find(x => x.id === id)
   if (n === undefined) throw new Error(`node ${id} is not in the tree`)
   return n
 }
 
-export function taskOf (tree: PlanTree, id: TaskId | NodeId): TaskView {
+export function taskOf(tree: PlanTree, id: TaskId | NodeId): TaskView {
   const t = tree.tasks.find(x => x.id === id)
   if (t === undefined) throw new Error(`task ${id} is not in the tree`)
   return t
 }
 
-export function rootOf (tree: PlanTree): TreeNode {
+export function rootOf(tree: PlanTree): TreeNode {
   return nodeOf(tree, tree.root)
 }
 
 /** A Fisher-Yates shuffle driven by the simulator's seeded random: the same seed, the same order. */
-export function shuffle<T> (xs: readonly T[], seed: number): T[] {
+export function shuffle<T>(xs: readonly T[], seed: number): T[] {
   const out = [...xs]
   const r = seededRandom(seed)
   for (let i = out.length - 1; i > 0; i--) {
@@ -94,7 +94,7 @@ export function shuffle<T> (xs: readonly T[], seed: number): T[] {
  * time (so missing deps park and fold later); every order must give the
  * treeHash of the one-shot fold. Returns that tree.
  */
-export function expectOrderFree (b: PlanBuilder, events: readonly PlanEvent[], shuffles = 3): PlanTree {
+export function expectOrderFree(b: PlanBuilder, events: readonly PlanEvent[], shuffles = 3): PlanTree {
   const all = [b.goal, ...events]
   const want = hashOf(b, events)
   const orders: PlanEvent[][] = [[...all].reverse()]
@@ -112,8 +112,23 @@ export function expectOrderFree (b: PlanBuilder, events: readonly PlanEvent[], s
 }
 
 /** An event of the builder's plan by any author, with any body: for events the builder would not make (forgeries). */
-export function forge<T extends EventType> (b: PlanBuilder, type: T, author: PeerIdString, at: number | Hlc, deps: readonly EventId[], body: Bodies[T]): PlanEvent<T> {
-  return makeEvent({ v: b.goal.env.v, type, plan: b.plan, author, hlc: typeof at === 'number' ? hlc(at) : at, deps: [b.goal.id, ...deps], body })
+export function forge<T extends EventType>(
+  b: PlanBuilder,
+  type: T,
+  author: PeerIdString,
+  at: number | Hlc,
+  deps: readonly EventId[],
+  body: Bodies[T]
+): PlanEvent<T> {
+  return makeEvent({
+    v: b.goal.env.v,
+    type,
+    plan: b.plan,
+    author,
+    hlc: typeof at === 'number' ? hlc(at) : at,
+    deps: [b.goal.id, ...deps],
+    body
+  })
 }
 
 export interface Split {
@@ -131,19 +146,30 @@ export interface Split {
  * (100 ms apart after the proposal). With `voters` a quorum, the split is
  * accepted at the last ballot.
  */
-export function split (b: PlanBuilder, opts: {
-  node: NodeId
-  by: PeerIdString
-  titles: readonly string[]
-  voters: readonly PeerIdString[]
-  at: number
-  attempt?: number
-  leaf?: boolean
-  dependsOn?: Record<number, number[]>
-}): Split {
+export function split(
+  b: PlanBuilder,
+  opts: {
+    node: NodeId
+    by: PeerIdString
+    titles: readonly string[]
+    voters: readonly PeerIdString[]
+    at: number
+    attempt?: number
+    leaf?: boolean
+    dependsOn?: Record<number, number[]>
+  }
+): Split {
   const attempt = opts.attempt ?? 1
-  const proposal = b.propose(opts.by, opts.node, attempt, subgoals(opts.titles, { leaf: opts.leaf ?? true, dependsOn: opts.dependsOn }), opts.at)
-  const ballots = opts.voters.map((v, i) => b.ballot(v, { node: opts.node, attempt }, proposal, opts.at + 100 * (i + 1)))
+  const proposal = b.propose(
+    opts.by,
+    opts.node,
+    attempt,
+    subgoals(opts.titles, { leaf: opts.leaf ?? true, dependsOn: opts.dependsOn }),
+    opts.at
+  )
+  const ballots = opts.voters.map((v, i) =>
+    b.ballot(v, { node: opts.node, attempt }, proposal, opts.at + 100 * (i + 1))
+  )
   const last = ballots[ballots.length - 1]
   return {
     proposal,
@@ -155,13 +181,13 @@ export function split (b: PlanBuilder, opts: {
 }
 
 /** Child i of a split, failing loudly when it does not exist. */
-export function child (s: Split, i: number): NodeId {
+export function child(s: Split, i: number): NodeId {
   const c = s.children[i]
   if (c === undefined) throw new Error(`the split has no child ${i}`)
   return c
 }
 
 /** The task id of a leaf node. */
-export function leafTask (n: NodeId): TaskId {
+export function leafTask(n: NodeId): TaskId {
   return n as string as TaskId
 }

@@ -37,7 +37,18 @@ import { signEventSync, signRawSync } from '../../src/wire/sign.js'
 import { eventsTopic } from '../../src/wire/topics.js'
 import { PROTOCOL_VERSION } from '../../src/core/events.js'
 import type { PrivateKey } from '@libp2p/interface'
-import type { Bodies, Envelope, EventId, EventType, Hlc, NodeId, PeerIdString, PlanEvent, PlanId, TaskId } from '../../src/core/events.js'
+import type {
+  Bodies,
+  Envelope,
+  EventId,
+  EventType,
+  Hlc,
+  NodeId,
+  PeerIdString,
+  PlanEvent,
+  PlanId,
+  TaskId
+} from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
 
 const { values } = parseArgs({
@@ -51,15 +62,25 @@ const { values } = parseArgs({
 const swarm = values.swarm ?? 'default'
 const rate = Number(values.rate ?? 200)
 
-const key: PrivateKey = values['data-dir'] !== undefined ? (await loadOrCreateIdentity(values['data-dir'])).privateKey : await generateKeyPair('Ed25519')
+const key: PrivateKey =
+  values['data-dir'] !== undefined
+    ? (await loadOrCreateIdentity(values['data-dir'])).privateKey
+    : await generateKeyPair('Ed25519')
 const me = peerIdFromPrivateKey(key).toString() as PeerIdString
 /** The last honest events heard (id and bytes): material for replays and forgeries. */
-const heard: Array<{ id: EventId, bytes: Uint8Array }> = []
-function remember (id: EventId, bytes: Uint8Array): void {
+const heard: Array<{ id: EventId; bytes: Uint8Array }> = []
+function remember(id: EventId, bytes: Uint8Array): void {
   heard.push({ id, bytes })
   if (heard.length > 500) heard.splice(0, heard.length - 500)
 }
-const replica = new Replica({ swarm, key, peerId: me, store: openEventStore({ memory: true }), metrics: new NodeMetrics(), now: Date.now })
+const replica = new Replica({
+  swarm,
+  key,
+  peerId: me,
+  store: openEventStore({ memory: true }),
+  metrics: new NodeMetrics(),
+  now: Date.now
+})
 const node = await createSwarmNode({
   privateKey: key,
   swarm,
@@ -94,10 +115,12 @@ await sync.start()
 const pubsub = node.libp2p.services.pubsub
 const topic = eventsTopic(swarm)
 const counts: Record<string, number> = {}
-const print = (o: Record<string, unknown>): void => { process.stdout.write(`${JSON.stringify(o)}\n`) }
+const print = (o: Record<string, unknown>): void => {
+  process.stdout.write(`${JSON.stringify(o)}\n`)
+}
 print({ event: 'started', peerId: me, addresses: node.addresses() })
 
-async function send (kind: string, bytes: Uint8Array): Promise<void> {
+async function send(kind: string, bytes: Uint8Array): Promise<void> {
   counts[kind] = (counts[kind] ?? 0) + 1
   const id = wireEventId(bytes)
   if (id !== null && !replica.has(id) && served.size < 20_000) {
@@ -112,16 +135,24 @@ async function send (kind: string, bytes: Uint8Array): Promise<void> {
 }
 
 const NO_USAGE = { inputTokens: 0, outputTokens: 0 }
-const pick = <T>(xs: readonly T[]): T | undefined => xs.length === 0 ? undefined : xs[Math.floor(Math.random() * xs.length)]
+const pick = <T>(xs: readonly T[]): T | undefined =>
+  xs.length === 0 ? undefined : xs[Math.floor(Math.random() * xs.length)]
 
-function env<T extends EventType> (type: T, plan: string, deps: readonly EventId[], body: Bodies[T], hlc?: Hlc, author: PeerIdString = me): Envelope<T> {
+function env<T extends EventType>(
+  type: T,
+  plan: string,
+  deps: readonly EventId[],
+  body: Bodies[T],
+  hlc?: Hlc,
+  author: PeerIdString = me
+): Envelope<T> {
   const sorted = [...new Set(plan === '' ? deps : [plan as EventId, ...deps])].sort()
   const stamp = hlc ?? replica.clock.stamp(sorted.map(d => replica.fold.events.get(d)?.env.hlc ?? { ms: 0, c: 0 }))
   return { v: PROTOCOL_VERSION, swarm, type, plan, author, hlc: stamp, deps: sorted, body }
 }
 
 /** Sign, fold here (so later attacks can build on it) and publish a well-formed event of ours. */
-async function ours<T extends EventType> (kind: string, e: Envelope<T>): Promise<PlanEvent | undefined> {
+async function ours<T extends EventType>(kind: string, e: Envelope<T>): Promise<PlanEvent | undefined> {
   let signed
   try {
     signed = signEventSync(e, key)
@@ -133,69 +164,126 @@ async function ours<T extends EventType> (kind: string, e: Envelope<T>): Promise
   return signed.event
 }
 
-function allTrees (): PlanTree[] {
-  return replica.fold.plans().map(p => replica.tree(p)).filter((t): t is PlanTree => t !== undefined)
+function allTrees(): PlanTree[] {
+  return replica.fold
+    .plans()
+    .map(p => replica.tree(p))
+    .filter((t): t is PlanTree => t !== undefined)
 }
 
-function trees (): PlanTree[] {
-  return replica.fold.plans().map(p => replica.tree(p)).filter((t): t is PlanTree => t !== undefined && t.status !== 'completed' && t.status !== 'cancelled')
+function trees(): PlanTree[] {
+  return replica.fold
+    .plans()
+    .map(p => replica.tree(p))
+    .filter((t): t is PlanTree => t !== undefined && t.status !== 'completed' && t.status !== 'cancelled')
 }
 
-function heldEvents (): PlanEvent[] {
-  return heard.map(h => replica.fold.events.get(h.id)).filter((e): e is PlanEvent => e !== undefined && e.env.author !== me)
+function heldEvents(): PlanEvent[] {
+  return heard
+    .map(h => replica.fold.events.get(h.id))
+    .filter((e): e is PlanEvent => e !== undefined && e.env.author !== me)
 }
 
 /** A CBOR map with its keys in reverse canonical order: same content, not the canonical bytes. */
-function reversed (e: Envelope): Uint8Array {
+function reversed(e: Envelope): Uint8Array {
   const rec = e as unknown as Record<string, unknown>
-  const keys = Object.keys(rec).sort((a, b) => a.length - b.length || (a < b ? -1 : 1)).reverse()
+  const keys = Object.keys(rec)
+    .sort((a, b) => a.length - b.length || (a < b ? -1 : 1))
+    .reverse()
   const parts = [Uint8Array.of(0xa0 | keys.length), ...keys.flatMap(k => [dagCbor.encode(k), dagCbor.encode(rec[k])])]
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
   let at = 0
-  for (const p of parts) { out.set(p, at); at += p.length }
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
   return out
 }
 
 const voted = new Set<string>()
-const claimed = new Map<TaskId, { plan: PlanId, claim: PlanEvent, last: PlanEvent, lease: number }>()
+const claimed = new Map<TaskId, { plan: PlanId; claim: PlanEvent; last: PlanEvent; lease: number }>()
 const pastClaimed = new Set<string>()
 let flood = 0
 
 type Attack = () => Promise<void>
 
 const attacks: Record<string, Attack> = {
-  async garbage () { await send('garbage', new Uint8Array(randomBytes(50 + Math.floor(Math.random() * 400)))) },
-  async oversized () { await send('oversized', new Uint8Array(70 * 1024).fill(0x61)) },
-  async forgedAuthor () {
+  async garbage() {
+    await send('garbage', new Uint8Array(randomBytes(50 + Math.floor(Math.random() * 400))))
+  },
+  async oversized() {
+    await send('oversized', new Uint8Array(70 * 1024).fill(0x61))
+  },
+  async forgedAuthor() {
     const victim = pick(heldEvents())
     if (victim === undefined) return
-    const forged = { ...victim.env, hlc: { ms: victim.env.hlc.ms, c: victim.env.hlc.c + 1 + Math.floor(Math.random() * 1000) } }
+    const forged = {
+      ...victim.env,
+      hlc: { ms: victim.env.hlc.ms, c: victim.env.hlc.c + 1 + Math.floor(Math.random() * 1000) }
+    }
     await send('forged-author', signRawSync(swarm, encodeEnvelope(forged), key))
   },
-  async nonCanonical () {
+  async nonCanonical() {
     const t = pick(trees())
     if (t === undefined) return
-    await send('non-canonical', signRawSync(swarm, reversed(env('goal-cancelled', t.plan, [], { reason: `hostile ${Math.random()}` })), key))
+    await send(
+      'non-canonical',
+      signRawSync(swarm, reversed(env('goal-cancelled', t.plan, [], { reason: `hostile ${Math.random()}` })), key)
+    )
   },
-  async otherSwarm () {
-    const e = { ...env('goal-submitted', '', [], { text: 'elsewhere', params: { committee: [me], quorum: 1, maxDepth: 1, minChildren: 2, maxChildren: 3, maxAttempts: 1, leaseMs: 5000, maxClaimMs: 10000, maxNodes: 10, budgetTokens: 100, maxTokensPerCall: 10, review: false, maxClaimsPerExecutor: 1 } }), swarm: 'another-swarm' }
+  async otherSwarm() {
+    const e = {
+      ...env('goal-submitted', '', [], {
+        text: 'elsewhere',
+        params: {
+          committee: [me],
+          quorum: 1,
+          maxDepth: 1,
+          minChildren: 2,
+          maxChildren: 3,
+          maxAttempts: 1,
+          leaseMs: 5000,
+          maxClaimMs: 10000,
+          maxNodes: 10,
+          budgetTokens: 100,
+          maxTokensPerCall: 10,
+          review: false,
+          maxClaimsPerExecutor: 1
+        }
+      }),
+      swarm: 'another-swarm'
+    }
     await send('other-swarm', signRawSync('another-swarm', encodeEnvelope(e), key))
   },
-  async unknownType () {
+  async unknownType() {
     const t = pick(trees())
     if (t === undefined) return
-    await send('unknown-type', signRawSync(swarm, dagCbor.encode({ ...env('goal-cancelled', t.plan, [], { reason: 'x' }), type: 'plan-hijacked' }), key))
+    await send(
+      'unknown-type',
+      signRawSync(
+        swarm,
+        dagCbor.encode({ ...env('goal-cancelled', t.plan, [], { reason: 'x' }), type: 'plan-hijacked' }),
+        key
+      )
+    )
   },
-  async wrongShape () {
+  async wrongShape() {
     const t = pick(trees())
     if (t === undefined) return
-    await send('wrong-shape', signRawSync(swarm, dagCbor.encode({ ...env('goal-cancelled', t.plan, [], { reason: 'x' }), body: { reason: 'x', extra: 1 } }), key))
+    await send(
+      'wrong-shape',
+      signRawSync(
+        swarm,
+        dagCbor.encode({ ...env('goal-cancelled', t.plan, [], { reason: 'x' }), body: { reason: 'x', extra: 1 } }),
+        key
+      )
+    )
   },
-  async replay () {
+  async replay() {
     const old = pick(heard)
     if (old !== undefined) await send('replay', old.bytes)
   },
-  async ballots () {
+  async ballots() {
     for (const t of allTrees()) {
       const inCommittee = t.committees.some(c => c.members.includes(me))
       const committee = t.committees[t.committees.length - 1]
@@ -205,15 +293,25 @@ const attacks: Record<string, Attack> = {
           if (a.proposals.length === 0) continue
           const slot = `${n.id}/${a.attempt}`
           const proposals = a.proposals.map(p => p.id)
-          const ballot = (choice: EventId | null, deps: readonly EventId[]): Envelope<'ballot-cast'> => env('ballot-cast', t.plan, [committee.event, ...deps], {
-            node: n.id, attempt: a.attempt, committee: committee.event, scores: deps.map(p => ({ proposal: p, score: 50, notes: 'hostile' })), choice, notes: 'hostile', usage: NO_USAGE
-          })
+          const ballot = (choice: EventId | null, deps: readonly EventId[]): Envelope<'ballot-cast'> =>
+            env('ballot-cast', t.plan, [committee.event, ...deps], {
+              node: n.id,
+              attempt: a.attempt,
+              committee: committee.event,
+              scores: deps.map(p => ({ proposal: p, score: 50, notes: 'hostile' })),
+              choice,
+              notes: 'hostile',
+              usage: NO_USAGE
+            })
           if (!voted.has(slot)) {
             voted.add(slot)
             if (inCommittee) {
               // On the committee: two different ballots in one slot (equivocation: neither counts).
               await ours('conflicting-ballot', ballot(proposals[0] as EventId, proposals))
-              await ours('conflicting-ballot', ballot(proposals.length > 1 ? proposals[1] as EventId : null, proposals))
+              await ours(
+                'conflicting-ballot',
+                ballot(proposals.length > 1 ? (proposals[1] as EventId) : null, proposals)
+              )
             } else {
               // Off the committee: a ballot that must not count.
               const b = trySign(ballot(proposals[0] as EventId, proposals))
@@ -223,25 +321,47 @@ const attacks: Record<string, Attack> = {
           if (a.outcome !== 'open' && Math.random() < 0.8) continue
           // A ballot for a proposal nobody made: parked for a missing dep, never folded.
           const ghost = randomBytes(32).toString('hex') as EventId
-          const parked = trySign(env('ballot-cast', t.plan, [committee.event, ghost], { node: n.id, attempt: a.attempt, committee: committee.event, scores: [{ proposal: ghost, score: 99, notes: '' }], choice: ghost, notes: '', usage: NO_USAGE }))
+          const parked = trySign(
+            env('ballot-cast', t.plan, [committee.event, ghost], {
+              node: n.id,
+              attempt: a.attempt,
+              committee: committee.event,
+              scores: [{ proposal: ghost, score: 99, notes: '' }],
+              choice: ghost,
+              notes: '',
+              usage: NO_USAGE
+            })
+          )
           if (parked !== undefined) await send('ballot-for-missing-proposal', parked)
         }
       }
     }
   },
-  async proposalFlood () {
+  async proposalFlood() {
     for (const t of trees()) {
       const n = t.nodes.find(x => x.kind === 'decomposing')
       const a = n?.attempts[n.attempts.length - 1]
       if (n === undefined) continue
       flood++
       const k = Math.max(t.params.minChildren, Math.min(t.params.maxChildren, 2))
-      await ours('proposal-flood', env('split-proposed', t.plan, [], {
-        node: n.id as NodeId, attempt: a?.attempt ?? 1, subgoals: Array.from({ length: k }, (_, i) => ({ title: `hostile part ${flood}.${i}`, detail: 'do what the hostile peer says', leaf: true, dependsOn: [] })), rationale: `flood ${flood}`, usage: NO_USAGE
-      }))
+      await ours(
+        'proposal-flood',
+        env('split-proposed', t.plan, [], {
+          node: n.id as NodeId,
+          attempt: a?.attempt ?? 1,
+          subgoals: Array.from({ length: k }, (_, i) => ({
+            title: `hostile part ${flood}.${i}`,
+            detail: 'do what the hostile peer says',
+            leaf: true,
+            dependsOn: []
+          })),
+          rationale: `flood ${flood}`,
+          usage: NO_USAGE
+        })
+      )
     }
   },
-  async claims () {
+  async claims() {
     for (const t of trees()) {
       const goal = replica.fold.events.get(t.plan as string as EventId) as PlanEvent
       for (const task of t.tasks) {
@@ -250,25 +370,52 @@ const attacks: Record<string, Attack> = {
         if (pastClaimed.has(k)) continue
         pastClaimed.add(k)
         // Stamped far in the past (before the goal): not after its deps.
-        await send('claim-in-the-past', signRawSync(swarm, encodeEnvelope(env('task-claimed', t.plan, task.evidence, { task: task.id, prev: null }, { ms: goal.env.hlc.ms - 3_600_000, c: 0 })), key))
+        await send(
+          'claim-in-the-past',
+          signRawSync(
+            swarm,
+            encodeEnvelope(
+              env(
+                'task-claimed',
+                t.plan,
+                task.evidence,
+                { task: task.id, prev: null },
+                { ms: goal.env.hlc.ms - 3_600_000, c: 0 }
+              )
+            ),
+            key
+          )
+        )
         if (claimed.size >= 3) continue
         // Backdated to just after the task became ready, so it may be the earliest claim and own
         // the task; then renewed forever (also backdated, within the lease) and never finished.
-        const at = latest([task.readyAt, ...task.evidence.map(d => replica.fold.events.get(d)?.env.hlc).filter((h): h is Hlc => h !== undefined)])
-        const claim = await ours('backdated-claim', env('task-claimed', t.plan, task.evidence, { task: task.id, prev: null }, { ms: at.ms, c: at.c + 1 }))
+        const at = latest([
+          task.readyAt,
+          ...task.evidence.map(d => replica.fold.events.get(d)?.env.hlc).filter((h): h is Hlc => h !== undefined)
+        ])
+        const claim = await ours(
+          'backdated-claim',
+          env('task-claimed', t.plan, task.evidence, { task: task.id, prev: null }, { ms: at.ms, c: at.c + 1 })
+        )
         if (claim !== undefined) claimed.set(task.id, { plan: t.plan, claim, last: claim, lease: t.params.leaseMs })
       }
     }
   },
-  async renewals () {
+  async renewals() {
     for (const [task, c] of claimed) {
       const step = Math.floor(c.lease / 2)
       if (c.last.env.hlc.ms + step > Date.now()) continue
       const body = { task, claim: c.claim.id, prev: c.last.id }
       const deps = [c.claim.id, c.last.id]
-      const next = await ours('endless-renewal', env('claim-renewed', c.plan, deps, body, { ms: c.last.env.hlc.ms + step, c: 0 }))
+      const next = await ours(
+        'endless-renewal',
+        env('claim-renewed', c.plan, deps, body, { ms: c.last.env.hlc.ms + step, c: 0 })
+      )
       // A second, different renewal of the same predecessor: equivocation in the renewal slot.
-      await ours('conflicting-renewal', env('claim-renewed', c.plan, deps, body, { ms: c.last.env.hlc.ms + step, c: 1 }))
+      await ours(
+        'conflicting-renewal',
+        env('claim-renewed', c.plan, deps, body, { ms: c.last.env.hlc.ms + step, c: 1 })
+      )
       // And one stamped long after its predecessor: a late renewal.
       const late = trySign(env('claim-renewed', c.plan, deps, body, { ms: c.last.env.hlc.ms + c.lease + 5_000, c: 0 }))
       if (late !== undefined) await send('late-renewal', late)
@@ -279,12 +426,16 @@ const attacks: Record<string, Attack> = {
   }
 }
 
-function latest (hs: readonly Hlc[]): Hlc {
+function latest(hs: readonly Hlc[]): Hlc {
   return hs.reduce((a, b) => (a.ms > b.ms || (a.ms === b.ms && a.c >= b.c) ? a : b), { ms: 0, c: 0 })
 }
 
-function trySign (e: Envelope): Uint8Array | undefined {
-  try { return signEventSync(e, key).bytes } catch { return undefined }
+function trySign(e: Envelope): Uint8Array | undefined {
+  try {
+    return signEventSync(e, key).bytes
+  } catch {
+    return undefined
+  }
 }
 
 // The attack loop: every 50 ms, a share of the rate, drawn round-robin over the kinds.
@@ -297,11 +448,18 @@ const loop = setInterval(() => {
   void (async () => {
     for (let i = 0; i < perTick; i++) {
       const k = kinds[turn++ % kinds.length] as string
-      try { await (attacks[k] as Attack)() } catch (err) { counts[`error:${k}`] = (counts[`error:${k}`] ?? 0) + 1; if (counts[`error:${k}`] === 1) process.stderr.write(`${k}: ${(err as Error).stack ?? ''}\n`) }
+      try {
+        await (attacks[k] as Attack)()
+      } catch (err) {
+        counts[`error:${k}`] = (counts[`error:${k}`] ?? 0) + 1
+        if (counts[`error:${k}`] === 1) process.stderr.write(`${k}: ${(err as Error).stack ?? ''}\n`)
+      }
     }
   })()
 }, 50)
-const report = setInterval(() => { print({ event: 'sent', counts }) }, 3_000)
+const report = setInterval(() => {
+  print({ event: 'sent', counts })
+}, 3_000)
 
 const stop = (): void => {
   if (stopping) return
@@ -309,7 +467,12 @@ const stop = (): void => {
   clearInterval(loop)
   clearInterval(report)
   print({ event: 'sent', counts, final: true })
-  void sync.stop().then(async () => { await node.stop() }).then(() => process.exit(0))
+  void sync
+    .stop()
+    .then(async () => {
+      await node.stop()
+    })
+    .then(() => process.exit(0))
 }
 process.once('SIGTERM', stop)
 process.once('SIGINT', stop)

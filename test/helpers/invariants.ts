@@ -39,7 +39,7 @@ export interface StoreRow {
 }
 
 /** Every row of the events table of a data dir (none if the store was never created). Read-only; safe while the node runs. */
-export function readStoreRows (dataDir: string): StoreRow[] {
+export function readStoreRows(dataDir: string): StoreRow[] {
   const path = join(dataDir, EVENTS_FILE)
   if (!existsSync(path)) return []
   let db: Database.Database
@@ -58,7 +58,7 @@ export function readStoreRows (dataDir: string): StoreRow[] {
 }
 
 /** The ids a data dir's store holds now: a snapshot for invariant (a). */
-export function snapshotIds (dataDir: string): Set<string> {
+export function snapshotIds(dataDir: string): Set<string> {
   return new Set(readStoreRows(dataDir).map(r => r.id))
 }
 
@@ -121,29 +121,45 @@ export interface InvariantReport {
   readonly convergedMs: number | null
 }
 
-interface Decoded { readonly bytes: Uint8Array, readonly event?: PlanEvent, readonly problem?: string, readonly otherVersion?: boolean }
+interface Decoded {
+  readonly bytes: Uint8Array
+  readonly event?: PlanEvent
+  readonly problem?: string
+  readonly otherVersion?: boolean
+}
 
 /** Decoding with the signature check is the slow part: each distinct (id, bytes) is checked once per process. */
 const decodedCache = new Map<string, Decoded>()
 
-function sameBytes (a: Uint8Array, b: Uint8Array): boolean {
-  return Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return (
+    Buffer.compare(
+      Buffer.from(a.buffer, a.byteOffset, a.byteLength),
+      Buffer.from(b.buffer, b.byteOffset, b.byteLength)
+    ) === 0
+  )
 }
 
-function planOf (e: PlanEvent): string {
+function planOf(e: PlanEvent): string {
   return e.env.type === 'goal-submitted' ? e.id : e.env.plan
 }
 
 /** Decode and verify one stored row exactly as the node does for an event from the network. */
-export function checkRow (row: StoreRow, swarm: string): Decoded {
+export function checkRow(row: StoreRow, swarm: string): Decoded {
   const cached = decodedCache.get(row.id)
   if (cached !== undefined && sameBytes(cached.bytes, row.bytes)) return cached
   const r = decodeEvent(new Uint8Array(row.bytes), { swarm, verify: true })
   let d: Decoded
   if (r.kind === 'rejected') d = { bytes: row.bytes, problem: `${r.reason}: ${r.detail}` }
-  else if (r.kind === 'other-version') d = r.id === row.id ? { bytes: row.bytes, otherVersion: true } : { bytes: row.bytes, problem: `stored under ${row.id} but its id is ${r.id}` }
-  else if (r.event.id !== row.id) d = { bytes: row.bytes, problem: `stored under ${row.id} but its id is ${r.event.id}` }
-  else if (planOf(r.event) !== row.plan) d = { bytes: row.bytes, problem: `stored under plan ${row.plan} but belongs to ${planOf(r.event)}` }
+  else if (r.kind === 'other-version')
+    d =
+      r.id === row.id
+        ? { bytes: row.bytes, otherVersion: true }
+        : { bytes: row.bytes, problem: `stored under ${row.id} but its id is ${r.id}` }
+  else if (r.event.id !== row.id)
+    d = { bytes: row.bytes, problem: `stored under ${row.id} but its id is ${r.event.id}` }
+  else if (planOf(r.event) !== row.plan)
+    d = { bytes: row.bytes, problem: `stored under plan ${row.plan} but belongs to ${planOf(r.event)}` }
   else d = { bytes: row.bytes, event: r.event }
   decodedCache.set(row.id, d)
   return d
@@ -153,7 +169,7 @@ export function checkRow (row: StoreRow, swarm: string): Decoded {
  * Invariant (d) for one store: the problems found (empty when every row is a
  * valid event that folds with the rest of the store), and its events.
  */
-export function checkStore (rows: readonly StoreRow[], swarm: string): { problems: string[], events: PlanEvent[] } {
+export function checkStore(rows: readonly StoreRow[], swarm: string): { problems: string[]; events: PlanEvent[] } {
   const problems: string[] = []
   const events: PlanEvent[] = []
   for (const row of rows) {
@@ -161,23 +177,35 @@ export function checkStore (rows: readonly StoreRow[], swarm: string): { problem
     if (d.problem !== undefined) problems.push(`row ${row.id.slice(0, 12)}: ${d.problem}`)
     else if (d.event !== undefined) events.push(d.event)
   }
-  const fold = new Fold({ onRejected: (id, reason, detail) => { problems.push(`event ${id.slice(0, 12)} rejected once its deps folded: ${reason} (${detail})`) } })
+  const fold = new Fold({
+    onRejected: (id, reason, detail) => {
+      problems.push(`event ${id.slice(0, 12)} rejected once its deps folded: ${reason} (${detail})`)
+    }
+  })
   for (const e of sortEvents(events)) {
     const out = fold.add(e, NO_CLOCK)
-    if (out.status === 'rejected') problems.push(`event ${e.id.slice(0, 12)} (${e.env.type}) fails the dep rules: ${out.reason} (${out.detail})`)
+    if (out.status === 'rejected')
+      problems.push(`event ${e.id.slice(0, 12)} (${e.env.type}) fails the dep rules: ${out.reason} (${out.detail})`)
   }
-  for (const p of fold.events.parkedEvents()) problems.push(`event ${p.id.slice(0, 12)} is stored but cannot fold: ${p.why}, ${p.missing} deps missing from this store`)
+  for (const p of fold.events.parkedEvents())
+    problems.push(
+      `event ${p.id.slice(0, 12)} is stored but cannot fold: ${p.why}, ${p.missing} deps missing from this store`
+    )
   return { problems, events }
 }
 
 /** Invariant (c): tasks of a tree with more than one accepted result. */
-export function multipleAccepted (tree: PlanTree): string[] {
-  return tree.tasks.filter(t => t.results.filter(r => r.accepted).length > 1)
-    .map(t => `plan ${tree.plan.slice(0, 12)} task ${t.id.slice(0, 12)} has ${t.results.filter(r => r.accepted).length} accepted results`)
+export function multipleAccepted(tree: PlanTree): string[] {
+  return tree.tasks
+    .filter(t => t.results.filter(r => r.accepted).length > 1)
+    .map(
+      t =>
+        `plan ${tree.plan.slice(0, 12)} task ${t.id.slice(0, 12)} has ${t.results.filter(r => r.accepted).length} accepted results`
+    )
 }
 
 /** Resident set size of a process in bytes, from /proc; undefined when unreadable. */
-export function rssOfPid (pid: number): number | undefined {
+export function rssOfPid(pid: number): number | undefined {
   try {
     const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
     return m === null ? undefined : Number(m[1]) * 1024
@@ -187,30 +215,37 @@ export function rssOfPid (pid: number): number | undefined {
 }
 
 /** RSS from a node's Prometheus metrics (prom-client's process_resident_memory_bytes). */
-export async function rssFromMetrics (http: string): Promise<number | undefined> {
+export async function rssFromMetrics(http: string): Promise<number | undefined> {
   const text = await (await fetch(`${http}/metrics`)).text()
   const m = /^process_resident_memory_bytes\s+(\d+(?:\.\d+)?(?:e\+?\d+)?)/m.exec(text)
   return m === null ? undefined : Number(m[1])
 }
 
 /** `GET /plans` of a live node: plan id -> treeHash. */
-export async function liveHashes (http: string): Promise<Map<string, string>> {
+export async function liveHashes(http: string): Promise<Map<string, string>> {
   const r = await fetch(`${http}/plans`, { signal: AbortSignal.timeout(10_000) })
   if (!r.ok) throw new Error(`${http}/plans: HTTP ${r.status}`)
-  const list = await r.json() as Array<{ id: string, treeHash: string }>
+  const list = (await r.json()) as Array<{ id: string; treeHash: string }>
   return new Map(list.map(p => [p.id, p.treeHash]))
 }
 
 export interface UnionFold {
   readonly fold: Fold
   /** Per store: how many rows, and the problems of (d). */
-  readonly stores: Array<{ name: string, dataDir: string, live: boolean, rows: number, problems: string[], ids: Set<string> }>
+  readonly stores: Array<{
+    name: string
+    dataDir: string
+    live: boolean
+    rows: number
+    problems: string[]
+    ids: Set<string>
+  }>
   readonly deadOnly: string[]
   readonly liveUnion: number
 }
 
 /** Read every store, check (d) on each, and fold the union of the live stores plus what dead stores share with them. */
-export function foldUnion (swarm: string, stores: readonly StoreInput[]): UnionFold {
+export function foldUnion(swarm: string, stores: readonly StoreInput[]): UnionFold {
   const byId = new Map<string, PlanEvent>()
   const liveIds = new Set<string>()
   const out: UnionFold['stores'] = []
@@ -235,7 +270,7 @@ export function foldUnion (swarm: string, stores: readonly StoreInput[]): UnionF
  * `convergeTimeoutMs` passes (stores and trees are read again each round).
  * Returns a report whose `failures` is empty when all hold.
  */
-export async function checkInvariants (input: InvariantInput): Promise<InvariantReport> {
+export async function checkInvariants(input: InvariantInput): Promise<InvariantReport> {
   const started = Date.now()
   const deadline = started + (input.convergeTimeoutMs ?? 60_000)
   let union: UnionFold
@@ -257,10 +292,17 @@ export async function checkInvariants (input: InvariantInput): Promise<Invariant
       for (const p of plans) {
         const want = union.fold.treeHash(p as PlanId)
         const got = hashes.get(p)
-        if (got !== want) divergence.push(`${node.name}: plan ${p.slice(0, 12)} treeHash ${got?.slice(0, 12) ?? '(none)'}, the union's is ${want?.slice(0, 12) ?? '(none)'}`)
+        if (got !== want)
+          divergence.push(
+            `${node.name}: plan ${p.slice(0, 12)} treeHash ${got?.slice(0, 12) ?? '(none)'}, the ` +
+              `union's is ${want?.slice(0, 12) ?? '(none)'}`
+          )
       }
     }
-    if (divergence.length === 0) { convergedMs = Date.now() - started; break }
+    if (divergence.length === 0) {
+      convergedMs = Date.now() - started
+      break
+    }
     if (Date.now() > deadline) break
     await new Promise(resolve => setTimeout(resolve, 1_000))
   }
@@ -271,7 +313,13 @@ export async function checkInvariants (input: InvariantInput): Promise<Invariant
     const store = union.stores.find(s => s.dataDir === snap.dataDir)
     const now = store?.ids ?? snapshotIds(snap.dataDir)
     const lost = [...snap.ids].filter(id => !now.has(id))
-    if (lost.length > 0) failures.push(`${snap.dataDir}: ${lost.length} of ${snap.ids.size} events held ${snap.label ?? 'earlier'} are gone (${lost.slice(0, 3).map(i => i.slice(0, 12)).join(', ')})`)
+    if (lost.length > 0)
+      failures.push(
+        `${snap.dataDir}: ${lost.length} of ${snap.ids.size} events held ${snap.label ?? 'earlier'} are gone (${lost
+          .slice(0, 3)
+          .map(i => i.slice(0, 12))
+          .join(', ')})`
+      )
   }
   // (c)
   const plans: PlanReport[] = []
@@ -293,16 +341,25 @@ export async function checkInvariants (input: InvariantInput): Promise<Invariant
   // (d)
   for (const s of union.stores) for (const problem of s.problems) failures.push(`${s.name}: ${problem}`)
   const maxDeadOnly = input.maxDeadOnly ?? 10
-  if (union.deadOnly.length > maxDeadOnly) failures.push(`${union.deadOnly.length} events are only in the stores of stopped nodes (at most ${maxDeadOnly} allowed)`)
+  if (union.deadOnly.length > maxDeadOnly)
+    failures.push(
+      `${union.deadOnly.length} events are only in the stores of stopped nodes (at most ${maxDeadOnly} allowed)`
+    )
   // (e)
   const cap = input.rssCapBytes ?? DEFAULT_RSS_CAP_BYTES
   const rssBytes: Record<string, number> = {}
   for (const node of input.live) {
     let rss = node.pid === undefined ? undefined : rssOfPid(node.pid)
     if (rss === undefined) rss = await rssFromMetrics(node.http).catch(() => undefined)
-    if (rss === undefined) { failures.push(`${node.name}: RSS unknown`); continue }
+    if (rss === undefined) {
+      failures.push(`${node.name}: RSS unknown`)
+      continue
+    }
     rssBytes[node.name] = rss
-    if (rss > cap) failures.push(`${node.name}: RSS ${(rss / 2 ** 20).toFixed(0)} MB is above the cap of ${(cap / 2 ** 20).toFixed(0)} MB`)
+    if (rss > cap)
+      failures.push(
+        `${node.name}: RSS ${(rss / 2 ** 20).toFixed(0)} MB is above the cap of ${(cap / 2 ** 20).toFixed(0)} MB`
+      )
   }
   return {
     failures,

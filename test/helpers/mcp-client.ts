@@ -3,7 +3,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { CLI, REPO_ROOT } from './cli-process.js'
 
 /** The MCP SDK's client over stdio to a fresh `npm start -- mcp ...` process (the real CLI). */
-export async function mcpStdioClient (name: string, mcpArgs: readonly string[], env: NodeJS.ProcessEnv): Promise<Client> {
+export async function mcpStdioClient(
+  name: string,
+  mcpArgs: readonly string[],
+  env: NodeJS.ProcessEnv
+): Promise<Client> {
   const [command, ...args] = CLI
   const transport = new StdioClientTransport({
     command,

@@ -84,8 +84,9 @@ table inet filter {
 `
 
 /** A lab of `lanCount` LANs (1 to 9) behind their routers, and the public segment. */
-export function createNatNet (lanCount = 2): NatNet {
-  if (!Number.isInteger(lanCount) || lanCount < 1 || lanCount > 9) throw new Error(`createNatNet: lanCount ${lanCount} is not 1 to 9`)
+export function createNatNet(lanCount = 2): NatNet {
+  if (!Number.isInteger(lanCount) || lanCount < 1 || lanCount > 9)
+    throw new Error(`createNatNet: lanCount ${lanCount} is not 1 to 9`)
   const group = new NetnsGroup('nt')
   const lanIds = Array.from({ length: lanCount }, (_, i) => i + 1)
   let n = 0
@@ -113,7 +114,7 @@ export function createNatNet (lanCount = 2): NatNet {
     group.destroy()
     throw err
   }
-  function lanOf (k: number): Subnet {
+  function lanOf(k: number): Subnet {
     const s = lanNets.get(k)
     if (s === undefined) throw new Error(`no LAN ${k} (the lab has ${lanCount})`)
     return s
@@ -126,13 +127,13 @@ export function createNatNet (lanCount = 2): NatNet {
     routers: byLan(k => wan.host(k)),
     routerNs: byLan(k => `nt-${group.id}-r${k}`),
     lans: byLan(k => lanOf(k).cidr),
-    addPublicHost () {
+    addPublicHost() {
       const addr = wan.host(10 + publicHosts++)
       const ns = group.add(`p${publicHosts}`)
       plug(ns, 'brW', 'eth0', `${addr}/24`)
       return { ns, ip: addr, lan: 0 }
     },
-    addLanHost (lan) {
+    addLanHost(lan) {
       const hosts = lanHosts.get(lan)
       if (hosts === undefined) throw new Error(`addLanHost: no LAN ${lan} (the lab has ${lanCount})`)
       lanHosts.set(lan, hosts + 1)
@@ -142,6 +143,8 @@ export function createNatNet (lanCount = 2): NatNet {
       ip('-n', ns, 'route', 'add', 'default', 'via', lanOf(lan).host(1))
       return { ns, ip: addr, lan }
     },
-    destroy () { group.destroy() }
+    destroy() {
+      group.destroy()
+    }
   }
 }

@@ -11,17 +11,21 @@ import type { SwarmNode } from '../../src/net/node.js'
 import { fakeEvent, idOf, newKey } from './net-nodes.js'
 import { waitUntil } from './wait.js'
 
-async function main (mdns: boolean): Promise<void> {
+async function main(mdns: boolean): Promise<void> {
   const seen = new Set<string>()
-  const start = async (bootstrap: string[]): Promise<SwarmNode> => createSwarmNode({
-    privateKey: await newKey(),
-    swarm: 'exit-test',
-    listen: ['/ip4/127.0.0.1/tcp/0'],
-    bootstrap,
-    mdns,
-    presence: { role: 'observer', capabilities: [], load: 0, version: 'test' },
-    eventValidator: (bytes) => { seen.add(idOf(bytes)); return 'accept' }
-  })
+  const start = async (bootstrap: string[]): Promise<SwarmNode> =>
+    createSwarmNode({
+      privateKey: await newKey(),
+      swarm: 'exit-test',
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      bootstrap,
+      mdns,
+      presence: { role: 'observer', capabilities: [], load: 0, version: 'test' },
+      eventValidator: bytes => {
+        seen.add(idOf(bytes))
+        return 'accept'
+      }
+    })
   const a = await start([])
   const b = await start([a.addresses()[0] as string])
   const c = await start([a.addresses()[0] as string])

@@ -43,7 +43,7 @@ export interface Lab {
   destroy: () => void
 }
 
-export function createLab (): Lab {
+export function createLab(): Lab {
   const group = new NetnsGroup('rl')
   let hub: string | undefined
   let lan: Subnet | undefined
@@ -58,7 +58,7 @@ export function createLab (): Lab {
   }
 
   return {
-    addHost (side) {
+    addHost(side) {
       n++
       if (n >= 200) throw new Error('too many hosts in one lab')
       const mgmt = group.subnet()
@@ -78,8 +78,14 @@ export function createLab (): Lab {
       }
       return { ns, n, mgmtIp: mgmt.host(2), rootIp: mgmt.host(1), lanIp, side }
     },
-    cut () { ip('-n', ensureHub(), 'link', 'set', 'ab0', 'down') },
-    heal () { ip('-n', ensureHub(), 'link', 'set', 'ab0', 'up') },
-    destroy () { group.destroy() }
+    cut() {
+      ip('-n', ensureHub(), 'link', 'set', 'ab0', 'down')
+    },
+    heal() {
+      ip('-n', ensureHub(), 'link', 'set', 'ab0', 'up')
+    },
+    destroy() {
+      group.destroy()
+    }
   }
 }

@@ -15,16 +15,16 @@ import '../../src/polyfill.js'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { createSwarmNode } from '../../src/net/node.js'
 
-function arg (name: string, fallback: string): string {
+function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] as string : fallback
+  return i >= 0 && process.argv[i + 1] !== undefined ? (process.argv[i + 1] as string) : fallback
 }
 
-function print (obj: Record<string, unknown>): void {
+function print(obj: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(obj)}\n`)
 }
 
-async function main (): Promise<void> {
+async function main(): Promise<void> {
   const tag = arg('tag', String(process.pid))
   const parent = Number(arg('parent', '0'))
   const node = await createSwarmNode({
@@ -36,7 +36,9 @@ async function main (): Promise<void> {
     mdnsIntervalMs: Number(arg('interval', '1000')),
     eventValidator: () => 'accept'
   })
-  const report = (): void => { print({ event: 'peers', tag, peerId: node.peerId, peers: node.connectedPeers().sort() }) }
+  const report = (): void => {
+    print({ event: 'peers', tag, peerId: node.peerId, peers: node.connectedPeers().sort() })
+  }
   node.onPeerConnected(report)
   node.onPeerDisconnected(report)
   print({ event: 'ready', tag, peerId: node.peerId, addresses: node.addresses() })
@@ -44,7 +46,11 @@ async function main (): Promise<void> {
   let stopping = false
   const watchdog = setInterval(() => {
     if (parent > 0) {
-      try { process.kill(parent, 0) } catch { void stop() }
+      try {
+        process.kill(parent, 0)
+      } catch {
+        void stop()
+      }
     }
   }, 1_000)
   const stop = async (): Promise<void> => {
@@ -56,11 +62,19 @@ async function main (): Promise<void> {
     process.stdin.pause()
     process.stdin.destroy()
   }
-  process.stdin.on('end', () => { void stop() })
-  process.stdin.on('error', () => { void stop() })
+  process.stdin.on('end', () => {
+    void stop()
+  })
+  process.stdin.on('error', () => {
+    void stop()
+  })
   process.stdin.resume()
-  process.once('SIGTERM', () => { void stop() })
-  process.once('SIGINT', () => { void stop() })
+  process.once('SIGTERM', () => {
+    void stop()
+  })
+  process.once('SIGINT', () => {
+    void stop()
+  })
 }
 
 main().catch((err: unknown) => {

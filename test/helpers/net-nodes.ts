@@ -17,36 +17,43 @@ export interface FakeEvent {
 }
 
 /** A stand-in event: `size` bytes derived from `seed`, whose id is the SHA-256 of all but the last 64. */
-export function fakeEvent (seed: string, size = 300): FakeEvent {
+export function fakeEvent(seed: string, size = 300): FakeEvent {
   const bytes = new Uint8Array(size)
   let block = createHash('sha256').update(seed).digest()
   for (let off = 0; off < size; off += block.length) {
     bytes.set(block.subarray(0, Math.min(block.length, size - off)), off)
     block = createHash('sha256').update(block).digest()
   }
-  const id = createHash('sha256').update(bytes.subarray(0, size - 64)).digest('hex')
+  const id = createHash('sha256')
+    .update(bytes.subarray(0, size - 64))
+    .digest('hex')
   return { id, bytes }
 }
 
 /** The event id of wire bytes, computed as the node's message id function does. */
-export function idOf (bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes.subarray(0, bytes.length - 64)).digest('hex')
+export function idOf(bytes: Uint8Array): string {
+  return createHash('sha256')
+    .update(bytes.subarray(0, bytes.length - 64))
+    .digest('hex')
 }
 
 /** A TCP port that was free a moment ago (for a node that must start later at a known address). */
-export async function freePort (): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer()
     srv.once('error', reject)
     srv.listen(0, '127.0.0.1', () => {
       const addr = srv.address()
-      if (addr === null || typeof addr === 'string') { reject(new Error('no port')); return }
+      if (addr === null || typeof addr === 'string') {
+        reject(new Error('no port'))
+        return
+      }
       srv.close(() => resolve(addr.port))
     })
   })
 }
 
-export async function newKey (): Promise<PrivateKey> {
+export async function newKey(): Promise<PrivateKey> {
   return generateKeyPair('Ed25519')
 }
 
@@ -65,18 +72,18 @@ export interface NodePool {
    * Starts a node on 127.0.0.1 (TCP unless `transports` says otherwise).
    * Its validator records what it saw and answers `verdict(id)` (default accept).
    */
-  start (init?: Partial<SwarmNodeInit> & { verdict?: (id: string) => EventVerdict }): Promise<SwarmNode & { seen: Seen }>
-  stopAll (): Promise<void>
+  start(init?: Partial<SwarmNodeInit> & { verdict?: (id: string) => EventVerdict }): Promise<SwarmNode & { seen: Seen }>
+  stopAll(): Promise<void>
 }
 
-export function createNodePool (): NodePool {
+export function createNodePool(): NodePool {
   const nodes = new Set<SwarmNode>()
   return {
-    async start (init = {}) {
+    async start(init = {}) {
       const seen: Seen = { ids: [], froms: [] }
       const { verdict, ...rest } = init
       const node = await createSwarmNode({
-        privateKey: init.privateKey ?? await newKey(),
+        privateKey: init.privateKey ?? (await newKey()),
         swarm: 'test',
         listen: ['/ip4/127.0.0.1/tcp/0'],
         bootstrap: [],
@@ -100,15 +107,15 @@ export function createNodePool (): NodePool {
         }
       })
     },
-    async stopAll () {
+    async stopAll() {
       const all = [...nodes]
       nodes.clear()
-      await Promise.all(all.map(async (n) => n.stop()))
+      await Promise.all(all.map(async n => n.stop()))
     }
   }
 }
 
 /** A random hex string, for unique names. */
-export function nonce (): string {
+export function nonce(): string {
   return randomBytes(4).toString('hex')
 }

@@ -30,7 +30,7 @@ export const MINIUPNPD = '/usr/sbin/miniupnpd'
 export type NetnsTool = 'nft' | 'unshare' | 'miniupnpd'
 
 /** Why `tool` does not run here (with the package that provides it), or undefined. */
-function toolMissing (tool: NetnsTool | 'ip'): string | undefined {
+function toolMissing(tool: NetnsTool | 'ip'): string | undefined {
   switch (tool) {
     case 'ip':
       return runs(['ip', '-V']) ? undefined : '`ip` not found: apt-get install -y iproute2'
@@ -51,13 +51,13 @@ function toolMissing (tool: NetnsTool | 'ip'): string | undefined {
   }
 }
 
-function runs (argv: readonly string[]): boolean {
+function runs(argv: readonly string[]): boolean {
   const r = spawnSync(argv[0] as string, argv.slice(1), { stdio: 'ignore' })
   return r.error === undefined && r.status === 0
 }
 
 /** Why network namespaces (and `tools`) cannot be used here, or undefined when they can. */
-export function netnsUnavailable (tools: readonly NetnsTool[] = []): string | undefined {
+export function netnsUnavailable(tools: readonly NetnsTool[] = []): string | undefined {
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
     return 'not root (network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN): run the tests as root'
   }
@@ -79,7 +79,7 @@ export function netnsUnavailable (tools: readonly NetnsTool[] = []): string | un
 const said = new Set<string>()
 
 /** `netnsUnavailable(tools)`, printed once per label as `skipping <label>: <why>` when it is not undefined. */
-export function netnsSkip (label: string, tools: readonly NetnsTool[] = []): string | undefined {
+export function netnsSkip(label: string, tools: readonly NetnsTool[] = []): string | undefined {
   const why = netnsUnavailable(tools)
   if (why !== undefined && !said.has(label)) {
     said.add(label)
@@ -89,12 +89,12 @@ export function netnsSkip (label: string, tools: readonly NetnsTool[] = []): str
 }
 
 /** Runs `ip` (iproute2), throwing its stderr on failure. */
-export function ip (...args: string[]): void {
+export function ip(...args: string[]): void {
   run(['ip', ...args])
 }
 
 /** Runs `argv` (with `input` on stdin), throwing its stderr on failure. */
-export function run (argv: readonly string[], input?: string): void {
+export function run(argv: readonly string[], input?: string): void {
   const r = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8', input })
   if (r.status !== 0) throw new Error(`${argv.join(' ')} failed: ${r.stderr || r.error?.message}`)
 }
@@ -131,7 +131,7 @@ const STALE_MS = 10 * 60_000
 const held = new Set<string>()
 let exitHook = false
 
-function isStale (file: string): boolean {
+function isStale(file: string): boolean {
   try {
     const pid = Number(readFileSync(file, 'utf8'))
     if (Date.now() - statSync(file).mtimeMs < STALE_MS) return false
@@ -143,20 +143,24 @@ function isStale (file: string): boolean {
   }
 }
 
-function tryClaim (file: string): boolean {
+function tryClaim(file: string): boolean {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(file, String(process.pid), { flag: 'wx' })
       return true
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !isStale(file)) return false
-      try { unlinkSync(file) } catch { return false }
+      try {
+        unlinkSync(file)
+      } catch {
+        return false
+      }
     }
   }
   return false
 }
 
-function subnetOf (prefix: string): Subnet {
+function subnetOf(prefix: string): Subnet {
   return {
     prefix,
     cidr: `${prefix}.0/24`,
@@ -168,13 +172,20 @@ function subnetOf (prefix: string): Subnet {
 }
 
 /** Lends `count` /24s of `pool` that no other lab (in this process or another) holds until they are released. */
-export function leaseSubnets (count: number, pool: SubnetPool = 'private'): SubnetLease {
+export function leaseSubnets(count: number, pool: SubnetPool = 'private'): SubnetLease {
   const [a, from, to] = POOLS[pool]
   const size = (to - from + 1) * 256
   mkdirSync(LEASE_DIR, { recursive: true })
   if (!exitHook) {
     exitHook = true
-    process.once('exit', () => { for (const f of held) try { unlinkSync(f) } catch { /* gone */ } })
+    process.once('exit', () => {
+      for (const f of held)
+        try {
+          unlinkSync(f)
+        } catch {
+          /* gone */
+        }
+    })
   }
   const files: string[] = []
   const start = randomInt(size)
@@ -192,7 +203,11 @@ export function leaseSubnets (count: number, pool: SubnetPool = 'private'): Subn
     release: () => {
       for (const f of files.splice(0)) {
         held.delete(f)
-        try { unlinkSync(f) } catch { /* gone */ }
+        try {
+          unlinkSync(f)
+        } catch {
+          /* gone */
+        }
       }
     }
   }
@@ -216,10 +231,10 @@ export class NetnsGroup {
   private readonly rootLinks: string[] = []
   private readonly leases: SubnetLease[] = []
 
-  constructor (readonly prefix: string) {}
+  constructor(readonly prefix: string) {}
 
   /** Creates namespace `<prefix>-<id>-<suffix>` and returns its name. */
-  add (suffix: string): string {
+  add(suffix: string): string {
     const ns = `${this.prefix}-${this.id}-${suffix}`
     ip('netns', 'add', ns)
     this.made.push(ns)
@@ -228,13 +243,13 @@ export class NetnsGroup {
   }
 
   /** A bridge `br` in namespace `ns`, up. */
-  bridge (ns: string, br: string): void {
+  bridge(ns: string, br: string): void {
     ip('-n', ns, 'link', 'add', br, 'type', 'bridge')
     ip('-n', ns, 'link', 'set', br, 'up')
   }
 
   /** A veth from bridge `br` of `hub` (that end named `hubEnd`) to `ifname` in `ns`, with `cidr` on it, both up. */
-  plug (hub: string, br: string, hubEnd: string, ns: string, ifname: string, cidr: string): void {
+  plug(hub: string, br: string, hubEnd: string, ns: string, ifname: string, cidr: string): void {
     ip('-n', hub, 'link', 'add', hubEnd, 'type', 'veth', 'peer', 'name', ifname, 'netns', ns)
     ip('-n', hub, 'link', 'set', hubEnd, 'master', br)
     ip('-n', hub, 'link', 'set', hubEnd, 'up')
@@ -243,23 +258,23 @@ export class NetnsGroup {
   }
 
   /** Records a link in the root namespace for `destroy()` to delete. */
-  ownRootLink (name: string): void {
+  ownRootLink(name: string): void {
     this.rootLinks.push(name)
   }
 
   /** `leaseSubnets(count, pool)`, released by `destroy()`. */
-  subnets (count: number, pool: SubnetPool = 'private'): readonly Subnet[] {
+  subnets(count: number, pool: SubnetPool = 'private'): readonly Subnet[] {
     const lease = leaseSubnets(count, pool)
     this.leases.push(lease)
     return lease.subnets
   }
 
   /** One /24 of `pool`, released by `destroy()`. */
-  subnet (pool: SubnetPool = 'private'): Subnet {
+  subnet(pool: SubnetPool = 'private'): Subnet {
     return this.subnets(1, pool)[0] as Subnet
   }
 
-  destroy (): void {
+  destroy(): void {
     for (const link of this.rootLinks.splice(0)) spawnSync('ip', ['link', 'del', link], { stdio: 'ignore' })
     for (const ns of this.made.splice(0).reverse()) spawnSync('ip', ['netns', 'del', ns], { stdio: 'ignore' })
     for (const lease of this.leases.splice(0)) lease.release()

@@ -24,10 +24,18 @@ export interface ReceivedSpan {
   readonly startMs: number
   readonly endMs: number
   readonly attributes: Readonly<Record<string, AttrValue>>
-  readonly links: ReadonlyArray<{ readonly traceId: string, readonly spanId: string, readonly attributes: Readonly<Record<string, AttrValue>> }>
-  readonly events: ReadonlyArray<{ readonly name: string, readonly timeMs: number, readonly attributes: Readonly<Record<string, AttrValue>> }>
+  readonly links: ReadonlyArray<{
+    readonly traceId: string
+    readonly spanId: string
+    readonly attributes: Readonly<Record<string, AttrValue>>
+  }>
+  readonly events: ReadonlyArray<{
+    readonly name: string
+    readonly timeMs: number
+    readonly attributes: Readonly<Record<string, AttrValue>>
+  }>
   /** OTLP StatusCode: 0 unset, 1 ok, 2 error. */
-  readonly status: { readonly code: number, readonly message?: string }
+  readonly status: { readonly code: number; readonly message?: string }
   /** The exporting process's resource (service.name, service.instance.id, ...). */
   readonly resource: Readonly<Record<string, AttrValue>>
   readonly scope: string
@@ -38,12 +46,12 @@ export interface OtlpReceiver {
   readonly url: string
   readonly spans: ReceivedSpan[]
   /** Export requests received, by content type. */
-  readonly requests: Array<{ readonly contentType: string, readonly spans: number }>
+  readonly requests: Array<{ readonly contentType: string; readonly spans: number }>
   close: () => Promise<void>
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
-function value (v: any): AttrValue {
+function value(v: any): AttrValue {
   if (v === null || v === undefined) return null
   if ('stringValue' in v) return String(v.stringValue)
   if ('boolValue' in v) return Boolean(v.boolValue)
@@ -53,27 +61,27 @@ function value (v: any): AttrValue {
   return null
 }
 
-function attrs (list: any): Record<string, AttrValue> {
+function attrs(list: any): Record<string, AttrValue> {
   const out: Record<string, AttrValue> = {}
   for (const kv of (list ?? []) as any[]) out[String(kv.key)] = value(kv.value)
   return out
 }
 
 /** OTLP/JSON ids are hex; accept base64 too (some encoders use it). */
-function id (raw: unknown, hexChars: number): string {
+function id(raw: unknown, hexChars: number): string {
   const s = typeof raw === 'string' ? raw : ''
   if (s === '') return ''
   if (new RegExp(`^[0-9a-f]{${hexChars}}$`, 'i').test(s)) return s.toLowerCase()
   return Buffer.from(s, 'base64').toString('hex')
 }
 
-function nanosToMs (raw: unknown): number {
+function nanosToMs(raw: unknown): number {
   const n = BigInt(String(raw ?? '0'))
   return Number(n / 1_000n) / 1_000
 }
 
 /** Flat spans of one ExportTraceServiceRequest in OTLP/JSON. */
-export function parseOtlpJson (body: any): ReceivedSpan[] {
+export function parseOtlpJson(body: any): ReceivedSpan[] {
   const out: ReceivedSpan[] = []
   for (const rs of (body?.resourceSpans ?? []) as any[]) {
     const resource = attrs(rs?.resource?.attributes)
@@ -90,9 +98,20 @@ export function parseOtlpJson (body: any): ReceivedSpan[] {
           startMs: nanosToMs(s.startTimeUnixNano),
           endMs: nanosToMs(s.endTimeUnixNano),
           attributes: attrs(s.attributes),
-          links: ((s.links ?? []) as any[]).map(l => ({ traceId: id(l.traceId, 32), spanId: id(l.spanId, 16), attributes: attrs(l.attributes) })),
-          events: ((s.events ?? []) as any[]).map(e => ({ name: String(e.name), timeMs: nanosToMs(e.timeUnixNano), attributes: attrs(e.attributes) })),
-          status: { code: Number(s.status?.code ?? 0), ...(s.status?.message === undefined ? {} : { message: String(s.status.message) }) },
+          links: ((s.links ?? []) as any[]).map(l => ({
+            traceId: id(l.traceId, 32),
+            spanId: id(l.spanId, 16),
+            attributes: attrs(l.attributes)
+          })),
+          events: ((s.events ?? []) as any[]).map(e => ({
+            name: String(e.name),
+            timeMs: nanosToMs(e.timeUnixNano),
+            attributes: attrs(e.attributes)
+          })),
+          status: {
+            code: Number(s.status?.code ?? 0),
+            ...(s.status?.message === undefined ? {} : { message: String(s.status.message) })
+          },
           resource,
           scope
         })
@@ -103,16 +122,16 @@ export function parseOtlpJson (body: any): ReceivedSpan[] {
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-async function readBody (req: IncomingMessage): Promise<Buffer> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = []
   for await (const c of req) chunks.push(c as Buffer)
   const raw = Buffer.concat(chunks)
   return req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw
 }
 
-export async function startOtlpReceiver (): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
-  const requests: Array<{ contentType: string, spans: number }> = []
+  const requests: Array<{ contentType: string; spans: number }> = []
   const server = createServer((req, res) => {
     void (async () => {
       const contentType = String(req.headers['content-type'] ?? '')
@@ -136,11 +155,16 @@ export async function startOtlpReceiver (): Promise<OtlpReceiver> {
       spans.push(...got)
       requests.push({ contentType, spans: got.length })
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
-    })().catch(() => { if (!res.headersSent) res.writeHead(500).end() })
+    })().catch(() => {
+      if (!res.headersSent) res.writeHead(500).end()
+    })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => { server.off('error', reject); resolve() })
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject)
+      resolve()
+    })
   })
   const { port } = server.address() as AddressInfo
   return {

@@ -8,14 +8,14 @@
 import { NetnsGroup, ip } from './netns.js'
 
 export interface PartitionNet {
-  addHost: (side: 'A' | 'B') => { ns: string, ip: string }
+  addHost: (side: 'A' | 'B') => { ns: string; ip: string }
   cut: () => void
   heal: () => void
   destroy: () => void
 }
 
 /** Bridges brA and brB in namespace `hub`, joined by the veth pair ab0/ab1 (the link `cut` takes down). */
-export function addTwoBridges (group: NetnsGroup, hub: string): void {
+export function addTwoBridges(group: NetnsGroup, hub: string): void {
   for (const br of ['brA', 'brB']) group.bridge(hub, br)
   ip('-n', hub, 'link', 'add', 'ab0', 'type', 'veth', 'peer', 'name', 'ab1')
   ip('-n', hub, 'link', 'set', 'ab0', 'master', 'brA')
@@ -24,7 +24,7 @@ export function addTwoBridges (group: NetnsGroup, hub: string): void {
   ip('-n', hub, 'link', 'set', 'ab1', 'up')
 }
 
-export function createPartitionNet (): PartitionNet {
+export function createPartitionNet(): PartitionNet {
   const group = new NetnsGroup('pp')
   try {
     const lan = group.subnet()
@@ -32,16 +32,22 @@ export function createPartitionNet (): PartitionNet {
     addTwoBridges(group, hub)
     let n = 0
     return {
-      addHost (side) {
+      addHost(side) {
         n++
         const ns = group.add(String(n))
         const addr = lan.host(n)
         group.plug(hub, `br${side}`, `v${n}`, ns, 'eth0', `${addr}/24`)
         return { ns, ip: addr }
       },
-      cut () { ip('-n', hub, 'link', 'set', 'ab0', 'down') },
-      heal () { ip('-n', hub, 'link', 'set', 'ab0', 'up') },
-      destroy () { group.destroy() }
+      cut() {
+        ip('-n', hub, 'link', 'set', 'ab0', 'down')
+      },
+      heal() {
+        ip('-n', hub, 'link', 'set', 'ab0', 'up')
+      },
+      destroy() {
+        group.destroy()
+      }
     }
   } catch (err) {
     group.destroy()

@@ -35,7 +35,19 @@ import { isFinished, view } from '../../src/core/view.js'
 import { isType, majority } from '../../src/core/events.js'
 import { makeEvent } from './plan-builder.js'
 import { peerIdOf, testKeys } from './arbitraries.js'
-import type { Bodies, EventId, EventType, Hlc, NodeId, PeerIdString, PlanEvent, PlanId, PlanParams, Subgoal, TaskId } from '../../src/core/events.js'
+import type {
+  Bodies,
+  EventId,
+  EventType,
+  Hlc,
+  NodeId,
+  PeerIdString,
+  PlanEvent,
+  PlanId,
+  PlanParams,
+  Subgoal,
+  TaskId
+} from '../../src/core/events.js'
 import type { PlanTree, TaskView } from '../../src/core/tree.js'
 import type { PlanView } from '../../src/core/view.js'
 
@@ -52,7 +64,7 @@ export class Rng {
   private c: number
   private d: number
 
-  constructor (seed: number) {
+  constructor(seed: number) {
     let s = seed >>> 0
     const next = (): number => {
       s = (s + 0x9e3779b9) >>> 0
@@ -68,7 +80,7 @@ export class Rng {
     for (let i = 0; i < 12; i++) this.u32()
   }
 
-  u32 (): number {
+  u32(): number {
     const t = (((this.a + this.b) >>> 0) + this.d) >>> 0
     this.d = (this.d + 1) >>> 0
     this.a = this.b ^ (this.b >>> 9)
@@ -79,25 +91,25 @@ export class Rng {
   }
 
   /** Uniform in [0, 1). */
-  next (): number {
+  next(): number {
     return this.u32() / 4294967296
   }
 
   /** Uniform integer in [lo, hi] (inclusive). */
-  int (lo: number, hi: number): number {
+  int(lo: number, hi: number): number {
     return lo + Math.floor(this.next() * (hi - lo + 1))
   }
 
-  chance (p: number): boolean {
+  chance(p: number): boolean {
     return this.next() < p
   }
 
-  pick<T> (items: readonly T[]): T {
+  pick<T>(items: readonly T[]): T {
     if (items.length === 0) throw new Error('pick from an empty list')
     return items[Math.floor(this.next() * items.length)] as T
   }
 
-  shuffle<T> (items: T[]): T[] {
+  shuffle<T>(items: T[]): T[] {
     for (let i = items.length - 1; i > 0; i--) {
       const j = Math.floor(this.next() * (i + 1))
       const x = items[i] as T
@@ -108,13 +120,13 @@ export class Rng {
   }
 
   /** A derived generator, so that independent streams do not disturb each other. */
-  fork (): Rng {
+  fork(): Rng {
     return new Rng(this.u32())
   }
 }
 
 /** FNV-1a of a string: a cheap deterministic preference order (not a security hash). */
-export function fnv (s: string): number {
+export function fnv(s: string): number {
   let h = 0x811c9dc5
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i)
@@ -134,15 +146,20 @@ export interface Actors {
 }
 
 /** Fixed actors from the fixed test keys (Ed25519 from constant seeds), so a seed replays exactly. */
-export async function loadActors (): Promise<Actors> {
+export async function loadActors(): Promise<Actors> {
   const ids = (await testKeys(11)).map(peerIdOf)
   return actorsFrom(ids)
 }
 
 /** Actors from 11 peer id strings: author, 3 decomposers, 4 scorers, 3 executors. */
-export function actorsFrom (ids: readonly PeerIdString[]): Actors {
+export function actorsFrom(ids: readonly PeerIdString[]): Actors {
   if (ids.length < 11) throw new Error('need 11 peer ids')
-  return { author: ids[0] as PeerIdString, decomposers: ids.slice(1, 4), scorers: ids.slice(4, 8), executors: ids.slice(8, 11) }
+  return {
+    author: ids[0] as PeerIdString,
+    decomposers: ids.slice(1, 4),
+    scorers: ids.slice(4, 8),
+    executors: ids.slice(8, 11)
+  }
 }
 
 // ------------------------------------------------------------------ roles
@@ -187,7 +204,10 @@ export interface PlanCtx {
   readonly spare: PeerIdString | null
   /** How many decomposers a scorer waits to hear from before the window ends. */
   readonly decomposers: number
-  /** Committee members who are people (protocol 2 plans with `people`): slow, score only what they choose, say "none" or reject with notes. */
+  /**
+   * Committee members who are people (protocol 2 plans with `people`): slow, score only what they choose, say "none" or
+   * reject with notes.
+   */
   readonly people?: PersonTemper
   /** Results may come from outside executors (source 'outside'): only in a v2 plan whose executors are not 'model'. */
   readonly outside?: boolean
@@ -203,7 +223,13 @@ export interface PersonTemper {
 }
 
 /** Publish an event: stamp it after its deps with the actor's clock, make it, send it. `late` holds it back in transit. */
-export type Emit = <T extends EventType>(a: Actor, type: T, deps: readonly EventId[], body: Bodies[T], late?: boolean) => PlanEvent<T>
+export type Emit = <T extends EventType>(
+  a: Actor,
+  type: T,
+  deps: readonly EventId[],
+  body: Bodies[T],
+  late?: boolean
+) => PlanEvent<T>
 
 /** What an actor knows besides its tree: its folded events. */
 export interface Knowledge {
@@ -234,7 +260,10 @@ export class RoleMemory {
   waitSince = -1
 }
 
-export function randomTemperament (rng: Rng, opts: { equivocation: boolean, review: boolean, amendments: boolean, authorActions: boolean, start: number }): Temperament {
+export function randomTemperament(
+  rng: Rng,
+  opts: { equivocation: boolean; review: boolean; amendments: boolean; authorActions: boolean; start: number }
+): Temperament {
   return {
     pSplit: rng.pick([0, 0.15, 0.35, 0.6]),
     pRace: rng.pick([0.05, 0.3, 0.6]),
@@ -258,7 +287,7 @@ export function randomTemperament (rng: Rng, opts: { equivocation: boolean, revi
  * `emit`. Honest by default; the temperament adds the faults.
  */
 export class Roles {
-  constructor (
+  constructor(
     private readonly rng: Rng,
     private readonly temper: Temperament,
     private readonly ctx: PlanCtx,
@@ -267,12 +296,12 @@ export class Roles {
     readonly intents: Set<string> = new Set()
   ) {}
 
-  private usage (lo: number, hi: number): { inputTokens: number, outputTokens: number } {
+  private usage(lo: number, hi: number): { inputTokens: number; outputTokens: number } {
     const n = this.rng.int(lo, hi)
     return { inputTokens: Math.floor(n * 0.7), outputTokens: n - Math.floor(n * 0.7) }
   }
 
-  private subgoals (a: Actor, node: NodeId, attempt: number, variant: number): Subgoal[] {
+  private subgoals(a: Actor, node: NodeId, attempt: number, variant: number): Subgoal[] {
     const { params } = this.ctx
     const rng = this.rng
     const n = rng.int(params.minChildren, Math.min(params.maxChildren, 4))
@@ -286,28 +315,43 @@ export class Roles {
   }
 
   /** Propose a split for each open attempt not proposed for yet (sometimes a second, different one). */
-  decompose (a: Actor, m: RoleMemory, v: PlanView): void {
+  decompose(a: Actor, m: RoleMemory, v: PlanView): void {
     for (const { node, attempt } of v.openAttempts) {
       const key = `${node.id}|${attempt}`
       if (m.proposed.has(key) || !this.rng.chance(0.6)) continue
       m.proposed.add(key)
       const prevAttempt = attempt > 1 ? node.attempts[attempt - 2] : undefined
       const cites = [...node.evidence, ...(prevAttempt?.ballots.map(b => b.id) ?? [])].slice(0, 40)
-      this.emit(a, 'split-proposed', cites, { node: node.id, attempt, subgoals: this.subgoals(a, node.id, attempt, 1), rationale: `split by ${a.id.slice(-4)}`, usage: this.usage(200, 900) })
+      this.emit(a, 'split-proposed', cites, {
+        node: node.id,
+        attempt,
+        subgoals: this.subgoals(a, node.id, attempt, 1),
+        rationale: `split by ${a.id.slice(-4)}`,
+        usage: this.usage(200, 900)
+      })
       if (this.rng.chance(this.temper.pEquivocate)) {
         this.intents.add('equivocating-proposal')
-        this.emit(a, 'split-proposed', cites, { node: node.id, attempt, subgoals: this.subgoals(a, node.id, attempt, 2), rationale: `another split by ${a.id.slice(-4)}`, usage: this.usage(200, 900) })
+        this.emit(a, 'split-proposed', cites, {
+          node: node.id,
+          attempt,
+          subgoals: this.subgoals(a, node.id, attempt, 2),
+          rationale: `another split by ${a.id.slice(-4)}`,
+          usage: this.usage(200, 900)
+        })
       }
     }
   }
 
   /** Cast one ballot per open attempt and committee, once proposals from every decomposer are in or a window passed. */
-  score (a: Actor, m: RoleMemory, v: PlanView, wall: number): void {
+  score(a: Actor, m: RoleMemory, v: PlanView, wall: number): void {
     const rng = this.rng
     const latest = v.tree.committees[v.tree.committees.length - 1]
     if (latest === undefined || !latest.members.includes(a.id)) return
     const people = this.ctx.people
-    if (people?.ids.has(a.id) === true) { this.choose(a, m, v, wall, people, latest.event); return }
+    if (people?.ids.has(a.id) === true) {
+      this.choose(a, m, v, wall, people, latest.event)
+      return
+    }
     for (const { node, attempt } of v.openAttempts) {
       const av = node.attempts[attempt - 1]
       if (av === undefined || av.proposals.length === 0) continue
@@ -334,8 +378,10 @@ export class Roles {
         })
       }
       const choice = rng.chance(this.temper.pSplit)
-        ? (rng.chance(0.2) ? null : rng.pick(av.proposals).id)
-        : preferred?.id ?? null
+        ? rng.chance(0.2)
+          ? null
+          : rng.pick(av.proposals).id
+        : (preferred?.id ?? null)
       ballot(choice)
       if (rng.chance(this.temper.pEquivocate)) {
         this.intents.add('equivocating-ballot')
@@ -349,7 +395,7 @@ export class Roles {
    * for the shared judgement's proposal or, now and then, for none with
    * notes saying what to change; scores only what they choose; no usage.
    */
-  private choose (a: Actor, m: RoleMemory, v: PlanView, wall: number, people: PersonTemper, committee: EventId): void {
+  private choose(a: Actor, m: RoleMemory, v: PlanView, wall: number, people: PersonTemper, committee: EventId): void {
     const rng = this.rng
     for (const { node, attempt } of v.openAttempts) {
       const av = node.attempts[attempt - 1]
@@ -376,7 +422,7 @@ export class Roles {
   }
 
   /** Review results that wait for the committee (only when the plan asks). */
-  review (a: Actor, m: RoleMemory, v: PlanView): void {
+  review(a: Actor, m: RoleMemory, v: PlanView): void {
     if (!this.ctx.params.review) return
     const latest = v.tree.committees[v.tree.committees.length - 1]
     if (latest === undefined || !latest.members.includes(a.id)) return
@@ -390,13 +436,20 @@ export class Roles {
         m.reviewed.add(key)
         const verdict = this.rng.chance(person?.pReject ?? this.temper.pReject) ? 'reject' : 'accept'
         const notes = person === undefined ? verdict : verdict === 'reject' ? 'add the prices, then it is fine' : ''
-        this.emit(a, 'result-reviewed', [r.id, latest.event], { task: task.id, result: r.id, committee: latest.event, verdict, notes, usage: person === undefined ? this.usage(50, 200) : { inputTokens: 0, outputTokens: 0 } })
+        this.emit(a, 'result-reviewed', [r.id, latest.event], {
+          task: task.id,
+          result: r.id,
+          committee: latest.event,
+          verdict,
+          notes,
+          usage: person === undefined ? this.usage(50, 200) : { inputTokens: 0, outputTokens: 0 }
+        })
       }
     }
   }
 
   /** Work on held claims (renew, finish, fail, release; stop on losing), then maybe claim a claimable task. */
-  execute (a: Actor, m: RoleMemory, v: PlanView, wall: number, k: Knowledge): void {
+  execute(a: Actor, m: RoleMemory, v: PlanView, wall: number, k: Knowledge): void {
     const rng = this.rng
     const { params } = this.ctx
     const t = this.temper
@@ -415,16 +468,36 @@ export class Roles {
         job.ended = true
         const roll = rng.next()
         if (roll < t.pFail) {
-          this.emit(a, 'task-failed', [job.claim.id], { task: job.task, claim: job.claim.id, error: 'simulated failure', usage: this.usage(50, 400) })
+          this.emit(a, 'task-failed', [job.claim.id], {
+            task: job.task,
+            claim: job.claim.id,
+            error: 'simulated failure',
+            usage: this.usage(50, 400)
+          })
         } else if (roll < t.pFail + t.pRelease) {
-          this.emit(a, 'task-released', [job.claim.id], { task: job.task, claim: job.claim.id, reason: 'simulated release' })
+          this.emit(a, 'task-released', [job.claim.id], {
+            task: job.task,
+            claim: job.claim.id,
+            reason: 'simulated release'
+          })
         } else {
           // A roll-up cites the child results it used.
-          const cites = task?.kind === 'rollup'
-            ? v.tree.tasks.filter(x => x.accepted !== null && v.node(x.node)?.parent === task.node).map(x => x.accepted as EventId).slice(0, 20)
-            : []
+          const cites =
+            task?.kind === 'rollup'
+              ? v.tree.tasks
+                  .filter(x => x.accepted !== null && v.node(x.node)?.parent === task.node)
+                  .map(x => x.accepted as EventId)
+                  .slice(0, 20)
+              : []
           const source = this.ctx.outside === true && rng.chance(0.3) ? 'outside' : 'offline'
-          this.emit(a, 'result-reported', [job.claim.id, ...cites], { task: job.task, claim: job.claim.id, output: `output of ${job.task.slice(0, 6)} by ${a.id.slice(-4)}`, usage: this.usage(200, 1_500), model: 'sim', source })
+          this.emit(a, 'result-reported', [job.claim.id, ...cites], {
+            task: job.task,
+            claim: job.claim.id,
+            output: `output of ${job.task.slice(0, 6)} by ${a.id.slice(-4)}`,
+            usage: this.usage(200, 1_500),
+            model: 'sim',
+            source
+          })
         }
         continue
       }
@@ -434,10 +507,20 @@ export class Roles {
       if (sinceLast >= job.renewEvery && canRenew) {
         const late = rng.chance(t.pLateRenewal)
         if (late) this.intents.add('delayed-renewal')
-        const r = this.emit(a, 'claim-renewed', [job.claim.id, job.last.id], { task: job.task, claim: job.claim.id, prev: job.last.id }, late)
+        const r = this.emit(
+          a,
+          'claim-renewed',
+          [job.claim.id, job.last.id],
+          { task: job.task, claim: job.claim.id, prev: job.last.id },
+          late
+        )
         if (rng.chance(t.pEquivocate)) {
           this.intents.add('equivocating-renewal')
-          this.emit(a, 'claim-renewed', [job.claim.id, job.last.id], { task: job.task, claim: job.claim.id, prev: job.last.id })
+          this.emit(a, 'claim-renewed', [job.claim.id, job.last.id], {
+            task: job.task,
+            claim: job.claim.id,
+            prev: job.last.id
+          })
         }
         job.last = r
       }
@@ -447,8 +530,8 @@ export class Roles {
     const claimable = v.claimable.filter(task => !m.jobs.some(j => !j.ended && j.task === task.id))
     if (claimable.length === 0 || !rng.chance(0.6)) return
     const task = rng.chance(t.pRace)
-      ? claimable[0] as TaskView
-      : [...claimable].sort((x, y) => fnv(x.id + a.id) - fnv(y.id + a.id))[0] as TaskView
+      ? (claimable[0] as TaskView)
+      : ([...claimable].sort((x, y) => fnv(x.id + a.id) - fnv(y.id + a.id))[0] as TaskView)
     let prev: EventId | null = null
     const cites: EventId[] = [...task.evidence]
     const cur = task.chains[task.chains.length - 1]
@@ -460,7 +543,12 @@ export class Roles {
       prev = cur.end.event
       if (cur.end.kind === 'rejected') {
         // A reopened task counts claims stamped after the rejecting review: cite the rejections seen.
-        cites.push(...k.reviewsOf(cur.end.event).filter(r => r.env.body.verdict === 'reject').map(r => r.id))
+        cites.push(
+          ...k
+            .reviewsOf(cur.end.event)
+            .filter(r => r.env.body.verdict === 'reject')
+            .map(r => r.id)
+        )
       }
     }
     if (prev !== null) cites.push(prev)
@@ -472,13 +560,15 @@ export class Roles {
       last: claim,
       task: task.id,
       doneAt: wall + rng.int(300, 3 * params.leaseMs),
-      renewEvery: lazy ? params.leaseMs * 10 : rng.int(Math.floor(params.leaseMs * 0.3), Math.floor(params.leaseMs * 0.7)),
+      renewEvery: lazy
+        ? params.leaseMs * 10
+        : rng.int(Math.floor(params.leaseMs * 0.3), Math.floor(params.leaseMs * 0.7)),
       ended: false
     })
   }
 
   /** The goal's author: cancel, raise an exhausted budget, amend a committee with a silent member, retry failed tasks. */
-  author (a: Actor, m: RoleMemory, v: PlanView, wall: number): void {
+  author(a: Actor, m: RoleMemory, v: PlanView, wall: number): void {
     const tree = v.tree
     const t = this.temper
     if (!m.cancelled && wall >= t.cancelAt && tree.status !== 'completed' && tree.status !== 'failed') {
@@ -556,10 +646,18 @@ export interface GeneratedPlan {
   readonly intents: ReadonlySet<string>
 }
 
-interface Pending { readonly at: number, readonly seq: number, readonly event: PlanEvent }
+interface Pending {
+  readonly at: number
+  readonly seq: number
+  readonly event: PlanEvent
+}
 
 /** Random plan parameters for a committee (small plans: depth <= 2, 2..4 children). */
-export function randomParams (rng: Rng, committee: readonly PeerIdString[], o: { review: boolean, smallBudget: boolean }): PlanParams {
+export function randomParams(
+  rng: Rng,
+  committee: readonly PeerIdString[],
+  o: { review: boolean; smallBudget: boolean }
+): PlanParams {
   return {
     committee,
     quorum: majority(committee.length),
@@ -582,7 +680,7 @@ export function randomParams (rng: Rng, committee: readonly PeerIdString[], o: {
  * actors, options). Each plan is small: maxDepth <= 2, at most a few dozen
  * nodes, at most `maxEvents` events.
  */
-export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {}): GeneratedPlan {
+export function generatePlan(seed: number, actors: Actors, opts: GenOptions = {}): GeneratedPlan {
   const rng = new Rng(seed)
   const maxEvents = opts.maxEvents ?? 200
   const maxSteps = opts.maxSteps ?? 400
@@ -599,8 +697,17 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
   const committee = scorers.slice(0, 3).map(s => s.id)
   const review = opts.review ?? rng.chance(0.25)
   const authorActions = opts.authorActions ?? true
-  let params: PlanParams = { ...randomParams(rng, committee, { review, smallBudget: authorActions && rng.chance(0.1) }), ...opts.params }
-  let temper = randomTemperament(rng, { equivocation: opts.equivocation ?? true, review, amendments: opts.amendments ?? true, authorActions, start: t })
+  let params: PlanParams = {
+    ...randomParams(rng, committee, { review, smallBudget: authorActions && rng.chance(0.1) }),
+    ...opts.params
+  }
+  let temper = randomTemperament(rng, {
+    equivocation: opts.equivocation ?? true,
+    review,
+    amendments: opts.amendments ?? true,
+    authorActions,
+    start: t
+  })
   let people: PersonTemper | undefined
   let outside = false
   if (opts.people === true) {
@@ -623,7 +730,14 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
   const net = new Fold()
   let parkedInTransit = 0
 
-  const goal = makeEvent({ type: 'goal-submitted', plan: '', author: author.id, hlc: author.clock.stamp(), deps: [], body: { text: `generated plan ${seed}`, params } })
+  const goal = makeEvent({
+    type: 'goal-submitted',
+    plan: '',
+    author: author.id,
+    hlc: author.clock.stamp(),
+    deps: [],
+    body: { text: `generated plan ${seed}`, params }
+  })
   const plan = goal.id as string as PlanId
   const send = (e: PlanEvent, delay: number): void => {
     created.push(e)
@@ -633,15 +747,31 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
   send(goal, 0)
   const emit: Emit = (a, type, deps, body, late) => {
     const all = [...new Set([goal.id, ...deps])]
-    const hlc = a.clock.stamp(all.flatMap(d => { const e = byId.get(d); return e === undefined ? [] : [e.env.hlc] }))
+    const hlc = a.clock.stamp(
+      all.flatMap(d => {
+        const e = byId.get(d)
+        return e === undefined ? [] : [e.env.hlc]
+      })
+    )
     const e = makeEvent({ v: goal.env.v, type, plan, author: a.id, hlc, deps: all, body })
-    const delay = late === true
-      ? rng.int(params.leaseMs + 2_500, params.leaseMs + 8_000)
-      : rng.chance(pLongDelay) ? rng.int(2_000, 9_000) : rng.int(0, 700)
+    const delay =
+      late === true
+        ? rng.int(params.leaseMs + 2_500, params.leaseMs + 8_000)
+        : rng.chance(pLongDelay)
+          ? rng.int(2_000, 9_000)
+          : rng.int(0, 700)
     send(e, delay)
     return e
   }
-  const ctx: PlanCtx = { plan, goal, params, spare: (scorers[3] as Actor).id, decomposers: decomposers.length, people, outside }
+  const ctx: PlanCtx = {
+    plan,
+    goal,
+    params,
+    spare: (scorers[3] as Actor).id,
+    decomposers: decomposers.length,
+    people,
+    outside
+  }
   const roles = new Roles(rng, temper, ctx, emit)
   const memory = new Map<Actor, RoleMemory>()
   const mem = (a: Actor): RoleMemory => {
@@ -657,7 +787,7 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
     reviewsOf: result => net.events.plan(plan)?.reviews.get(result) ?? []
   }
 
-  let cached: { version: number, tree: PlanTree } | null = null
+  let cached: { version: number; tree: PlanTree } | null = null
   let quietSteps = 0
   for (let step = 0; step < maxSteps; step++) {
     t += rng.int(100, 1_200)
@@ -671,7 +801,8 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
     // Derive without hashing (Fold#tree also hashes the tree, which the actors do not need).
     const index = net.events.plan(plan)
     if (index?.goal === undefined) continue
-    if (cached === null || cached.version !== index.version) cached = { version: index.version, tree: derivePlan(index) }
+    if (cached === null || cached.version !== index.version)
+      cached = { version: index.version, tree: derivePlan(index) }
     const tree = cached.tree
     const finished = isFinished(tree)
     if (finished || created.length >= maxEvents) {
@@ -708,7 +839,7 @@ export function generatePlan (seed: number, actors: Actors, opts: GenOptions = {
 // ------------------------------------------------------------------ arrival orders
 
 /** A random arrival order with duplicates: every event at least once, some several times. */
-export function arrivalOrder (events: readonly PlanEvent[], rng: Rng, dupRate = 0.2): PlanEvent[] {
+export function arrivalOrder(events: readonly PlanEvent[], rng: Rng, dupRate = 0.2): PlanEvent[] {
   const out = [...events]
   for (const e of events) {
     while (rng.chance(dupRate)) out.push(e)
@@ -717,7 +848,7 @@ export function arrivalOrder (events: readonly PlanEvent[], rng: Rng, dupRate = 
 }
 
 /** The same order with copies of some events inserted at random places (after their original or before it). */
-export function withDuplicates (events: readonly PlanEvent[], rng: Rng, rate: number): PlanEvent[] {
+export function withDuplicates(events: readonly PlanEvent[], rng: Rng, rate: number): PlanEvent[] {
   const out = [...events]
   for (const e of events) {
     while (rng.chance(rate)) out.splice(rng.int(0, out.length), 0, e)
@@ -726,7 +857,7 @@ export function withDuplicates (events: readonly PlanEvent[], rng: Rng, rate: nu
 }
 
 /** A random causal order (a random linear extension of the deps DAG): every event after its deps. */
-export function causalOrder (events: readonly PlanEvent[], rng: Rng): PlanEvent[] {
+export function causalOrder(events: readonly PlanEvent[], rng: Rng): PlanEvent[] {
   const ids = new Set(events.map(e => e.id))
   const waiting = new Map<EventId, number>()
   const dependents = new Map<EventId, EventId[]>()
@@ -766,7 +897,7 @@ export function causalOrder (events: readonly PlanEvent[], rng: Rng): PlanEvent[
  * (not from the generator's intent), so the statistics cannot claim coverage
  * that the sets do not have.
  */
-export function hardCases (events: readonly PlanEvent[], tree: PlanTree): Set<string> {
+export function hardCases(events: readonly PlanEvent[], tree: PlanTree): Set<string> {
   const out = new Set<string>()
   const byId = new Map(events.map(e => [e.id, e]))
   for (const n of tree.nodes) {
@@ -813,7 +944,9 @@ export function hardCases (events: readonly PlanEvent[], tree: PlanTree): Set<st
     if (prev === undefined || !(isType(prev, 'task-claimed') || isType(prev, 'claim-renewed'))) continue
     const chainClaim = isType(prev, 'task-claimed') ? prev.id : prev.env.body.claim
     const cmp = (x: Hlc, y: Hlc): number => x.ms - y.ms || x.c - y.c
-    const late = (renewalsOf.get(chainClaim) ?? []).some(r => cmp(r.env.hlc, prev.env.hlc) > 0 && cmp(r.env.hlc, c.env.hlc) < 0)
+    const late = (renewalsOf.get(chainClaim) ?? []).some(
+      r => cmp(r.env.hlc, prev.env.hlc) > 0 && cmp(r.env.hlc, c.env.hlc) < 0
+    )
     if (late) {
       out.add('late renewal')
       const t = tree.tasks.find(x => x.id === c.env.body.task)
@@ -834,17 +967,20 @@ export function hardCases (events: readonly PlanEvent[], tree: PlanTree): Set<st
 }
 
 /** The hard cases of protocol 2 plans with people (GenOptions.people); none for a plan without approvers. */
-function approverCases (events: readonly PlanEvent[], tree: PlanTree, out: Set<string>): void {
+function approverCases(events: readonly PlanEvent[], tree: PlanTree, out: Set<string>): void {
   if (tree.tasks.some(x => x.results.some(r => r.source === 'outside'))) out.add('outside result')
   const approvers = new Set<string>(tree.params.approvers?.ids ?? [])
   if (approvers.size === 0) return
   for (const n of tree.nodes) {
     for (const a of n.attempts) {
-      if (a.outcome === 'failed' && a.ballots.some(b => approvers.has(b.author) && b.choice === null && !b.equivocated)) out.add('approver chose none')
-      if (a.outcome === 'won' && a.ballots.some(b => b.id === a.decidedBy && approvers.has(b.author))) out.add('approver decided')
+      if (a.outcome === 'failed' && a.ballots.some(b => approvers.has(b.author) && b.choice === null && !b.equivocated))
+        out.add('approver chose none')
+      if (a.outcome === 'won' && a.ballots.some(b => b.id === a.decidedBy && approvers.has(b.author)))
+        out.add('approver decided')
     }
   }
-  if (tree.nodes.some(n => n.awaiting.length > 0 && n.awaiting.every(p => approvers.has(p)))) out.add('waits for approver')
+  if (tree.nodes.some(n => n.awaiting.length > 0 && n.awaiting.every(p => approvers.has(p))))
+    out.add('waits for approver')
   const review = new Map<string, string>()
   for (const t of tree.tasks) for (const r of t.results) review.set(r.id, r.review)
   for (const e of events) {
@@ -860,23 +996,29 @@ export class CaseCounter {
   readonly counts = new Map<string, number>()
   runs = 0
 
-  add (labels: Iterable<string>): void {
+  add(labels: Iterable<string>): void {
     this.runs++
     for (const l of labels) this.counts.set(l, (this.counts.get(l) ?? 0) + 1)
   }
 
-  count (label: string, n = 1): void {
+  count(label: string, n = 1): void {
     this.counts.set(label, (this.counts.get(label) ?? 0) + n)
   }
 
-  missing (required: readonly string[]): string[] {
+  missing(required: readonly string[]): string[] {
     return required.filter(r => (this.counts.get(r) ?? 0) === 0)
   }
 
-  table (title: string): string {
+  table(title: string): string {
     const rows = [...this.counts.entries()].sort((a, b) => b[1] - a[1])
     const width = Math.max(...rows.map(r => r[0].length), 10)
-    return [`${title} (${this.runs} runs)`, ...rows.map(([k, n]) => `  ${k.padEnd(width)}  ${String(n).padStart(6)}  ${(100 * n / Math.max(1, this.runs)).toFixed(1).padStart(5)}%`)].join('\n')
+    return [
+      `${title} (${this.runs} runs)`,
+      ...rows.map(
+        ([k, n]) =>
+          `  ${k.padEnd(width)}  ${String(n).padStart(6)}  ${((100 * n) / Math.max(1, this.runs)).toFixed(1).padStart(5)}%`
+      )
+    ].join('\n')
   }
 }
 
@@ -887,7 +1029,7 @@ export class CaseCounter {
  * failure), else a fresh one. Property files pass it to fast-check as its
  * seed too, so one number replays both the plans and the cases.
  */
-export function runSeed (): number {
+export function runSeed(): number {
   const env = process.env.GEN_SEED
   if (env !== undefined && env !== '') {
     const n = Number(env)
@@ -898,7 +1040,7 @@ export function runSeed (): number {
 }
 
 /** The i-th plan seed of a run. */
-export function planSeed (base: number, i: number): number {
+export function planSeed(base: number, i: number): number {
   return (Math.imul(i + 1, 0x9e3779b1) ^ base) >>> 0
 }
 
@@ -910,14 +1052,19 @@ export function planSeed (base: number, i: number): number {
  */
 export class Corpus {
   private readonly plans: Array<GeneratedPlan | undefined>
-  private readonly refs: Array<{ hash: string, tree: PlanTree, cases: Set<string> } | undefined>
+  private readonly refs: Array<{ hash: string; tree: PlanTree; cases: Set<string> } | undefined>
 
-  constructor (readonly actors: Actors, readonly opts: GenOptions, readonly base: number, readonly size: number) {
+  constructor(
+    readonly actors: Actors,
+    readonly opts: GenOptions,
+    readonly base: number,
+    readonly size: number
+  ) {
     this.plans = new Array<GeneratedPlan | undefined>(size)
-    this.refs = new Array<{ hash: string, tree: PlanTree, cases: Set<string> } | undefined>(size)
+    this.refs = new Array<{ hash: string; tree: PlanTree; cases: Set<string> } | undefined>(size)
   }
 
-  plan (i: number): GeneratedPlan {
+  plan(i: number): GeneratedPlan {
     let p = this.plans[i]
     if (p === undefined) {
       p = generatePlan(planSeed(this.base, i), this.actors, this.opts)
@@ -927,13 +1074,15 @@ export class Corpus {
   }
 
   /** The fold of the whole set in creation order: the reference every arrival order must match. */
-  reference (i: number): { hash: string, tree: PlanTree, cases: Set<string> } {
+  reference(i: number): { hash: string; tree: PlanTree; cases: Set<string> } {
     let r = this.refs[i]
     if (r === undefined) {
       const p = this.plan(i)
       const f = foldAll(p.events)
       if (f.events.size !== p.events.length || f.events.parkedCount !== 0) {
-        throw new Error(`generator bug: plan seed ${p.seed} folds ${f.events.size} of ${p.events.length} events (${f.events.parkedCount} parked)`)
+        throw new Error(
+          `generator bug: plan seed ${p.seed} folds ${f.events.size} of ${p.events.length} events (${f.events.parkedCount} parked)`
+        )
       }
       const tree = f.tree(p.plan) as PlanTree
       r = { hash: f.treeHash(p.plan) as string, tree, cases: hardCases(p.events, tree) }
@@ -943,7 +1092,7 @@ export class Corpus {
   }
 
   /** Hard cases over the plans generated so far. */
-  census (): CaseCounter {
+  census(): CaseCounter {
     const c = new CaseCounter()
     for (let i = 0; i < this.size; i++) if (this.plans[i] !== undefined) c.add(this.reference(i).cases)
     return c
@@ -955,13 +1104,16 @@ export type ArrivalMode = 'shuffle' | 'reverse-causal' | 'network delivery'
 export const ARRIVAL_MODES: readonly ArrivalMode[] = ['shuffle', 'reverse-causal', 'network delivery']
 
 /** A plan's events in the order and with the duplication a case asks for. */
-export function arrangeEvents (p: GeneratedPlan, c: { order: number, dup: number, mode: ArrivalMode }): PlanEvent[] {
+export function arrangeEvents(p: GeneratedPlan, c: { order: number; dup: number; mode: ArrivalMode }): PlanEvent[] {
   const rng = new Rng(c.order)
   switch (c.mode) {
-    case 'shuffle': return arrivalOrder(p.events, rng, c.dup)
+    case 'shuffle':
+      return arrivalOrder(p.events, rng, c.dup)
     // Every event before its deps: the most parking there can be.
-    case 'reverse-causal': return withDuplicates(causalOrder(p.events, rng).reverse(), rng, c.dup)
+    case 'reverse-causal':
+      return withDuplicates(causalOrder(p.events, rng).reverse(), rng, c.dup)
     // The order the generator's own network delivered them in (delays, reordering).
-    case 'network delivery': return withDuplicates(p.delivery, rng, c.dup)
+    case 'network delivery':
+      return withDuplicates(p.delivery, rng, c.dup)
   }
 }

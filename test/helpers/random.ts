@@ -7,7 +7,7 @@
 import { seededRandom } from '../../src/ports/scheduler.js'
 
 /** Unsigned 32-bit words from `seededRandom(seed)` (each is its number in [0, 1) times 2^32, exactly). */
-export function seededWords (seed: number): () => number {
+export function seededWords(seed: number): () => number {
   const random = seededRandom(seed)
   return () => random() * 2 ** 32
 }

@@ -19,19 +19,19 @@ import { openEventStore } from '../../src/store/event-store.js'
 import type { EventRow } from '../../src/store/event-store.js'
 import { BATCH, writerId } from './store-temp.js'
 
-function row (seed: string, n: number): EventRow {
+function row(seed: string, n: number): EventRow {
   const bytes = new Uint8Array(500)
   bytes.fill(n % 251)
   bytes[0] = 0xa5
   return { id: writerId(seed, n), plan: writerId(seed, -1), bytes, receivedMs: Date.now() }
 }
 
-function holdUntilStdinCloses (): void {
+function holdUntilStdinCloses(): void {
   process.stdin.on('end', () => process.exit(0))
   process.stdin.resume()
 }
 
-function main (argv: readonly string[]): void {
+function main(argv: readonly string[]): void {
   const [mode, a, b] = argv
   if (mode === 'lock' && a !== undefined) {
     try {
@@ -90,7 +90,9 @@ function main (argv: readonly string[]): void {
     step()
     return
   }
-  process.stderr.write(`usage: store-child.ts lock <dir> | lock-dropped <dir> | acquire <base> <role> | write <dir> <seed>\n`)
+  process.stderr.write(
+    `usage: store-child.ts lock <dir> | lock-dropped <dir> | acquire <base> <role> | write <dir> <seed>\n`
+  )
   process.exit(2)
 }
 

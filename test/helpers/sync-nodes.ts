@@ -15,7 +15,7 @@ import { createSyncService } from '../../src/sync/libp2p-service.js'
 import { SIGNATURE_BYTES, eventIdOfWire } from '../../src/wire/codec.js'
 import { waitUntil } from './wait.js'
 
-export async function createTestNode (): Promise<Libp2p> {
+export async function createTestNode(): Promise<Libp2p> {
   return await createLibp2p({
     addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
     transports: [tcp()],
@@ -24,16 +24,21 @@ export async function createTestNode (): Promise<Libp2p> {
   })
 }
 
-export async function connect (from: Libp2p, to: Libp2p): Promise<void> {
+export async function connect(from: Libp2p, to: Libp2p): Promise<void> {
   const addr = to.getMultiaddrs()[0]
   if (addr === undefined) throw new Error('node has no listen address')
   await from.dial(addr, { signal: AbortSignal.timeout(5_000) })
   // Both ends must have registered the connection before either opens a stream over it.
-  await waitUntil('the connection to show up at the other end', () => to.getConnections(from.peerId).length > 0, 5_000, 10)
+  await waitUntil(
+    'the connection to show up at the other end',
+    () => to.getConnections(from.peerId).length > 0,
+    5_000,
+    10
+  )
 }
 
 /** A fake event of `size` wire bytes: random envelope bytes + 64 zero "signature" bytes. */
-export function fakeEvent (size = 300): { id: string, bytes: Uint8Array } {
+export function fakeEvent(size = 300): { id: string; bytes: Uint8Array } {
   const bytes = new Uint8Array(size)
   crypto.getRandomValues(bytes.subarray(0, size - SIGNATURE_BYTES))
   const id = eventIdOfWire(bytes)
@@ -42,7 +47,7 @@ export function fakeEvent (size = 300): { id: string, bytes: Uint8Array } {
 }
 
 /** A random well-formed id (for sets whose members are never transferred). */
-export function randomId (): string {
+export function randomId(): string {
   const b = new Uint8Array(32)
   crypto.getRandomValues(b)
   let s = ''
@@ -59,13 +64,13 @@ export class FakeReplica {
   readonly received: string[] = []
   readonly from = new Map<string, number>()
 
-  add (event: { id: string, bytes: Uint8Array }): void {
+  add(event: { id: string; bytes: Uint8Array }): void {
     this.bytes.set(event.id, event.bytes)
     this.ids.add(event.id)
   }
 
   /** Holds an id without its bytes (never served: for large common sets). */
-  addIdOnly (id: string): void {
+  addIdOnly(id: string): void {
     this.ids.add(id)
   }
 
@@ -92,7 +97,10 @@ export interface SyncPeer {
 }
 
 /** A node with a fake replica and a started sync service (options override the defaults given here). */
-export async function createSyncPeer (options: Partial<SyncServiceInit> = {}, replica = new FakeReplica()): Promise<SyncPeer> {
+export async function createSyncPeer(
+  options: Partial<SyncServiceInit> = {},
+  replica = new FakeReplica()
+): Promise<SyncPeer> {
   const node = await createTestNode()
   const sessions: SyncStats[] = []
   const sync = createSyncService({
@@ -113,14 +121,16 @@ export async function createSyncPeer (options: Partial<SyncServiceInit> = {}, re
   return { node, replica, sync, sessions }
 }
 
-export async function stopPeers (peers: ReadonlyArray<SyncPeer | Libp2p | undefined>): Promise<void> {
-  await Promise.allSettled(peers.map(async p => {
-    if (p === undefined) return
-    if ('sync' in p) {
-      await p.sync.stop()
-      await p.node.stop()
-    } else {
-      await p.stop()
-    }
-  }))
+export async function stopPeers(peers: ReadonlyArray<SyncPeer | Libp2p | undefined>): Promise<void> {
+  await Promise.allSettled(
+    peers.map(async p => {
+      if (p === undefined) return
+      if ('sync' in p) {
+        await p.sync.stop()
+        await p.node.stop()
+      } else {
+        await p.stop()
+      }
+    })
+  )
 }

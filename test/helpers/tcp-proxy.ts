@@ -43,24 +43,27 @@ export interface ProxyStats {
 
 export interface TcpProxy {
   /** `host:port` each route listens on, in the order of the routes. */
-  readonly listening: ReadonlyArray<{ host: string, port: number }>
+  readonly listening: ReadonlyArray<{ host: string; port: number }>
   readonly stats: ProxyStats
   /** Reset one live connection now (if any); true if one was reset. */
   resetOne: () => boolean
   close: () => Promise<void>
 }
 
-interface Pair { client: Socket, upstream: Socket }
+interface Pair {
+  client: Socket
+  upstream: Socket
+}
 
 /** Start listening on every route; resolves once all listen. */
-export async function startTcpProxy (routes: readonly ProxyRoute[], opts: TcpProxyOptions = {}): Promise<TcpProxy> {
+export async function startTcpProxy(routes: readonly ProxyRoute[], opts: TcpProxyOptions = {}): Promise<TcpProxy> {
   const delay = opts.delayMs ?? 0
   const jitter = opts.jitterMs ?? 0
   const random = opts.random ?? Math.random
   const stats: ProxyStats = { connections: 0, resets: 0, bytes: 0, chunks: 0, heldMs: 0, maxHeldMs: 0 }
   const pairs = new Set<Pair>()
   const servers: Server[] = []
-  const listening: Array<{ host: string, port: number }> = []
+  const listening: Array<{ host: string; port: number }> = []
 
   /**
    * Forward `from` to `to`, each chunk held for the delay, in order. One timer
@@ -72,7 +75,7 @@ export async function startTcpProxy (routes: readonly ProxyRoute[], opts: TcpPro
   const pipeDelayed = (from: Socket, to: Socket): void => {
     let lastDue = 0
     let ended = false
-    const queue: Array<{ chunk: Buffer, due: number }> = []
+    const queue: Array<{ chunk: Buffer; due: number }> = []
     let timer: ReturnType<typeof setTimeout> | undefined
     const drain = (): void => {
       timer = undefined
@@ -127,7 +130,9 @@ export async function startTcpProxy (routes: readonly ProxyRoute[], opts: TcpPro
       pipeDelayed(client, upstream)
       pipeDelayed(upstream, client)
       // One side failing or closing takes the other down the same way (a reset stays a reset).
-      const onError = (): void => { kill(pair) }
+      const onError = (): void => {
+        kill(pair)
+      }
       client.on('error', onError)
       upstream.on('error', onError)
       const onClose = (): void => {
@@ -144,7 +149,10 @@ export async function startTcpProxy (routes: readonly ProxyRoute[], opts: TcpPro
       server.listen(route.listenPort, route.listenHost, () => {
         server.off('error', reject)
         const a = server.address()
-        listening.push({ host: route.listenHost, port: typeof a === 'object' && a !== null ? a.port : route.listenPort })
+        listening.push({
+          host: route.listenHost,
+          port: typeof a === 'object' && a !== null ? a.port : route.listenPort
+        })
         resolve()
       })
     })
@@ -162,10 +170,13 @@ export async function startTcpProxy (routes: readonly ProxyRoute[], opts: TcpPro
   let resetTimer: ReturnType<typeof setTimeout> | undefined
   const every = opts.resetEveryMs ?? 0
   const scheduleReset = (): void => {
-    resetTimer = setTimeout(() => {
-      resetOne()
-      scheduleReset()
-    }, every * (0.5 + random()))
+    resetTimer = setTimeout(
+      () => {
+        resetOne()
+        scheduleReset()
+      },
+      every * (0.5 + random())
+    )
     resetTimer.unref()
   }
   if (every > 0) scheduleReset()
@@ -174,14 +185,22 @@ export async function startTcpProxy (routes: readonly ProxyRoute[], opts: TcpPro
     listening,
     stats,
     resetOne,
-    async close () {
+    async close() {
       if (resetTimer !== undefined) clearTimeout(resetTimer)
       for (const p of [...pairs]) {
         p.client.destroy()
         p.upstream.destroy()
       }
       pairs.clear()
-      await Promise.all(servers.map(async s => { await new Promise<void>(resolve => { s.close(() => { resolve() }) }) }))
+      await Promise.all(
+        servers.map(async s => {
+          await new Promise<void>(resolve => {
+            s.close(() => {
+              resolve()
+            })
+          })
+        })
+      )
     }
   }
 }

@@ -47,46 +47,67 @@ export interface UpnpRouter {
 }
 
 /** miniupnpd's lease file: `PROTO:EXT_PORT:INT_IP:INT_PORT:TIMESTAMP:DESCRIPTION` per line. */
-function parseLeases (text: string): UpnpLease[] {
+function parseLeases(text: string): UpnpLease[] {
   return text.split('\n').flatMap(line => {
     const m = /^(TCP|UDP):(\d+):([\d.]+):(\d+):\d+:(.*)$/.exec(line)
-    return m === null ? [] : [{ protocol: m[1] as 'TCP' | 'UDP', externalPort: Number(m[2]), internalHost: m[3] as string, internalPort: Number(m[4]), description: m[5] as string }]
+    return m === null
+      ? []
+      : [
+          {
+            protocol: m[1] as 'TCP' | 'UDP',
+            externalPort: Number(m[2]),
+            internalHost: m[3] as string,
+            internalPort: Number(m[4]),
+            description: m[5] as string
+          }
+        ]
   })
 }
 
 /** Starts miniupnpd in LAN `lan`'s router of `net`, with its files in `dir`; resolves once it serves UPnP. */
-export async function startUpnpRouter (net: NatNet, lan: number, dir: string, timeoutMs = 10_000): Promise<UpnpRouter> {
+export async function startUpnpRouter(net: NatNet, lan: number, dir: string, timeoutMs = 10_000): Promise<UpnpRouter> {
   const ns = net.routerNs[lan]
   const lanPrefix = net.lans[lan]
   if (ns === undefined || lanPrefix === undefined) throw new Error(`startUpnpRouter: the lab has no LAN ${lan}`)
   const conf = join(dir, `miniupnpd-${lan}.conf`)
   const leaseFile = join(dir, `miniupnpd-${lan}.leases`)
-  writeFileSync(conf, [
-    'ext_ifname=wan0',
-    'listening_ip=lan0',
-    'http_port=0',
-    'enable_upnp=yes',
-    'enable_natpmp=yes',
-    'secure_mode=yes',
-    'system_uptime=no',
-    'ipv6_disable=yes',
-    `lease_file=${leaseFile}`,
-    `uuid=${randomUUID()}`,
-    'upnp_table_name=filter',
-    'upnp_nat_table_name=filter',
-    'upnp_forward_chain=miniupnpd',
-    'upnp_nat_chain=prerouting_miniupnpd',
-    'upnp_nat_postrouting_chain=postrouting_miniupnpd',
-    `allow 1024-65535 ${lanPrefix} 1024-65535`,
-    'deny 0-65535 0.0.0.0/0 0-65535',
-    ''
-  ].join('\n'))
+  writeFileSync(
+    conf,
+    [
+      'ext_ifname=wan0',
+      'listening_ip=lan0',
+      'http_port=0',
+      'enable_upnp=yes',
+      'enable_natpmp=yes',
+      'secure_mode=yes',
+      'system_uptime=no',
+      'ipv6_disable=yes',
+      `lease_file=${leaseFile}`,
+      `uuid=${randomUUID()}`,
+      'upnp_table_name=filter',
+      'upnp_nat_table_name=filter',
+      'upnp_forward_chain=miniupnpd',
+      'upnp_nat_chain=prerouting_miniupnpd',
+      'upnp_nat_postrouting_chain=postrouting_miniupnpd',
+      `allow 1024-65535 ${lanPrefix} 1024-65535`,
+      'deny 0-65535 0.0.0.0/0 0-65535',
+      ''
+    ].join('\n')
+  )
   writeFileSync(leaseFile, '')
-  const daemon = spawnCommand([MINIUPNPD, '-d', '-f', conf, '-P', join(dir, `miniupnpd-${lan}.pid`)], { env: process.env, name: `miniupnpd-${lan}`, wrap: ['ip', 'netns', 'exec', ns] })
-  const state = await waitUntil(`miniupnpd in ${ns} to serve UPnP`, () => {
-    if (/HTTP listening on port/.test(daemon.stderr())) return 'serving'
-    return daemon.proc.exitCode !== null ? 'exited' : undefined
-  }, timeoutMs).catch(() => 'still starting')
+  const daemon = spawnCommand([MINIUPNPD, '-d', '-f', conf, '-P', join(dir, `miniupnpd-${lan}.pid`)], {
+    env: process.env,
+    name: `miniupnpd-${lan}`,
+    wrap: ['ip', 'netns', 'exec', ns]
+  })
+  const state = await waitUntil(
+    `miniupnpd in ${ns} to serve UPnP`,
+    () => {
+      if (/HTTP listening on port/.test(daemon.stderr())) return 'serving'
+      return daemon.proc.exitCode !== null ? 'exited' : undefined
+    },
+    timeoutMs
+  ).catch(() => 'still starting')
   if (state !== 'serving') {
     await daemon.stop(500)
     const log = daemon.stderr().slice(-2_000)
@@ -94,8 +115,13 @@ export async function startUpnpRouter (net: NatNet, lan: number, dir: string, ti
   }
   return {
     daemon,
-    leases: () => existsSync(leaseFile) ? parseLeases(readFileSync(leaseFile, 'utf8')) : [],
-    natRules: () => spawnSync('ip', ['netns', 'exec', ns, 'nft', 'list', 'chain', 'inet', 'filter', 'prerouting_miniupnpd'], { encoding: 'utf8' }).stdout,
-    stop: async () => { await daemon.stop(2_000) }
+    leases: () => (existsSync(leaseFile) ? parseLeases(readFileSync(leaseFile, 'utf8')) : []),
+    natRules: () =>
+      spawnSync('ip', ['netns', 'exec', ns, 'nft', 'list', 'chain', 'inet', 'filter', 'prerouting_miniupnpd'], {
+        encoding: 'utf8'
+      }).stdout,
+    stop: async () => {
+      await daemon.stop(2_000)
+    }
   }
 }

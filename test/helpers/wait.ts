@@ -13,7 +13,7 @@
 /** How long a failure message may quote the last value seen. */
 const SHOWN_CHARS = 300
 
-function show (last: { value: unknown } | { error: unknown } | undefined): string {
+function show(last: { value: unknown } | { error: unknown } | undefined): string {
   if (last === undefined) return 'the check never ran'
   if ('error' in last) return `last error: ${last.error instanceof Error ? last.error.message : String(last.error)}`
   let text: string
@@ -29,7 +29,7 @@ function show (last: { value: unknown } | { error: unknown } | undefined): strin
  * Polls `check` every `everyMs` until it returns something other than
  * `undefined` or `false`, and returns that; throws after `timeoutMs`.
  */
-export async function waitUntil<T> (
+export async function waitUntil<T>(
   what: string,
   check: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs: number,

@@ -19,37 +19,68 @@ const servers: Server[] = []
 const sockets: Socket[] = []
 afterEach(async () => {
   for (const s of sockets.splice(0)) s.destroy()
-  await Promise.all(servers.splice(0).map(async (s) => await new Promise<void>((resolve) => { s.close(() => { resolve() }) })))
+  await Promise.all(
+    servers.splice(0).map(
+      async s =>
+        await new Promise<void>(resolve => {
+          s.close(() => {
+            resolve()
+          })
+        })
+    )
+  )
   await pool.stopAll()
 })
 
 /** A TCP forwarder to 127.0.0.1:`port` that, once frozen, holds every byte (connections stay open). */
-async function freezableForwarder (port: number): Promise<{ port: number, freeze: () => void }> {
+async function freezableForwarder(port: number): Promise<{ port: number; freeze: () => void }> {
   let frozen = false
-  const server = createServer((client) => {
+  const server = createServer(client => {
     const upstream = createConnection({ host: '127.0.0.1', port })
     sockets.push(client, upstream)
-    client.on('data', (d) => { if (!frozen) upstream.write(d) })
-    upstream.on('data', (d) => { if (!frozen) client.write(d) })
-    client.on('error', () => { upstream.destroy() })
-    upstream.on('error', () => { client.destroy() })
-    client.on('close', () => { upstream.destroy() })
-    upstream.on('close', () => { client.destroy() })
+    client.on('data', d => {
+      if (!frozen) upstream.write(d)
+    })
+    upstream.on('data', d => {
+      if (!frozen) client.write(d)
+    })
+    client.on('error', () => {
+      upstream.destroy()
+    })
+    upstream.on('error', () => {
+      client.destroy()
+    })
+    client.on('close', () => {
+      upstream.destroy()
+    })
+    upstream.on('close', () => {
+      client.destroy()
+    })
   })
   servers.push(server)
-  await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', () => { resolve() }) })
+  await new Promise<void>(resolve => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve()
+    })
+  })
   const addr = server.address()
-  return { port: typeof addr === 'object' && addr !== null ? addr.port : 0, freeze: () => { frozen = true } }
+  return {
+    port: typeof addr === 'object' && addr !== null ? addr.port : 0,
+    freeze: () => {
+      frozen = true
+    }
+  }
 }
 
 interface Internals {
-  streamsOutbound: Map<string, { rawStream: { status: string, abort: (err: Error) => void } }>
+  streamsOutbound: Map<string, { rawStream: { status: string; abort: (err: Error) => void } }>
   onPeerConnected: (peerId: PeerId, connection: Connection) => void
 }
 const internals = (n: SwarmNode): Internals => n.libp2p.services.pubsub as unknown as Internals
-const outboundOpen = (from: SwarmNode, to: SwarmNode): boolean => internals(from).streamsOutbound.get(to.peerId)?.rawStream.status === 'open'
+const outboundOpen = (from: SwarmNode, to: SwarmNode): boolean =>
+  internals(from).streamsOutbound.get(to.peerId)?.rawStream.status === 'open'
 const connectionTo = (from: SwarmNode, to: SwarmNode): Connection => {
-  const c = from.libp2p.getConnections().find((x) => x.remotePeer.toString() === to.peerId && x.status === 'open')
+  const c = from.libp2p.getConnections().find(x => x.remotePeer.toString() === to.peerId && x.status === 'open')
   if (c === undefined) throw new Error(`no connection from ${from.peerId} to ${to.peerId}`)
   return c
 }
@@ -62,9 +93,15 @@ describe('gossip stream opens', () => {
     const viaFwd = multiaddr(`/ip4/127.0.0.1/tcp/${fwd.port}/p2p/${a.peerId}`)
     // C has no listen address (A cannot dial it) and knows A only through the forwarder.
     const c = await pool.start({ listen: [], bootstrap: [viaFwd.toString()] })
-    const pin = (): void => { void c.libp2p.peerStore.patch(a.libp2p.peerId, { multiaddrs: [viaFwd] }).catch(() => {}) }
+    const pin = (): void => {
+      void c.libp2p.peerStore.patch(a.libp2p.peerId, { multiaddrs: [viaFwd] }).catch(() => {})
+    }
     c.libp2p.addEventListener('peer:identify', pin)
-    await waitUntil('A to have outbound gossip streams to B and C', () => outboundOpen(a, b) && outboundOpen(a, c), 15_000)
+    await waitUntil(
+      'A to have outbound gossip streams to B and C',
+      () => outboundOpen(a, b) && outboundOpen(a, c),
+      15_000
+    )
 
     fwd.freeze()
     const ia = internals(a)
@@ -80,7 +117,7 @@ describe('gossip stream opens', () => {
     await waitUntil('A to reopen its outbound stream to B', () => outboundOpen(a, b), 5_000)
     const ev = fakeEvent('after the stall')
     await a.publishEvent(ev.id, ev.bytes)
-    await waitUntil('B to receive A\'s event', () => b.seen.ids.includes(ev.id), 5_000)
+    await waitUntil("B to receive A's event", () => b.seen.ids.includes(ev.id), 5_000)
     expect(outboundOpen(a, c)).toBe(false)
   }, 60_000)
 })

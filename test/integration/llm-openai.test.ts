@@ -4,17 +4,32 @@
  * message, HTTP retries, usage.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createOpenAiProvider, createProvider, LlmOutputError, type LlmProvider, type RetryEvent } from '../../src/llm/index.js'
+import {
+  createOpenAiProvider,
+  createProvider,
+  LlmOutputError,
+  type LlmProvider,
+  type RetryEvent
+} from '../../src/llm/index.js'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js'
 
 const goal = 'plan a two-week trip to Japan'
 const root = { title: goal, detail: '' }
-const decomposeInput = { goal, path: [], node: root, angle: 'by time', minChildren: 2, maxChildren: 4, leafHint: true, notes: ['too vague'] }
+const decomposeInput = {
+  goal,
+  path: [],
+  node: root,
+  angle: 'by time',
+  minChildren: 2,
+  maxChildren: 4,
+  leafHint: true,
+  notes: ['too vague']
+}
 
 let fake: FakeLlm
 let retries: RetryEvent[]
 
-function provider (apiKey?: string): LlmProvider {
+function provider(apiKey?: string): LlmProvider {
   return createOpenAiProvider({
     apiKey,
     baseUrl: fake.openaiUrl,
@@ -34,11 +49,21 @@ afterEach(async () => {
   await fake.close()
 })
 
-function reply (args: string, usage = { prompt_tokens: 50, completion_tokens: 5 }): unknown {
+function reply(args: string, usage = { prompt_tokens: 50, completion_tokens: 5 }): unknown {
   return {
     id: 'x',
     model: 'local-model',
-    choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'propose_split', arguments: args } }] }, finish_reason: 'tool_calls' }],
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'propose_split', arguments: args } }]
+        },
+        finish_reason: 'tool_calls'
+      }
+    ],
     usage
   }
 }
@@ -77,10 +102,22 @@ describe('openai-compatible provider against the fake server', () => {
   })
 
   it('retries 429 and 503, then answers', async () => {
-    fake.setScript([{ kind: 'status', status: 429, retryAfterMs: 60 }, { kind: 'status', status: 503 }])
-    const out = await provider().execute({ goal, path: [], task: { title: 'Book flights', detail: '' }, kind: 'leaf', inputs: [] })
+    fake.setScript([
+      { kind: 'status', status: 429, retryAfterMs: 60 },
+      { kind: 'status', status: 503 }
+    ])
+    const out = await provider().execute({
+      goal,
+      path: [],
+      task: { title: 'Book flights', detail: '' },
+      kind: 'leaf',
+      inputs: []
+    })
     expect(out.output).toBe('result of Book flights')
-    expect(retries.map(r => [r.status, r.delayMs])).toEqual([[429, 60], [503, 10]])
+    expect(retries.map(r => [r.status, r.delayMs])).toEqual([
+      [429, 60],
+      [503, 10]
+    ])
   })
 
   it('gives up with LlmOutputError when every answer is invalid', async () => {
@@ -90,7 +127,12 @@ describe('openai-compatible provider against the fake server', () => {
   })
 
   it('is what createProvider builds for --provider openai --base-url', async () => {
-    const { provider: p, banner } = createProvider({ provider: 'openai', baseUrl: fake.openaiUrl, model: 'm1', env: {} })
+    const { provider: p, banner } = createProvider({
+      provider: 'openai',
+      baseUrl: fake.openaiUrl,
+      model: 'm1',
+      env: {}
+    })
     expect(banner).toBe(`openai-compatible: model m1 at ${fake.openaiUrl}`)
     const out = await p.review({ goal, path: [], task: root, output: 'x' })
     expect(out).toMatchObject({ verdict: 'accept', model: 'm1' })

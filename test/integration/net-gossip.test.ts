@@ -11,20 +11,28 @@ import { waitUntil } from '../helpers/wait.js'
 import type { Seen } from '../helpers/net-nodes.js'
 
 const pool = createNodePool()
-afterEach(async () => { await pool.stopAll() })
+afterEach(async () => {
+  await pool.stopAll()
+})
 
 type TestNode = SwarmNode & { seen: Seen }
 
 /** A, then B and C bootstrapped to A only: B and C reach each other through A. */
-async function line (opts: { verdictA?: (id: string) => 'accept' | 'reject' | 'ignore' } = {}): Promise<[TestNode, TestNode, TestNode]> {
+async function line(
+  opts: { verdictA?: (id: string) => 'accept' | 'reject' | 'ignore' } = {}
+): Promise<[TestNode, TestNode, TestNode]> {
   const a = await pool.start({ verdict: opts.verdictA })
   const boot = [a.addresses()[0] as string]
   const b = await pool.start({ bootstrap: boot })
   const c = await pool.start({ bootstrap: boot })
   await waitUntil('A to see B and C subscribed to the events topic', () => a.eventTopicPeers().length === 2, 15_000)
-  await waitUntil('B and C to see A subscribed', () => b.eventTopicPeers().includes(a.peerId) && c.eventTopicPeers().includes(a.peerId), 15_000)
+  await waitUntil(
+    'B and C to see A subscribed',
+    () => b.eventTopicPeers().includes(a.peerId) && c.eventTopicPeers().includes(a.peerId),
+    15_000
+  )
   // A relays only to its mesh, which peers join at a heartbeat after subscribing.
-  await waitUntil('B and C in A\'s mesh', () => a.eventMeshPeers().length === 2, 15_000)
+  await waitUntil("B and C in A's mesh", () => a.eventMeshPeers().length === 2, 15_000)
   return [a, b, c]
 }
 
@@ -35,7 +43,11 @@ describe('gossip over TCP', () => {
     const ev = fakeEvent('hello')
     const { recipients } = await b.publishEvent(ev.id, ev.bytes)
     expect(recipients).toBe(1)
-    await waitUntil('A and C to validate the event', () => a.seen.ids.includes(ev.id) && c.seen.ids.includes(ev.id), 15_000)
+    await waitUntil(
+      'A and C to validate the event',
+      () => a.seen.ids.includes(ev.id) && c.seen.ids.includes(ev.id),
+      15_000
+    )
     // C got it from A, the relay, not from its author B.
     expect(c.seen.froms[c.seen.ids.indexOf(ev.id)]).toBe(a.peerId)
     expect(b.seen.ids).not.toContain(ev.id) // emitSelf is off
@@ -46,23 +58,29 @@ describe('gossip over TCP', () => {
   it('uses the event id as the gossip message id, so the same bytes are delivered once', async () => {
     const [a, b, c] = await line()
     const msgIds: string[] = []
-    a.libp2p.services.pubsub.addEventListener('gossipsub:message', (evt) => { msgIds.push(evt.detail.msgId) })
+    a.libp2p.services.pubsub.addEventListener('gossipsub:message', evt => {
+      msgIds.push(evt.detail.msgId)
+    })
     const ev = fakeEvent('twice')
     await b.publishEvent(ev.id, ev.bytes)
     expect(await b.publishEvent(ev.id, ev.bytes)).toEqual({ recipients: 0 })
     await c.publishEvent(ev.id, ev.bytes) // another publisher of the same bytes: still one message
     const marker = fakeEvent('marker')
     await b.publishEvent(marker.id, marker.bytes)
-    await waitUntil('the marker at A and C', () => a.seen.ids.includes(marker.id) && c.seen.ids.includes(marker.id), 15_000)
+    await waitUntil(
+      'the marker at A and C',
+      () => a.seen.ids.includes(marker.id) && c.seen.ids.includes(marker.id),
+      15_000
+    )
     expect(msgIds).toContain(ev.id)
-    expect(a.seen.ids.filter((id) => id === ev.id)).toHaveLength(1)
+    expect(a.seen.ids.filter(id => id === ev.id)).toHaveLength(1)
     // C published the bytes itself, so it holds them and drops B's copy unvalidated.
     expect(c.seen.ids).not.toContain(ev.id)
   })
 
   it('does not forward a rejected event, and lowers the score of the peer that sent it', async () => {
     const bad = new Set<string>()
-    const [a, b, c] = await line({ verdictA: (id) => bad.has(id) ? 'reject' : 'accept' })
+    const [a, b, c] = await line({ verdictA: id => (bad.has(id) ? 'reject' : 'accept') })
     expect(a.peerScore(b.peerId)).toBeGreaterThanOrEqual(0)
     for (let i = 0; i < 3; i++) {
       const ev = fakeEvent(`bad-${i}`)
@@ -74,13 +92,13 @@ describe('gossip over TCP', () => {
     await waitUntil('A to reject all three', () => a.stats().events.rejected === 3, 15_000)
     await waitUntil('the honest marker at A', () => a.seen.ids.includes(marker.id), 15_000)
     for (const id of bad) expect(c.seen.ids).not.toContain(id)
-    await waitUntil('B\'s score at A to fall below zero', () => a.peerScore(b.peerId) < 0, 5_000)
+    await waitUntil("B's score at A to fall below zero", () => a.peerScore(b.peerId) < 0, 5_000)
     expect(a.peerScore(c.peerId)).toBeGreaterThanOrEqual(0)
   })
 
   it('does not forward an ignored event, and does not penalise its sender', async () => {
     const parked = new Set<string>()
-    const [a, b, c] = await line({ verdictA: (id) => parked.has(id) ? 'ignore' : 'accept' })
+    const [a, b, c] = await line({ verdictA: id => (parked.has(id) ? 'ignore' : 'accept') })
     for (let i = 0; i < 3; i++) {
       const ev = fakeEvent(`parked-${i}`)
       parked.add(ev.id)
@@ -99,14 +117,21 @@ describe('gossip over TCP', () => {
     const b = await pool.start({ bootstrap: [a.addresses()[0] as string] })
     await waitUntil('B to see A subscribed', () => b.eventTopicPeers().includes(a.peerId), 15_000)
     // Reach into gossipsub (as a broken muxer or a remote reset would) and kill B's stream to A.
-    const internals = b.libp2p.services.pubsub as unknown as { streamsOutbound: Map<string, { rawStream: { abort: (e: Error) => void } }> }
+    const internals = b.libp2p.services.pubsub as unknown as {
+      streamsOutbound: Map<string, { rawStream: { abort: (e: Error) => void } }>
+    }
     internals.streamsOutbound.get(a.peerId)?.rawStream.abort(new Error('test: stream reset'))
     let n = 0
-    await waitUntil('an event from B at A again', async () => {
-      const ev = fakeEvent(`after-reset-${n++}`)
-      await b.publishEvent(ev.id, ev.bytes)
-      return a.seen.ids.includes(ev.id) || a.seen.ids.length > 0
-    }, 10_000, 250)
+    await waitUntil(
+      'an event from B at A again',
+      async () => {
+        const ev = fakeEvent(`after-reset-${n++}`)
+        await b.publishEvent(ev.id, ev.bytes)
+        return a.seen.ids.includes(ev.id) || a.seen.ids.length > 0
+      },
+      10_000,
+      250
+    )
     expect(b.connectedPeers()).toEqual([a.peerId])
     expect(b.stats().streamRepairs + a.stats().streamRepairs).toBeGreaterThan(0)
   })
@@ -144,10 +169,14 @@ describe('gossip over TCP', () => {
     const lateAddr = `/ip4/127.0.0.1/tcp/${port}/p2p/${peerIdFromPrivateKey(lateKey).toString()}`
     const early = await pool.start({ bootstrap: [lateAddr] })
     // Past libp2p's one-shot bootstrap dial and a few failed redials.
-    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    await new Promise(resolve => setTimeout(resolve, 2_500))
     expect(early.connectedPeers()).toHaveLength(0)
     const late = await pool.start({ privateKey: lateKey, listen: [`/ip4/127.0.0.1/tcp/${port}`] })
-    await waitUntil('the early node to connect to the late one', () => early.connectedPeers().includes(late.peerId), 10_000)
+    await waitUntil(
+      'the early node to connect to the late one',
+      () => early.connectedPeers().includes(late.peerId),
+      10_000
+    )
     await waitUntil('subscriptions', () => early.eventTopicPeers().includes(late.peerId), 15_000)
     const ev = fakeEvent('late')
     await early.publishEvent(ev.id, ev.bytes)
@@ -163,13 +192,17 @@ describe('gossip over TCP', () => {
     const leafPort = await freePort()
     const leafKey = await newKey()
     // The leaf is not anyone's bootstrap: the hub knows it only as a peer that connected.
-    let leaf = await pool.start({ privateKey: leafKey, listen: [`/ip4/127.0.0.1/tcp/${leafPort}`], bootstrap: [hubAddr] })
+    let leaf = await pool.start({
+      privateKey: leafKey,
+      listen: [`/ip4/127.0.0.1/tcp/${leafPort}`],
+      bootstrap: [hubAddr]
+    })
     await waitUntil('hub connected to both', () => hub.connectedPeers().length === 2, 15_000)
 
     // Restart the hub: the spoke and the leaf have it as a bootstrap address.
     await hub.stop()
     await waitUntil('the spoke to notice', () => !spoke.connectedPeers().includes(hub.peerId), 15_000)
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await new Promise(resolve => setTimeout(resolve, 1_000))
     hub = await pool.start({ privateKey: hubKey, listen: [`/ip4/127.0.0.1/tcp/${hubPort}`] })
     await waitUntil('the spoke and the leaf to find the restarted hub', () => hub.connectedPeers().length === 2, 15_000)
     // Subscriptions come after identify, which tells the hub the leaf's listen address.
@@ -178,13 +211,17 @@ describe('gossip over TCP', () => {
     // Restart the leaf without any bootstrap address: the hub redials it as a recently seen peer.
     await leaf.stop()
     await waitUntil('the hub to notice', () => !hub.connectedPeers().includes(leaf.peerId), 15_000)
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    await new Promise(resolve => setTimeout(resolve, 1_000))
     leaf = await pool.start({ privateKey: leafKey, listen: [`/ip4/127.0.0.1/tcp/${leafPort}`] })
     await waitUntil('the hub to redial the restarted leaf', () => hub.connectedPeers().includes(leaf.peerId), 15_000)
 
     await waitUntil('subscriptions after the restarts', () => hub.eventTopicPeers().length === 2, 15_000)
     const ev = fakeEvent('after-restarts')
     await hub.publishEvent(ev.id, ev.bytes)
-    await waitUntil('the event at the spoke and the leaf', () => spoke.seen.ids.includes(ev.id) && leaf.seen.ids.includes(ev.id), 15_000)
+    await waitUntil(
+      'the event at the spoke and the leaf',
+      () => spoke.seen.ids.includes(ev.id) && leaf.seen.ids.includes(ev.id),
+      15_000
+    )
   })
 })

@@ -29,13 +29,16 @@ describe('swarm node lifecycle', () => {
 
   it('leaves no handle behind: a process that stops its nodes exits by itself', async () => {
     const child = spawnNetChild(process.execPath, ['--import', 'tsx', helperPath('net-exit-child.ts')])
-    await child.waitForLine((l) => l === 'delivered', 30_000)
-    await child.waitForLine((l) => l === 'stopped', 10_000)
+    await child.waitForLine(l => l === 'delivered', 30_000)
+    await child.waitForLine(l => l === 'stopped', 10_000)
     const exit = await Promise.race([
       child.exited,
-      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000))
+      new Promise<'hung'>(resolve => setTimeout(() => resolve('hung'), 10_000))
     ])
-    expect(exit, `the child did not exit after stopping its nodes; stderr: ${child.stderr()}`).toEqual({ code: 0, signal: null })
+    expect(exit, `the child did not exit after stopping its nodes; stderr: ${child.stderr()}`).toEqual({
+      code: 0,
+      signal: null
+    })
   })
 
   it('refuses to publish after stop, and stop is idempotent', async () => {
@@ -46,11 +49,23 @@ describe('swarm node lifecycle', () => {
   })
 
   it('refuses a bad swarm name or address with a configuration error', async () => {
-    await expect(createSwarmNode({
-      privateKey: await newKey(), swarm: 'Bad Name', bootstrap: [], mdns: false, eventValidator: () => 'accept'
-    })).rejects.toBeInstanceOf(SwarmNodeConfigError)
-    await expect(createSwarmNode({
-      privateKey: await newKey(), swarm: 'ok', bootstrap: ['127.0.0.1:4001'], mdns: false, eventValidator: () => 'accept'
-    })).rejects.toThrow(/bootstrap address "127.0.0.1:4001" is not a multiaddr/)
+    await expect(
+      createSwarmNode({
+        privateKey: await newKey(),
+        swarm: 'Bad Name',
+        bootstrap: [],
+        mdns: false,
+        eventValidator: () => 'accept'
+      })
+    ).rejects.toBeInstanceOf(SwarmNodeConfigError)
+    await expect(
+      createSwarmNode({
+        privateKey: await newKey(),
+        swarm: 'ok',
+        bootstrap: ['127.0.0.1:4001'],
+        mdns: false,
+        eventValidator: () => 'accept'
+      })
+    ).rejects.toThrow(/bootstrap address "127.0.0.1:4001" is not a multiaddr/)
   })
 })

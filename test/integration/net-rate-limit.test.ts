@@ -8,7 +8,9 @@ import { createNodePool, fakeEvent } from '../helpers/net-nodes.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const pool = createNodePool()
-afterEach(async () => { await pool.stopAll() })
+afterEach(async () => {
+  await pool.stopAll()
+})
 
 describe('token bucket', () => {
   it('allows a burst, then the sustained rate, per peer', () => {
@@ -43,7 +45,11 @@ describe('a flooding peer', () => {
     const flooder = await pool.start({ bootstrap: boot })
     const honest = await pool.start({ bootstrap: boot })
     await waitUntil('both subscribed at the target', () => target.eventTopicPeers().length === 2, 15_000)
-    await waitUntil('the target subscribed at both', () => flooder.eventTopicPeers().length === 1 && honest.eventTopicPeers().length === 1, 15_000)
+    await waitUntil(
+      'the target subscribed at both',
+      () => flooder.eventTopicPeers().length === 1 && honest.eventTopicPeers().length === 1,
+      15_000
+    )
 
     const started = Date.now()
     const FLOOD = 1_000
@@ -62,7 +68,7 @@ describe('a flooding peer', () => {
     expect(stats.throttledByPeer[flooder.peerId]).toBe(stats.events.throttled)
     expect(stats.throttledByPeer[honest.peerId]).toBeUndefined()
     // What got through from the flooder is what its bucket allowed.
-    const fromFlooder = target.seen.froms.filter((f) => f === flooder.peerId).length
+    const fromFlooder = target.seen.froms.filter(f => f === flooder.peerId).length
     expect(fromFlooder).toBeLessThanOrEqual(100 + Math.ceil(100 * elapsedS) + 5)
     expect(fromFlooder + stats.events.throttled).toBe(FLOOD)
     // Throttling is an 'ignore': the flooder's score is not pushed down by it.

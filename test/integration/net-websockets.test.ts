@@ -8,7 +8,9 @@ import { createNodePool, fakeEvent } from '../helpers/net-nodes.js'
 import { waitUntil } from '../helpers/wait.js'
 
 const pool = createNodePool()
-afterEach(async () => { await pool.stopAll() })
+afterEach(async () => {
+  await pool.stopAll()
+})
 
 describe('WebSockets', () => {
   it('a node listening only on /ws is reached over WebSockets and gossips an event', async () => {
@@ -18,7 +20,11 @@ describe('WebSockets', () => {
     const b = await pool.start({ bootstrap: [wsAddress as string], network: { websockets: true } })
     await waitUntil('B connected to A', () => b.connectedPeers().includes(a.peerId), 15_000)
     expect(b.connections().find(c => c.peer === a.peerId)?.address).toMatch(/\/ws(\/|$)/)
-    await waitUntil('A and B subscribed to each other', () => a.eventTopicPeers().includes(b.peerId) && b.eventTopicPeers().includes(a.peerId), 15_000)
+    await waitUntil(
+      'A and B subscribed to each other',
+      () => a.eventTopicPeers().includes(b.peerId) && b.eventTopicPeers().includes(a.peerId),
+      15_000
+    )
     const ev = fakeEvent('over websockets')
     await b.publishEvent(ev.id, ev.bytes)
     await waitUntil('A to validate the event', () => a.seen.ids.includes(ev.id), 15_000)

@@ -18,7 +18,7 @@ import type { EventStore } from '../../src/store/event-store.js'
 
 const replicas: Replica[] = []
 
-function replica (key: PrivateKey, peerId: PeerIdString, store: EventStore = openEventStore({ memory: true })): Replica {
+function replica(key: PrivateKey, peerId: PeerIdString, store: EventStore = openEventStore({ memory: true })): Replica {
   const r = new Replica({ swarm: 'test', key, peerId, store, metrics: new NodeMetrics(), now: () => Date.now() })
   replicas.push(r)
   return r
@@ -39,7 +39,7 @@ describe('Replica.ingestMany', () => {
     // A forgery of an event that is also in the batch genuinely, a copy, garbage: in a shuffled batch.
     const batch = shuffle([...wires.slice(1), forged, wires[3] as Uint8Array, garbage], 42)
     expect(batch.length).toBeGreaterThan(MIN_POOL_BATCH)
-    const me = peers[0] as { id: PeerIdString, key: PrivateKey }
+    const me = peers[0] as { id: PeerIdString; key: PrivateKey }
 
     const one = replica(me.key, me.id)
     one.ingest(wires[0] as Uint8Array, 'sync')
@@ -56,9 +56,16 @@ describe('Replica.ingestMany', () => {
     expect(many.fold.events.size).toBe(events.length)
     expect(many.fold.events.parkedCount).toBe(0)
     expect(many.ids.size).toBe(one.ids.size)
-    expect(events.every(e => many.getBytes(e.id) !== undefined), 'every event stored').toBe(true)
+    expect(
+      events.every(e => many.getBytes(e.id) !== undefined),
+      'every event stored'
+    ).toBe(true)
     // Same rejections (the forgery, the garbage), whichever way they came.
-    const rejected = (rs: typeof single): string[] => rs.filter(r => r.verdict === 'reject').map(r => r.why ?? '').sort()
+    const rejected = (rs: typeof single): string[] =>
+      rs
+        .filter(r => r.verdict === 'reject')
+        .map(r => r.why ?? '')
+        .sort()
     expect(rejected(batched)).toStrictEqual(rejected(single))
     expect(rejected(batched)).toStrictEqual(['bad-signature', 'undecodable'])
     expect(batched.filter(r => r.why === 'duplicate')).toHaveLength(1)
@@ -67,8 +74,11 @@ describe('Replica.ingestMany', () => {
   it('a node restarted on the store of a batched replica loads the same trees', async () => {
     const { events, peers } = await generatePlan({ fanout: 3, depth: 2, renewals: 1 })
     const keys = new Map(peers.map(p => [p.id as string, p.key]))
-    const wires = shuffle(events.map(e => signEventSync(e.env, keys.get(e.env.author) as PrivateKey).bytes), 7)
-    const me = peers[0] as { id: PeerIdString, key: PrivateKey }
+    const wires = shuffle(
+      events.map(e => signEventSync(e.env, keys.get(e.env.author) as PrivateKey).bytes),
+      7
+    )
+    const me = peers[0] as { id: PeerIdString; key: PrivateKey }
     const store = openEventStore({ memory: true })
     const first = replica(me.key, me.id, store)
     await first.ingestMany(wires, 'sync')

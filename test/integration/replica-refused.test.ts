@@ -20,13 +20,31 @@ import { signEventSync, signRawSync } from '../../src/wire/sign.js'
 
 const SWARM = 'test'
 
-async function setup (): Promise<{ replica: Replica, env: Envelope, key: Awaited<ReturnType<typeof generateKeyPair>>, other: Awaited<ReturnType<typeof generateKeyPair>> }> {
+async function setup(): Promise<{
+  replica: Replica
+  env: Envelope
+  key: Awaited<ReturnType<typeof generateKeyPair>>
+  other: Awaited<ReturnType<typeof generateKeyPair>>
+}> {
   const key = await generateKeyPair('Ed25519')
   const other = await generateKeyPair('Ed25519')
   const me = peerIdFromPrivateKey(key).toString() as PeerIdString
-  const replica = new Replica({ swarm: SWARM, key, peerId: me, store: openEventStore({ memory: true }), metrics: new NodeMetrics(), now: Date.now })
+  const replica = new Replica({
+    swarm: SWARM,
+    key,
+    peerId: me,
+    store: openEventStore({ memory: true }),
+    metrics: new NodeMetrics(),
+    now: Date.now
+  })
   const env: Envelope = {
-    v: PROTOCOL_VERSION, swarm: SWARM, type: 'goal-submitted', plan: '', author: me, hlc: { ms: 1_000, c: 0 }, deps: [],
+    v: PROTOCOL_VERSION,
+    swarm: SWARM,
+    type: 'goal-submitted',
+    plan: '',
+    author: me,
+    hlc: { ms: 1_000, c: 0 },
+    deps: [],
     body: { text: 'plan a picnic', params: { ...DEFAULT_PARAMS, committee: [me], quorum: 1 } }
   }
   return { replica, env, key, other }
@@ -39,11 +57,18 @@ describe('replica: wire-rejected ids are not fetched again', () => {
     const reordered = (() => {
       const rec = env as unknown as Record<string, unknown>
       const keys = Object.keys(rec).reverse()
-      const parts = [Uint8Array.of(0xa0 | keys.length), ...keys.flatMap(k => [dagCbor.encode(k), dagCbor.encode(rec[k])])]
+      const parts = [
+        Uint8Array.of(0xa0 | keys.length),
+        ...keys.flatMap(k => [dagCbor.encode(k), dagCbor.encode(rec[k])])
+      ]
       return signRawSync(SWARM, Uint8Array.from(parts.flatMap(p => [...p])), key)
     })()
     const wrongShape = signRawSync(SWARM, dagCbor.encode({ ...env, body: { text: 'x' } }), key)
-    for (const [bytes, reason] of [[garbage, 'undecodable'], [reordered, 'not-canonical'], [wrongShape, 'wrong-shape']] as const) {
+    for (const [bytes, reason] of [
+      [garbage, 'undecodable'],
+      [reordered, 'not-canonical'],
+      [wrongShape, 'wrong-shape']
+    ] as const) {
       const r = replica.ingest(bytes, 'sync')
       expect(r.why).toBe(reason)
       expect(replica.has(eventIdOfWire(bytes) as string), reason).toBe(true)

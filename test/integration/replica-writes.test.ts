@@ -18,14 +18,20 @@ import { tempDir } from '../helpers/cli-process.js'
 
 const SWARM = 'test'
 
-async function replicaOn (store: EventStore): Promise<{ replica: Replica, me: PeerIdString }> {
+async function replicaOn(store: EventStore): Promise<{ replica: Replica; me: PeerIdString }> {
   const key = await generateKeyPair('Ed25519')
   const me = peerIdFromPrivateKey(key).toString() as PeerIdString
-  return { replica: new Replica({ swarm: SWARM, key, peerId: me, store, metrics: new NodeMetrics(), now: Date.now }), me }
+  return {
+    replica: new Replica({ swarm: SWARM, key, peerId: me, store, metrics: new NodeMetrics(), now: Date.now }),
+    me
+  }
 }
 
-async function submit (replica: Replica, me: PeerIdString): Promise<{ id: string, bytes: Uint8Array }> {
-  const { event, bytes } = await replica.author('goal-submitted', '', [], { text: 'plan a picnic', params: { ...DEFAULT_PARAMS, committee: [me], quorum: 1 } })
+async function submit(replica: Replica, me: PeerIdString): Promise<{ id: string; bytes: Uint8Array }> {
+  const { event, bytes } = await replica.author('goal-submitted', '', [], {
+    text: 'plan a picnic',
+    params: { ...DEFAULT_PARAMS, committee: [me], quorum: 1 }
+  })
   return { id: event.id, bytes }
 }
 
@@ -59,7 +65,10 @@ describe('replica: store writes', () => {
     const { replica: b } = await replicaOn(store)
     const putMany = store.putMany.bind(store)
     let refuse = true
-    store.putMany = rows => { if (refuse) throw new Error('SQLITE_FULL: database or disk is full'); return putMany(rows) }
+    store.putMany = rows => {
+      if (refuse) throw new Error('SQLITE_FULL: database or disk is full')
+      return putMany(rows)
+    }
     b.ingest(bytes, 'gossip')
     b.flush()
     expect(store.has(id)).toBe(false)
@@ -75,7 +84,17 @@ describe('replica: store writes', () => {
     const source = await replicaOn(openEventStore({ memory: true }))
     const { id, bytes } = await submit(source.replica, source.me)
     const dir = tempDir('replica-writes-')
-    const args = ['--role', 'observer', '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--data-dir', dir]
+    const args = [
+      '--role',
+      'observer',
+      '--swarm',
+      SWARM,
+      '--no-mdns',
+      '--listen',
+      '/ip4/127.0.0.1/tcp/0',
+      '--data-dir',
+      dir
+    ]
     const peer = await startPeer(parseNodeArgs(args, {}))
     expect(peer.replica.ingest(bytes, 'gossip').verdict).toBe('accept')
     await peer.stop()

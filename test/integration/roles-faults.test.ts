@@ -24,14 +24,13 @@ afterEach(async () => {
   fake = undefined
 })
 
-
-function taskTitled (tree: PlanTree, title: string): TaskView | undefined {
+function taskTitled(tree: PlanTree, title: string): TaskView | undefined {
   const node = tree.nodes.find(n => n.title === title)
   return node === undefined ? undefined : tree.tasks.find(t => t.id === node.task)
 }
 
 /** Until the fake's request count stays the same for `ms`; returns the count. */
-async function flatFor (f: FakeLlm, ms: number): Promise<{ before: number, after: number, late: RecordedRequest[] }> {
+async function flatFor(f: FakeLlm, ms: number): Promise<{ before: number; after: number; late: RecordedRequest[] }> {
   const before = f.requests.length
   await sleep(ms)
   return { before, after: f.requests.length, late: f.requests.slice(before) }
@@ -64,19 +63,29 @@ describe('roles: faults and author actions', () => {
     const title = slowTitle as string
     // Its owner holds the claim, has asked the model, and keeps its lease alive while the model works.
     let ownerId: string | null = null
-    await waitUntil('the owner of the leaf to renew its lease', () => {
-      const t = taskTitled(swarm?.tree(plan) as PlanTree, title)
-      ownerId = t?.owner ?? null
-      return t?.status === 'claimed' && (t.chains[t.chains.length - 1]?.renewals ?? 0) >= 1
-    }, 30_000)
+    await waitUntil(
+      'the owner of the leaf to renew its lease',
+      () => {
+        const t = taskTitled(swarm?.tree(plan) as PlanTree, title)
+        ownerId = t?.owner ?? null
+        return t?.status === 'claimed' && (t.chains[t.chains.length - 1]?.renewals ?? 0) >= 1
+      },
+      30_000
+    )
     const holder = swarm.live('executor').find(m => m.id === ownerId)
     expect(holder).toBeDefined()
-    expect(fake.calls('report_result').some(r => titleIn(promptOf(r), 'task') === title && modelOf(r) === holder!.model)).toBe(true)
+    expect(
+      fake.calls('report_result').some(r => titleIn(promptOf(r), 'task') === title && modelOf(r) === holder!.model)
+    ).toBe(true)
 
     await swarm.stopMember(holder!)
     const stoppedAt = Date.now()
     slow = false
-    await waitUntil('another executor to take the leaf over and finish it', () => taskTitled(swarm?.tree(plan) as PlanTree, title)?.status === 'done', 60_000)
+    await waitUntil(
+      'another executor to take the leaf over and finish it',
+      () => taskTitled(swarm?.tree(plan) as PlanTree, title)?.status === 'done',
+      60_000
+    )
     await swarm.waitStatus(plan, 'completed', 60_000)
     const hash = await swarm.waitConverged(plan)
 
@@ -94,7 +103,8 @@ describe('roles: faults and author actions', () => {
     // chain: its claim cites the last claim or renewal it held (a later renewal may have reached it late).
     expect(second!.claimedAt.ms).toBeGreaterThan(first!.lapseMs)
     const takeover = swarm.client.replica.fold.events.get(second!.claim) as PlanEvent<'task-claimed'>
-    const seen = takeover.env.body.prev === null ? undefined : swarm.client.replica.fold.events.get(takeover.env.body.prev)
+    const seen =
+      takeover.env.body.prev === null ? undefined : swarm.client.replica.fold.events.get(takeover.env.body.prev)
     expect(seen?.env.author).toBe(holder!.id)
     expect(takeover.env.deps).toContain(seen?.id)
     expect(second!.claimedAt.ms).toBeGreaterThan((seen?.env.hlc.ms ?? Infinity) + leaseMs + SKEW_ALLOWANCE_MS)
@@ -113,13 +123,19 @@ describe('roles: faults and author actions', () => {
     for (const h of swarm.hashes(plan)) expect(h.fold, h.name).toBe(hash)
     // The stopped executor published nothing after it stopped: its last event is a renewal of the claim.
     expect(holder!.lines.some(l => l.startsWith('stopped'))).toBe(true)
-    console.log(`takeover: ${Date.now() - t0} ms; taken over ${second!.claimedAt.ms - stoppedAt} ms after the stop (lease ${leaseMs} ms + skew ${SKEW_ALLOWANCE_MS} ms)`)
+    console.log(
+      `takeover: ${Date.now() - t0} ms; taken over ${second!.claimedAt.ms - stoppedAt} ms after ` +
+        `the stop (lease ${leaseMs} ms + skew ${SKEW_ALLOWANCE_MS} ms)`
+    )
   }, 150_000)
 
   it('a plan out of budget stops making model calls until its author raises the budget, then completes', async () => {
     const t0 = Date.now()
     // Every call reports 1000 tokens.
-    fake = await startFakeLlm({ latencyMs: 50, script: req => autoStep(req, { auto: { children: 3 }, usage: { input_tokens: 900, output_tokens: 100 } }) })
+    fake = await startFakeLlm({
+      latencyMs: 50,
+      script: req => autoStep(req, { auto: { children: 3 }, usage: { input_tokens: 900, output_tokens: 100 } })
+    })
     swarm = await RoleSwarm.start({ llm: { fake }, decomposers: 1, scorers: 1, executors: 2 })
     const plan = await swarm.submit(GOAL, { maxDepth: 1, budgetTokens: 3_000 })
 
@@ -148,7 +164,7 @@ describe('roles: faults and author actions', () => {
     expect(tree.deliverable).not.toBeNull()
     // Spent is what the model reported, event by event: every event that carries usage carries the fake's 1000 tokens.
     const withUsage = [...(swarm.client.replica.fold.events.plan(plan)?.events.values() ?? [])]
-      .map(e => (e.env.body as { usage?: { inputTokens: number, outputTokens: number } }).usage)
+      .map(e => (e.env.body as { usage?: { inputTokens: number; outputTokens: number } }).usage)
       .filter(u => u !== undefined)
     expect(withUsage.length).toBeGreaterThanOrEqual(6)
     for (const u of withUsage) expect(u).toEqual({ inputTokens: 900, outputTokens: 100 })
@@ -157,14 +173,20 @@ describe('roles: faults and author actions', () => {
     expect(after.length).toBeGreaterThan(0)
     for (const r of after) expect(r.at).toBeGreaterThanOrEqual(raisedAt)
     // The root's roll-up ran only after the raise.
-    expect(after.some(r => r.tool === 'report_result' && promptOf(r).startsWith('Role: executor (roll-up).'))).toBe(true)
+    expect(after.some(r => r.tool === 'report_result' && promptOf(r).startsWith('Role: executor (roll-up).'))).toBe(
+      true
+    )
     console.log(`budget: ${Date.now() - t0} ms, spent ${tree.spentTokens} of ${tree.budgetTokens}`)
   }, 150_000)
 
   it('a plan cancelled by its author mid-way is cancelled on every peer and makes no more model calls', async () => {
     const t0 = Date.now()
     // Executions take a while, so the plan is mid-way when it is cancelled.
-    fake = await startFakeLlm({ latencyMs: 50, script: req => autoStep(req, { auto: { children: 3 }, ...(req.tool === 'report_result' ? { delayMs: 1_500 } : {}) }) })
+    fake = await startFakeLlm({
+      latencyMs: 50,
+      script: req =>
+        autoStep(req, { auto: { children: 3 }, ...(req.tool === 'report_result' ? { delayMs: 1_500 } : {}) })
+    })
     swarm = await RoleSwarm.start({ llm: { fake }, decomposers: 1, scorers: 1, executors: 2 })
     const plan = await swarm.submit(GOAL, { maxDepth: 2 })
 
@@ -186,7 +208,9 @@ describe('roles: faults and author actions', () => {
     }
     const tree = swarm.tree(plan) as PlanTree
     expect(tree.tasks.filter(t => t.status === 'done').length).toBeLessThan(tree.tasks.length)
-    console.log(`cancel: ${Date.now() - t0} ms; ${tree.tasks.filter(t => t.status === 'done').length}/${tree.tasks.length} tasks done when cancelled`)
+    console.log(
+      `cancel: ${Date.now() - t0} ms; ${tree.tasks.filter(t => t.status === 'done').length}/${tree.tasks.length} tasks done when cancelled`
+    )
   }, 150_000)
 
   it('an executor that learns of the cancellation while it confirms its claim does not call the model', async () => {
@@ -195,7 +219,7 @@ describe('roles: faults and author actions', () => {
     // cancellation is folded at the executor right after its claim (inside the confirmation wait): the
     // executor knows the plan is cancelled before it calls the model.
     const run: { plan?: PlanId } = {}
-    let cancelled: { at: number, status: string | undefined } | undefined
+    let cancelled: { at: number; status: string | undefined } | undefined
     fake = await startFakeLlm({ latencyMs: 50, auto: { children: 3 } })
     swarm = await RoleSwarm.start({
       llm: { fake },
@@ -204,23 +228,45 @@ describe('roles: faults and author actions', () => {
       executors: 1,
       afterPublish: async (member, event) => {
         const plan = run.plan
-        if (member.role !== 'executor' || event.env.type !== 'task-claimed' || cancelled !== undefined || plan === undefined || swarm === undefined) return
-        const { bytes } = await swarm.client.publish('goal-cancelled', plan, [], { reason: 'cancelled while an executor confirms its claim' })
+        if (
+          member.role !== 'executor' ||
+          event.env.type !== 'task-claimed' ||
+          cancelled !== undefined ||
+          plan === undefined ||
+          swarm === undefined
+        )
+          return
+        const { bytes } = await swarm.client.publish('goal-cancelled', plan, [], {
+          reason: 'cancelled while an executor confirms its claim'
+        })
         member.peer.replica.ingest(bytes, 'gossip')
         cancelled = { at: Date.now(), status: member.peer.replica.tree(plan)?.status }
       }
     })
     const plan = await swarm.submit(GOAL, { maxDepth: 1 })
     run.plan = plan
-    await waitUntil('the executor to claim a leaf, and the cancellation to reach it', () => cancelled !== undefined, 60_000)
+    await waitUntil(
+      'the executor to claim a leaf, and the cancellation to reach it',
+      () => cancelled !== undefined,
+      60_000
+    )
     expect(cancelled?.status).toBe('cancelled')
     await swarm.waitStatus(plan, 'cancelled', 30_000)
     await sleep(1_500)
     // Expected: no model call for the plan once the executor holds its cancellation. Actual (see the report):
     // the executor calls the model for the leaf it had just claimed, and for any other claim of the same pass.
     const calls = fake.calls('report_result').filter(r => r.at >= (cancelled?.at ?? 0))
-    expect(calls.map(r => `execute "${titleIn(promptOf(r), 'task') ?? ''}" by ${modelOf(r)}, ${r.at - (cancelled?.at ?? 0)} ms after the executor folded the cancellation`)).toEqual([])
+    expect(
+      calls.map(
+        r =>
+          `execute "${titleIn(promptOf(r), 'task') ?? ''}" ` +
+          `by ${modelOf(r)}, ${r.at - (cancelled?.at ?? 0)} ms after the executor folded the cancellation`
+      )
+    ).toEqual([])
     const executor = swarm.live('executor')[0]!
-    expect(executor.lines.filter(l => l.startsWith('executing')), 'what the executor said').toEqual([])
+    expect(
+      executor.lines.filter(l => l.startsWith('executing')),
+      'what the executor said'
+    ).toEqual([])
   }, 120_000)
 })

@@ -39,7 +39,10 @@ describe('data dir lock', () => {
     const mine = lockDataDir(dir)
     locks.push(mine)
     const refused = await spawnStoreChild(['lock', dir]).waitForLine(isOutcome)
-    expect(refused).toBe(`busy DataDirLockedError data dir ${dir} is in use by another plan-swarm process (pid ${process.pid}); stop it or pass --data-dir <another dir>`)
+    expect(refused).toBe(
+      `busy DataDirLockedError data dir ${dir} is in use by another plan-swarm process ` +
+        `(pid ${process.pid}); stop it or pass --data-dir <another dir>`
+    )
     mine.release()
 
     // A child holds it: this process cannot take it.
@@ -71,7 +74,9 @@ describe('data dir lock', () => {
   it('says what to do when the lock file is not usable', () => {
     const dir = tempDir('lock')
     writeFileSync(join(dir, LOCK_FILE), 'garbage that is not a SQLite database, long enough to fill a header....')
-    expect(() => lockDataDir(dir)).toThrow(expect.objectContaining({ name: 'DataDirLockFileError', message: expect.stringMatching(/delete that file/) }))
+    expect(() => lockDataDir(dir)).toThrow(
+      expect.objectContaining({ name: 'DataDirLockFileError', message: expect.stringMatching(/delete that file/) })
+    )
   })
 
   it('gives concurrent processes different default dirs and a restart the lowest free one', async () => {
@@ -79,7 +84,9 @@ describe('data dir lock', () => {
     const isAcquired = (line: string): boolean => line.startsWith('acquired ')
     const a = spawnStoreChild(['acquire', base, 'scorer'])
     const b = spawnStoreChild(['acquire', base, 'scorer'])
-    const dirs = (await Promise.all([a.waitForLine(isAcquired), b.waitForLine(isAcquired)])).map((l) => l.slice('acquired '.length))
+    const dirs = (await Promise.all([a.waitForLine(isAcquired), b.waitForLine(isAcquired)])).map(l =>
+      l.slice('acquired '.length)
+    )
     expect([...dirs].sort()).toEqual([join(base, 'scorer-1'), join(base, 'scorer-2')])
 
     // Another role has its own numbering; this process gets the next free dir.

@@ -9,22 +9,25 @@ import { removeTempDirs, tempDir, writerId } from '../helpers/store-temp.js'
 const PLAN_A = writerId('plan', 1)
 const PLAN_B = writerId('plan', 2)
 
-function row (n: number, plan = PLAN_A): EventRow {
+function row(n: number, plan = PLAN_A): EventRow {
   const bytes = new Uint8Array(100 + (n % 7))
   bytes.fill(n % 256)
   bytes[0] = 1
   return { id: writerId('event', n), plan, bytes, receivedMs: 1_700_000_000_000 + n }
 }
 
-function collect (store: EventStore): { rows: StoredEvent[], damaged: DamagedRow[] } {
+function collect(store: EventStore): { rows: StoredEvent[]; damaged: DamagedRow[] } {
   const rows: StoredEvent[] = []
   const damaged: DamagedRow[] = []
-  store.load((r) => rows.push(r), (d) => damaged.push(d))
+  store.load(
+    r => rows.push(r),
+    d => damaged.push(d)
+  )
   return { rows, damaged }
 }
 
 const open: EventStore[] = []
-function track (store: EventStore): EventStore {
+function track(store: EventStore): EventStore {
   open.push(store)
   return store
 }
@@ -67,7 +70,9 @@ describe('event store', () => {
     for (const b of bad) {
       expect(() => store.put(b)).toThrow(expect.objectContaining({ name: 'InvalidEventRowError' }))
     }
-    expect(() => store.putMany([row(5), row(6), bad[0] as EventRow])).toThrow(expect.objectContaining({ name: 'InvalidEventRowError' }))
+    expect(() => store.putMany([row(5), row(6), bad[0] as EventRow])).toThrow(
+      expect.objectContaining({ name: 'InvalidEventRowError' })
+    )
     expect(store.count()).toBe(0)
     expect(store.has(row(5).id)).toBe(false)
   })
@@ -85,10 +90,10 @@ describe('event store', () => {
     const { rows: loaded, damaged } = collect(again)
     expect(damaged).toEqual([])
     // Insertion order, across several pages.
-    expect(loaded.map((r) => r.id)).toEqual(rows.map((r) => r.id))
-    expect(loaded.map((r) => r.plan)).toEqual(rows.map((r) => r.plan))
+    expect(loaded.map(r => r.id)).toEqual(rows.map(r => r.id))
+    expect(loaded.map(r => r.plan)).toEqual(rows.map(r => r.plan))
     expect(loaded.every((r, i) => Buffer.from(r.bytes).equals(Buffer.from((rows[i] as EventRow).bytes)))).toBe(true)
-    expect(again.ids()).toEqual(rows.map((r) => r.id).sort())
+    expect(again.ids()).toEqual(rows.map(r => r.id).sort())
     expect(again.plans()).toEqual([PLAN_A, PLAN_B].sort())
     expect(again.count()).toBe(rows.length)
   })
@@ -98,22 +103,29 @@ describe('event store', () => {
     const rows = Array.from({ length: 1_100 }, (_, n) => row(n, n % 4 === 0 ? PLAN_B : PLAN_A))
     store.putMany(rows)
     const got: StoredEvent[] = []
-    const counts = store.loadPlan(PLAN_B, (r) => got.push(r))
-    const want = rows.filter((r) => r.plan === PLAN_B)
+    const counts = store.loadPlan(PLAN_B, r => got.push(r))
+    const want = rows.filter(r => r.plan === PLAN_B)
     expect(counts).toEqual({ loaded: want.length, damaged: 0 })
-    expect(got.map((r) => r.id)).toEqual(want.map((r) => r.id))
+    expect(got.map(r => r.id)).toEqual(want.map(r => r.id))
     expect(store.countByPlan(PLAN_B)).toBe(want.length)
     expect(store.countByPlan(PLAN_A)).toBe(rows.length - want.length)
-    expect(store.loadPlan(writerId('plan', 99), () => { throw new Error('no rows expected') })).toEqual({ loaded: 0, damaged: 0 })
+    expect(
+      store.loadPlan(writerId('plan', 99), () => {
+        throw new Error('no rows expected')
+      })
+    ).toEqual({ loaded: 0, damaged: 0 })
   })
 
   it('lets load callbacks write to the store', () => {
     const store = track(openEventStore({ memory: true }))
     store.putMany(Array.from({ length: 600 }, (_, n) => row(n)))
     let n = 10_000
-    const counts = store.load((r) => {
-      if (r.plan === PLAN_A) store.put(row(n++, PLAN_B))
-    }, () => {})
+    const counts = store.load(
+      r => {
+        if (r.plan === PLAN_A) store.put(row(n++, PLAN_B))
+      },
+      () => {}
+    )
     expect(store.countByPlan(PLAN_B)).toBe(600)
     // Rows added during the load may be visited; these all were, being later pages.
     expect(counts).toEqual({ loaded: 1_200, damaged: 0 })
@@ -150,8 +162,8 @@ describe('event store', () => {
     expect(reopened.has(numberBytesId)).toBe(true)
 
     const { rows, damaged } = collect(reopened)
-    expect(rows.map((r) => r.id)).toEqual([row(1).id, row(2).id, row(3).id, numberBytesId])
-    expect(damaged.map((d) => d.problem)).toEqual([
+    expect(rows.map(r => r.id)).toEqual([row(1).id, row(2).id, row(3).id, numberBytesId])
+    expect(damaged.map(d => d.problem)).toEqual([
       'id is not 64 lowercase hex characters',
       'id is not 64 lowercase hex characters',
       'id is a blob, not text',
@@ -160,7 +172,7 @@ describe('event store', () => {
       'plan is a blob, not text'
     ])
     expect(damaged[0]).toMatchObject({ id: 'not an id' })
-    expect(damaged.every((d) => Number.isInteger(d.rowid) && d.rowid > 3)).toBe(true)
+    expect(damaged.every(d => Number.isInteger(d.rowid) && d.rowid > 3)).toBe(true)
 
     // Damaged rows were moved aside, so the fast whole-table queries agree with load.
     expect(reopened.count()).toBe(4)
@@ -169,10 +181,14 @@ describe('event store', () => {
     expect(reopened.plans()).toEqual([PLAN_A])
     expect(collect(reopened).damaged).toEqual([])
     const check = new Database(join(dir, EVENTS_FILE), { readonly: true })
-    const aside = check.prepare('SELECT rowid_was, id, problem FROM damaged_events ORDER BY rowid_was').all() as Array<{ rowid_was: number, id: unknown, problem: string }>
+    const aside = check.prepare('SELECT rowid_was, id, problem FROM damaged_events ORDER BY rowid_was').all() as Array<{
+      rowid_was: number
+      id: unknown
+      problem: string
+    }>
     check.close()
-    expect(aside.map((a) => a.problem)).toEqual(damaged.map((d) => d.problem))
-    expect(aside.map((a) => a.rowid_was)).toEqual(damaged.map((d) => d.rowid))
+    expect(aside.map(a => a.problem)).toEqual(damaged.map(d => d.problem))
+    expect(aside.map(a => a.rowid_was)).toEqual(damaged.map(d => d.rowid))
     expect(aside[0]?.id).toBe('not an id')
 
     // The id is free again: sync can store the event afresh.
@@ -180,7 +196,7 @@ describe('event store', () => {
     expect(reopened.put(fresh)).toBe(true)
     expect(reopened.put(fresh)).toBe(false)
     expect(reopened.has(textBytesId)).toBe(true)
-    expect(collect(reopened).rows.map((r) => r.id)).toContain(textBytesId)
+    expect(collect(reopened).rows.map(r => r.id)).toContain(textBytesId)
   })
 
   it('reports NULLs in a file written with a looser schema', () => {
@@ -201,12 +217,18 @@ describe('event store', () => {
     const store = track(openEventStore({ dir }))
     const planDamage: DamagedRow[] = []
     const planRows: StoredEvent[] = []
-    expect(store.loadPlan(PLAN_A, (r) => planRows.push(r), (d) => planDamage.push(d))).toEqual({ loaded: 1, damaged: 2 })
-    expect(planRows.map((r) => r.id)).toEqual([writerId('event', 1)])
-    expect(planDamage.map((d) => d.problem)).toEqual(['id is NULL, not text', 'bytes is NULL, not a blob'])
+    expect(
+      store.loadPlan(
+        PLAN_A,
+        r => planRows.push(r),
+        d => planDamage.push(d)
+      )
+    ).toEqual({ loaded: 1, damaged: 2 })
+    expect(planRows.map(r => r.id)).toEqual([writerId('event', 1)])
+    expect(planDamage.map(d => d.problem)).toEqual(['id is NULL, not text', 'bytes is NULL, not a blob'])
     const { rows, damaged } = collect(store)
-    expect(rows.map((r) => r.id)).toEqual([writerId('event', 1)])
-    expect(damaged.map((d) => d.problem)).toEqual(['plan is NULL, not text'])
+    expect(rows.map(r => r.id)).toEqual([writerId('event', 1)])
+    expect(damaged.map(d => d.problem)).toEqual(['plan is NULL, not text'])
     expect(store.count()).toBe(1)
   })
 
@@ -223,21 +245,36 @@ describe('event store', () => {
 
   it('refuses files it cannot trust, saying what to do', () => {
     const notDb = tempDir('store')
-    writeFileSync(join(notDb, EVENTS_FILE), 'this is not a database, just some text that is long enough to have a header')
-    expect(() => openEventStore({ dir: notDb })).toThrow(expect.objectContaining({ name: 'EventStoreFileError', message: expect.stringMatching(/move it aside/) }))
+    writeFileSync(
+      join(notDb, EVENTS_FILE),
+      'this is not a database, just some text that is long enough to have a header'
+    )
+    expect(() => openEventStore({ dir: notDb })).toThrow(
+      expect.objectContaining({ name: 'EventStoreFileError', message: expect.stringMatching(/move it aside/) })
+    )
 
     const foreign = tempDir('store')
     const f = new Database(join(foreign, EVENTS_FILE))
     f.exec('CREATE TABLE something (x)')
     f.close()
-    expect(() => openEventStore({ dir: foreign })).toThrow(expect.objectContaining({ name: 'EventStoreFileError', message: expect.stringMatching(/not a plan-swarm event store/) }))
+    expect(() => openEventStore({ dir: foreign })).toThrow(
+      expect.objectContaining({
+        name: 'EventStoreFileError',
+        message: expect.stringMatching(/not a plan-swarm event store/)
+      })
+    )
 
     const newer = tempDir('store')
     openEventStore({ dir: newer }).close()
     const n = new Database(join(newer, EVENTS_FILE))
     n.prepare("UPDATE meta SET value = '99' WHERE key = 'schema_version'").run()
     n.close()
-    expect(() => openEventStore({ dir: newer })).toThrow(expect.objectContaining({ name: 'EventStoreFileError', message: expect.stringMatching(/newer plan-swarm.*upgrade/) }))
+    expect(() => openEventStore({ dir: newer })).toThrow(
+      expect.objectContaining({
+        name: 'EventStoreFileError',
+        message: expect.stringMatching(/newer plan-swarm.*upgrade/)
+      })
+    )
   })
 
   it('uses WAL and synchronous=NORMAL on disk', () => {

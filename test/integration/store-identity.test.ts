@@ -7,7 +7,7 @@ import { removeTempDirs, tempDir } from '../helpers/store-temp.js'
 
 afterEach(() => removeTempDirs())
 
-function mode (path: string): number {
+function mode(path: string): number {
   return statSync(path).mode & 0o777
 }
 
@@ -35,8 +35,8 @@ describe('identity', () => {
   it('gives concurrent creators one identity', async () => {
     const dir = tempDir('identity')
     const all = await Promise.all([1, 2, 3, 4].map(async () => loadOrCreateIdentity(dir)))
-    expect(new Set(all.map((i) => i.peerId)).size).toBe(1)
-    expect(all.filter((i) => i.created)).toHaveLength(1)
+    expect(new Set(all.map(i => i.peerId)).size).toBe(1)
+    expect(all.filter(i => i.created)).toHaveLength(1)
     expect(readdirSync(dir)).toEqual([IDENTITY_FILE])
   })
 
@@ -46,7 +46,10 @@ describe('identity', () => {
     const junk = Buffer.from('definitely not a protobuf key\n')
     writeFileSync(path, junk)
     chmodSync(path, 0o644)
-    const err = await loadOrCreateIdentity(dir).then(() => undefined, (e: unknown) => e)
+    const err = await loadOrCreateIdentity(dir).then(
+      () => undefined,
+      (e: unknown) => e
+    )
     expect(err).toMatchObject({ name: 'IdentityFileError', path })
     expect((err as Error).message).toContain(path)
     expect((err as Error).message).toMatch(/restore it from a backup, or delete it/)
@@ -63,7 +66,10 @@ describe('identity', () => {
     const path = join(dir, IDENTITY_FILE)
     const other = privateKeyToProtobuf(await generateKeyPair('secp256k1'))
     writeFileSync(path, other, { mode: 0o600 })
-    await expect(loadOrCreateIdentity(dir)).rejects.toMatchObject({ name: 'IdentityFileError', message: expect.stringMatching(/secp256k1.*Ed25519/) })
+    await expect(loadOrCreateIdentity(dir)).rejects.toMatchObject({
+      name: 'IdentityFileError',
+      message: expect.stringMatching(/secp256k1.*Ed25519/)
+    })
     expect(readFileSync(path).equals(Buffer.from(other))).toBe(true)
   })
 

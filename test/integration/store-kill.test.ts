@@ -22,17 +22,19 @@ describe('event store under SIGKILL', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const seed = `kill-test-${round}`
       const writer = spawnStoreChild(['write', dir, seed])
-      await writer.waitForLine((l) => l === 'ready')
-      await writer.waitForLine((l) => {
+      await writer.waitForLine(l => l === 'ready')
+      await writer.waitForLine(l => {
         const m = /^did (\d+) (\d+)$/.exec(l)
         return m !== null && Number(m[1]) + Number(m[2]) >= MIN_REPORTED_ROWS
       })
       // Land the kill at a varying point of whatever the writer is doing.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20))
+      await new Promise(resolve => setTimeout(resolve, Math.random() * 20))
       await writer.kill()
 
       // Every operation the child reported, in order: [first n, count].
-      const ops = writer.lines.filter((l) => l.startsWith('did ')).map((l) => l.split(' ').slice(1).map(Number) as [number, number])
+      const ops = writer.lines
+        .filter(l => l.startsWith('did '))
+        .map(l => l.split(' ').slice(1).map(Number) as [number, number])
       const lastOp = ops[ops.length - 1] as [number, number]
       const reported = lastOp[0] + lastOp[1]
       expect(reported).toBeGreaterThanOrEqual(MIN_REPORTED_ROWS)
@@ -45,8 +47,13 @@ describe('event store under SIGKILL', () => {
       const store = openEventStore({ dir })
       try {
         const loaded: StoredEvent[] = []
-        expect(store.load(() => {}, () => {}).damaged).toBe(0)
-        store.loadPlan(writerId(seed, -1), (r) => loaded.push(r))
+        expect(
+          store.load(
+            () => {},
+            () => {}
+          ).damaged
+        ).toBe(0)
+        store.loadPlan(writerId(seed, -1), r => loaded.push(r))
 
         // The writer stores ids in sequence, so what survived must be exactly
         // the first `stored` of them: every reported one, perhaps a few more
@@ -56,7 +63,9 @@ describe('event store under SIGKILL', () => {
         expect(stored).toBeGreaterThanOrEqual(reported)
         for (let n = 0; n < stored; n++) {
           if ((loaded[n] as StoredEvent).id !== writerId(seed, n)) {
-            throw new Error(`round ${round}: row ${n} is ${(loaded[n] as StoredEvent).id}, expected the writer's ${n}th id`)
+            throw new Error(
+              `round ${round}: row ${n} is ${(loaded[n] as StoredEvent).id}, expected the writer's ${n}th id`
+            )
           }
         }
         // Ops alternate: 1 row, BATCH rows, 1 row... so committed prefixes end on these boundaries.

@@ -34,18 +34,20 @@ afterAll(async () => {
   await stopPeers([honest, rogue, other])
 })
 
-async function open (): Promise<Stream> {
+async function open(): Promise<Stream> {
   const stream = await rogue.dialProtocol(honest.node.peerId, SYNC_PROTOCOL, { signal: AbortSignal.timeout(5_000) })
   stream.addEventListener('message', () => {}) // read and drop whatever the honest node says
   return stream
 }
 
-function isOpen (stream: Stream): boolean {
+function isOpen(stream: Stream): boolean {
   return stream.status === 'open' || stream.status === 'closing'
 }
 
 /** Runs `misbehave` on a fresh stream and checks that the honest node cuts it off and counts a failure. */
-async function expectCutOff (misbehave: (stream: Stream) => Promise<void>): Promise<{ ms: number, error: string | undefined }> {
+async function expectCutOff(
+  misbehave: (stream: Stream) => Promise<void>
+): Promise<{ ms: number; error: string | undefined }> {
   const failuresBefore = honest.sync.stats().failures
   const sessionsBefore = honest.sessions.length
   const stream = await open()
@@ -59,7 +61,7 @@ async function expectCutOff (misbehave: (stream: Stream) => Promise<void>): Prom
   return { ms: Date.now() - started, error: last?.error }
 }
 
-async function sendAll (stream: Stream, bytes: Uint8Array): Promise<void> {
+async function sendAll(stream: Stream, bytes: Uint8Array): Promise<void> {
   if (!stream.send(bytes)) await stream.onDrain({ signal: AbortSignal.timeout(CUT_OFF_MS) })
 }
 
@@ -75,7 +77,9 @@ describe('sync: a misbehaving peer is cut off', () => {
   it('random bytes', async () => {
     const garbage = new Uint8Array(4096)
     crypto.getRandomValues(garbage)
-    const { ms, error } = await expectCutOff(async stream => { await sendAll(stream, garbage) })
+    const { ms, error } = await expectCutOff(async stream => {
+      await sendAll(stream, garbage)
+    })
     console.log(`[sync] random bytes: cut off after ${ms} ms (${error})`)
   })
 
@@ -83,7 +87,9 @@ describe('sync: a misbehaving peer is cut off', () => {
     const head = new Uint8Array(16)
     const end = writeVarint(head, 0, 100 * 1024 * 1024)
     head[end] = FRAME_RECONCILE
-    const { ms, error } = await expectCutOff(async stream => { await sendAll(stream, head.subarray(0, end + 1)) })
+    const { ms, error } = await expectCutOff(async stream => {
+      await sendAll(stream, head.subarray(0, end + 1))
+    })
     expect(error).toMatch(/exceeds/)
     expect(ms).toBeLessThan(IDLE_MS) // not the idle timeout: at once
   })
@@ -114,9 +120,13 @@ describe('sync: a misbehaving peer is cut off', () => {
   })
 
   it('unsolicited EVENTS, and DONE out of place', async () => {
-    const r1 = await expectCutOff(async stream => { await sendAll(stream, encodeEvents(1, [fakeEvent(300).bytes])) })
+    const r1 = await expectCutOff(async stream => {
+      await sendAll(stream, encodeEvents(1, [fakeEvent(300).bytes]))
+    })
     expect(r1.error).toMatch(/EVENTS/)
-    const r2 = await expectCutOff(async stream => { await sendAll(stream, encodeFrame(FRAME_DONE)) })
+    const r2 = await expectCutOff(async stream => {
+      await sendAll(stream, encodeFrame(FRAME_DONE))
+    })
     expect(r2.error).toMatch(/DONE/)
   })
 

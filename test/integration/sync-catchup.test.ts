@@ -11,7 +11,7 @@ import { waitUntil } from '../helpers/wait.js'
 
 const peers: SyncPeer[] = []
 
-async function peer (options: Parameters<typeof createSyncPeer>[0] = {}, replica?: FakeReplica): Promise<SyncPeer> {
+async function peer(options: Parameters<typeof createSyncPeer>[0] = {}, replica?: FakeReplica): Promise<SyncPeer> {
   const p = await createSyncPeer(options, replica)
   peers.push(p)
   return p
@@ -37,9 +37,11 @@ describe('sync: catch-up between real nodes', () => {
     expect(a.sessions.length + b.sessions.length).toBe(2)
     expect(b.replica.received.length).toBe(10_000) // each event once
     const bSide = b.sessions[0]
-    console.log(`[sync] late joiner: 10k events (300 B) held ${ms.toFixed(0)} ms after dial; ` +
-      `session ${bSide?.ms} ms, ${bSide?.rounds} reconcile messages, B received ${bSide?.bytesReceived} B ` +
-      `(${bSide?.eventBytesReceived} B event bodies), sent ${bSide?.bytesSent} B`)
+    console.log(
+      `[sync] late joiner: 10k events (300 B) held ${ms.toFixed(0)} ms after dial; ` +
+        `session ${bSide?.ms} ms, ${bSide?.rounds} reconcile messages, B received ${bSide?.bytesReceived} B ` +
+        `(${bSide?.eventBytesReceived} B event bodies), sent ${bSide?.bytesSent} B`
+    )
   })
 
   it('costs bytes in proportion to the difference: 100k common ids + 5 unique each', async () => {
@@ -78,9 +80,11 @@ describe('sync: catch-up between real nodes', () => {
     expect(same.ok).toBe(true)
     expect(same.eventsReceived + same.eventsSent).toBe(0)
     const sameTotal = same.bytesSent + same.bytesReceived
-    console.log(`[sync] 100k+5 vs 100k+5: ${total} B both directions including the 10 event bodies ` +
-      `(${total - bodies} B without their ${bodies} B), ${diff.rounds} reconcile messages, ${diff.ms} ms; ` +
-      `identical 100k sets: ${sameTotal} B, ${same.rounds} reconcile messages, ${same.ms} ms`)
+    console.log(
+      `[sync] 100k+5 vs 100k+5: ${total} B both directions including the 10 event bodies ` +
+        `(${total - bodies} B without their ${bodies} B), ${diff.rounds} reconcile messages, ${diff.ms} ms; ` +
+        `identical 100k sets: ${sameTotal} B, ${same.rounds} reconcile messages, ${same.ms} ms`
+    )
     expect(sameTotal).toBeLessThan(2_000)
   })
 
@@ -144,15 +148,26 @@ describe('sync: catch-up between real nodes', () => {
     expect(s2.ok).toBe(true)
     expect(b.replica.ids.size).toBe(10_000)
     expect(b.replica.received.length).toBe(10_000)
-    console.log(`[sync] two sources at once: ${s1.eventsReceived} + ${s2.eventsReceived} events, 0 duplicates, ` +
-      `${Math.max(s1.ms, s2.ms)} ms`)
+    console.log(
+      `[sync] two sources at once: ${s1.eventsReceived} + ${s2.eventsReceived} events, 0 duplicates, ` +
+        `${Math.max(s1.ms, s2.ms)} ms`
+    )
   })
 
   it('a session ends only once the peer has ingested what it pulled', async () => {
     const held = new FakeReplica()
     const ingest = held.ingest
     const a = await peer({ syncOnConnect: false })
-    const b = await peer({ syncOnConnect: false, ingest: async (bytes, from) => { await new Promise(resolve => setTimeout(resolve, 200)); return await ingest(bytes, from) } }, held)
+    const b = await peer(
+      {
+        syncOnConnect: false,
+        ingest: async (bytes, from) => {
+          await new Promise(resolve => setTimeout(resolve, 200))
+          return await ingest(bytes, from)
+        }
+      },
+      held
+    )
     const event = fakeEvent(300)
     a.replica.add(event)
     await connect(a.node, b.node)
@@ -169,7 +184,16 @@ describe('sync: catch-up between real nodes', () => {
     const ingest = own.ingest
     const gate = Promise.withResolvers<void>()
     let calls = 0
-    const a = await peer({ syncOnConnect: false, ingest: async (bytes, from) => { if (calls++ === 0) await gate.promise; return await ingest(bytes, from) } }, own)
+    const a = await peer(
+      {
+        syncOnConnect: false,
+        ingest: async (bytes, from) => {
+          if (calls++ === 0) await gate.promise
+          return await ingest(bytes, from)
+        }
+      },
+      own
+    )
     const b = await peer({ syncOnConnect: false })
     a.replica.add(fakeEvent(300))
     b.replica.add(fakeEvent(300))
@@ -192,7 +216,11 @@ describe('sync: catch-up between real nodes', () => {
 
   it('a hung ingest ends the session by the idle timeout instead of wedging it', async () => {
     const a = await peer({ syncOnConnect: false })
-    const b = await peer({ syncOnConnect: false, ingest: async () => await new Promise(() => {}), limits: { idleTimeoutMs: 500 } })
+    const b = await peer({
+      syncOnConnect: false,
+      ingest: async () => await new Promise(() => {}),
+      limits: { idleTimeoutMs: 500 }
+    })
     for (let i = 0; i < 20; i++) a.replica.add(fakeEvent(300))
     await connect(b.node, a.node)
     const started = Date.now()

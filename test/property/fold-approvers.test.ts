@@ -36,8 +36,16 @@ const REPLAY = `replay: GEN_SEED=${SEED} npx vitest run test/property/fold-appro
 
 /** Hard cases the generated sets must contain at least once over a run. */
 const REQUIRED = [
-  'approver decided', 'approver chose none', 'approver rejected result', 'approver accepted result', 'outside result',
-  'amendment', 'failed attempt', 'competing proposals', 'status completed', 'parked events'
+  'approver decided',
+  'approver chose none',
+  'approver rejected result',
+  'approver accepted result',
+  'outside result',
+  'amendment',
+  'failed attempt',
+  'competing proposals',
+  'status completed',
+  'parked events'
 ]
 
 let corpus: Corpus
@@ -45,7 +53,12 @@ let honest: Corpus
 beforeAll(async () => {
   const actors = await loadActors()
   corpus = new Corpus(actors, { people: true }, SEED, CORPUS)
-  honest = new Corpus(actors, { people: true, equivocation: false, amendments: false, authorActions: false }, SEED ^ 0x5a5a, CORPUS)
+  honest = new Corpus(
+    actors,
+    { people: true, equivocation: false, amendments: false, authorActions: false },
+    SEED ^ 0x5a5a,
+    CORPUS
+  )
 })
 
 type Mode = ArrivalMode
@@ -59,7 +72,10 @@ type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
 
 const arrange = (p: GeneratedPlan, c: Case): PlanEvent[] => arrangeEvents(p, c)
 
-type FoldFn = (arrival: readonly PlanEvent[], plan: PlanId) => { hash: string, tree: PlanTree | undefined, parked: number }
+type FoldFn = (
+  arrival: readonly PlanEvent[],
+  plan: PlanId
+) => { hash: string; tree: PlanTree | undefined; parked: number }
 
 const realFold: FoldFn = (arrival, plan) => {
   const f = new Fold()
@@ -76,7 +92,9 @@ const realFold: FoldFn = (arrival, plan) => {
 /** Canary: a split approver's ballot that arrives before every other ballot of its attempt is dropped. */
 const approverFirstDropped: FoldFn = (arrival, plan) => {
   const goal = arrival.find(e => isType(e, 'goal-submitted'))
-  const approvers = new Set<string>(goal === undefined ? [] : (goal as PlanEvent<'goal-submitted'>).env.body.params.approvers?.ids ?? [])
+  const approvers = new Set<string>(
+    goal === undefined ? [] : ((goal as PlanEvent<'goal-submitted'>).env.body.params.approvers?.ids ?? [])
+  )
   const seen = new Set<string>()
   const f = new Fold()
   for (const e of arrival) {
@@ -92,20 +110,32 @@ const approverFirstDropped: FoldFn = (arrival, plan) => {
 }
 
 /** Whom each node and task waits for: not in the hash, so compared on its own. */
-function awaiting (tree: PlanTree | undefined): unknown {
-  return tree === undefined ? null : { nodes: tree.nodes.map(n => [n.id, n.awaiting]), tasks: tree.tasks.map(t => [t.id, t.awaiting]) }
+function awaiting(tree: PlanTree | undefined): unknown {
+  return tree === undefined
+    ? null
+    : { nodes: tree.nodes.map(n => [n.id, n.awaiting]), tasks: tree.tasks.map(t => [t.id, t.awaiting]) }
 }
 
-function outcomes (tree: PlanTree | undefined): unknown {
+function outcomes(tree: PlanTree | undefined): unknown {
   if (tree === undefined) return null
   return {
     status: tree.status,
-    nodes: tree.nodes.map(n => ({ id: n.id, kind: n.kind, accepted: n.accepted, attempts: n.attempts.map(a => [a.outcome, a.winner, a.decidedBy]) })),
-    tasks: tree.tasks.map(t => ({ id: t.id, status: t.status, accepted: t.accepted, reviews: t.results.map(r => r.review) }))
+    nodes: tree.nodes.map(n => ({
+      id: n.id,
+      kind: n.kind,
+      accepted: n.accepted,
+      attempts: n.attempts.map(a => [a.outcome, a.winner, a.decidedBy])
+    })),
+    tasks: tree.tasks.map(t => ({
+      id: t.id,
+      status: t.status,
+      accepted: t.accepted,
+      reviews: t.results.map(r => r.review)
+    }))
   }
 }
 
-function sameSetProperty (foldFn: FoldFn, counter?: CaseCounter): fc.IPropertyWithHooks<[Case]> {
+function sameSetProperty(foldFn: FoldFn, counter?: CaseCounter): fc.IPropertyWithHooks<[Case]> {
   const refs = new Map<number, ReturnType<FoldFn>>()
   return fc.property(arbCase, c => {
     const p = corpus.plan(c.plan)
@@ -123,8 +153,11 @@ function sameSetProperty (foldFn: FoldFn, counter?: CaseCounter): fc.IPropertyWi
   })
 }
 
-function reporter<T> (out: fc.RunDetails<T>): void {
-  if (out.failed) throw new Error(`${fc.defaultReportMessage(out) ?? 'property failed'}\n${String((out.errorInstance as Error | null)?.message ?? '')}\n${REPLAY}`)
+function reporter<T>(out: fc.RunDetails<T>): void {
+  if (out.failed)
+    throw new Error(
+      `${fc.defaultReportMessage(out) ?? 'property failed'}\n${String((out.errorInstance as Error | null)?.message ?? '')}\n${REPLAY}`
+    )
 }
 
 describe('fold with people and approvers: the tree is a function of the set', () => {
@@ -140,11 +173,13 @@ describe('fold with people and approvers: the tree is a function of the set', ()
     const counter = new CaseCounter()
     const t0 = performance.now()
     fc.assert(sameSetProperty(realFold, counter), { numRuns: RUNS, seed: SEED, reporter })
-    console.log(`${counter.table('approver cases per case')}\n  ${((performance.now() - t0) / 1000).toFixed(1)} s, seed ${SEED}`)
+    console.log(
+      `${counter.table('approver cases per case')}\n  ${((performance.now() - t0) / 1000).toFixed(1)} s, seed ${SEED}`
+    )
     expect(counter.missing(REQUIRED), `hard cases that never occurred (${REPLAY})`).toEqual([])
   })
 
-  it('canary: an approver\'s ballot that counts only when it does not arrive first is caught', () => {
+  it("canary: an approver's ballot that counts only when it does not arrive first is caught", () => {
     const out = fc.check(sameSetProperty(approverFirstDropped), { numRuns: RUNS, seed: SEED, endOnFailure: true })
     console.log(`canary approver-first: ${out.failed ? `caught after ${out.numRuns} cases` : 'NOT caught'}`)
     expect(out.failed, `the permutation property did not catch the canary (${REPLAY})`).toBe(true)
@@ -154,58 +189,85 @@ describe('fold with people and approvers: the tree is a function of the set', ()
 describe('fold with people and approvers: monotonic in the set (honest roles, no amendments)', () => {
   it('accepted splits, decided attempts and done tasks stay as they were as events are added in causal order', () => {
     const counter = new CaseCounter()
-    const arb = fc.record({ plan: fc.nat({ max: CORPUS - 1 }), order: fc.noBias(fc.integer()), checkpoints: fc.integer({ min: 5, max: 12 }) })
-    fc.assert(fc.property(arb, c => {
-      const p = honest.plan(c.plan)
-      const rng = new Rng(c.order)
-      const order = causalOrder(p.events, rng)
-      const at = new Set(Array.from({ length: c.checkpoints }, () => rng.int(0, order.length - 1)))
-      at.add(order.length - 1)
-      const splits = new Map<NodeId, string>()
-      const attempts = new Map<string, string>()
-      const done = new Set<TaskId>()
-      const seen = new Set<string>()
-      const approvers = new Set<string>(p.goal.env.body.params.approvers?.ids ?? [])
-      const f = new Fold()
-      order.forEach((e, i) => {
-        expect(f.add(e, NO_CLOCK).status, 'a causal order never parks').toBe('folded')
-        if (!at.has(i)) return
-        const index = f.events.plan(p.plan)
-        if (index?.goal === undefined) return
-        const tree = derivePlan(index)
-        const label = `plan seed ${p.seed}, causal order ${c.order}, after event ${i + 1} of ${order.length} (${e.env.type} ${e.id})`
-        for (const [node, was] of splits) {
-          const n = tree.nodes.find(x => x.id === node)
-          expect(n === undefined ? 'gone' : `${n.accepted ?? ''}|${n.children.join(',')}`, `${label}: node ${node}'s accepted split`).toBe(was)
-        }
-        for (const [key, was] of attempts) {
-          const [node, k] = key.split('#') as [NodeId, string]
-          const a = tree.nodes.find(x => x.id === node)?.attempts[Number(k) - 1]
-          expect(a === undefined ? 'gone' : `${a.outcome}|${a.winner ?? ''}`, `${label}: attempt ${key}`).toBe(was)
-        }
-        // Done stays done; which result is accepted may still move to an earlier one that arrives late (the earliest counts).
-        for (const task of done) expect(tree.tasks.find(x => x.id === task)?.status, `${label}: task ${task}`).toBe('done')
-        for (const n of tree.nodes) {
-          if (n.kind === 'composite' && n.accepted !== null && !splits.has(n.id)) splits.set(n.id, `${n.accepted}|${n.children.join(',')}`)
-          n.attempts.forEach((a, j) => { if (a.outcome !== 'open' && !attempts.has(`${n.id}#${j + 1}`)) attempts.set(`${n.id}#${j + 1}`, `${a.outcome}|${a.winner ?? ''}`) })
-          if (n.awaiting.length > 0 && n.awaiting.every(x => approvers.has(x))) seen.add('waited for the approver alone')
-        }
-        for (const t of tree.tasks) if (t.status === 'done') done.add(t.id)
-      })
-      counter.add([...honest.reference(c.plan).cases, ...seen])
-    }), { numRuns: RUNS, seed: SEED, reporter })
+    const arb = fc.record({
+      plan: fc.nat({ max: CORPUS - 1 }),
+      order: fc.noBias(fc.integer()),
+      checkpoints: fc.integer({ min: 5, max: 12 })
+    })
+    fc.assert(
+      fc.property(arb, c => {
+        const p = honest.plan(c.plan)
+        const rng = new Rng(c.order)
+        const order = causalOrder(p.events, rng)
+        const at = new Set(Array.from({ length: c.checkpoints }, () => rng.int(0, order.length - 1)))
+        at.add(order.length - 1)
+        const splits = new Map<NodeId, string>()
+        const attempts = new Map<string, string>()
+        const done = new Set<TaskId>()
+        const seen = new Set<string>()
+        const approvers = new Set<string>(p.goal.env.body.params.approvers?.ids ?? [])
+        const f = new Fold()
+        order.forEach((e, i) => {
+          expect(f.add(e, NO_CLOCK).status, 'a causal order never parks').toBe('folded')
+          if (!at.has(i)) return
+          const index = f.events.plan(p.plan)
+          if (index?.goal === undefined) return
+          const tree = derivePlan(index)
+          const label = `plan seed ${p.seed}, causal order ${c.order}, after event ${i + 1} of ${order.length} (${e.env.type} ${e.id})`
+          for (const [node, was] of splits) {
+            const n = tree.nodes.find(x => x.id === node)
+            expect(
+              n === undefined ? 'gone' : `${n.accepted ?? ''}|${n.children.join(',')}`,
+              `${label}: node ${node}'s accepted split`
+            ).toBe(was)
+          }
+          for (const [key, was] of attempts) {
+            const [node, k] = key.split('#') as [NodeId, string]
+            const a = tree.nodes.find(x => x.id === node)?.attempts[Number(k) - 1]
+            expect(a === undefined ? 'gone' : `${a.outcome}|${a.winner ?? ''}`, `${label}: attempt ${key}`).toBe(was)
+          }
+          // Done stays done; which result is accepted may still move to an earlier one that arrives late (the earliest counts).
+          for (const task of done)
+            expect(tree.tasks.find(x => x.id === task)?.status, `${label}: task ${task}`).toBe('done')
+          for (const n of tree.nodes) {
+            if (n.kind === 'composite' && n.accepted !== null && !splits.has(n.id))
+              splits.set(n.id, `${n.accepted}|${n.children.join(',')}`)
+            n.attempts.forEach((a, j) => {
+              if (a.outcome !== 'open' && !attempts.has(`${n.id}#${j + 1}`))
+                attempts.set(`${n.id}#${j + 1}`, `${a.outcome}|${a.winner ?? ''}`)
+            })
+            if (n.awaiting.length > 0 && n.awaiting.every(x => approvers.has(x)))
+              seen.add('waited for the approver alone')
+          }
+          for (const t of tree.tasks) if (t.status === 'done') done.add(t.id)
+        })
+        counter.add([...honest.reference(c.plan).cases, ...seen])
+      }),
+      { numRuns: RUNS, seed: SEED, reporter }
+    )
     console.log(`${counter.table('approver monotonicity cases')}\n  seed ${SEED}`)
-    expect(counter.missing(['approver decided', 'approver chose none', 'approver rejected result', 'waited for the approver alone', 'status completed'])).toEqual([])
+    expect(
+      counter.missing([
+        'approver decided',
+        'approver chose none',
+        'approver rejected result',
+        'waited for the approver alone',
+        'status completed'
+      ])
+    ).toEqual([])
   })
 })
 
 describe('fold with people and approvers: a rebuild equals the incremental fold', () => {
   it('the final tree of any arrival equals foldAll of the set, awaiting included', () => {
-    fc.assert(fc.property(arbCase, c => {
-      const p = corpus.plan(c.plan)
-      const f = new Fold()
-      for (const e of arrange(p, c)) f.add(e, NO_CLOCK)
-      expect(f.tree(p.plan), `plan seed ${p.seed}`).toStrictEqual(foldAll(p.events).tree(p.plan))
-    }), { numRuns: Math.min(RUNS, 300), seed: SEED, reporter })
+    fc.assert(
+      fc.property(arbCase, c => {
+        const p = corpus.plan(c.plan)
+        const f = new Fold()
+        for (const e of arrange(p, c)) f.add(e, NO_CLOCK)
+        expect(f.tree(p.plan), `plan seed ${p.seed}`).toStrictEqual(foldAll(p.events).tree(p.plan))
+      }),
+      { numRuns: Math.min(RUNS, 300), seed: SEED, reporter }
+    )
   })
 })

@@ -23,7 +23,16 @@ import fc from 'fast-check'
 import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { planOf } from '../../src/core/event-set.js'
 import { isFinished } from '../../src/core/view.js'
-import { CaseCounter, Corpus, Rng, arrivalOrder, causalOrder, loadActors, runSeed, withDuplicates } from '../helpers/plan-gen.js'
+import {
+  CaseCounter,
+  Corpus,
+  Rng,
+  arrivalOrder,
+  causalOrder,
+  loadActors,
+  runSeed,
+  withDuplicates
+} from '../helpers/plan-gen.js'
 import type { AddOutcome } from '../../src/core/event-set.js'
 import type { FoldOptions } from '../../src/core/fold.js'
 import type { PlanEvent, PlanId } from '../../src/core/events.js'
@@ -35,8 +44,15 @@ const REPLAY = `replay: GEN_SEED=${SEED} npx vitest run test/property/fold-evict
 
 /** Cases every run must contain at least once. */
 const REQUIRED = [
-  'evicted finished', 'evicted unfinished', 'refused: parked', 'reloaded by an event', 'reloaded by a batch',
-  'reloaded on read', 'evicted at the end', 'two plans or more', 'new event folded into an evicted plan'
+  'evicted finished',
+  'evicted unfinished',
+  'refused: parked',
+  'reloaded by an event',
+  'reloaded by a batch',
+  'reloaded on read',
+  'evicted at the end',
+  'two plans or more',
+  'new event folded into an evicted plan'
 ]
 
 let corpus: Corpus
@@ -55,7 +71,6 @@ const arbCase = fc.record({
 })
 type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
 
-
 /** A fold under test: `evict` is the one to exercise (a canary overrides it). */
 type MakeFold = (opts: FoldOptions) => Fold
 
@@ -63,7 +78,7 @@ type MakeFold = (opts: FoldOptions) => Fold
 type Store = (stored: ReadonlyMap<PlanId, readonly PlanEvent[]>, plan: PlanId) => PlanEvent[]
 const wholeStore: Store = (stored, plan) => [...(stored.get(plan) ?? [])]
 
-function evictProperty (makeFold: MakeFold, store: Store, counter?: CaseCounter): fc.IPropertyWithHooks<[Case]> {
+function evictProperty(makeFold: MakeFold, store: Store, counter?: CaseCounter): fc.IPropertyWithHooks<[Case]> {
   return fc.property(arbCase, c => {
     const picked = c.plans.map(i => corpus.plan(i))
     const plans = picked.map(p => p.plan)
@@ -178,11 +193,20 @@ describe('fold: evicting plans from memory', () => {
   it('evicting at random points and reloading on demand ends with the plans, treeHashes and swarmHash of foldAll', () => {
     const counter = new CaseCounter()
     const t0 = performance.now()
-    fc.assert(evictProperty(opts => new Fold(opts), wholeStore, counter), {
-      numRuns: RUNS,
-      seed: SEED,
-      reporter: out => { if (out.failed) throw new Error(`${fc.defaultReportMessage(out) ?? 'property failed'}\n${String((out.errorInstance as Error | null)?.message ?? '')}\n${REPLAY}`) }
-    })
+    fc.assert(
+      evictProperty(opts => new Fold(opts), wholeStore, counter),
+      {
+        numRuns: RUNS,
+        seed: SEED,
+        reporter: out => {
+          if (out.failed)
+            throw new Error(
+              `${fc.defaultReportMessage(out) ?? 'property failed'}\n` +
+                `${String((out.errorInstance as Error | null)?.message ?? '')}\n${REPLAY}`
+            )
+        }
+      }
+    )
     console.log(`${counter.table('eviction cases')}\n  ${((performance.now() - t0) / 1000).toFixed(1)} s, seed ${SEED}`)
     expect(counter.missing(REQUIRED), `cases that never occurred (${REPLAY})`).toEqual([])
   })
@@ -196,7 +220,11 @@ describe('fold: evicting plans from memory', () => {
 
   describe('canaries: a lossy eviction must be caught', () => {
     const canaries: Array<[string, MakeFold, Store]> = [
-      ['the store lost one event of the plan', opts => new Fold(opts), (stored, plan) => (stored.get(plan) ?? []).slice(0, -1)],
+      [
+        'the store lost one event of the plan',
+        opts => new Fold(opts),
+        (stored, plan) => (stored.get(plan) ?? []).slice(0, -1)
+      ],
       ['an evicted plan keeps no treeHash', opts => new ForgetfulFold(opts), wholeStore]
     ]
     for (const [name, makeFold, store] of canaries) {
@@ -213,7 +241,7 @@ describe('fold: evicting plans from memory', () => {
 
 /** Answers treeHash only from memory, as if evicting forgot it. */
 class ForgetfulFold extends Fold {
-  override treeHash (plan: PlanId): string | undefined {
+  override treeHash(plan: PlanId): string | undefined {
     return this.isEvicted(plan) ? undefined : super.treeHash(plan)
   }
 }

@@ -51,7 +51,7 @@ interface Golden {
   readonly envelopes: readonly Envelope[]
 }
 
-async function regenerate (): Promise<void> {
+async function regenerate(): Promise<void> {
   let previous: Golden | undefined
   try {
     previous = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Golden
@@ -93,16 +93,22 @@ describe('fold: golden treeHash of a fixed event set', () => {
       ['as stored', events],
       ['reversed', [...events].reverse()],
       ['shuffled', rng.shuffle([...events])],
-      ['by id', [...events].sort((a, b) => a.id < b.id ? -1 : 1)]
+      ['by id', [...events].sort((a, b) => (a.id < b.id ? -1 : 1))]
     ]
     for (const [name, order] of orders) {
       const f = foldAll(order)
       expect(f.events.size, `${name}: every event folds`).toBe(events.length)
-      expect(f.treeHash(golden.plan), `${name}: the folded tree changed; if intended, regenerate with ${golden.regenerate}`).toBe(golden.treeHash)
+      expect(
+        f.treeHash(golden.plan),
+        `${name}: the folded tree changed; if intended, regenerate with ${golden.regenerate}`
+      ).toBe(golden.treeHash)
       expect(f.swarmHash(), name).toBe(golden.swarmHash)
     }
     const tree = foldAll(events).tree(golden.plan)
     expect(tree).toBeDefined()
-    expect([...hardCases(events, tree as NonNullable<typeof tree>)].sort(), 'the fixture covers the hard cases it is documented to cover').toStrictEqual(golden.cases)
+    expect(
+      [...hardCases(events, tree as NonNullable<typeof tree>)].sort(),
+      'the fixture covers the hard cases it is documented to cover'
+    ).toStrictEqual(golden.cases)
   })
 })

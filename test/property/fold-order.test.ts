@@ -30,7 +30,16 @@ import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { treeHash } from '../../src/core/tree-hash.js'
 import { compareEvents, sortEvents } from '../../src/core/order.js'
 import { validateEnvelope } from '../../src/wire/index.js'
-import { ARRIVAL_MODES, CaseCounter, Corpus, Rng, arrangeEvents, arrivalOrder, loadActors, runSeed } from '../helpers/plan-gen.js'
+import {
+  ARRIVAL_MODES,
+  CaseCounter,
+  Corpus,
+  Rng,
+  arrangeEvents,
+  arrivalOrder,
+  loadActors,
+  runSeed
+} from '../helpers/plan-gen.js'
 import type { EventId, PlanEvent, PlanId } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
 import type { GeneratedPlan } from '../helpers/plan-gen.js'
@@ -42,9 +51,24 @@ const REPLAY = `replay: GEN_SEED=${SEED} npx vitest run test/property/fold-order
 
 /** Hard cases the generated sets must contain at least once over a run. */
 const REQUIRED = [
-  'competing proposals', 'split ballots', 'failed attempt', 'racing claims', 'takeover', 'late renewal', 'moot takeover',
-  'duplicate execution', 'equivocation (proposal)', 'equivocation (ballot)', 'equivocation (renewal)', 'amendment',
-  'review accepted', 'rejected result', 'task-failed', 'status completed', 'parked events', 'parked chain (3+)'
+  'competing proposals',
+  'split ballots',
+  'failed attempt',
+  'racing claims',
+  'takeover',
+  'late renewal',
+  'moot takeover',
+  'duplicate execution',
+  'equivocation (proposal)',
+  'equivocation (ballot)',
+  'equivocation (renewal)',
+  'amendment',
+  'review accepted',
+  'rejected result',
+  'task-failed',
+  'status completed',
+  'parked events',
+  'parked chain (3+)'
 ]
 
 let corpus: Corpus
@@ -64,12 +88,14 @@ const arbCase = fc.record({
 })
 type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
 
-
 const arrange = (p: GeneratedPlan, c: Case): PlanEvent[] => arrangeEvents(p, c)
 
 // ------------------------------------------------------------------ folds under test
 
-interface FoldStats { parked: number, longestWait: number }
+interface FoldStats {
+  parked: number
+  longestWait: number
+}
 type FoldFn = (arrival: readonly PlanEvent[], plan: PlanId, stats?: FoldStats) => string
 
 /** The real fold: add one at a time, as a replica receives them. */
@@ -79,7 +105,8 @@ const realFold: FoldFn = (arrival, plan, stats) => {
     const out = f.add(e, NO_CLOCK)
     if (out.status === 'rejected') throw new Error(`valid event ${e.id} rejected: ${out.reason} ${out.detail}`)
     if (out.status === 'parked' && stats !== undefined) stats.parked++
-    if (out.status === 'folded' && stats !== undefined) stats.longestWait = Math.max(stats.longestWait, out.folded.length)
+    if (out.status === 'folded' && stats !== undefined)
+      stats.longestWait = Math.max(stats.longestWait, out.folded.length)
   }
   expect(f.events.parkedCount, 'every event folds once its deps arrive').toBe(0)
   return f.treeHash(plan) as string
@@ -100,7 +127,9 @@ const firstArrivedClaimOwns: FoldFn = (arrival, plan) => {
   const tasks = tree.tasks.map(t => {
     const c = first.get(t.id)
     const [head, ...rest] = t.chains
-    return c === undefined || head === undefined ? t : { ...t, chains: [{ ...head, claim: c.id, owner: c.env.author }, ...rest] }
+    return c === undefined || head === undefined
+      ? t
+      : { ...t, chains: [{ ...head, claim: c.id, owner: c.env.author }, ...rest] }
   })
   return treeHash({ ...tree, tasks })
 }
@@ -138,7 +167,10 @@ const arrivalDecidesQuorum: FoldFn = (arrival, plan) => {
   const ids = new Set<EventId>()
   for (const e of arrival) {
     f.add(e, NO_CLOCK)
-    if (e.env.type === 'ballot-cast' && !ids.has(e.id)) { ids.add(e.id); seen.push(e as PlanEvent<'ballot-cast'>) }
+    if (e.env.type === 'ballot-cast' && !ids.has(e.id)) {
+      ids.add(e.id)
+      seen.push(e as PlanEvent<'ballot-cast'>)
+    }
   }
   const tree = f.tree(plan) as PlanTree
   const quorum = new Map(tree.committees.map(c => [c.event as string, c.quorum]))
@@ -148,7 +180,13 @@ const arrivalDecidesQuorum: FoldFn = (arrival, plan) => {
       if (a.outcome !== 'won' || a.decidedBy === null) return a
       const decidedBy = a.ballots.find(b => b.id === a.decidedBy)
       if (decidedBy === undefined) return a
-      const votes = seen.filter(b => b.env.body.node === n.id && b.env.body.attempt === a.attempt && b.env.body.choice === a.winner && b.env.body.committee === decidedBy.committee)
+      const votes = seen.filter(
+        b =>
+          b.env.body.node === n.id &&
+          b.env.body.attempt === a.attempt &&
+          b.env.body.choice === a.winner &&
+          b.env.body.committee === decidedBy.committee
+      )
       const q = quorum.get(decidedBy.committee) ?? 0
       return { ...a, decidedBy: votes[q - 1]?.id ?? a.decidedBy }
     })
@@ -159,7 +197,7 @@ const arrivalDecidesQuorum: FoldFn = (arrival, plan) => {
 // ------------------------------------------------------------------ the properties
 
 /** Property 1 for a given fold: every arrival folds to the hash of the set in creation order. */
-function sameHashProperty (foldFn: FoldFn, counter?: CaseCounter): fc.IPropertyWithHooks<[Case]> {
+function sameHashProperty(foldFn: FoldFn, counter?: CaseCounter): fc.IPropertyWithHooks<[Case]> {
   const refs = new Map<number, string>()
   return fc.property(arbCase, c => {
     const p = corpus.plan(c.plan)
@@ -196,31 +234,58 @@ describe('fold: the tree is a function of the set', () => {
   it('any permutation and duplication of a set folds to the same treeHash', () => {
     const counter = new CaseCounter()
     const t0 = performance.now()
-    fc.assert(sameHashProperty(realFold, counter), { numRuns: RUNS, seed: SEED, endOnFailure: false, reporter: reportWith(REPLAY) })
+    fc.assert(sameHashProperty(realFold, counter), {
+      numRuns: RUNS,
+      seed: SEED,
+      endOnFailure: false,
+      reporter: reportWith(REPLAY)
+    })
     const census = corpus.census()
-    console.log(`${counter.table('hard cases per case')}\n${census.table('hard cases per distinct plan')}\n  ${((performance.now() - t0) / 1000).toFixed(1)} s, seed ${SEED}`)
+    console.log(
+      `${counter.table('hard cases per case')}\n${census.table('hard cases per distinct plan')}\n ` +
+        ` ${((performance.now() - t0) / 1000).toFixed(1)} s, seed ${SEED}`
+    )
     expect(counter.missing(REQUIRED), `hard cases that never occurred (${REPLAY})`).toEqual([])
   })
 
   it('claim and acceptance outcomes do not depend on arrival order, even adversarial orders', () => {
-    const kinds = ['task-claimed', 'claim-renewed', 'ballot-cast', 'result-reported', 'task-released', 'task-failed', 'split-proposed'] as const
-    const arb = fc.record({ plan: fc.nat({ max: CORPUS - 1 }), order: fc.noBias(fc.integer()), kind: fc.constantFrom(...kinds), first: fc.boolean() })
+    const kinds = [
+      'task-claimed',
+      'claim-renewed',
+      'ballot-cast',
+      'result-reported',
+      'task-released',
+      'task-failed',
+      'split-proposed'
+    ] as const
+    const arb = fc.record({
+      plan: fc.nat({ max: CORPUS - 1 }),
+      order: fc.noBias(fc.integer()),
+      kind: fc.constantFrom(...kinds),
+      first: fc.boolean()
+    })
     const seen = new CaseCounter()
-    fc.assert(fc.property(arb, c => {
-      const p = corpus.plan(c.plan)
-      const rng = new Rng(c.order)
-      // One kind of event in reverse stamp order, all first (parked) or all last (after everything they could affect).
-      const picked = sortEvents(p.events.filter(e => e.env.type === c.kind)).reverse()
-      const rest = rng.shuffle(p.events.filter(e => e.env.type !== c.kind))
-      const arrival = c.first ? [...picked, ...rest] : [...rest, ...picked]
-      const f = new Fold()
-      for (const e of arrival) f.add(e, NO_CLOCK)
-      const tree = f.tree(p.plan) as PlanTree
-      seen.add(picked.length > 1 ? [`${c.kind} ${c.first ? 'first' : 'last'}`] : [])
-      expect(outcomes(tree), `plan seed ${p.seed}, ${c.kind} ${c.first ? 'first' : 'last'}`).toStrictEqual(outcomes(corpus.reference(c.plan).tree))
-    }), { numRuns: RUNS, seed: SEED, reporter: reportWith(REPLAY) })
+    fc.assert(
+      fc.property(arb, c => {
+        const p = corpus.plan(c.plan)
+        const rng = new Rng(c.order)
+        // One kind of event in reverse stamp order, all first (parked) or all last (after everything they could affect).
+        const picked = sortEvents(p.events.filter(e => e.env.type === c.kind)).reverse()
+        const rest = rng.shuffle(p.events.filter(e => e.env.type !== c.kind))
+        const arrival = c.first ? [...picked, ...rest] : [...rest, ...picked]
+        const f = new Fold()
+        for (const e of arrival) f.add(e, NO_CLOCK)
+        const tree = f.tree(p.plan) as PlanTree
+        seen.add(picked.length > 1 ? [`${c.kind} ${c.first ? 'first' : 'last'}`] : [])
+        expect(outcomes(tree), `plan seed ${p.seed}, ${c.kind} ${c.first ? 'first' : 'last'}`).toStrictEqual(
+          outcomes(corpus.reference(c.plan).tree)
+        )
+      }),
+      { numRuns: RUNS, seed: SEED, reporter: reportWith(REPLAY) }
+    )
     // Claims, renewals and ballots come in numbers in nearly every plan: each adversarial order must have been tried.
-    for (const k of ['task-claimed', 'claim-renewed', 'ballot-cast']) expect(seen.missing([`${k} first`, `${k} last`])).toEqual([])
+    for (const k of ['task-claimed', 'claim-renewed', 'ballot-cast'])
+      expect(seen.missing([`${k} first`, `${k} last`])).toEqual([])
   })
 
   describe('canaries: an order-dependent fold must be caught', () => {
@@ -243,112 +308,155 @@ describe('fold: the tree is a function of the set', () => {
 })
 
 describe('fold: incremental equals rebuild', () => {
-  it('reading trees while folding one event at a time gives what a rebuild of the folded events gives, and the final trees equal foldAll', () => {
-    const arb = fc.record({
-      a: fc.nat({ max: CORPUS - 1 }),
-      b: fc.option(fc.nat({ max: CORPUS - 1 }), { nil: undefined, freq: 2 }),
-      order: fc.noBias(fc.integer()),
-      dup: fc.constantFrom(0, 0.15),
-      reads: fc.integer({ min: 1, max: 3 })
-    })
-    const counter = new CaseCounter()
-    const t0 = performance.now()
-    fc.assert(fc.property(arb, c => {
-      const pa = corpus.plan(c.a)
-      const pb = c.b === undefined || c.b === c.a ? undefined : corpus.plan(c.b)
-      const plans: PlanId[] = pb === undefined ? [pa.plan] : [pa.plan, pb.plan]
-      const all: PlanEvent[] = [...pa.events, ...(pb?.events ?? [])]
-      const rng = new Rng(c.order)
-      const arrival = arrivalOrder(all, rng, c.dup)
-      const readAt = new Set(Array.from({ length: c.reads }, () => rng.int(0, arrival.length - 1)))
-      const f = new Fold()
-      let parked = 0
-      let cacheHits = 0
-      const label = `plan seeds ${pa.seed}${pb === undefined ? '' : ` + ${pb.seed}`}, order ${c.order}`
-      arrival.forEach((e, i) => {
-        if (f.add(e, NO_CLOCK).status === 'parked') parked++
-        if (!readAt.has(i)) return
-        for (const plan of plans) {
-          const index = f.events.plan(plan)
-          const tree = f.tree(plan)
-          if (index?.goal === undefined) {
-            expect(tree).toBeUndefined()
-            continue
-          }
-          // Read twice: the second read comes from the cache and must be the same object.
-          const again = f.tree(plan)
-          if (again === tree) cacheHits++
-          // Rebuild from exactly the events this plan has folded, in another order (the hash covers the whole tree).
-          const rebuilt = foldAll(rng.shuffle([...index.events.values()]))
-          expect(f.treeHash(plan), `${label}, read after ${i + 1} arrivals`).toBe(rebuilt.treeHash(plan))
-        }
+  it(
+    'reading trees while folding one event at a time gives what a rebuild of the folded events ' +
+      'gives, and the final trees equal foldAll',
+    () => {
+      const arb = fc.record({
+        a: fc.nat({ max: CORPUS - 1 }),
+        b: fc.option(fc.nat({ max: CORPUS - 1 }), { nil: undefined, freq: 2 }),
+        order: fc.noBias(fc.integer()),
+        dup: fc.constantFrom(0, 0.15),
+        reads: fc.integer({ min: 1, max: 3 })
       })
-      const ref = foldAll(all)
-      for (const plan of plans) {
-        expect(f.treeHash(plan), label).toBe(ref.treeHash(plan))
-        expect(f.tree(plan), label).toStrictEqual(ref.tree(plan))
-      }
-      expect(f.treeHash(pa.plan), `${label}: another plan's events changed this plan's tree`).toBe(corpus.reference(c.a).hash)
-      expect(f.swarmHash(), label).toBe(ref.swarmHash())
-      expect(f.events.parkedCount, label).toBe(0)
-      counter.add([
-        pb === undefined ? 'one plan' : 'two plans interleaved',
-        ...(parked > 0 ? ['parked events'] : []),
-        ...(cacheHits > 0 ? ['cached tree re-read'] : []),
-        ...(c.dup > 0 ? ['duplicates delivered'] : [])
-      ])
-    }), {
-      numRuns: RUNS,
-      seed: SEED,
-      reporter: out => { if (out.failed) throw new Error(`${fc.defaultReportMessage(out) ?? 'property failed'}\n${String((out.errorInstance as Error | null)?.message ?? '')}\n${REPLAY}`) }
-    })
-    console.log(`${counter.table('incremental cases')}\n  ${((performance.now() - t0) / 1000).toFixed(1)} s, seed ${SEED}`)
-    expect(counter.missing(['one plan', 'two plans interleaved', 'parked events', 'cached tree re-read', 'duplicates delivered'])).toEqual([])
-  })
+      const counter = new CaseCounter()
+      const t0 = performance.now()
+      fc.assert(
+        fc.property(arb, c => {
+          const pa = corpus.plan(c.a)
+          const pb = c.b === undefined || c.b === c.a ? undefined : corpus.plan(c.b)
+          const plans: PlanId[] = pb === undefined ? [pa.plan] : [pa.plan, pb.plan]
+          const all: PlanEvent[] = [...pa.events, ...(pb?.events ?? [])]
+          const rng = new Rng(c.order)
+          const arrival = arrivalOrder(all, rng, c.dup)
+          const readAt = new Set(Array.from({ length: c.reads }, () => rng.int(0, arrival.length - 1)))
+          const f = new Fold()
+          let parked = 0
+          let cacheHits = 0
+          const label = `plan seeds ${pa.seed}${pb === undefined ? '' : ` + ${pb.seed}`}, order ${c.order}`
+          arrival.forEach((e, i) => {
+            if (f.add(e, NO_CLOCK).status === 'parked') parked++
+            if (!readAt.has(i)) return
+            for (const plan of plans) {
+              const index = f.events.plan(plan)
+              const tree = f.tree(plan)
+              if (index?.goal === undefined) {
+                expect(tree).toBeUndefined()
+                continue
+              }
+              // Read twice: the second read comes from the cache and must be the same object.
+              const again = f.tree(plan)
+              if (again === tree) cacheHits++
+              // Rebuild from exactly the events this plan has folded, in another order (the hash covers the whole tree).
+              const rebuilt = foldAll(rng.shuffle([...index.events.values()]))
+              expect(f.treeHash(plan), `${label}, read after ${i + 1} arrivals`).toBe(rebuilt.treeHash(plan))
+            }
+          })
+          const ref = foldAll(all)
+          for (const plan of plans) {
+            expect(f.treeHash(plan), label).toBe(ref.treeHash(plan))
+            expect(f.tree(plan), label).toStrictEqual(ref.tree(plan))
+          }
+          expect(f.treeHash(pa.plan), `${label}: another plan's events changed this plan's tree`).toBe(
+            corpus.reference(c.a).hash
+          )
+          expect(f.swarmHash(), label).toBe(ref.swarmHash())
+          expect(f.events.parkedCount, label).toBe(0)
+          counter.add([
+            pb === undefined ? 'one plan' : 'two plans interleaved',
+            ...(parked > 0 ? ['parked events'] : []),
+            ...(cacheHits > 0 ? ['cached tree re-read'] : []),
+            ...(c.dup > 0 ? ['duplicates delivered'] : [])
+          ])
+        }),
+        {
+          numRuns: RUNS,
+          seed: SEED,
+          reporter: out => {
+            if (out.failed)
+              throw new Error(
+                `${fc.defaultReportMessage(out) ?? 'property failed'}\n` +
+                  `${String((out.errorInstance as Error | null)?.message ?? '')}\n${REPLAY}`
+              )
+          }
+        }
+      )
+      console.log(
+        `${counter.table('incremental cases')}\n  ${((performance.now() - t0) / 1000).toFixed(1)} s, seed ${SEED}`
+      )
+      expect(
+        counter.missing([
+          'one plan',
+          'two plans interleaved',
+          'parked events',
+          'cached tree re-read',
+          'duplicates delivered'
+        ])
+      ).toEqual([])
+    }
+  )
 })
 
 describe('fold: batches equal single adds', () => {
   it('arrivals cut into random batches (addBatch sorts each by stamp), mixed with single adds, fold to the reference tree', () => {
-    const arb = fc.record({ plan: fc.nat({ max: CORPUS - 1 }), order: fc.noBias(fc.integer()), cuts: fc.array(fc.nat({ max: 60 }), { minLength: 1, maxLength: 8 }) })
-    fc.assert(fc.property(arb, c => {
-      const p = corpus.plan(c.plan)
-      const rng = new Rng(c.order)
-      const arrival = arrivalOrder(p.events, rng)
-      const f = new Fold()
-      let at = 0
-      for (const [i, size] of c.cuts.entries()) {
-        const chunk = arrival.slice(at, at + size)
-        at += size
-        // Every other chunk one at a time, so batches meet a set that already has parked events.
-        if (i % 2 === 0) {
-          const out = f.addBatch(chunk, NO_CLOCK)
-          expect(out.map(o => o.event).sort(compareEvents)).toStrictEqual([...chunk].sort(compareEvents))
-        } else {
-          for (const e of chunk) f.add(e, NO_CLOCK)
+    const arb = fc.record({
+      plan: fc.nat({ max: CORPUS - 1 }),
+      order: fc.noBias(fc.integer()),
+      cuts: fc.array(fc.nat({ max: 60 }), { minLength: 1, maxLength: 8 })
+    })
+    fc.assert(
+      fc.property(arb, c => {
+        const p = corpus.plan(c.plan)
+        const rng = new Rng(c.order)
+        const arrival = arrivalOrder(p.events, rng)
+        const f = new Fold()
+        let at = 0
+        for (const [i, size] of c.cuts.entries()) {
+          const chunk = arrival.slice(at, at + size)
+          at += size
+          // Every other chunk one at a time, so batches meet a set that already has parked events.
+          if (i % 2 === 0) {
+            const out = f.addBatch(chunk, NO_CLOCK)
+            expect(out.map(o => o.event).sort(compareEvents)).toStrictEqual([...chunk].sort(compareEvents))
+          } else {
+            for (const e of chunk) f.add(e, NO_CLOCK)
+          }
         }
-      }
-      f.addBatch(arrival.slice(at), NO_CLOCK)
-      expect(f.treeHash(p.plan), `plan seed ${p.seed}, order ${c.order}`).toBe(corpus.reference(c.plan).hash)
-      expect(f.events.parkedCount).toBe(0)
-    }), { numRuns: RUNS, seed: SEED, reporter: reportWith(REPLAY) })
+        f.addBatch(arrival.slice(at), NO_CLOCK)
+        expect(f.treeHash(p.plan), `plan seed ${p.seed}, order ${c.order}`).toBe(corpus.reference(c.plan).hash)
+        expect(f.events.parkedCount).toBe(0)
+      }),
+      { numRuns: RUNS, seed: SEED, reporter: reportWith(REPLAY) }
+    )
   })
 })
 
 /** What claims and acceptance decided, per node and per task. */
-function outcomes (tree: PlanTree): unknown {
+function outcomes(tree: PlanTree): unknown {
   return {
     status: tree.status,
     nodes: tree.nodes.map(n => ({
       id: n.id,
       kind: n.kind,
       accepted: n.accepted,
-      attempts: n.attempts.map(a => ({ attempt: a.attempt, outcome: a.outcome, winner: a.winner, decidedBy: a.decidedBy }))
+      attempts: n.attempts.map(a => ({
+        attempt: a.attempt,
+        outcome: a.outcome,
+        winner: a.winner,
+        decidedBy: a.decidedBy
+      }))
     })),
     tasks: tree.tasks.map(t => ({
       id: t.id,
       status: t.status,
       owner: t.owner,
-      chains: t.chains.map(c => ({ claim: c.claim, owner: c.owner, renewals: c.renewals, lapseMs: c.lapseMs, end: c.end })),
+      chains: t.chains.map(c => ({
+        claim: c.claim,
+        owner: c.owner,
+        renewals: c.renewals,
+        lapseMs: c.lapseMs,
+        end: c.end
+      })),
       accepted: t.accepted,
       duplicates: t.duplicates,
       ignoredClaims: t.ignoredClaims
@@ -358,8 +466,11 @@ function outcomes (tree: PlanTree): unknown {
 }
 
 /** fast-check's default report, plus how to replay the whole run. */
-function reportWith<T> (replay: string): (out: fc.RunDetails<T>) => void {
+function reportWith<T>(replay: string): (out: fc.RunDetails<T>) => void {
   return out => {
-    if (out.failed) throw new Error(`${fc.defaultReportMessage(out) ?? 'property failed'}\n${String((out.errorInstance as Error | null)?.message ?? '')}\n${replay}`)
+    if (out.failed)
+      throw new Error(
+        `${fc.defaultReportMessage(out) ?? 'property failed'}\n${String((out.errorInstance as Error | null)?.message ?? '')}\n${replay}`
+      )
   }
 }

@@ -23,20 +23,38 @@ const PLAN_MS = 300_000
 describe('resilience: churn', () => {
   let swarm: ResilienceSwarm | undefined
 
-  afterAll(async () => { await swarm?.close() }, 120_000)
+  afterAll(async () => {
+    await swarm?.close()
+  }, 120_000)
 
   it('peers join and leave every second for 60 s while a plan runs: converged at the end', async () => {
     swarm = await ResilienceSwarm.start({
       label: 'churn',
-      nodes: [{ role: 'observer' }, { role: 'decomposer' }, { role: 'scorer' }, { role: 'executor' }, { role: 'executor' }],
+      nodes: [
+        { role: 'observer' },
+        { role: 'decomposer' },
+        { role: 'scorer' },
+        { role: 'executor' },
+        { role: 'executor' }
+      ],
       // Slow executions and two levels of splits: the plan is still running while the peers churn.
-      fake: { auto: { children: 3, leafDepth: 2 }, script: req => ({ kind: 'auto', delayMs: req.tool === 'report_result' ? 4_000 : 200 }) }
+      fake: {
+        auto: { children: 3, leafDepth: 2 },
+        script: req => ({ kind: 'auto', delayMs: req.tool === 'report_result' ? 4_000 : 200 })
+      }
     })
     const s = swarm
     const scorer = s.byName('scorer-1')
     const clock = new Stopwatch()
     // The committee is the base scorer alone: churning scorers stay outside it.
-    const { plan } = await s.submit('plan a road trip along the coast of Portugal', ['--max-depth', '2', '--lease-ms', '3000', '--committee', scorer.peerId])
+    const { plan } = await s.submit('plan a road trip along the coast of Portugal', [
+      '--max-depth',
+      '2',
+      '--lease-ms',
+      '3000',
+      '--committee',
+      scorer.peerId
+    ])
     clock.mark('submitted')
 
     const leaving: Array<Promise<void>> = []
@@ -55,14 +73,16 @@ describe('resilience: churn', () => {
         starting++
         const lifetime = LIFETIMES_MS[i % LIFETIMES_MS.length] as number
         // ... and leaves, by SIGKILL or SIGTERM in turn, a lifetime after it is up (the last ones stay).
-        leaving.push(node.ready.then(async () => {
-          starting--
-          up++
-          await new Promise(resolve => setTimeout(resolve, lifetime))
-          if (!churning()) return
-          await (i % 2 === 0 ? s.kill9(node) : s.stop(node))
-          left++
-        }))
+        leaving.push(
+          node.ready.then(async () => {
+            starting--
+            up++
+            await new Promise(resolve => setTimeout(resolve, lifetime))
+            if (!churning()) return
+            await (i % 2 === 0 ? s.kill9(node) : s.stop(node))
+            left++
+          })
+        )
       }
       await new Promise(resolve => setTimeout(resolve, EVERY_MS))
     }

@@ -18,28 +18,60 @@ import type { Bodies, EventId, EventType, PeerIdString, PlanEvent } from '../../
 import type { PlanTree } from '../../src/core/tree.js'
 
 const SWARM = 'inv-test'
-let author: { id: PeerIdString, key: PrivateKey }
-let goal: { event: PlanEvent, bytes: Uint8Array }
+let author: { id: PeerIdString; key: PrivateKey }
+let goal: { event: PlanEvent; bytes: Uint8Array }
 
-async function signed<T extends EventType> (type: T, plan: string, deps: readonly EventId[], body: Bodies[T], ms: number): Promise<{ event: PlanEvent, bytes: Uint8Array }> {
-  return await signEvent({ v: PROTOCOL_VERSION, swarm: SWARM, type, plan, author: author.id, hlc: { ms, c: 0 }, deps: [...deps].sort(), body }, author.key)
+async function signed<T extends EventType>(
+  type: T,
+  plan: string,
+  deps: readonly EventId[],
+  body: Bodies[T],
+  ms: number
+): Promise<{ event: PlanEvent; bytes: Uint8Array }> {
+  return await signEvent(
+    {
+      v: PROTOCOL_VERSION,
+      swarm: SWARM,
+      type,
+      plan,
+      author: author.id,
+      hlc: { ms, c: 0 },
+      deps: [...deps].sort(),
+      body
+    },
+    author.key
+  )
 }
 
-function storeWith (label: string, events: ReadonlyArray<{ event: PlanEvent, bytes: Uint8Array }>): string {
+function storeWith(label: string, events: ReadonlyArray<{ event: PlanEvent; bytes: Uint8Array }>): string {
   const dir = join(tempDir('inv'), label)
   mkdirSync(dir, { recursive: true })
   const store = openEventStore({ dir })
-  for (const e of events) store.put({ id: e.event.id, plan: e.event.env.type === 'goal-submitted' ? e.event.id : e.event.env.plan, bytes: e.bytes, receivedMs: 0 })
+  for (const e of events)
+    store.put({
+      id: e.event.id,
+      plan: e.event.env.type === 'goal-submitted' ? e.event.id : e.event.env.plan,
+      bytes: e.bytes,
+      receivedMs: 0
+    })
   store.close()
   return dir
 }
 
 beforeAll(async () => {
-  ;[author] = await makePeers(1) as [{ id: PeerIdString, key: PrivateKey }]
-  goal = await signed('goal-submitted', '', [], { text: 'plan a test', params: { ...DEFAULT_PARAMS, committee: [author.id], quorum: 1 } }, 1_000)
+  ;[author] = (await makePeers(1)) as [{ id: PeerIdString; key: PrivateKey }]
+  goal = await signed(
+    'goal-submitted',
+    '',
+    [],
+    { text: 'plan a test', params: { ...DEFAULT_PARAMS, committee: [author.id], quorum: 1 } },
+    1_000
+  )
 })
 
-afterAll(() => { removeTempDirs() })
+afterAll(() => {
+  removeTempDirs()
+})
 
 describe('resilience invariants: the checker reports what is wrong', () => {
   it('a clean store has no problems', async () => {
@@ -71,12 +103,21 @@ describe('resilience invariants: the checker reports what is wrong', () => {
     const dir = storeWith('lost', [goal])
     const snap = snapshotIds(dir)
     snap.add('e'.repeat(64))
-    const report = await checkInvariants({ swarm: SWARM, stores: [{ name: 'n', dataDir: dir, live: true }], live: [], snapshots: [{ dataDir: dir, ids: snap, label: 'before' }], convergeTimeoutMs: 0 })
+    const report = await checkInvariants({
+      swarm: SWARM,
+      stores: [{ name: 'n', dataDir: dir, live: true }],
+      live: [],
+      snapshots: [{ dataDir: dir, ids: snap, label: 'before' }],
+      convergeTimeoutMs: 0
+    })
     expect(report.failures.join('\n')).toMatch(/1 of 2 events held before are gone/)
   })
 
   it('a task with two accepted results', () => {
-    const tree = { plan: 'p'.repeat(64), tasks: [{ id: 't'.repeat(64), results: [{ accepted: true }, { accepted: true }] }] } as unknown as PlanTree
+    const tree = {
+      plan: 'p'.repeat(64),
+      tasks: [{ id: 't'.repeat(64), results: [{ accepted: true }, { accepted: true }] }]
+    } as unknown as PlanTree
     expect(multipleAccepted(tree)).toHaveLength(1)
   })
 })

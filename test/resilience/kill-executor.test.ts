@@ -13,20 +13,28 @@ import type { RecordedRequest } from '../helpers/fake-llm.js'
 const LEASE_MS = 3_000
 const PLAN_MS = 240_000
 
-function modelOf (req: RecordedRequest): string {
+function modelOf(req: RecordedRequest): string {
   return String((req.body as { model?: unknown } | undefined)?.model ?? '')
 }
 
 describe('resilience: kill -9 an executor holding a claim', () => {
   let swarm: ResilienceSwarm | undefined
 
-  afterAll(async () => { await swarm?.close() }, 60_000)
+  afterAll(async () => {
+    await swarm?.close()
+  }, 60_000)
 
   it('another executor takes the leaf after the lease, the plan completes, and the invariants hold', async () => {
     let victim: string | undefined
     swarm = await ResilienceSwarm.start({
       label: 'kill-exec',
-      nodes: [{ role: 'observer' }, { role: 'decomposer' }, { role: 'scorer' }, { role: 'executor' }, { role: 'executor' }],
+      nodes: [
+        { role: 'observer' },
+        { role: 'decomposer' },
+        { role: 'scorer' },
+        { role: 'executor' },
+        { role: 'executor' }
+      ],
       fake: {
         auto: { children: 2 },
         script: req => {
@@ -42,12 +50,23 @@ describe('resilience: kill -9 an executor holding a claim', () => {
     clock.mark('submitted')
 
     // The victim is executing: its claim is in the tree and its model call hangs.
-    const held = await s.waitPlan(s.seed, plan, 'a task claimed by the executor whose model call hangs', t => {
-      if (victim === undefined) return false
-      const owner = s.byName(victim.replace(/^fake-/, '')).peerId
-      // ... and it has renewed its lease at least once, so the chain that lapses is a renewed one.
-      return t.tasks.some(task => task.status === 'claimed' && task.owner === owner && (task.chains[task.chains.length - 1]?.renewals ?? 0) >= 1)
-    }, PLAN_MS)
+    const held = await s.waitPlan(
+      s.seed,
+      plan,
+      'a task claimed by the executor whose model call hangs',
+      t => {
+        if (victim === undefined) return false
+        const owner = s.byName(victim.replace(/^fake-/, '')).peerId
+        // ... and it has renewed its lease at least once, so the chain that lapses is a renewed one.
+        return t.tasks.some(
+          task =>
+            task.status === 'claimed' &&
+            task.owner === owner &&
+            (task.chains[task.chains.length - 1]?.renewals ?? 0) >= 1
+        )
+      },
+      PLAN_MS
+    )
     const victimNode = s.byName((victim as string).replace(/^fake-/, ''))
     const heldTasks = held.tasks.filter(t => t.status === 'claimed' && t.owner === victimNode.peerId).map(t => t.id)
     s.snapshot(victimNode, 'before the kill')
@@ -55,10 +74,17 @@ describe('resilience: kill -9 an executor holding a claim', () => {
     await s.kill9(victimNode)
     clock.mark('killed')
 
-    const takenOver = await s.waitPlan(s.seed, plan, 'another executor to take over the leaf', t => heldTasks.every(id => {
-      const task = t.tasks.find(x => x.id === id)
-      return task !== undefined && task.chains.some(c => c.owner !== victimNode.peerId)
-    }), PLAN_MS)
+    const takenOver = await s.waitPlan(
+      s.seed,
+      plan,
+      'another executor to take over the leaf',
+      t =>
+        heldTasks.every(id => {
+          const task = t.tasks.find(x => x.id === id)
+          return task !== undefined && task.chains.some(c => c.owner !== victimNode.peerId)
+        }),
+      PLAN_MS
+    )
     const takeoverMs = clock.mark('taken over')
     for (const id of heldTasks) {
       const task = takenOver.tasks.find(x => x.id === id)

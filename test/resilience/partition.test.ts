@@ -30,14 +30,21 @@ const PLAN_MS = 240_000
 
 describe.skipIf(why !== undefined)('resilience: a partition mid-plan, then heal', () => {
   let s: NetSwarm | undefined
-  afterAll(async () => { await s?.close() }, 60_000)
+  afterAll(async () => {
+    await s?.close()
+  }, 60_000)
 
   it('ends with one treeHash everywhere, equal to the fold of the union, and no task with two accepted results', async () => {
     const clock = new Stopwatch()
     s = await NetSwarm.create({ label: 'partition', fake: { latencyMs: 100, auto: { children: 2, leafDepth: 2 } } })
     const layout: Array<[string, string, 'A' | 'B']> = [
-      ['scorer-a1', 'scorer', 'A'], ['scorer-a2', 'scorer', 'A'], ['decomposer-a', 'decomposer', 'A'], ['executor-a', 'executor', 'A'],
-      ['scorer-b', 'scorer', 'B'], ['decomposer-b', 'decomposer', 'B'], ['executor-b', 'executor', 'B']
+      ['scorer-a1', 'scorer', 'A'],
+      ['scorer-a2', 'scorer', 'A'],
+      ['decomposer-a', 'decomposer', 'A'],
+      ['executor-a', 'executor', 'A'],
+      ['scorer-b', 'scorer', 'B'],
+      ['decomposer-b', 'decomposer', 'B'],
+      ['executor-b', 'executor', 'B']
     ]
     const nodes: NetNode[] = []
     for (const [name, role, side] of layout) nodes.push(await s.prepare(name, role, await s.host(side)))
@@ -45,14 +52,23 @@ describe.skipIf(why !== undefined)('resilience: a partition mid-plan, then heal'
     // Every node bootstraps to one peer on each side, so each side finds the other again after the heal.
     const seeds = [nodes[0], nodes[4]] as NetNode[]
     const sw = s
-    await Promise.all(nodes.map(async n => { await sw.start(n, `/ip4/${n.host.lanIp as string}/tcp/4001`, seeds.filter(x => x !== n).map(addr)) }))
+    await Promise.all(
+      nodes.map(async n => {
+        await sw.start(n, `/ip4/${n.host.lanIp as string}/tcp/4001`, seeds.filter(x => x !== n).map(addr))
+      })
+    )
     await s.waitRoster(nodes[0] as NetNode, nodes)
     clock.mark('swarm up')
 
     const clientHost = await s.host('A')
     const committee = nodes.filter(n => n.role === 'scorer').map(n => n.peerId)
-    const { plan } = await s.submit(clientHost, 'plan a two-week trip to Japan', `/ip4/${clientHost.lanIp as string}/tcp/4001`, seeds.map(addr),
-      ['--committee', committee.join(','), '--max-depth', '2', '--lease-ms', '3000', '--max-claim-ms', '120000'])
+    const { plan } = await s.submit(
+      clientHost,
+      'plan a two-week trip to Japan',
+      `/ip4/${clientHost.lanIp as string}/tcp/4001`,
+      seeds.map(addr),
+      ['--committee', committee.join(','), '--max-depth', '2', '--lease-ms', '3000', '--max-claim-ms', '120000']
+    )
     clock.mark('submitted')
 
     // Mid-plan: once the root's split is accepted on side B too (so both sides have work), cut.
@@ -62,7 +78,11 @@ describe.skipIf(why !== undefined)('resilience: a partition mid-plan, then heal'
     const progressAtCut = (await s.plan(nodes[0] as NetNode, plan))?.tree
     await new Promise(resolve => setTimeout(resolve, CUT_MS))
     // What each store holds at the end of the cut must still be there at the end.
-    const snapshots: Snapshot[] = nodes.map(n => ({ dataDir: n.dataDir, ids: snapshotIds(n.dataDir), label: 'at the heal' }))
+    const snapshots: Snapshot[] = nodes.map(n => ({
+      dataDir: n.dataDir,
+      ids: snapshotIds(n.dataDir),
+      label: 'at the heal'
+    }))
     const sides = await Promise.all([nodes[0], nodes[4]].map(async n => (await s?.plan(n as NetNode, plan))?.treeHash))
     s.lab.heal()
     clock.mark('healed')

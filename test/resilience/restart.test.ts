@@ -18,7 +18,9 @@ const PLAN_MS = 240_000
 describe('resilience: restart a node on its data dir mid-plan', () => {
   let swarm: ResilienceSwarm | undefined
 
-  afterAll(async () => { await swarm?.close() }, 60_000)
+  afterAll(async () => {
+    await swarm?.close()
+  }, 60_000)
 
   it('keeps every event and its peer id, catches up the rest, and the plan completes', async () => {
     let hung: number | undefined
@@ -44,8 +46,19 @@ describe('resilience: restart a node on its data dir mid-plan', () => {
     const victim = s.byName('executor-1')
     const peerId = victim.peerId
     // Mid-plan: the executor holds a claim it has renewed, its model call hanging.
-    await s.waitPlan(s.seed, plan, 'executor-1 to hold a renewed claim', t =>
-      t.tasks.some(task => task.status === 'claimed' && task.owner === peerId && (task.chains[task.chains.length - 1]?.renewals ?? 0) >= 1), PLAN_MS)
+    await s.waitPlan(
+      s.seed,
+      plan,
+      'executor-1 to hold a renewed claim',
+      t =>
+        t.tasks.some(
+          task =>
+            task.status === 'claimed' &&
+            task.owner === peerId &&
+            (task.chains[task.chains.length - 1]?.renewals ?? 0) >= 1
+        ),
+      PLAN_MS
+    )
     const before = s.snapshot(victim, 'before the kill')
     await s.kill9(victim)
     clock.mark('killed')
@@ -58,7 +71,7 @@ describe('resilience: restart a node on its data dir mid-plan', () => {
     expect(victim.peerId).toBe(peerId)
 
     // Everything it had is there at once, folded from its own store.
-    const events = await (await fetch(`${victim.http}/plans/${plan}/events`)).json() as Array<{ id: string }>
+    const events = (await (await fetch(`${victim.http}/plans/${plan}/events`)).json()) as Array<{ id: string }>
     const served = new Set(events.map(e => e.id))
     const missing = [...before.ids].filter(id => !served.has(id))
     expect(missing, 'events the restarted node held before its kill').toEqual([])

@@ -27,13 +27,25 @@ import { FAULT_KINDS } from '../../src/sim/faults.js'
 import type { RunReport } from '../../src/sim/run.js'
 import type { FaultKind } from '../../src/sim/faults.js'
 
-const regressions = (JSON.parse(readFileSync(new URL('./regressions.json', import.meta.url), 'utf8')) as { seeds: Array<{ seed: number, nodes: number, faults: FaultKind[], review?: boolean, maxDepth?: number }> }).seeds
+const regressions = (
+  JSON.parse(readFileSync(new URL('./regressions.json', import.meta.url), 'utf8')) as {
+    seeds: Array<{ seed: number; nodes: number; faults: FaultKind[]; review?: boolean; maxDepth?: number }>
+  }
+).seeds
 
-function explain (r: RunReport): string {
-  return `seed ${r.seed} (${r.nodes} nodes, faults ${r.faults.join(',') || 'none'}) failed: ${r.outcome}\n  ${r.checks.problems.slice(0, 8).join('\n  ')}\n  replay: ${r.replay}`
+function explain(r: RunReport): string {
+  return (
+    `seed ${r.seed} (${r.nodes} nodes, faults ${r.faults.join(',') || 'none'}) ` +
+    `failed: ${r.outcome}\n  ${r.checks.problems.slice(0, 8).join('\n  ')}\n  ` +
+    `replay: ${r.replay}`
+  )
 }
 
-async function sweep (seeds: readonly number[], nodesOf: (seed: number) => number, faults: readonly FaultKind[]): Promise<RunReport[]> {
+async function sweep(
+  seeds: readonly number[],
+  nodesOf: (seed: number) => number,
+  faults: readonly FaultKind[]
+): Promise<RunReport[]> {
   const out: RunReport[] = []
   for (const seed of seeds) {
     const r = await runSeed({ seed, nodes: nodesOf(seed), faults })
@@ -46,7 +58,14 @@ async function sweep (seeds: readonly number[], nodesOf: (seed: number) => numbe
 const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i)
 
 /** A report without what the real machine measured (wall time, memory). */
-const strip = (r: RunReport): Record<string, unknown> => ({ ...r, wallMs: 0, heapMb: 0, rssMb: 0, peakHeapMb: 0, peakRssMb: 0 })
+const strip = (r: RunReport): Record<string, unknown> => ({
+  ...r,
+  wallMs: 0,
+  heapMb: 0,
+  rssMb: 0,
+  peakHeapMb: 0,
+  peakRssMb: 0
+})
 
 describe('the real node in the simulator', () => {
   it('without faults: 60 seeds at 5 to 12 nodes finish, converge, and never execute a task twice', async () => {
@@ -117,7 +136,13 @@ describe('the real node in the simulator', () => {
   it('the checks can fail: without sync sessions, lossy links leave replicas apart', async () => {
     let failed = 0
     for (const seed of range(5_000, 6)) {
-      const r = await runSeed({ seed, nodes: 8, faults: ['links', 'partition'], withoutSync: true, deadlineMs: 120_000 })
+      const r = await runSeed({
+        seed,
+        nodes: 8,
+        faults: ['links', 'partition'],
+        withoutSync: true,
+        deadlineMs: 120_000
+      })
       if (!r.ok) failed++
     }
     expect(failed).toBeGreaterThan(0)
@@ -125,7 +150,13 @@ describe('the real node in the simulator', () => {
 
   it('seeds that once failed', async () => {
     for (const r of regressions) {
-      const rep = await runSeed({ seed: r.seed, nodes: r.nodes, faults: r.faults, review: r.review, maxDepth: r.maxDepth })
+      const rep = await runSeed({
+        seed: r.seed,
+        nodes: r.nodes,
+        faults: r.faults,
+        review: r.review,
+        maxDepth: r.maxDepth
+      })
       expect(rep.ok, explain(rep)).toBe(true)
     }
   }, 120_000)

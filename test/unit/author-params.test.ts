@@ -11,7 +11,9 @@ import { peerIdOf, testKeys } from '../helpers/arbitraries.js'
 import type { PeerIdString } from '../../src/core/events.js'
 
 let ids: PeerIdString[] = []
-beforeAll(async () => { ids = (await testKeys(4)).map(peerIdOf).sort() })
+beforeAll(async () => {
+  ids = (await testKeys(4)).map(peerIdOf).sort()
+})
 
 describe('planParams: approvers and executors', () => {
   it('without the new flags: a v1 goal with exactly the v1 keys', () => {
@@ -22,18 +24,24 @@ describe('planParams: approvers and executors', () => {
     expect(paramsVersion(planParams({ executors: 'model' }, ids.slice(0, 2)))).toBe(1)
   })
 
-  it('--approver adds the person to the committee; the default quorum counts them; --approve defaults to both, or splits without review', () => {
-    const scorers = ids.slice(0, 2)
-    const person = ids[3] as PeerIdString
-    const p = planParams({ approver: [person] }, scorers)
-    expect(p.committee).toStrictEqual([...scorers, person].sort())
-    expect(p.quorum).toBe(2)
-    expect(p.approvers).toStrictEqual({ ids: [person], for: 'splits' })
-    expect(paramsVersion(p)).toBe(2)
-    expect(validateParams(p, 'params', 2)).toBeNull()
-    expect(planParams({ approver: [person], review: true }, scorers).approvers?.for).toBe('both')
-    expect(planParams({ approver: [person], review: true, approve: 'results' }, scorers).approvers?.for).toBe('results')
-  })
+  it(
+    '--approver adds the person to the committee; the default quorum counts them; --approve ' +
+      'defaults to both, or splits without review',
+    () => {
+      const scorers = ids.slice(0, 2)
+      const person = ids[3] as PeerIdString
+      const p = planParams({ approver: [person] }, scorers)
+      expect(p.committee).toStrictEqual([...scorers, person].sort())
+      expect(p.quorum).toBe(2)
+      expect(p.approvers).toStrictEqual({ ids: [person], for: 'splits' })
+      expect(paramsVersion(p)).toBe(2)
+      expect(validateParams(p, 'params', 2)).toBeNull()
+      expect(planParams({ approver: [person], review: true }, scorers).approvers?.for).toBe('both')
+      expect(planParams({ approver: [person], review: true, approve: 'results' }, scorers).approvers?.for).toBe(
+        'results'
+      )
+    }
+  )
 
   it('repeated and comma-separated approvers are sorted without repeats', () => {
     const a = ids[2] as PeerIdString
@@ -52,8 +60,14 @@ describe('planParams: approvers and executors', () => {
   it('says what to change for a bad value', () => {
     expect(() => planParams({ approver: ['bob'] }, ids.slice(0, 1))).toThrow(/--approver: "bob" is not a peer id/)
     expect(() => planParams({ approve: 'splits' }, ids.slice(0, 1))).toThrow(/--approve needs --approver/)
-    expect(() => planParams({ approver: [ids[1] as string], approve: 'results' }, ids.slice(0, 1))).toThrow(/add --review/)
-    expect(() => planParams({ approver: [ids[1] as string], approve: 'everything' }, ids.slice(0, 1))).toThrow(/--approve "everything": expected one of splits, results, both/)
-    expect(() => planParams({ executors: 'robots' }, ids.slice(0, 1))).toThrow(/--executors "robots": expected one of model, outside, any/)
+    expect(() => planParams({ approver: [ids[1] as string], approve: 'results' }, ids.slice(0, 1))).toThrow(
+      /add --review/
+    )
+    expect(() => planParams({ approver: [ids[1] as string], approve: 'everything' }, ids.slice(0, 1))).toThrow(
+      /--approve "everything": expected one of splits, results, both/
+    )
+    expect(() => planParams({ executors: 'robots' }, ids.slice(0, 1))).toThrow(
+      /--executors "robots": expected one of model, outside, any/
+    )
   })
 })

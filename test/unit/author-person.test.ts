@@ -31,7 +31,7 @@ beforeAll(async () => {
 })
 
 /** A node view of `me` over a fold: publish stamps 1 ms after the latest dep and folds. */
-function viewOf (me: PeerIdString, fold: Fold): PersonView & { published: PlanEvent[] } {
+function viewOf(me: PeerIdString, fold: Fold): PersonView & { published: PlanEvent[] } {
   const published: PlanEvent[] = []
   return {
     me,
@@ -44,7 +44,15 @@ function viewOf (me: PeerIdString, fold: Fold): PersonView & { published: PlanEv
     publish: async <T extends EventType>(type: T, plan: PlanId | '', cites: readonly EventId[], body: Bodies[T]) => {
       const deps = [...new Set(plan === '' ? cites : [plan as string as EventId, ...cites])]
       const ms = Math.max(0, ...deps.map(d => fold.events.get(d)?.env.hlc.ms ?? 0)) + 1
-      const e = makeEvent({ v: eventVersion(type, body, plan === '' ? undefined : fold.events.get(plan as string as EventId)), type, plan, author: me, hlc: { ms, c: 0 }, deps, body })
+      const e = makeEvent({
+        v: eventVersion(type, body, plan === '' ? undefined : fold.events.get(plan as string as EventId)),
+        type,
+        plan,
+        author: me,
+        hlc: { ms, c: 0 },
+        deps,
+        body
+      })
       expect(validateEnvelope(e.env), `${type} by ${me} has the wire shape`).toBeNull()
       const out = fold.add(e, NO_CLOCK)
       if (out.status !== 'folded') throw new Error(`not folded: ${JSON.stringify(out)}`)
@@ -54,37 +62,70 @@ function viewOf (me: PeerIdString, fold: Fold): PersonView & { published: PlanEv
   }
 }
 
-function setup (params: Partial<PlanParams> = {}): { b: PlanBuilder, f: Fold, me: ReturnType<typeof viewOf>, tree: () => PlanTree } {
+function setup(params: Partial<PlanParams> = {}): {
+  b: PlanBuilder
+  f: Fold
+  me: ReturnType<typeof viewOf>
+  tree: () => PlanTree
+} {
   const b = new PlanBuilder(cast.author, [s0, s1, person], { quorum: 2, ...params })
   const f = new Fold()
   f.add(b.goal, NO_CLOCK)
   return { b, f, me: viewOf(person, f), tree: () => f.tree(b.plan) as PlanTree }
 }
 
-async function refused (p: Promise<unknown>, re: RegExp, view: { published: PlanEvent[] }): Promise<void> {
+async function refused(p: Promise<unknown>, re: RegExp, view: { published: PlanEvent[] }): Promise<void> {
   const before = view.published.length
-  const err = await p.then(() => null, (e: unknown) => e)
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e
+  )
   expect(err).toBeInstanceOf(ConfigError)
   expect((err as Error).message).toMatch(re)
   expect(view.published.length, 'nothing published').toBe(before)
 }
 
 describe('choosing a split', () => {
-  it('awaitingMe shows the open attempt with its proposals, the scorers\' scores and notes; castVote decides as an approver', async () => {
+  it("awaitingMe shows the open attempt with its proposals, the scorers' scores and notes; castVote decides as an approver", async () => {
     const { b, f, me, tree } = setup({ approvers: { ids: [person], for: 'splits' } })
     const p = b.propose(d0, b.root, 1, subgoals(['book flights', 'book hotels']), 2000)
     const q = b.propose(d1, b.root, 1, subgoals(['Tokyo', 'Kyoto']), 2010)
-    for (const e of [p, q, b.ballot(s0, { node: b.root, attempt: 1 }, p, 2100, { judged: [p, q], notes: 'p covers more' }), b.ballot(s1, { node: b.root, attempt: 1 }, p, 2200, { judged: [p, q] })]) f.add(e, NO_CLOCK)
+    for (const e of [
+      p,
+      q,
+      b.ballot(s0, { node: b.root, attempt: 1 }, p, 2100, { judged: [p, q], notes: 'p covers more' }),
+      b.ballot(s1, { node: b.root, attempt: 1 }, p, 2200, { judged: [p, q] })
+    ])
+      f.add(e, NO_CLOCK)
     const [item, ...rest] = awaitingMe(me)
     expect(rest).toStrictEqual([])
-    expect(item).toMatchObject({ plan: b.plan, node: b.root, ask: 'choose a split', attempt: 1, approver: true, sinceMs: 2000, task: null, result: null })
-    expect(item?.proposals.map(x => x.titles)).toStrictEqual([['book flights', 'book hotels'], ['Tokyo', 'Kyoto']])
-    expect(item?.proposals[0]?.scores).toStrictEqual([{ scorer: s0, score: 80, notes: 'ok' }, { scorer: s1, score: 80, notes: 'ok' }])
+    expect(item).toMatchObject({
+      plan: b.plan,
+      node: b.root,
+      ask: 'choose a split',
+      attempt: 1,
+      approver: true,
+      sinceMs: 2000,
+      task: null,
+      result: null
+    })
+    expect(item?.proposals.map(x => x.titles)).toStrictEqual([
+      ['book flights', 'book hotels'],
+      ['Tokyo', 'Kyoto']
+    ])
+    expect(item?.proposals[0]?.scores).toStrictEqual([
+      { scorer: s0, score: 80, notes: 'ok' },
+      { scorer: s1, score: 80, notes: 'ok' }
+    ])
     expect(item?.notes).toStrictEqual([{ author: s0, notes: 'p covers more' }])
     expect(awaitingMe(viewOf(s0, f))).toStrictEqual([])
 
     const ballot = await castVote(me, b.plan.slice(0, 10), b.root.slice(0, 10), p.id.slice(0, 8))
-    expect(ballot.env.body).toMatchObject({ choice: p.id, scores: [{ proposal: p.id, score: 100, notes: '' }], committee: b.goal.id })
+    expect(ballot.env.body).toMatchObject({
+      choice: p.id,
+      scores: [{ proposal: p.id, score: 100, notes: '' }],
+      committee: b.goal.id
+    })
     expect(ballot.env.v).toBe(2)
     expect(rootOf(tree())).toMatchObject({ kind: 'composite', accepted: p.id })
     expect(awaitingMe(me)).toStrictEqual([])
@@ -116,31 +157,45 @@ describe('choosing a split', () => {
     expect(rootOf(tree()).attempts[0]?.ballots.map(x => x.id)).toContain(ballot.id)
   })
 
-  it('refuses, saying what to do: not in the committee, not waiting, a second ballot, unknown ids, long notes, a finished plan', async () => {
-    const { b, f, me } = setup()
-    const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
-    f.add(p, NO_CLOCK)
-    const other = viewOf(stranger, f)
-    await refused(castVote(other, b.plan, b.root, p.id), /not in the committee of plan .*amend/, other)
-    await refused(castVote(me, b.plan, b.root, 'f'.repeat(64)), /no proposal "f{64}" of attempt 1/, me)
-    await refused(castVote(me, 'abc', b.root, p.id), /no plan "abc"/, me)
-    await refused(castVote(me, b.plan, b.root, p.id, 'x'.repeat(MAX_NOTES_CHARS + 1)), /the most is 4000/, me)
-    await castVote(me, b.plan, b.root, p.id)
-    await refused(castVote(me, b.plan, b.root, p.id), /already cast a ballot .*equivocation/, me)
-    f.add(b.ballot(s0, { node: b.root, attempt: 1 }, p, 2200), NO_CLOCK)
-    await refused(castVote(viewOf(s1, f), b.plan, b.root, p.id), /is not waiting for a ballot: it is (blocked|ready)/, viewOf(s1, f))
-    f.add(b.cancel(3000), NO_CLOCK)
-    await refused(castVote(me, b.plan, b.root, p.id), /is cancelled: there is nothing left to decide/, me)
-    expect(awaitingMe(me)).toStrictEqual([])
-  })
+  it(
+    'refuses, saying what to do: not in the committee, not waiting, a second ballot, unknown ' +
+      'ids, long notes, a finished plan',
+    async () => {
+      const { b, f, me } = setup()
+      const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
+      f.add(p, NO_CLOCK)
+      const other = viewOf(stranger, f)
+      await refused(castVote(other, b.plan, b.root, p.id), /not in the committee of plan .*amend/, other)
+      await refused(castVote(me, b.plan, b.root, 'f'.repeat(64)), /no proposal "f{64}" of attempt 1/, me)
+      await refused(castVote(me, 'abc', b.root, p.id), /no plan "abc"/, me)
+      await refused(castVote(me, b.plan, b.root, p.id, 'x'.repeat(MAX_NOTES_CHARS + 1)), /the most is 4000/, me)
+      await castVote(me, b.plan, b.root, p.id)
+      await refused(castVote(me, b.plan, b.root, p.id), /already cast a ballot .*equivocation/, me)
+      f.add(b.ballot(s0, { node: b.root, attempt: 1 }, p, 2200), NO_CLOCK)
+      await refused(
+        castVote(viewOf(s1, f), b.plan, b.root, p.id),
+        /is not waiting for a ballot: it is (blocked|ready)/,
+        viewOf(s1, f)
+      )
+      f.add(b.cancel(3000), NO_CLOCK)
+      await refused(castVote(me, b.plan, b.root, p.id), /is cancelled: there is nothing left to decide/, me)
+      expect(awaitingMe(me)).toStrictEqual([])
+    }
+  )
 })
 
 describe('reviewing a result', () => {
-  function reviewPlan (): ReturnType<typeof setup> & { t: ReturnType<typeof leafTask> } {
+  function reviewPlan(): ReturnType<typeof setup> & { t: ReturnType<typeof leafTask> } {
     const s = setup({ review: true, approvers: { ids: [person], for: 'results' } })
-    const sp = split(s.b, { node: s.b.root, by: d0, titles: ['book flights', 'book hotels'], voters: [s0, s1], at: 2000 })
+    const sp = split(s.b, {
+      node: s.b.root,
+      by: d0,
+      titles: ['book flights', 'book hotels'],
+      voters: [s0, s1],
+      at: 2000
+    })
     for (const e of sp.events) s.f.add(e, NO_CLOCK)
-    return { ...s, t: leafTask(sp.children[0] as NonNullable<typeof sp.children[0]>) }
+    return { ...s, t: leafTask(sp.children[0] as NonNullable<(typeof sp.children)[0]>) }
   }
 
   it('awaitingMe shows the result; a reject with notes reopens the task, and the redone result is accepted', async () => {
@@ -148,7 +203,15 @@ describe('reviewing a result', () => {
     const c = b.claim(e0, t, 3000)
     const r1 = b.result(c, 3500, 'flights: NRT')
     for (const e of [c, r1, b.review(s0, r1, 'accept', 3600), b.review(s1, r1, 'accept', 3700)]) f.add(e, NO_CLOCK)
-    expect(awaitingMe(me)).toMatchObject([{ ask: 'review a result', task: t, approver: true, sinceMs: 3500, result: { id: r1.id, output: 'flights: NRT', author: e0, source: 'llm' } }])
+    expect(awaitingMe(me)).toMatchObject([
+      {
+        ask: 'review a result',
+        task: t,
+        approver: true,
+        sinceMs: 3500,
+        result: { id: r1.id, output: 'flights: NRT', author: e0, source: 'llm' }
+      }
+    ])
     await refused(castReview(me, b.plan, t, 'reject'), /a reject needs notes/, me)
     const no = await castReview(me, b.plan, t.slice(0, 12), 'reject', 'add the prices')
     expect(no.env.body).toMatchObject({ result: r1.id, verdict: 'reject', notes: 'add the prices' })
@@ -174,6 +237,10 @@ describe('reviewing a result', () => {
     const plain = setup()
     const sp = split(plain.b, { node: plain.b.root, by: d0, titles: ['a', 'b'], voters: [s0, s1], at: 2000 })
     for (const e of sp.events) plain.f.add(e, NO_CLOCK)
-    await refused(castReview(plain.me, plain.b.plan, leafTask(sp.children[0] as NonNullable<typeof sp.children[0]>), 'accept'), /does not ask for review/, plain.me)
+    await refused(
+      castReview(plain.me, plain.b.plan, leafTask(sp.children[0] as NonNullable<(typeof sp.children)[0]>), 'accept'),
+      /does not ask for review/,
+      plain.me
+    )
   })
 })

@@ -16,13 +16,20 @@ describe('the release comes from package.json alone', () => {
 
   it('`--version` prints it, alone or beside a role, and --help lists the option', async () => {
     const run = async (...args: string[]): Promise<string> =>
-      (await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, timeout: 60_000 })).stdout
+      (
+        await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+          cwd: ROOT,
+          timeout: 60_000
+        })
+      ).stdout
     expect(await run('--version')).toBe(`${VERSION}\n`)
     expect(await run('--role', 'scorer', '--version')).toBe(`${VERSION}\n`)
     expect(helpText()).toContain('--version')
   }, 120_000)
 
   it('CHANGELOG.md has an entry for it', () => {
-    expect(readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8')).toMatch(new RegExp(`^## ${pkg.version.replace(/\./g, '\\.')}\\b`, 'm'))
+    expect(readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8')).toMatch(
+      new RegExp(`^## ${pkg.version.replace(/\./g, '\\.')}\\b`, 'm')
+    )
   })
 })

@@ -10,7 +10,7 @@ import { CLIENT_OPTIONS, COMMANDS, envName, OPTIONS } from '../../src/runtime/co
  */
 const ROOT = join(import.meta.dirname, '..', '..')
 
-function markdownFiles (dir: string): string[] {
+function markdownFiles(dir: string): string[] {
   return readdirSync(dir).flatMap(name => {
     const path = join(dir, name)
     if (statSync(path).isDirectory()) return markdownFiles(path)
@@ -24,12 +24,18 @@ const PAGES = [join(ROOT, 'README.md'), join(ROOT, 'CHANGELOG.md'), ...markdownF
   .filter(p => !relative(ROOT, p).startsWith('docs/adr/') && !p.endsWith('benchmarks-history.md'))
 
 /** Every piece of code in a page: each line of a fenced block, and each inline code span, with its line number. */
-function codeIn (text: string): Array<{ line: number, code: string }> {
-  const out: Array<{ line: number, code: string }> = []
+function codeIn(text: string): Array<{ line: number; code: string }> {
+  const out: Array<{ line: number; code: string }> = []
   let fenced = false
   text.split('\n').forEach((line, i) => {
-    if (/^\s*(```|~~~)/.test(line)) { fenced = !fenced; return }
-    if (fenced || /^\s{4,}\S/.test(line)) { out.push({ line: i + 1, code: line }); return }
+    if (/^\s*(```|~~~)/.test(line)) {
+      fenced = !fenced
+      return
+    }
+    if (fenced || /^\s{4,}\S/.test(line)) {
+      out.push({ line: i + 1, code: line })
+      return
+    }
     for (const m of line.matchAll(/`([^`]+)`/g)) out.push({ line: i + 1, code: m[1] as string })
   })
   return out
@@ -41,9 +47,11 @@ const ALL_CLI_OPTIONS = new Set([...NODE_OPTIONS, ...Object.keys(CLIENT_OPTIONS)
 const COMMAND_NAMES = new Set<string>(COMMANDS.map(c => c.name))
 
 /** The options a script parses: the keys of its parseArgs table, or the flags its help text lists. */
-function scriptOptions (file: string): Set<string> {
+function scriptOptions(file: string): Set<string> {
   const source = readFileSync(join(ROOT, file), 'utf8')
-  const keys = [...source.matchAll(/['"]?([a-z][a-z0-9-]*)['"]?: \{ type: '(?:string|boolean)'/g)].map(m => m[1] as string)
+  const keys = [...source.matchAll(/['"]?([a-z][a-z0-9-]*)['"]?: \{ type: '(?:string|boolean)'/g)].map(
+    m => m[1] as string
+  )
   const help = /const (?:HELP|USAGE) = `([^`]*)`/.exec(source)?.[1] ?? ''
   return new Set([...keys, ...[...help.matchAll(/--([a-z][a-z0-9-]*)/g)].map(m => m[1] as string)])
 }
@@ -53,12 +61,13 @@ const SCRIPT_OPTIONS: Record<string, Set<string>> = {
   bench: scriptOptions('bench/run.ts')
 }
 /** What docker-compose.yml reads from the shell that runs it. */
-const COMPOSE_VARIABLES = [...readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8').matchAll(/\$\{(PLAN_SWARM_[A-Z0-9_]+)/g)]
-  .map(m => m[1] as string)
+const COMPOSE_VARIABLES = [
+  ...readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8').matchAll(/\$\{(PLAN_SWARM_[A-Z0-9_]+)/g)
+].map(m => m[1] as string)
 const ANY_OPTION = new Set([...ALL_CLI_OPTIONS, ...Object.values(SCRIPT_OPTIONS).flatMap(s => [...s])])
 
 /** The words after a command up to the end of that shell command. */
-function argsAfter (code: string, start: number): string[] {
+function argsAfter(code: string, start: number): string[] {
   const rest = code.slice(start).split(/\s(?:&&|\|\||;|>|2>|#)\s|\s\|\s/)[0] ?? ''
   return rest.split(/\s+/).filter(w => w !== '')
 }
@@ -67,7 +76,7 @@ const flagsOf = (words: readonly string[]): string[] =>
   words.filter(w => /^--[a-z]/.test(w)).map(w => w.slice(2).replace(/[=[\]].*$/, ''))
 
 /** What is wrong with one piece of code: commands, scripts or options that do not exist. */
-function problems (code: string): string[] {
+function problems(code: string): string[] {
   const found: string[] = []
   for (const m of code.matchAll(/(?:npm start --|(?:^\$ |npx )plan-swarm)\s+/g)) {
     const words = argsAfter(code, (m.index ?? 0) + m[0].length)
@@ -76,11 +85,15 @@ function problems (code: string): string[] {
     const node = first.startsWith('-')
     if (!node && !COMMAND_NAMES.has(first)) found.push(`command ${JSON.stringify(first)} does not exist`)
     const allowed = node ? NODE_OPTIONS : ALL_CLI_OPTIONS
-    for (const f of flagsOf(words)) if (!allowed.has(f)) found.push(`option --${f} is not an option of ${node ? 'a node' : first}`)
+    for (const f of flagsOf(words))
+      if (!allowed.has(f)) found.push(`option --${f} is not an option of ${node ? 'a node' : first}`)
   }
   for (const m of code.matchAll(/npm run ([a-z][a-z0-9:-]*)/g)) {
     const script = m[1] as string
-    if (PACKAGE.scripts[script] === undefined) { found.push(`npm script ${script} does not exist`); continue }
+    if (PACKAGE.scripts[script] === undefined) {
+      found.push(`npm script ${script} does not exist`)
+      continue
+    }
     const words = argsAfter(code, (m.index ?? 0) + m[0].length)
     if (words[0] !== '--') continue
     const known = SCRIPT_OPTIONS[script] ?? new Set<string>()
@@ -88,8 +101,13 @@ function problems (code: string): string[] {
   }
   const lone = /^--([a-z][a-z0-9-]*)(?:[ =]|$)/.exec(code)
   const nodeFlag = lone !== null && process.allowedNodeEnvironmentFlags.has(`--${lone[1] as string}`)
-  if (lone !== null && !nodeFlag && !ANY_OPTION.has(lone[1] as string)) found.push(`--${lone[1] as string} is no option of the CLI or a script`)
-  const known = new Set([...[...ALL_CLI_OPTIONS].map(envName), ...ENVIRONMENT.map(([name]) => name), ...COMPOSE_VARIABLES])
+  if (lone !== null && !nodeFlag && !ANY_OPTION.has(lone[1] as string))
+    found.push(`--${lone[1] as string} is no option of the CLI or a script`)
+  const known = new Set([
+    ...[...ALL_CLI_OPTIONS].map(envName),
+    ...ENVIRONMENT.map(([name]) => name),
+    ...COMPOSE_VARIABLES
+  ])
   for (const m of code.matchAll(/\b(PLAN_SWARM_[A-Z0-9_]+)\b/g)) {
     const name = m[1] as string
     if (!known.has(name) && name !== 'PLAN_SWARM_') found.push(`${name} is not a variable the CLI reads`)
@@ -98,14 +116,17 @@ function problems (code: string): string[] {
 }
 
 describe('the manual against the CLI', () => {
-  it('docs/cli.md is the rendering of the CLI\'s tables (run `npm run docs:cli` after changing them)', () => {
+  it("docs/cli.md is the rendering of the CLI's tables (run `npm run docs:cli` after changing them)", () => {
     expect(readFileSync(CLI_DOC, 'utf8')).toBe(renderCliDoc())
   })
 
   it('README.md and docs/ name only commands, scripts, options and variables that exist', () => {
     expect(PAGES.length).toBeGreaterThan(1)
-    const wrong = PAGES.flatMap(page => codeIn(readFileSync(page, 'utf8'))
-      .flatMap(({ line, code }) => problems(code).map(p => `${relative(ROOT, page)}:${line}: ${p} (in \`${code.trim()}\`)`)))
+    const wrong = PAGES.flatMap(page =>
+      codeIn(readFileSync(page, 'utf8')).flatMap(({ line, code }) =>
+        problems(code).map(p => `${relative(ROOT, page)}:${line}: ${p} (in \`${code.trim()}\`)`)
+      )
+    )
     expect(wrong).toEqual([])
   })
 
@@ -125,12 +146,15 @@ describe('the manual against the CLI', () => {
   })
 
   it('every environment variable the code reads is documented in docs/cli.md', () => {
-    const src = (dir: string): string[] => readdirSync(dir).flatMap(name => {
-      const path = join(dir, name)
-      if (statSync(path).isDirectory()) return src(path)
-      return name.endsWith('.ts') ? [readFileSync(path, 'utf8')] : []
-    })
-    const read = new Set(src(join(ROOT, 'src')).flatMap(text => [...text.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map(m => m[1] as string)))
+    const src = (dir: string): string[] =>
+      readdirSync(dir).flatMap(name => {
+        const path = join(dir, name)
+        if (statSync(path).isDirectory()) return src(path)
+        return name.endsWith('.ts') ? [readFileSync(path, 'utf8')] : []
+      })
+    const read = new Set(
+      src(join(ROOT, 'src')).flatMap(text => [...text.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map(m => m[1] as string))
+    )
     const documented = new Set(ENVIRONMENT.map(([name]) => name))
     expect([...read].filter(name => !documented.has(name))).toEqual([])
   })

@@ -16,7 +16,16 @@ import { makeCast, split, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { EventId, PeerIdString, PlanEvent, TaskId } from '../../src/core/events.js'
 
-const base = { rank: 0, executors: 4, stableView: true, takeover: false, sinceSeenMs: 0, sinceReadyMs: 0, lagMs: 30, staggerMs: 250 }
+const base = {
+  rank: 0,
+  executors: 4,
+  stableView: true,
+  takeover: false,
+  sinceSeenMs: 0,
+  sinceReadyMs: 0,
+  lagMs: 30,
+  staggerMs: 250
+}
 
 describe('needsConfirm', () => {
   it('lets a first-ranked claim on a stable view go ahead while ready + x + 2 lag stays a quarter stagger short of ready + S', () => {
@@ -38,38 +47,59 @@ describe('needsConfirm', () => {
   })
 
   it('skips the wait only when the claim outruns every competing claim (property)', () => {
-    fc.assert(fc.property(
-      fc.record({
-        rank: fc.nat(3), executors: fc.integer({ min: 2, max: 50 }), stableView: fc.boolean(), takeover: fc.boolean(), recentlyFull: fc.boolean(),
-        sinceSeenMs: fc.integer({ min: -100, max: 2_000 }), sinceReadyMs: fc.integer({ min: -100, max: 2_000 }),
-        lagMs: fc.integer({ min: 0, max: 1_000 }), staggerMs: fc.integer({ min: 250, max: 2_000 })
-      }),
-      o => {
-        if (needsConfirm(o)) return
-        expect(o.rank === 0 && o.stableView && !o.takeover && !o.recentlyFull).toBe(true)
-        // The claim, made x after ready (by either clock), arrives within 2 lag: before ready + S - S/4.
-        const x = Math.max(o.sinceSeenMs, o.sinceReadyMs)
-        expect(x + 2 * o.lagMs + o.staggerMs / 4).toBeLessThanOrEqual(o.staggerMs)
-      }
-    ), { numRuns: 2_000 })
+    fc.assert(
+      fc.property(
+        fc.record({
+          rank: fc.nat(3),
+          executors: fc.integer({ min: 2, max: 50 }),
+          stableView: fc.boolean(),
+          takeover: fc.boolean(),
+          recentlyFull: fc.boolean(),
+          sinceSeenMs: fc.integer({ min: -100, max: 2_000 }),
+          sinceReadyMs: fc.integer({ min: -100, max: 2_000 }),
+          lagMs: fc.integer({ min: 0, max: 1_000 }),
+          staggerMs: fc.integer({ min: 250, max: 2_000 })
+        }),
+        o => {
+          if (needsConfirm(o)) return
+          expect(o.rank === 0 && o.stableView && !o.takeover && !o.recentlyFull).toBe(true)
+          // The claim, made x after ready (by either clock), arrives within 2 lag: before ready + S - S/4.
+          const x = Math.max(o.sinceSeenMs, o.sinceReadyMs)
+          expect(x + 2 * o.lagMs + o.staggerMs / 4).toBeLessThanOrEqual(o.staggerMs)
+        }
+      ),
+      { numRuns: 2_000 }
+    )
   })
 })
 
 let cast: Cast
-beforeAll(async () => { cast = await makeCast() })
+beforeAll(async () => {
+  cast = await makeCast()
+})
 
 describe('executor slots', () => {
   it('frees a slot once its result is folded, while the publish is still under way', async () => {
     const [s0, s1, s2] = cast.scorers
     const b = new PlanBuilder(cast.author, [s0, s1, s2], { maxClaimsPerExecutor: 1 })
-    const s = split(b, { node: b.root, by: cast.decomposers[0] as PeerIdString, titles: ['book flights', 'book hotels'], voters: [s0, s1], at: 2_000 + VIEW_UNCHANGED_MS + 1_000 })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0] as PeerIdString,
+      titles: ['book flights', 'book hotels'],
+      voters: [s0, s1],
+      at: 2_000 + VIEW_UNCHANGED_MS + 1_000
+    })
     let events: PlanEvent[] = [...s.events]
     const me = cast.executors[0] as PeerIdString
-    const leaves = treeOf(b, events).tasks.filter(t => t.status === 'ready').map(t => t.id)
+    const leaves = treeOf(b, events)
+      .tasks.filter(t => t.status === 'ready')
+      .map(t => t.id)
     expect(leaves).toHaveLength(2)
     // Another executor, one that `me` outranks for both leaves (a roster entry is only a name to rank by).
     const all = treeOf(b, events).tasks.map(t => t.id)
-    const other = Array.from({ length: 500 }, (_, i) => `other-${i}`).find(p => all.every(l => rankFor(l, me, [me, p]) === 0)) as string
+    const other = Array.from({ length: 500 }, (_, i) => `other-${i}`).find(p =>
+      all.every(l => rankFor(l, me, [me, p]) === 0)
+    ) as string
     let now = 2_000
     let releasePublish: () => void = () => {}
     const published: string[] = []
@@ -80,35 +110,58 @@ describe('executor slots', () => {
       roster: () => [{ peerId: other, role: 'executor' }],
       presenceIntervalMs: () => 500,
       lagMs: () => 0,
-      scheduler: { after: (_ms: number, fn: () => void) => { fn(); return () => {} } },
+      scheduler: {
+        after: (_ms: number, fn: () => void) => {
+          fn()
+          return () => {}
+        }
+      },
       tree: () => treeOf(b, events),
       publish: async (type: string, _plan: string, cites: string[], body: Record<string, unknown>) => {
         now += 1
-        const e = type === 'task-claimed'
-          ? b.claim(me, body.task as TaskId, now, { evidence: cites as EventId[] })
-          : b.result(claims.get(body.claim as string) as PlanEvent<'task-claimed'>, now)
+        const e =
+          type === 'task-claimed'
+            ? b.claim(me, body.task as TaskId, now, { evidence: cites as EventId[] })
+            : b.result(claims.get(body.claim as string) as PlanEvent<'task-claimed'>, now)
         if (type === 'task-claimed') claims.set(e.id, e as PlanEvent<'task-claimed'>)
         events = [...events, e]
         published.push(type)
         // The result is folded locally at once; its gossip publish hangs until the test lets it go.
-        if (type === 'result-reported') await new Promise<void>(resolve => { releasePublish = resolve })
+        if (type === 'result-reported')
+          await new Promise<void>(resolve => {
+            releasePublish = resolve
+          })
         return { event: e }
       }
     }
-    const ctx = { view, say: () => {}, provider: { execute: async () => ({ output: 'done', usage: { inputTokens: 1, outputTokens: 1 }, model: 'm', source: 'model' }), downgrade () { return this } } }
+    const ctx = {
+      view,
+      say: () => {},
+      provider: {
+        execute: async () => ({
+          output: 'done',
+          usage: { inputTokens: 1, outputTokens: 1 },
+          model: 'm',
+          source: 'model'
+        }),
+        downgrade() {
+          return this
+        }
+      }
+    }
     const handler = createExecutor(ctx as unknown as RoleContext)
     // Up and watching an unchanged view for longer than the stable-view window; then the leaves become ready.
     handler.tick?.(now)
     now = Math.max(...treeOf(b, events).tasks.map(t => t.readyAt?.ms ?? 0)) + 10
     handler.tick?.(now)
-    const first = handler.decide(treeOf(b, events), now) as unknown as Array<{ task: { id: string }, confirm: boolean }>
+    const first = handler.decide(treeOf(b, events), now) as unknown as Array<{ task: { id: string }; confirm: boolean }>
     expect(first.map(i => i.confirm)).toEqual([false])
     const acting = handler.act(first[0] as never, treeOf(b, events))
     // Let the claim, the model call and the result's local fold happen.
     for (let i = 0; i < 20 && !published.includes('result-reported'); i++) await Promise.resolve()
     expect(published).toEqual(['task-claimed', 'result-reported'])
     now += 10
-    const next = handler.decide(treeOf(b, events), now) as unknown as Array<{ task: { id: string }, confirm: boolean }>
+    const next = handler.decide(treeOf(b, events), now) as unknown as Array<{ task: { id: string }; confirm: boolean }>
     expect(next.map(i => i.task.id)).toEqual(leaves.filter(l => l !== first[0]?.task.id))
     // It held its limit a moment ago, so the other may have skipped it and claimed: this claim confirms.
     expect(next.map(i => i.confirm)).toEqual([true])
@@ -119,7 +172,10 @@ describe('executor slots', () => {
     for (let i = 0; i < 20 && published.filter(p => p === 'result-reported').length < 2; i++) await Promise.resolve()
     expect(published.filter(p => p === 'result-reported')).toHaveLength(2)
     now += 10
-    const rollup = handler.decide(treeOf(b, events), now) as unknown as Array<{ task: { kind: string }, confirm: boolean }>
+    const rollup = handler.decide(treeOf(b, events), now) as unknown as Array<{
+      task: { kind: string }
+      confirm: boolean
+    }>
     // Full until that result, but nobody can see the roll-up claimable before hearing of it: no wait.
     expect(rollup.map(i => [i.task.kind, i.confirm])).toEqual([['rollup', false]])
     releasePublish()
@@ -128,11 +184,19 @@ describe('executor slots', () => {
 })
 
 describe('executor ranks skip executors with no room', () => {
-  it('does not wait out the stagger of an executor that holds the plan\'s limit of claims, and confirms', () => {
+  it("does not wait out the stagger of an executor that holds the plan's limit of claims, and confirms", () => {
     const [s0, s1, s2] = cast.scorers
     const b = new PlanBuilder(cast.author, [s0, s1, s2], { maxClaimsPerExecutor: 1 })
-    const s = split(b, { node: b.root, by: cast.decomposers[0] as PeerIdString, titles: ['book flights', 'book hotels'], voters: [s0, s1], at: 2000 })
-    const [first, second] = treeOf(b, s.events).tasks.filter(t => t.status === 'ready').map(t => t.id) as [TaskId, TaskId]
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0] as PeerIdString,
+      titles: ['book flights', 'book hotels'],
+      voters: [s0, s1],
+      at: 2000
+    })
+    const [first, second] = treeOf(b, s.events)
+      .tasks.filter(t => t.status === 'ready')
+      .map(t => t.id) as [TaskId, TaskId]
     const [a, c] = [cast.executors[0] as PeerIdString, cast.executors[1] as PeerIdString]
     // Keys are fresh each run: `top` ranks first for the second leaf, `next` second.
     const [top, next] = rankFor(second, a, [a, c]) === 0 ? [a, c] : [c, a]

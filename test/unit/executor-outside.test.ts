@@ -14,32 +14,51 @@ import type { Cast } from '../helpers/fold-fixtures.js'
 import type { PeerIdString } from '../../src/core/events.js'
 
 let cast: Cast
-beforeAll(async () => { cast = await makeCast() })
+beforeAll(async () => {
+  cast = await makeCast()
+})
 
-function twoLeaves (executors: 'model' | 'outside' | 'any' | undefined): ReturnType<typeof treeOf> {
+function twoLeaves(executors: 'model' | 'outside' | 'any' | undefined): ReturnType<typeof treeOf> {
   const [s0, s1, s2] = cast.scorers
   const b = new PlanBuilder(cast.author, [s0, s1, s2], executors === undefined ? {} : { executors })
-  const s = split(b, { node: b.root, by: cast.decomposers[0] as PeerIdString, titles: ['book flights', 'book hotels'], voters: [s0, s1], at: 2000 })
+  const s = split(b, {
+    node: b.root,
+    by: cast.decomposers[0] as PeerIdString,
+    titles: ['book flights', 'book hotels'],
+    voters: [s0, s1],
+    at: 2000
+  })
   return treeOf(b, s.events)
 }
 
 describe('executors: model, outside or any', () => {
   it('model executors claim in plans of protocol 1 and in mixed plans, never in plans reserved for outside workers', () => {
     const e0 = cast.executors[0] as PeerIdString
-    const claims = (t: ReturnType<typeof treeOf>): number => decideExecutor(t, e0, 10_000, [e0], 0, () => 0, 250, { stableView: true }).length
+    const claims = (t: ReturnType<typeof treeOf>): number =>
+      decideExecutor(t, e0, 10_000, [e0], 0, () => 0, 250, { stableView: true }).length
     expect(claims(twoLeaves(undefined))).toBe(2)
     expect(claims(twoLeaves('any'))).toBe(2)
     expect(claims(twoLeaves('outside'))).toBe(0)
   })
 
   it('outside workers are welcome only where the plan says so', () => {
-    expect([undefined, 'model', 'any', 'outside'].map(e => welcomesOutside(twoLeavesOr(e)))).toEqual([false, false, true, true])
-    expect([undefined, 'model', 'any', 'outside'].map(e => welcomesModels(twoLeavesOr(e)))).toEqual([true, true, true, false])
+    expect([undefined, 'model', 'any', 'outside'].map(e => welcomesOutside(twoLeavesOr(e)))).toEqual([
+      false,
+      false,
+      true,
+      true
+    ])
+    expect([undefined, 'model', 'any', 'outside'].map(e => welcomesModels(twoLeavesOr(e)))).toEqual([
+      true,
+      true,
+      true,
+      false
+    ])
   })
 })
 
-function twoLeavesOr (e: string | undefined): ReturnType<typeof treeOf> {
-  return twoLeaves(e === 'model' ? undefined : e as 'outside' | 'any' | undefined)
+function twoLeavesOr(e: string | undefined): ReturnType<typeof treeOf> {
+  return twoLeaves(e === 'model' ? undefined : (e as 'outside' | 'any' | undefined))
 }
 
 describe('executors: a stable view of the executors', () => {
@@ -62,7 +81,7 @@ describe('executors: a stable view of the executors', () => {
     // The driver ticks every pass, plans or none; the roster has not changed for longer than stableViewMs.
     for (; now < 2_000; now += 250) handler.tick?.(now)
     expect(now - (2_000 - VIEW_UNCHANGED_MS - 1_000)).toBeGreaterThan(Math.max(stableViewMs(500), VIEW_UNCHANGED_MS))
-    const intents = handler.decide(tree, now) as unknown as Array<{ kind: string, confirm?: boolean }>
+    const intents = handler.decide(tree, now) as unknown as Array<{ kind: string; confirm?: boolean }>
     const mine = intents.filter(i => i.kind === 'claim')
     expect(mine.length).toBeGreaterThan(0)
     // Ranked first and claiming at once: nobody can have claimed first, so no wait.

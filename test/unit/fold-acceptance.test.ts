@@ -8,7 +8,18 @@ import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { childId, rollupId } from '../../src/core/derive.js'
 import { view } from '../../src/core/view.js'
 import { PlanBuilder, subgoals } from '../helpers/plan-builder.js'
-import { expectOrderFree, hlc, leafTask, makeCast, nodeOf, rootOf, shuffle, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
+import {
+  expectOrderFree,
+  hlc,
+  leafTask,
+  makeCast,
+  nodeOf,
+  rootOf,
+  shuffle,
+  split,
+  taskOf,
+  treeOf
+} from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { PeerIdString, PlanEvent, PlanParams } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
@@ -23,11 +34,11 @@ beforeAll(async () => {
 })
 
 /** A plan with a committee of three (quorum 2). */
-function plan3 (params: Partial<PlanParams> = {}): PlanBuilder {
+function plan3(params: Partial<PlanParams> = {}): PlanBuilder {
   return new PlanBuilder(cast.author, [s0, s1, s2], params)
 }
 
-const rootSlot = (b: PlanBuilder, attempt = 1): { node: typeof b.root, attempt: number } => ({ node: b.root, attempt })
+const rootSlot = (b: PlanBuilder, attempt = 1): { node: typeof b.root; attempt: number } => ({ node: b.root, attempt })
 
 describe('child ids are derived', () => {
   it('children are hash(parent, proposal, index), the same on every replica whatever the arrival order', () => {
@@ -37,7 +48,9 @@ describe('child ids are derived', () => {
     const root = rootOf(tree)
     expect(root.children).toEqual([0, 1, 2].map(i => childId(b.root, s.proposal.id, i)))
     expect(tree.nodes.map(n => n.title)).toEqual(['plan a two-week trip to Japan', 'fly', 'stay', 'eat'])
-    expect(tree.nodes.slice(1).map(n => ({ parent: n.parent, index: n.index, depth: n.depth }))).toEqual([0, 1, 2].map(i => ({ parent: b.root, index: i, depth: 1 })))
+    expect(tree.nodes.slice(1).map(n => ({ parent: n.parent, index: n.index, depth: n.depth }))).toEqual(
+      [0, 1, 2].map(i => ({ parent: b.root, index: i, depth: 1 }))
+    )
     // A leaf's task is the node itself; a composite's task is its roll-up.
     expect(root.task).toBe(rollupId(b.root))
     for (const c of root.children) expect(nodeOf(tree, c).task).toBe(leafTask(c))
@@ -48,7 +61,12 @@ describe('child ids are derived', () => {
     const p = split(b, { node: b.root, by: d0, titles: ['a', 'b'], voters: [s0, s1], at: 2000 })
     const q = split(b, { node: b.root, by: d1, titles: ['a', 'b'], voters: [s0, s1], at: 2000 })
     expect(rootOf(treeOf(b, p.events)).children).not.toEqual(rootOf(treeOf(b, q.events)).children)
-    const ids = new Set([childId(b.root, p.proposal.id, 0), childId(b.root, p.proposal.id, 1), childId(b.root, q.proposal.id, 0), rollupId(b.root)])
+    const ids = new Set([
+      childId(b.root, p.proposal.id, 0),
+      childId(b.root, p.proposal.id, 1),
+      childId(b.root, q.proposal.id, 0),
+      rollupId(b.root)
+    ])
     expect(ids.size).toBe(4)
   })
 })
@@ -58,18 +76,24 @@ describe('one slot per author: proposals', () => {
     const b = plan3()
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const p2 = b.propose(d0, b.root, 1, subgoals(['c', 'd']), 2001)
-    const votes = [b.ballot(s0, rootSlot(b), p, 2100), b.ballot(s1, rootSlot(b), p, 2200), b.ballot(s2, rootSlot(b), p2, 2300)]
+    const votes = [
+      b.ballot(s0, rootSlot(b), p, 2100),
+      b.ballot(s1, rootSlot(b), p, 2200),
+      b.ballot(s2, rootSlot(b), p2, 2300)
+    ]
     const tree = expectOrderFree(b, [p, p2, ...votes])
     const root = rootOf(tree)
     expect(root.kind).toBe('decomposing')
     expect(root.accepted).toBeNull()
-    expect(tree.equivocations).toEqual([{ author: d0, slot: `proposal:${b.root}#1:${d0}`, events: [p.id, p2.id].sort() }])
+    expect(tree.equivocations).toEqual([
+      { author: d0, slot: `proposal:${b.root}#1:${d0}`, events: [p.id, p2.id].sort() }
+    ])
     expect(root.attempts[0]?.proposals.map(x => x.equivocated)).toEqual([true, true])
     // Every member cast a ballot and nothing won: the attempt fails.
     expect(root.attempts[0]?.outcome).toBe('failed')
   })
 
-  it('a won split is unseated when its author\'s second proposal for the slot arrives (neither counts)', () => {
+  it("a won split is unseated when its author's second proposal for the slot arrives (neither counts)", () => {
     // Design note: "final the moment the deciding ballot arrives" cannot hold against an
     // equivocating decomposer; the fold keeps "neither counts", which is a function of the set.
     const b = plan3()
@@ -88,11 +112,12 @@ describe('one slot per author: proposals', () => {
   ])('$name is not equivocation', ({ other }) => {
     const b = plan3()
     const s = split(b, { node: b.root, by: d0, titles: ['a', 'b'], voters: [s0, s1], at: 2000, leaf: false })
-    const extra = other === 'same'
-      ? s.proposal
-      : other === 'attempt'
-        ? b.propose(d0, b.root, 2, subgoals(['c', 'd']), 2500)
-        : b.propose(d0, s.children[0] as typeof b.root, 1, subgoals(['c', 'd']), 2500)
+    const extra =
+      other === 'same'
+        ? s.proposal
+        : other === 'attempt'
+          ? b.propose(d0, b.root, 2, subgoals(['c', 'd']), 2500)
+          : b.propose(d0, s.children[0] as typeof b.root, 1, subgoals(['c', 'd']), 2500)
     const tree = treeOf(b, [...s.events, extra])
     expect(tree.equivocations).toEqual([])
     expect(rootOf(tree).accepted).toBe(s.proposal.id)
@@ -111,9 +136,21 @@ describe('one slot per author: ballots', () => {
     const root = rootOf(tree)
     // s0 + s1 chose p: a quorum, were s0's ballot to count.
     expect(root.kind).toBe('decomposing')
-    expect(root.attempts[0]?.proposals.map(x => ({ id: x.id, votes: x.votes }))).toEqual(expect.arrayContaining([{ id: p.id, votes: 1 }, { id: q.id, votes: 0 }]))
-    expect(tree.equivocations).toEqual([{ author: s0, slot: `ballot:${b.root}#1:${s0}@${b.goal.id}`, events: [e1.id, e2.id].sort() }])
-    expect(root.attempts[0]?.ballots.filter(x => x.equivocated).map(x => x.id).sort()).toEqual([e1.id, e2.id].sort())
+    expect(root.attempts[0]?.proposals.map(x => ({ id: x.id, votes: x.votes }))).toEqual(
+      expect.arrayContaining([
+        { id: p.id, votes: 1 },
+        { id: q.id, votes: 0 }
+      ])
+    )
+    expect(tree.equivocations).toEqual([
+      { author: s0, slot: `ballot:${b.root}#1:${s0}@${b.goal.id}`, events: [e1.id, e2.id].sort() }
+    ])
+    expect(
+      root.attempts[0]?.ballots
+        .filter(x => x.equivocated)
+        .map(x => x.id)
+        .sort()
+    ).toEqual([e1.id, e2.id].sort())
     // The equivocating member has cast: it is not waited for.
     expect(root.attempts[0]?.waitingFor).toEqual([s2])
 
@@ -127,7 +164,14 @@ describe('one slot per author: ballots', () => {
     const b = plan3()
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), 2000)
-    const events = [p, q, b.ballot(s0, rootSlot(b), p, 2100), b.ballot(s0, rootSlot(b), q, 2110), b.ballot(s1, rootSlot(b), p, 2200), b.ballot(s2, rootSlot(b), q, 2300)]
+    const events = [
+      p,
+      q,
+      b.ballot(s0, rootSlot(b), p, 2100),
+      b.ballot(s0, rootSlot(b), q, 2110),
+      b.ballot(s1, rootSlot(b), p, 2200),
+      b.ballot(s2, rootSlot(b), q, 2300)
+    ]
     const root = rootOf(expectOrderFree(b, events))
     expect(root.attempts.map(a => a.outcome)).toEqual(['failed', 'open'])
   })
@@ -148,7 +192,13 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
     expect(root.kind).toBe('composite')
     expect(root.accepted).toBe(p.id)
     expect(root.attempts).toHaveLength(1)
-    expect(root.attempts[0]).toMatchObject({ attempt: 1, outcome: 'won', winner: p.id, decidedBy: deciding.id, waitingFor: [] })
+    expect(root.attempts[0]).toMatchObject({
+      attempt: 1,
+      outcome: 'won',
+      winner: p.id,
+      decidedBy: deciding.id,
+      waitingFor: []
+    })
     expect(root.children).toEqual([childId(b.root, p.id, 0), childId(b.root, p.id, 1)])
     // The children cite the split that made them, and are claimable from the deciding ballot on.
     expect(nodeOf(tree, root.children[0] as typeof b.root).evidence).toEqual([p.id, first.id, deciding.id].sort())
@@ -169,8 +219,8 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
   })
 
   it.each([
-    { name: 'the last member\'s ballot for another proposal', extra: 'other-ballot' },
-    { name: 'the last member\'s ballot for the winner', extra: 'same-ballot' },
+    { name: "the last member's ballot for another proposal", extra: 'other-ballot' },
+    { name: "the last member's ballot for the winner", extra: 'same-ballot' },
     { name: 'a later proposal by another decomposer', extra: 'proposal' },
     { name: 'ballots for a later attempt', extra: 'attempt-2' },
     { name: 'a committee amendment and a quorum under it for another proposal, decided later', extra: 'amend' }
@@ -178,7 +228,12 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
     const b = plan3()
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), 2010)
-    const base = [p, q, b.ballot(s0, rootSlot(b), p, 2100, { judged: [p, q] }), b.ballot(s1, rootSlot(b), p, 2200, { judged: [p, q] })]
+    const base = [
+      p,
+      q,
+      b.ballot(s0, rootSlot(b), p, 2100, { judged: [p, q] }),
+      b.ballot(s1, rootSlot(b), p, 2200, { judged: [p, q] })
+    ]
     const before = rootOf(treeOf(b, base))
     let more: PlanEvent[] = []
     if (extra === 'other-ballot') more = [b.ballot(s2, rootSlot(b), q, 2300, { judged: [p, q] })]
@@ -190,7 +245,11 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
     }
     if (extra === 'amend') {
       const a = b.amend([s2, s3, s4], 2250)
-      more = [a, b.ballot(s3, rootSlot(b), q, 2300, { committee: a.id }), b.ballot(s4, rootSlot(b), q, 2400, { committee: a.id })]
+      more = [
+        a,
+        b.ballot(s3, rootSlot(b), q, 2300, { committee: a.id }),
+        b.ballot(s4, rootSlot(b), q, 2400, { committee: a.id })
+      ]
     }
     const after = rootOf(expectOrderFree(b, [...base, ...more]))
     expect(after.accepted).toBe(p.id)
@@ -202,22 +261,34 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
     const b = plan3()
     const [p, q, r] = [d0, d1, d2].map((d, i) => b.propose(d, b.root, 1, subgoals([`a${i}`, `b${i}`]), 2000 + i))
     const all = [p, q, r] as Array<PlanEvent<'split-proposed'>>
-    const votes = [s0, s1, s2].map((s, i) => b.ballot(s, rootSlot(b), all[i] as PlanEvent<'split-proposed'>, 2100 + 100 * i, { judged: all }))
+    const votes = [s0, s1, s2].map((s, i) =>
+      b.ballot(s, rootSlot(b), all[i] as PlanEvent<'split-proposed'>, 2100 + 100 * i, { judged: all })
+    )
     const twoCast = rootOf(treeOf(b, [...all, ...votes.slice(0, 2)]))
     expect(twoCast.attempts.map(a => a.outcome)).toEqual(['open'])
     const tree = expectOrderFree(b, [...all, ...votes])
     const root = rootOf(tree)
     expect(root.kind).toBe('decomposing')
-    expect(root.attempts.map(a => ({ attempt: a.attempt, outcome: a.outcome }))).toEqual([{ attempt: 1, outcome: 'failed' }, { attempt: 2, outcome: 'open' }])
+    expect(root.attempts.map(a => ({ attempt: a.attempt, outcome: a.outcome }))).toEqual([
+      { attempt: 1, outcome: 'failed' },
+      { attempt: 2, outcome: 'open' }
+    ])
     expect(root.attempts[0]?.proposals.map(x => x.votes)).toEqual([1, 1, 1])
     expect(root.waiting).toBe('attempt 2: waiting for proposals from decomposers')
-    expect(view(tree, 0).openAttempts.map(o => ({ node: o.node.id, attempt: o.attempt }))).toEqual([{ node: b.root, attempt: 2 }])
+    expect(view(tree, 0).openAttempts.map(o => ({ node: o.node.id, attempt: o.attempt }))).toEqual([
+      { node: b.root, attempt: 2 }
+    ])
   })
 
   it('a ballot for none counts as cast: the attempt fails when all have cast without a quorum', () => {
     const b = plan3()
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
-    const events = [p, b.ballot(s0, rootSlot(b), p, 2100), b.ballot(s1, rootSlot(b), null, 2200, { judged: [p] }), b.ballot(s2, rootSlot(b), null, 2300, { judged: [p] })]
+    const events = [
+      p,
+      b.ballot(s0, rootSlot(b), p, 2100),
+      b.ballot(s1, rootSlot(b), null, 2200, { judged: [p] }),
+      b.ballot(s2, rootSlot(b), null, 2300, { judged: [p] })
+    ]
     expect(rootOf(treeOf(b, events)).attempts.map(a => a.outcome)).toEqual(['failed', 'open'])
   })
 
@@ -225,7 +296,12 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
     const b = plan3()
     const [p, q, r] = [d0, d1, d2].map((d, i) => b.propose(d, b.root, 1, subgoals([`a${i}`, `b${i}`]), 2000 + i))
     const all = [p, q, r] as Array<PlanEvent<'split-proposed'>>
-    const failed = [...all, ...[s0, s1, s2].map((s, i) => b.ballot(s, rootSlot(b), all[i] as PlanEvent<'split-proposed'>, 2100 + 100 * i, { judged: all }))]
+    const failed = [
+      ...all,
+      ...[s0, s1, s2].map((s, i) =>
+        b.ballot(s, rootSlot(b), all[i] as PlanEvent<'split-proposed'>, 2100 + 100 * i, { judged: all })
+      )
+    ]
     const s = split(b, { node: b.root, by: d1, titles: ['x', 'y', 'z'], voters: [s2, s0], at: 3000, attempt: 2 })
     const tree = expectOrderFree(b, [...failed, ...s.events])
     const root = rootOf(tree)
@@ -240,9 +316,17 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
     const b = new PlanBuilder(cast.author, [s0, s1, s2], { maxAttempts: 2 })
     const events: PlanEvent[] = []
     for (const attempt of [1, 2]) {
-      const ps = [d0, d1, d2].map((d, i) => b.propose(d, b.root, attempt, subgoals([`a${i}`, `b${i}`]), 1000 * attempt + 1000 + i))
+      const ps = [d0, d1, d2].map((d, i) =>
+        b.propose(d, b.root, attempt, subgoals([`a${i}`, `b${i}`]), 1000 * attempt + 1000 + i)
+      )
       events.push(...ps)
-      events.push(...[s0, s1, s2].map((s, i) => b.ballot(s, rootSlot(b, attempt), ps[i] as PlanEvent<'split-proposed'>, 1000 * attempt + 1100 + 100 * i, { judged: ps })))
+      events.push(
+        ...[s0, s1, s2].map((s, i) =>
+          b.ballot(s, rootSlot(b, attempt), ps[i] as PlanEvent<'split-proposed'>, 1000 * attempt + 1100 + 100 * i, {
+            judged: ps
+          })
+        )
+      )
     }
     const lastBallot = events[events.length - 1] as PlanEvent
     const tree = expectOrderFree(b, events)
@@ -256,7 +340,12 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
     const t = taskOf(tree, b.root)
     expect(t.kind).toBe('leaf')
     expect(t.readyAt).toEqual(lastBallot.env.hlc)
-    expect(t.evidence).toEqual(events.slice(-3).map(e => e.id).sort())
+    expect(t.evidence).toEqual(
+      events
+        .slice(-3)
+        .map(e => e.id)
+        .sort()
+    )
     expect(view(tree, 0).openAttempts).toEqual([])
     // Executed as a leaf: its result is the plan's deliverable.
     const c = b.claim(cast.executors[0], leafTask(b.root), 4000)
@@ -273,7 +362,9 @@ describe('acceptance: a proposal wins (node, attempt) with a quorum of the commi
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), 2000)
     const choices = [p, q]
-    const votes = [s0, s1].slice(0, n).map((s, i) => b.ballot(s, rootSlot(b), choices[i] as PlanEvent<'split-proposed'>, 2100 + i, { judged: choices }))
+    const votes = [s0, s1]
+      .slice(0, n)
+      .map((s, i) => b.ballot(s, rootSlot(b), choices[i] as PlanEvent<'split-proposed'>, 2100 + i, { judged: choices }))
     const tree = treeOf(b, [p, q, ...votes])
     const root = rootOf(tree)
     const silent = waitingIdx.map(i => [s0, s1, s2][i] as PeerIdString)
@@ -298,7 +389,8 @@ describe('acceptance: committee amendments', () => {
     const b = plan3()
     const a = b.amend([s0, s1, s3, s4], 1500, 3)
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
-    const under = (s: PeerIdString, at: number): PlanEvent<'ballot-cast'> => b.ballot(s, rootSlot(b), p, at, { committee: a.id })
+    const under = (s: PeerIdString, at: number): PlanEvent<'ballot-cast'> =>
+      b.ballot(s, rootSlot(b), p, at, { committee: a.id })
     const two = rootOf(treeOf(b, [a, p, under(s0, 2100), under(s1, 2200)]))
     expect(two.kind).toBe('decomposing')
     expect(two.attempts[0]?.waitingFor).toEqual([s3, s4])
@@ -308,7 +400,10 @@ describe('acceptance: committee amendments', () => {
     const tree = expectOrderFree(b, [a, p, under(s0, 2100), under(s1, 2200), third])
     expect(rootOf(tree).accepted).toBe(p.id)
     expect(rootOf(tree).attempts[0]?.decidedBy).toBe(third.id)
-    expect(tree.committees.map(c => ({ event: c.event, quorum: c.quorum }))).toEqual([{ event: b.goal.id, quorum: 2 }, { event: a.id, quorum: 3 }])
+    expect(tree.committees.map(c => ({ event: c.event, quorum: c.quorum }))).toEqual([
+      { event: b.goal.id, quorum: 2 },
+      { event: a.id, quorum: 3 }
+    ])
   })
 
   it('a win needs a quorum under one committee event: one ballot under each does not win', () => {
@@ -328,31 +423,51 @@ describe('acceptance: committee amendments', () => {
     const b = plan3()
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), 2000)
-    const stuck = [p, q, b.ballot(s0, rootSlot(b), p, 2100, { judged: [p, q] }), b.ballot(s1, rootSlot(b), q, 2200, { judged: [p, q] })]
+    const stuck = [
+      p,
+      q,
+      b.ballot(s0, rootSlot(b), p, 2100, { judged: [p, q] }),
+      b.ballot(s1, rootSlot(b), q, 2200, { judged: [p, q] })
+    ]
     expect(rootOf(treeOf(b, stuck)).attempts[0]?.waitingFor).toEqual([s2])
     const a = b.amend([s0, s1], 3000)
     // Under the two-member committee, the waiting list names only its members.
     expect(rootOf(treeOf(b, [...stuck, a])).attempts[0]?.waitingFor).toEqual([s0, s1])
-    const agree = [b.ballot(s0, rootSlot(b), p, 3100, { committee: a.id, judged: [p, q] }), b.ballot(s1, rootSlot(b), p, 3200, { committee: a.id, judged: [p, q] })]
+    const agree = [
+      b.ballot(s0, rootSlot(b), p, 3100, { committee: a.id, judged: [p, q] }),
+      b.ballot(s1, rootSlot(b), p, 3200, { committee: a.id, judged: [p, q] })
+    ]
     expect(rootOf(expectOrderFree(b, [...stuck, a, ...agree])).accepted).toBe(p.id)
-    const disagree = [b.ballot(s0, rootSlot(b), p, 3100, { committee: a.id, judged: [p, q] }), b.ballot(s1, rootSlot(b), q, 3200, { committee: a.id, judged: [p, q] })]
+    const disagree = [
+      b.ballot(s0, rootSlot(b), p, 3100, { committee: a.id, judged: [p, q] }),
+      b.ballot(s1, rootSlot(b), q, 3200, { committee: a.id, judged: [p, q] })
+    ]
     expect(rootOf(treeOf(b, [...stuck, a, ...disagree])).attempts.map(x => x.outcome)).toEqual(['failed', 'open'])
   })
 
   it.each([
     { name: 'the goal committee decides first', goalAt: 2200, amendAt: 2300, winner: 'p' },
     { name: 'the amendment decides first', goalAt: 2300, amendAt: 2200, winner: 'q' }
-  ])('if an amendment lets two proposals win, the earlier deciding ballot wins: $name', ({ goalAt, amendAt, winner }) => {
-    const b = plan3()
-    const a = b.amend([s2, s3, s4], 1500)
-    const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
-    const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), 2000)
-    const events = [a, p, q,
-      b.ballot(s0, rootSlot(b), p, 2100), b.ballot(s1, rootSlot(b), p, goalAt),
-      b.ballot(s3, rootSlot(b), q, 2100, { committee: a.id }), b.ballot(s4, rootSlot(b), q, amendAt, { committee: a.id })]
-    const root = rootOf(expectOrderFree(b, events))
-    expect(root.accepted).toBe(winner === 'p' ? p.id : q.id)
-  })
+  ])(
+    'if an amendment lets two proposals win, the earlier deciding ballot wins: $name',
+    ({ goalAt, amendAt, winner }) => {
+      const b = plan3()
+      const a = b.amend([s2, s3, s4], 1500)
+      const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
+      const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), 2000)
+      const events = [
+        a,
+        p,
+        q,
+        b.ballot(s0, rootSlot(b), p, 2100),
+        b.ballot(s1, rootSlot(b), p, goalAt),
+        b.ballot(s3, rootSlot(b), q, 2100, { committee: a.id }),
+        b.ballot(s4, rootSlot(b), q, amendAt, { committee: a.id })
+      ]
+      const root = rootOf(expectOrderFree(b, events))
+      expect(root.accepted).toBe(winner === 'p' ? p.id : q.id)
+    }
+  )
 
   it('a scorer outside the committee never counts: its ballot is refused and the tree is unchanged', () => {
     const b = plan3()
@@ -361,7 +476,10 @@ describe('acceptance: committee amendments', () => {
     const f = foldAll([b.goal, p, inside])
     const before = f.treeHash(b.plan)
     for (const [i, out] of [cast.outsiders[0], s3].entries()) {
-      expect(f.add(b.ballot(out, rootSlot(b), p, 2200 + i), NO_CLOCK)).toMatchObject({ status: 'rejected', reason: 'not-in-committee' })
+      expect(f.add(b.ballot(out, rootSlot(b), p, 2200 + i), NO_CLOCK)).toMatchObject({
+        status: 'rejected',
+        reason: 'not-in-committee'
+      })
     }
     expect(f.treeHash(b.plan)).toBe(before)
     expect(rootOf(f.tree(b.plan) as PlanTree).kind).toBe('decomposing')
@@ -371,7 +489,13 @@ describe('acceptance: committee amendments', () => {
     const b = new PlanBuilder(cast.author, [s0, s1, s2, s3, s4])
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), 2000)
-    const events = [p, q, ...[s0, s1, s2, s3, s4].map((s, i) => b.ballot(s, rootSlot(b), i % 2 === 0 ? p : q, 2100 + ((i * 37) % 5) * 10, { judged: [p, q] }))]
+    const events = [
+      p,
+      q,
+      ...[s0, s1, s2, s3, s4].map((s, i) =>
+        b.ballot(s, rootSlot(b), i % 2 === 0 ? p : q, 2100 + ((i * 37) % 5) * 10, { judged: [p, q] })
+      )
+    ]
     const want = rootOf(treeOf(b, events)).accepted
     expect(want).toBe(p.id)
     for (let seed = 1; seed <= 5; seed++) {
@@ -385,7 +509,12 @@ describe('acceptance: committee amendments', () => {
     const b = plan3()
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), hlc(2000))
     const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), hlc(2000))
-    const events = [p, q, b.ballot(s0, rootSlot(b), q, 2100, { judged: [p, q] }), b.ballot(s2, rootSlot(b), q, 2200, { judged: [p, q] })]
+    const events = [
+      p,
+      q,
+      b.ballot(s0, rootSlot(b), q, 2100, { judged: [p, q] }),
+      b.ballot(s2, rootSlot(b), q, 2200, { judged: [p, q] })
+    ]
     expect(rootOf(treeOf(b, events)).accepted).toBe(q.id)
   })
 })

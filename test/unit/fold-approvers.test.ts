@@ -13,7 +13,19 @@ import { childId, rollupId } from '../../src/core/derive.js'
 import { NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { view } from '../../src/core/view.js'
 import { PlanBuilder, subgoals } from '../helpers/plan-builder.js'
-import { child, expectOrderFree, forge, hashOf, leafTask, makeCast, nodeOf, rootOf, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
+import {
+  child,
+  expectOrderFree,
+  forge,
+  hashOf,
+  leafTask,
+  makeCast,
+  nodeOf,
+  rootOf,
+  split,
+  taskOf,
+  treeOf
+} from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { Approvers, NodeId, PeerIdString, PlanEvent, PlanParams, TaskId } from '../../src/core/events.js'
 
@@ -32,16 +44,22 @@ beforeAll(async () => {
   ;[person, stranger] = cast.outsiders
 })
 
-const root = (b: PlanBuilder): { node: NodeId, attempt: number } => ({ node: b.root, attempt: 1 })
+const root = (b: PlanBuilder): { node: NodeId; attempt: number } => ({ node: b.root, attempt: 1 })
 
 /** Two scorers and a person, quorum 2; `approvers` names the person for splits, results or both. */
-function plan (approve?: Approvers['for'], params: Partial<PlanParams> = {}): PlanBuilder {
+function plan(approve?: Approvers['for'], params: Partial<PlanParams> = {}): PlanBuilder {
   const approvers = approve === undefined ? {} : { approvers: { ids: [person], for: approve } }
-  return new PlanBuilder(cast.author, [s0, s1, person], { quorum: 2, leaseMs: 1000, ...(approve === 'splits' ? {} : { review: approve !== undefined }), ...approvers, ...params })
+  return new PlanBuilder(cast.author, [s0, s1, person], {
+    quorum: 2,
+    leaseMs: 1000,
+    ...(approve === 'splits' ? {} : { review: approve !== undefined }),
+    ...approvers,
+    ...params
+  })
 }
 
 describe('a person in the committee', () => {
-  it('one person and two scorers (quorum 2): the person\'s ballot decides the split, and the plan completes', () => {
+  it("one person and two scorers (quorum 2): the person's ballot decides the split, and the plan completes", () => {
     const b = plan()
     expect(b.goal.env.v).toBe(1)
     const p = b.propose(d0, b.root, 1, subgoals(['book flights', 'book hotels']), 2000)
@@ -52,12 +70,21 @@ describe('a person in the committee', () => {
       // The person scores only what they chose.
       b.ballot(person, root(b), p, 2300, { notes: 'flights first' })
     ]
-    const work = [0, 1].map(i => leafTask(childId(b.root, p.id, i))).flatMap((t, i) => { const c = b.claim(e0, t, 2400 + i); return [c, b.result(c, 2600 + i, `done ${i}`)] })
+    const work = [0, 1]
+      .map(i => leafTask(childId(b.root, p.id, i)))
+      .flatMap((t, i) => {
+        const c = b.claim(e0, t, 2400 + i)
+        return [c, b.result(c, 2600 + i, `done ${i}`)]
+      })
     const roll = b.claim(e1, rollupId(b.root), 2700)
     const events = [p, q, ...ballots, ...work, roll, b.result(roll, 2800, 'the trip')]
     const tree = expectOrderFree(b, events)
     expect(rootOf(tree)).toMatchObject({ accepted: p.id, kind: 'composite' })
-    expect(rootOf(tree).attempts[0]).toMatchObject({ outcome: 'won', winner: p.id, decidedBy: (ballots[2] as PlanEvent).id })
+    expect(rootOf(tree).attempts[0]).toMatchObject({
+      outcome: 'won',
+      winner: p.id,
+      decidedBy: (ballots[2] as PlanEvent).id
+    })
     expect(tree.status).toBe('completed')
     expect(tree.deliverable?.output).toBe('the trip')
   })
@@ -75,14 +102,16 @@ describe('a person in the committee', () => {
 })
 
 describe('split approvers: the quorum and every approver', () => {
-  it('no split is applied until the approver chooses it; then it is, decided by the approver\'s ballot', () => {
+  it("no split is applied until the approver chooses it; then it is, decided by the approver's ballot", () => {
     const b = plan('splits')
     expect(b.goal.env.v).toBe(2)
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const quorum = [b.ballot(s0, root(b), p, 2100), b.ballot(s1, root(b), p, 2200)]
     const waits = expectOrderFree(b, [p, ...quorum])
     expect(rootOf(waits)).toMatchObject({ kind: 'decomposing', accepted: null, children: [], awaiting: [person] })
-    expect(rootOf(waits).waiting).toMatch(new RegExp(`a proposal has its quorum; waiting for the approval of ${person}`))
+    expect(rootOf(waits).waiting).toMatch(
+      new RegExp(`a proposal has its quorum; waiting for the approval of ${person}`)
+    )
     expect(rootOf(waits).attempts[0]?.outcome).toBe('open')
     expect(view(waits, 5000).claimable).toStrictEqual([])
     expect(view(waits, 5000).waiting[0]?.reason).toContain(person)
@@ -110,14 +139,20 @@ describe('split approvers: the quorum and every approver', () => {
     const closed = expectOrderFree(b, [p, s0p, none])
     const r = rootOf(closed)
     expect(r.attempts.map(a => a.outcome)).toStrictEqual(['failed', 'open'])
-    expect(r.attempts[0]?.ballots.find(x => x.id === none.id)).toMatchObject({ choice: null, notes: 'split by week, not by city' })
+    expect(r.attempts[0]?.ballots.find(x => x.id === none.id)).toMatchObject({
+      choice: null,
+      notes: 'split by week, not by city'
+    })
     expect(view(closed, 5000).openAttempts.map(o => o.attempt)).toStrictEqual([2])
     expect(r.awaiting).toStrictEqual([])
     expect(r.waiting).toMatch(/attempt 2: waiting for proposals/)
     // s1's later ballot for attempt 1 changes nothing: the attempt is closed.
     const late = b.ballot(s1, root(b), p, 2300)
     const again = b.propose(d0, b.root, 2, subgoals(['week 1', 'week 2']), 2400, [none.id])
-    const second = [b.ballot(s0, { node: b.root, attempt: 2 }, again, 2500), b.ballot(person, { node: b.root, attempt: 2 }, again, 2600)]
+    const second = [
+      b.ballot(s0, { node: b.root, attempt: 2 }, again, 2500),
+      b.ballot(person, { node: b.root, attempt: 2 }, again, 2600)
+    ]
     const won = expectOrderFree(b, [p, s0p, none, late, again, ...second])
     expect(rootOf(won).attempts.map(a => a.outcome)).toStrictEqual(['failed', 'won'])
     expect(rootOf(won).accepted).toBe(again.id)
@@ -126,7 +161,12 @@ describe('split approvers: the quorum and every approver', () => {
   it('"none" from the approver even after the quorum chose closes the attempt', () => {
     const b = plan('splits')
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
-    const tree = expectOrderFree(b, [p, b.ballot(s0, root(b), p, 2100), b.ballot(s1, root(b), p, 2200), b.ballot(person, root(b), null, 2300)])
+    const tree = expectOrderFree(b, [
+      p,
+      b.ballot(s0, root(b), p, 2100),
+      b.ballot(s1, root(b), p, 2200),
+      b.ballot(person, root(b), null, 2300)
+    ])
     expect(rootOf(tree).attempts.map(a => a.outcome)).toStrictEqual(['failed', 'open'])
   })
 
@@ -134,7 +174,13 @@ describe('split approvers: the quorum and every approver', () => {
     const b = plan('splits')
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const q = b.propose(d1, b.root, 1, subgoals(['c', 'd']), 2010)
-    const tree = expectOrderFree(b, [p, q, b.ballot(s0, root(b), p, 2100), b.ballot(s1, root(b), p, 2200), b.ballot(person, root(b), q, 2300)])
+    const tree = expectOrderFree(b, [
+      p,
+      q,
+      b.ballot(s0, root(b), p, 2100),
+      b.ballot(s1, root(b), p, 2200),
+      b.ballot(person, root(b), q, 2300)
+    ])
     expect(rootOf(tree).attempts.map(a => a.outcome)).toStrictEqual(['failed', 'open'])
   })
 
@@ -144,24 +190,35 @@ describe('split approvers: the quorum and every approver', () => {
     const none = b.ballot(person, root(b), null, 2200)
     const tree = expectOrderFree(b, [p, none])
     expect(rootOf(tree)).toMatchObject({ kind: 'leaf', leafReason: 'attempts-exhausted' })
-    expect(taskOf(tree, leafTask(b.root))).toMatchObject({ status: 'ready', readyAt: none.env.hlc, evidence: [none.id] })
+    expect(taskOf(tree, leafTask(b.root))).toMatchObject({
+      status: 'ready',
+      readyAt: none.env.hlc,
+      evidence: [none.id]
+    })
     const later = treeOf(b, [p, none, b.ballot(s0, root(b), p, 2300), b.ballot(s1, root(b), p, 2400)])
     expect(taskOf(later, leafTask(b.root)).readyAt).toStrictEqual(none.env.hlc)
   })
 
-  it('a silent approver: the author drops them from the committee, and the scorers\' quorum decides under the amendment', () => {
+  it("a silent approver: the author drops them from the committee, and the scorers' quorum decides under the amendment", () => {
     const b = plan('splits')
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const before = [p, b.ballot(s0, root(b), p, 2100), b.ballot(s1, root(b), p, 2200)]
     expect(rootOf(treeOf(b, before)).awaiting).toStrictEqual([person])
     const amend = b.amend([s0, s1, s2], 3000)
-    const under = [b.ballot(s0, root(b), p, 3100, { committee: amend.id }), b.ballot(s2, root(b), p, 3200, { committee: amend.id })]
+    const under = [
+      b.ballot(s0, root(b), p, 3100, { committee: amend.id }),
+      b.ballot(s2, root(b), p, 3200, { committee: amend.id })
+    ]
     const won = expectOrderFree(b, [...before, amend, ...under])
     expect(rootOf(won)).toMatchObject({ accepted: p.id, kind: 'composite' })
     expect(rootOf(won).attempts[0]?.decidedBy).toBe((under[1] as PlanEvent).id)
     // An amendment that keeps the approver still needs them.
     const keep = b.amend([s0, s1, s2, person], 3000, 3)
-    const kept = treeOf(b, [...before, keep, ...[s0, s1, s2].map((s, i) => b.ballot(s, root(b), p, 3100 + i, { committee: keep.id }))])
+    const kept = treeOf(b, [
+      ...before,
+      keep,
+      ...[s0, s1, s2].map((s, i) => b.ballot(s, root(b), p, 3100 + i, { committee: keep.id }))
+    ])
     expect(rootOf(kept)).toMatchObject({ kind: 'decomposing', awaiting: [person] })
   })
 
@@ -173,14 +230,14 @@ describe('split approvers: the quorum and every approver', () => {
 })
 
 describe('result approvers: the review quorum and every approver', () => {
-  function reviewed (approve: Approvers['for']): { b: PlanBuilder, t: TaskId, events: PlanEvent[] } {
+  function reviewed(approve: Approvers['for']): { b: PlanBuilder; t: TaskId; events: PlanEvent[] } {
     const b = plan(approve)
     const voters = approve === 'results' ? [s0, s1] : [s0, s1, person]
     const s = split(b, { node: b.root, by: d0, titles: ['book flights', 'book hotels'], voters, at: 2000 })
     return { b, t: leafTask(child(s, 0)), events: [...s.events] }
   }
 
-  it('a result the scorers accepted waits for the approver; a person\'s reject reopens the task, and the new result is accepted', () => {
+  it("a result the scorers accepted waits for the approver; a person's reject reopens the task, and the new result is accepted", () => {
     for (const approve of ['results', 'both'] as const) {
       const { b, t, events } = reviewed(approve)
       const c = b.claim(e0, t, 3000)
@@ -195,7 +252,17 @@ describe('result approvers: the review quorum and every approver', () => {
       expect(taskOf(reopened, t).results[0]?.review).toBe('rejected')
       const redo = b.claim(e1, t, 3900, { prev: r1.id })
       const r2 = b.result(redo, 4200, 'flights: NRT, 84,000 yen')
-      const done = expectOrderFree(b, [...events, c, r1, ...yes, no, redo, r2, b.review(s0, r2, 'accept', 4300), b.review(person, r2, 'accept', 4400)])
+      const done = expectOrderFree(b, [
+        ...events,
+        c,
+        r1,
+        ...yes,
+        no,
+        redo,
+        r2,
+        b.review(s0, r2, 'accept', 4300),
+        b.review(person, r2, 'accept', 4400)
+      ])
       expect(taskOf(done, t)).toMatchObject({ status: 'done', accepted: r2.id, failures: 1, awaiting: [] })
       expect(taskOf(done, t).results.map(x => x.review)).toStrictEqual(['rejected', 'accepted'])
     }
@@ -206,7 +273,10 @@ describe('result approvers: the review quorum and every approver', () => {
     const c = b.claim(e0, t, 3000)
     const r = b.result(c, 3500)
     expect(taskOf(treeOf(b, [...events, c, r]), t).awaiting).toStrictEqual([s0, s1, person])
-    expect(taskOf(treeOf(b, [...events, c, r, b.review(person, r, 'accept', 3600)]), t).awaiting).toStrictEqual([s0, s1])
+    expect(taskOf(treeOf(b, [...events, c, r, b.review(person, r, 'accept', 3600)]), t).awaiting).toStrictEqual([
+      s0,
+      s1
+    ])
   })
 
   it('once accepted, a later reject changes nothing (final on arrival)', () => {
@@ -228,7 +298,10 @@ describe('what is refused, and changes nothing', () => {
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const f = foldAll([b.goal, p])
     const before = f.treeHash(b.plan)
-    expect(f.add(b.ballot(stranger, root(b), p, 2100), NO_CLOCK)).toMatchObject({ status: 'rejected', reason: 'not-in-committee' })
+    expect(f.add(b.ballot(stranger, root(b), p, 2100), NO_CLOCK)).toMatchObject({
+      status: 'rejected',
+      reason: 'not-in-committee'
+    })
     expect(f.treeHash(b.plan)).toBe(before)
   })
 
@@ -238,19 +311,29 @@ describe('what is refused, and changes nothing', () => {
     const c = b.claim(e0, leafTask(child(s, 0)), 3000)
     const r = b.result(c, 3500)
     const f = foldAll([b.goal, ...s.events, c, r])
-    expect(f.add(b.review(stranger, r, 'accept', 3600), NO_CLOCK)).toMatchObject({ status: 'rejected', reason: 'not-in-committee' })
+    expect(f.add(b.review(stranger, r, 'accept', 3600), NO_CLOCK)).toMatchObject({
+      status: 'rejected',
+      reason: 'not-in-committee'
+    })
   })
 
   it('a ballot for a finished plan is folded but changes no outcome: the split, the status and the deliverable stay', () => {
     const b = new PlanBuilder(cast.author, [s0, s1, person], { quorum: 2, maxDepth: 1 })
     const s = split(b, { node: b.root, by: d0, titles: ['a', 'b'], voters: [s0, s1], at: 2000 })
-    const work = s.children.flatMap((n, i) => { const c = b.claim(e0, leafTask(n), 2400 + i); return [c, b.result(c, 2500 + i)] })
+    const work = s.children.flatMap((n, i) => {
+      const c = b.claim(e0, leafTask(n), 2400 + i)
+      return [c, b.result(c, 2500 + i)]
+    })
     const roll = b.claim(e1, rollupId(b.root), 2600)
     const events = [...s.events, ...work, roll, b.result(roll, 2700, 'done')]
     const done = treeOf(b, events)
     expect(done.status).toBe('completed')
     const late = treeOf(b, [...events, b.ballot(person, root(b), null, 2800, { notes: 'too late' })])
-    expect([late.status, rootOf(late).accepted, late.deliverable]).toStrictEqual([done.status, rootOf(done).accepted, done.deliverable])
+    expect([late.status, rootOf(late).accepted, late.deliverable]).toStrictEqual([
+      done.status,
+      rootOf(done).accepted,
+      done.deliverable
+    ])
     expect(hashOf(b, events)).not.toBe(hashOf(b, [...events, b.ballot(person, root(b), null, 2800)]))
   })
 
@@ -258,19 +341,34 @@ describe('what is refused, and changes nothing', () => {
     const b = plan('splits')
     const p = b.propose(d0, b.root, 1, subgoals(['a', 'b']), 2000)
     const quorum = [b.ballot(s0, root(b), p, 2100), b.ballot(s1, root(b), p, 2200)]
-    const tree = expectOrderFree(b, [p, ...quorum, b.ballot(person, root(b), p, 2300), b.ballot(person, root(b), null, 2310)])
+    const tree = expectOrderFree(b, [
+      p,
+      ...quorum,
+      b.ballot(person, root(b), p, 2300),
+      b.ballot(person, root(b), null, 2310)
+    ])
     expect(rootOf(tree)).toMatchObject({ kind: 'decomposing', accepted: null })
     expect(tree.equivocations.map(e => e.author)).toStrictEqual([person])
   })
 
-  it('a forged ballot (another author\'s name on it) is not the person\'s: the wire refuses its signature', async () => {
+  it("a forged ballot (another author's name on it) is not the person's: the wire refuses its signature", async () => {
     const { decodeEvent, signRawSync, encodeEnvelope } = await import('../../src/wire/index.js')
     const { testKeys, peerIdOf } = await import('../helpers/arbitraries.js')
     const [mine, theirs] = await testKeys(2)
     if (mine === undefined || theirs === undefined) throw new Error('no keys')
-    const b = new PlanBuilder(peerIdOf(mine), [peerIdOf(mine), peerIdOf(theirs)], { approvers: { ids: [peerIdOf(theirs)].sort(), for: 'splits' } })
+    const b = new PlanBuilder(peerIdOf(mine), [peerIdOf(mine), peerIdOf(theirs)], {
+      approvers: { ids: [peerIdOf(theirs)].sort(), for: 'splits' }
+    })
     const p = b.propose(peerIdOf(mine), b.root, 1, subgoals(['a', 'b']), 2000)
-    const ballot = forge(b, 'ballot-cast', peerIdOf(theirs), 2100, [p.id], { node: b.root, attempt: 1, committee: b.goal.id, scores: [{ proposal: p.id, score: 100, notes: '' }], choice: p.id, notes: '', usage: { inputTokens: 0, outputTokens: 0 } })
+    const ballot = forge(b, 'ballot-cast', peerIdOf(theirs), 2100, [p.id], {
+      node: b.root,
+      attempt: 1,
+      committee: b.goal.id,
+      scores: [{ proposal: p.id, score: 100, notes: '' }],
+      choice: p.id,
+      notes: '',
+      usage: { inputTokens: 0, outputTokens: 0 }
+    })
     const d = decodeEvent(signRawSync('test', encodeEnvelope(ballot.env), mine), { swarm: 'test' })
     expect(d.kind === 'rejected' ? d.reason : d.kind).toBe('bad-signature')
   })

@@ -24,12 +24,28 @@ beforeAll(async () => {
 const use = (inputTokens: number, outputTokens = 0): Usage => ({ inputTokens, outputTokens })
 
 describe('budget: spent is the sum of reported usage, each event capped at maxTokensPerCall', () => {
-  interface Row { name: string, events: (b: PlanBuilder) => PlanEvent[], spent: number }
+  interface Row {
+    name: string
+    events: (b: PlanBuilder) => PlanEvent[]
+    spent: number
+  }
   const rows: Row[] = [
     { name: 'nothing reported', events: () => [], spent: 0 },
-    { name: 'a proposal: input + output', events: b => [b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000, [], use(300, 200))], spent: 500 },
-    { name: 'a proposal over the cap counts as the cap', events: b => [b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000, [], use(4000, 2000))], spent: 1000 },
-    { name: 'exactly the cap', events: b => [b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000, [], use(1000))], spent: 1000 },
+    {
+      name: 'a proposal: input + output',
+      events: b => [b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000, [], use(300, 200))],
+      spent: 500
+    },
+    {
+      name: 'a proposal over the cap counts as the cap',
+      events: b => [b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000, [], use(4000, 2000))],
+      spent: 1000
+    },
+    {
+      name: 'exactly the cap',
+      events: b => [b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000, [], use(1000))],
+      spent: 1000
+    },
     {
       name: 'proposals, ballots, failures, results and reviews all count',
       events: b => {
@@ -41,19 +57,33 @@ describe('budget: spent is the sum of reported usage, each event capped at maxTo
         const f = b.fail(c, 3100, use(7))
         const c2 = b.claim(e1, t, 3200)
         const r = b.result(c2, 3300, 'x', use(20, 30))
-        const rv = forge(b, 'result-reviewed', s0, 3400, [r.id], { task: t, result: r.id, committee: b.goal.id, verdict: 'accept', notes: '', usage: use(2) })
+        const rv = forge(b, 'result-reviewed', s0, 3400, [r.id], {
+          task: t,
+          result: r.id,
+          committee: b.goal.id,
+          verdict: 'accept',
+          notes: '',
+          usage: use(2)
+        })
         return [p, v1, v2, c, f, c2, r, rv]
       },
       spent: 100 + 15 + 1000 + 7 + 50 + 2
     },
     {
       name: 'equivocating proposals still cost what they reported',
-      events: b => [b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000, [], use(100)), b.propose(cast.decomposers[0], b.root, 1, subgoals(['c', 'd']), 2001, [], use(100))],
+      events: b => [
+        b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000, [], use(100)),
+        b.propose(cast.decomposers[0], b.root, 1, subgoals(['c', 'd']), 2001, [], use(100))
+      ],
       spent: 200
     }
   ]
   it.each(rows)('$name -> $spent', ({ events, spent }) => {
-    const b = new PlanBuilder(cast.author, [s0, s1, s2], { maxTokensPerCall: 1000, budgetTokens: 1_000_000, review: true })
+    const b = new PlanBuilder(cast.author, [s0, s1, s2], {
+      maxTokensPerCall: 1000,
+      budgetTokens: 1_000_000,
+      review: true
+    })
     const tree = expectOrderFree(b, events(b))
     expect(tree.spentTokens).toBe(spent)
     expect(tree.budgetTokens).toBe(1_000_000)
@@ -61,8 +91,12 @@ describe('budget: spent is the sum of reported usage, each event capped at maxTo
 })
 
 describe('budget: spent >= budget sets budget-exhausted; budget-raised resumes', () => {
-  const plan = (budgetTokens = 1000): PlanBuilder => new PlanBuilder(cast.author, [s0, s1, s2], { budgetTokens, maxTokensPerCall: 800 })
-  const spend = (b: PlanBuilder, tokens: number[]): PlanEvent[] => tokens.map((n, i) => b.propose(cast.decomposers[i] as PeerIdString, b.root, 1, subgoals(['a', 'b']), 2000 + i, [], use(n)))
+  const plan = (budgetTokens = 1000): PlanBuilder =>
+    new PlanBuilder(cast.author, [s0, s1, s2], { budgetTokens, maxTokensPerCall: 800 })
+  const spend = (b: PlanBuilder, tokens: number[]): PlanEvent[] =>
+    tokens.map((n, i) =>
+      b.propose(cast.decomposers[i] as PeerIdString, b.root, 1, subgoals(['a', 'b']), 2000 + i, [], use(n))
+    )
 
   it.each([
     { spent: [999], status: 'planning' },
@@ -88,7 +122,10 @@ describe('budget: spent >= budget sets budget-exhausted; budget-raised resumes',
     expect(v.claimable).toEqual([])
     // Ballots still fold and still decide: the split is accepted, the leaves exist.
     const p = events[0] as PlanEvent<'split-proposed'>
-    const more = [b.ballot(s0, { node: b.root, attempt: 1 }, p, 2100), b.ballot(s1, { node: b.root, attempt: 1 }, p, 2200)]
+    const more = [
+      b.ballot(s0, { node: b.root, attempt: 1 }, p, 2100),
+      b.ballot(s1, { node: b.root, attempt: 1 }, p, 2200)
+    ]
     const after = treeOf(b, [...events, ...more])
     expect(after.status).toBe('budget-exhausted')
     expect(after.nodes).toHaveLength(3)
@@ -97,8 +134,18 @@ describe('budget: spent >= budget sets budget-exhausted; budget-raised resumes',
 
   it.each([
     { name: 'a raise above spent resumes planning', raises: [5000], status: 'planning', budget: 5000 },
-    { name: 'a raise below the original budget changes nothing', raises: [500], status: 'budget-exhausted', budget: 1000 },
-    { name: 'a raise still below spent keeps the plan exhausted', raises: [1100], status: 'budget-exhausted', budget: 1100 },
+    {
+      name: 'a raise below the original budget changes nothing',
+      raises: [500],
+      status: 'budget-exhausted',
+      budget: 1000
+    },
+    {
+      name: 'a raise still below spent keeps the plan exhausted',
+      raises: [1100],
+      status: 'budget-exhausted',
+      budget: 1100
+    },
     { name: 'several raises: the largest counts', raises: [3000, 1100], status: 'planning', budget: 3000 }
   ])('$name', ({ raises, status, budget }) => {
     const b = plan()
@@ -128,7 +175,10 @@ describe('budget: spent >= budget sets budget-exhausted; budget-raised resumes',
 
 describe('cancellation vs completion: whichever comes first in (hlc, author, id) order wins', () => {
   /** A plan whose root is a leaf (maxDepth 0): claimed at 2000, result at 3000. */
-  const leafRoot = (author: PeerIdString, params: Partial<PlanParams> = {}): { b: PlanBuilder, events: PlanEvent[], result: PlanEvent<'result-reported'> } => {
+  const leafRoot = (
+    author: PeerIdString,
+    params: Partial<PlanParams> = {}
+  ): { b: PlanBuilder; events: PlanEvent[]; result: PlanEvent<'result-reported'> } => {
     const b = new PlanBuilder(author, [s0, s1, s2], { maxDepth: 0, ...params })
     const c = b.claim(e0, b.root as string as TaskId, 2000)
     const result = b.result(c, 3000, 'the plan')
@@ -233,4 +283,3 @@ describe('plan status: planning -> executing -> completed / failed', () => {
     expect(isFinished(tree)).toBe(true)
   })
 })
-

@@ -28,9 +28,15 @@ const LEASE = 1000
 const MAX_CLAIM = 2500
 
 /** A plan whose root is split into two leaves, ready from 2200 (the deciding ballot). */
-function leafPlan (): { b: PlanBuilder, s: Split, t: TaskId } {
+function leafPlan(): { b: PlanBuilder; s: Split; t: TaskId } {
   const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3), { leaseMs: LEASE, maxClaimMs: MAX_CLAIM })
-  const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['book flights', 'book hotels'], voters: cast.scorers.slice(0, 2), at: 2000 })
+  const s = split(b, {
+    node: b.root,
+    by: cast.decomposers[0],
+    titles: ['book flights', 'book hotels'],
+    voters: cast.scorers.slice(0, 2),
+    at: 2000
+  })
   return { b, s, t: leafTask(child(s, 0)) }
 }
 
@@ -91,7 +97,12 @@ const rows: Row[] = [
   },
   {
     name: 'a renewal chain extends the lease to the last renewal + leaseMs',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); const r1 = b.renew(c, c, 3900); const r2 = b.renew(c, r1, 4400); return [c, r1, r2] },
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      const r1 = b.renew(c, c, 3900)
+      const r2 = b.renew(c, r1, 4400)
+      return [c, r1, r2]
+    },
     want: { status: 'claimed', owner: 0, chains: [[0, null]], ignored: 0, lapseMs: 5400, renewals: 2 }
   },
   {
@@ -101,23 +112,54 @@ const rows: Row[] = [
   },
   {
     name: 'a claim stamped after the lapse takes over',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); return [c, b.claim(e1, t, 4001, { prev: c.id })] },
-    want: { status: 'claimed', owner: 1, chains: [[0, 'superseded'], [1, null]], ignored: 0 }
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      return [c, b.claim(e1, t, 4001, { prev: c.id })]
+    },
+    want: {
+      status: 'claimed',
+      owner: 1,
+      chains: [
+        [0, 'superseded'],
+        [1, null]
+      ],
+      ignored: 0
+    }
   },
   {
     name: 'a takeover is judged against renewals: a claim before the renewed lapse is ignored',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); const r = b.renew(c, c, 3900); return [c, r, b.claim(e1, t, 4500, { prev: c.id })] },
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      const r = b.renew(c, c, 3900)
+      return [c, r, b.claim(e1, t, 4500, { prev: c.id })]
+    },
     want: { status: 'claimed', owner: 0, chains: [[0, null]], ignored: 1, lapseMs: 4900 }
   },
   {
     name: 'takeover of a takeover',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); const c1 = b.claim(e1, t, 4001, { prev: c.id }); return [c, c1, b.claim(e2, t, 5002, { prev: c1.id })] },
-    want: { status: 'claimed', owner: 2, chains: [[0, 'superseded'], [1, 'superseded'], [2, null]], ignored: 0 }
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      const c1 = b.claim(e1, t, 4001, { prev: c.id })
+      return [c, c1, b.claim(e2, t, 5002, { prev: c1.id })]
+    },
+    want: {
+      status: 'claimed',
+      owner: 2,
+      chains: [
+        [0, 'superseded'],
+        [1, 'superseded'],
+        [2, null]
+      ],
+      ignored: 0
+    }
   },
   {
     name: 'maxClaimMs caps the chain: a claim at the cap is ignored',
     events: (b, t) => {
-      const c = b.claim(e0, t, 3000); const r1 = b.renew(c, c, 3900); const r2 = b.renew(c, r1, 4800); const r3 = b.renew(c, r2, 5400)
+      const c = b.claim(e0, t, 3000)
+      const r1 = b.renew(c, c, 3900)
+      const r2 = b.renew(c, r1, 4800)
+      const r3 = b.renew(c, r2, 5400)
       return [c, r1, r2, r3, b.claim(e1, t, 5500)]
     },
     want: { status: 'claimed', owner: 0, chains: [[0, null]], ignored: 1, lapseMs: 3000 + MAX_CLAIM, renewals: 3 }
@@ -125,39 +167,99 @@ const rows: Row[] = [
   {
     name: 'maxClaimMs caps the chain: a claim past the cap takes over although the last renewal was recent',
     events: (b, t) => {
-      const c = b.claim(e0, t, 3000); const r1 = b.renew(c, c, 3900); const r2 = b.renew(c, r1, 4800); const r3 = b.renew(c, r2, 5400)
+      const c = b.claim(e0, t, 3000)
+      const r1 = b.renew(c, c, 3900)
+      const r2 = b.renew(c, r1, 4800)
+      const r3 = b.renew(c, r2, 5400)
       return [c, r1, r2, r3, b.claim(e1, t, 5501, { prev: r3.id })]
     },
-    want: { status: 'claimed', owner: 1, chains: [[0, 'superseded'], [1, null]], ignored: 0 }
+    want: {
+      status: 'claimed',
+      owner: 1,
+      chains: [
+        [0, 'superseded'],
+        [1, null]
+      ],
+      ignored: 0
+    }
   },
   {
     name: 'a release lets the next claim stamped after it own; a claim before the release is ignored',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); const rel = b.release(c, 3500); return [c, rel, b.claim(e1, t, 3400), b.claim(e2, t, 3600, { prev: rel.id })] },
-    want: { status: 'claimed', owner: 2, chains: [[0, 'released'], [2, null]], ignored: 1 }
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      const rel = b.release(c, 3500)
+      return [c, rel, b.claim(e1, t, 3400), b.claim(e2, t, 3600, { prev: rel.id })]
+    },
+    want: {
+      status: 'claimed',
+      owner: 2,
+      chains: [
+        [0, 'released'],
+        [2, null]
+      ],
+      ignored: 1
+    }
   },
   {
     name: 'after a release with no later claim, the task is ready again',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); return [c, b.release(c, 3500)] },
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      return [c, b.release(c, 3500)]
+    },
     want: { status: 'ready', owner: null, chains: [[0, 'released']], ignored: 0 }
   },
   {
     name: 'the releasing executor may claim again after its release',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); const rel = b.release(c, 3500); return [c, rel, b.claim(e0, t, 3600, { prev: rel.id })] },
-    want: { status: 'claimed', owner: 0, chains: [[0, 'released'], [0, null]], ignored: 0 }
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      const rel = b.release(c, 3500)
+      return [c, rel, b.claim(e0, t, 3600, { prev: rel.id })]
+    },
+    want: {
+      status: 'claimed',
+      owner: 0,
+      chains: [
+        [0, 'released'],
+        [0, null]
+      ],
+      ignored: 0
+    }
   },
   {
     name: 'a release after the takeover does not count: the chain was superseded first',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); return [c, b.claim(e1, t, 4001), b.release(c, 4100)] },
-    want: { status: 'claimed', owner: 1, chains: [[0, 'superseded'], [1, null]], ignored: 0 }
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      return [c, b.claim(e1, t, 4001), b.release(c, 4100)]
+    },
+    want: {
+      status: 'claimed',
+      owner: 1,
+      chains: [
+        [0, 'superseded'],
+        [1, null]
+      ],
+      ignored: 0
+    }
   },
   {
     name: 'a release before the lapse, then a claim after the lapse: released, not superseded',
-    events: (b, t) => { const c = b.claim(e0, t, 3000); return [c, b.release(c, 3900), b.claim(e1, t, 4001)] },
-    want: { status: 'claimed', owner: 1, chains: [[0, 'released'], [1, null]], ignored: 0 }
+    events: (b, t) => {
+      const c = b.claim(e0, t, 3000)
+      return [c, b.release(c, 3900), b.claim(e1, t, 4001)]
+    },
+    want: {
+      status: 'claimed',
+      owner: 1,
+      chains: [
+        [0, 'released'],
+        [1, null]
+      ],
+      ignored: 0
+    }
   }
 ]
 
-function check (tree: PlanTree, t: TaskId, want: Expect): void {
+function check(tree: PlanTree, t: TaskId, want: Expect): void {
   const task = taskOf(tree, t)
   const ex = (i: number): PeerIdString => cast.executors[i] as PeerIdString
   expect(task.status).toBe(want.status)
@@ -186,7 +288,15 @@ describe('claims: ownership, renewal, takeover, release', () => {
     const c = b.claim(e0, t, 3000)
     const r1 = b.renew(c, c, 3900)
     const chain = taskOf(treeOf(b, [...s.events, c, r1]), t).chains[0]
-    expect(chain).toEqual({ claim: c.id, owner: e0, claimedAt: c.env.hlc, renewals: 1, last: r1.id, lapseMs: 4900, end: null })
+    expect(chain).toEqual({
+      claim: c.id,
+      owner: e0,
+      claimedAt: c.env.hlc,
+      renewals: 1,
+      last: r1.id,
+      lapseMs: 4900,
+      end: null
+    })
   })
 
   it('a late renewal (stamped before the takeover, arriving after it) makes the takeover moot', () => {
@@ -197,9 +307,24 @@ describe('claims: ownership, renewal, takeover, release', () => {
     const f = new Fold()
     for (const e of [b.goal, ...s.events, c, takeover]) f.add(e, NO_CLOCK)
     // Before the renewal arrives, the takeover owns.
-    check(f.tree(b.plan) as PlanTree, t, { status: 'claimed', owner: 1, chains: [[0, 'superseded'], [1, null]], ignored: 0 })
+    check(f.tree(b.plan) as PlanTree, t, {
+      status: 'claimed',
+      owner: 1,
+      chains: [
+        [0, 'superseded'],
+        [1, null]
+      ],
+      ignored: 0
+    })
     f.add(late, NO_CLOCK)
-    check(f.tree(b.plan) as PlanTree, t, { status: 'claimed', owner: 0, chains: [[0, null]], ignored: 1, lapseMs: 4990, renewals: 1 })
+    check(f.tree(b.plan) as PlanTree, t, {
+      status: 'claimed',
+      owner: 0,
+      chains: [[0, null]],
+      ignored: 1,
+      lapseMs: 4990,
+      renewals: 1
+    })
     expectOrderFree(b, [...s.events, c, late, takeover])
   })
 
@@ -208,39 +333,61 @@ describe('claims: ownership, renewal, takeover, release', () => {
   // after readyAt is accepted. The harm of a moot takeover is one duplicate execution, counted
   // and shown, and the task never reopens when the late renewal arrives.
   it.each([
-    { name: 'the moot taker\'s result is earlier: it is accepted, the owner\'s is the duplicate', takerAt: 4300, ownerAt: 4500, accepted: 'taker' },
-    { name: 'the owner\'s result is earlier: it is accepted, the moot taker\'s is the duplicate', takerAt: 4500, ownerAt: 4300, accepted: 'owner' }
-  ] as const)('the harm of a moot takeover is one duplicate execution, counted and shown: $name', ({ takerAt, ownerAt, accepted }) => {
-    const { b, s, t } = leafPlan()
-    const c = b.claim(e0, t, 3000)
-    const late = b.renew(c, c, 3990)
-    const takeover = b.claim(e1, t, 4001, { prev: c.id })
-    const fromTaker = b.result(takeover, takerAt, 'from the taker')
-    const fromOwner = b.result(c, ownerAt, 'from the owner')
-    const [winner, duplicate] = accepted === 'taker' ? [fromTaker, fromOwner] : [fromOwner, fromTaker]
-    const shows = (tree: PlanTree): void => {
-      const task = taskOf(tree, t)
-      expect(task).toMatchObject({ status: 'done', accepted: winner.id, duplicates: 1, finishedAt: winner.env.hlc, finishEvent: winner.id })
-      expect(task.results.map(r => ({ id: r.id, author: r.author, accepted: r.accepted }))).toEqual([
-        { id: winner.id, author: winner.env.author, accepted: true },
-        { id: duplicate.id, author: duplicate.env.author, accepted: false }
-      ])
-      expect(tree.duplicates).toBe(1)
+    {
+      name: "the moot taker's result is earlier: it is accepted, the owner's is the duplicate",
+      takerAt: 4300,
+      ownerAt: 4500,
+      accepted: 'taker'
+    },
+    {
+      name: "the owner's result is earlier: it is accepted, the moot taker's is the duplicate",
+      takerAt: 4500,
+      ownerAt: 4300,
+      accepted: 'owner'
     }
-    // Before the late renewal arrives, e1 took over; both results are in.
-    const f = new Fold()
-    for (const e of [b.goal, ...s.events, c, takeover, fromTaker, fromOwner]) f.add(e, NO_CLOCK)
-    const before = f.tree(b.plan) as PlanTree
-    expect(taskOf(before, t).chains.map(x => [x.owner, x.end?.kind])).toEqual([[e0, 'superseded'], [e1, 'result']])
-    shows(before)
-    // The late renewal makes the takeover moot: e0's chain never lapsed. Same outcome: nothing reopens.
-    f.add(late, NO_CLOCK)
-    const after = f.tree(b.plan) as PlanTree
-    expect(taskOf(after, t).chains.map(x => [x.owner, x.end?.kind])).toEqual([[e0, 'result']])
-    expect(taskOf(after, t).ignoredClaims).toBe(1)
-    shows(after)
-    shows(expectOrderFree(b, [...s.events, c, late, takeover, fromTaker, fromOwner]))
-  })
+  ] as const)(
+    'the harm of a moot takeover is one duplicate execution, counted and shown: $name',
+    ({ takerAt, ownerAt, accepted }) => {
+      const { b, s, t } = leafPlan()
+      const c = b.claim(e0, t, 3000)
+      const late = b.renew(c, c, 3990)
+      const takeover = b.claim(e1, t, 4001, { prev: c.id })
+      const fromTaker = b.result(takeover, takerAt, 'from the taker')
+      const fromOwner = b.result(c, ownerAt, 'from the owner')
+      const [winner, duplicate] = accepted === 'taker' ? [fromTaker, fromOwner] : [fromOwner, fromTaker]
+      const shows = (tree: PlanTree): void => {
+        const task = taskOf(tree, t)
+        expect(task).toMatchObject({
+          status: 'done',
+          accepted: winner.id,
+          duplicates: 1,
+          finishedAt: winner.env.hlc,
+          finishEvent: winner.id
+        })
+        expect(task.results.map(r => ({ id: r.id, author: r.author, accepted: r.accepted }))).toEqual([
+          { id: winner.id, author: winner.env.author, accepted: true },
+          { id: duplicate.id, author: duplicate.env.author, accepted: false }
+        ])
+        expect(tree.duplicates).toBe(1)
+      }
+      // Before the late renewal arrives, e1 took over; both results are in.
+      const f = new Fold()
+      for (const e of [b.goal, ...s.events, c, takeover, fromTaker, fromOwner]) f.add(e, NO_CLOCK)
+      const before = f.tree(b.plan) as PlanTree
+      expect(taskOf(before, t).chains.map(x => [x.owner, x.end?.kind])).toEqual([
+        [e0, 'superseded'],
+        [e1, 'result']
+      ])
+      shows(before)
+      // The late renewal makes the takeover moot: e0's chain never lapsed. Same outcome: nothing reopens.
+      f.add(late, NO_CLOCK)
+      const after = f.tree(b.plan) as PlanTree
+      expect(taskOf(after, t).chains.map(x => [x.owner, x.end?.kind])).toEqual([[e0, 'result']])
+      expect(taskOf(after, t).ignoredClaims).toBe(1)
+      shows(after)
+      shows(expectOrderFree(b, [...s.events, c, late, takeover, fromTaker, fromOwner]))
+    }
+  )
 
   it('two renewals of one predecessor are equivocation: recorded, and the chain ends before them', () => {
     const { b, s, t } = leafPlan()
@@ -258,7 +405,14 @@ describe('claims: ownership, renewal, takeover, release', () => {
 
   it('claims on a task that is still blocked own nothing, and are counted as ignored', () => {
     const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3), { leaseMs: LEASE })
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters: cast.scorers.slice(0, 2), at: 2000, dependsOn: { 1: [0] } })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: cast.scorers.slice(0, 2),
+      at: 2000,
+      dependsOn: { 1: [0] }
+    })
     const tree = treeOf(b, [...s.events, b.claim(e0, leafTask(child(s, 1)), 3000)])
     expect(taskOf(tree, child(s, 1))).toMatchObject({ status: 'blocked', owner: null, chains: [], ignoredClaims: 1 })
     expect(tree.ignoredClaims).toBe(1)

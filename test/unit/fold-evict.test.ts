@@ -20,7 +20,11 @@ beforeAll(async () => {
 })
 
 /** A fold whose "store" is every event added to it, by plan; `rejected` collects the rejections no add returned. */
-function storedFold (opts: { failLoads?: () => boolean } = {}): { f: Fold, add: (e: PlanEvent) => void, rejected: Array<[EventId, DepRejectReason | 'builds-on-rejected']> } {
+function storedFold(opts: { failLoads?: () => boolean } = {}): {
+  f: Fold
+  add: (e: PlanEvent) => void
+  rejected: Array<[EventId, DepRejectReason | 'builds-on-rejected']>
+} {
   const stored = new Map<PlanId, PlanEvent[]>()
   const rejected: Array<[EventId, DepRejectReason | 'builds-on-rejected']> = []
   const f = new Fold({
@@ -28,7 +32,9 @@ function storedFold (opts: { failLoads?: () => boolean } = {}): { f: Fold, add: 
       if (opts.failLoads?.() === true) throw new Error('SQLITE_BUSY: database is locked')
       return stored.get(plan) ?? []
     },
-    onRejected: (id, reason) => { rejected.push([id, reason]) }
+    onRejected: (id, reason) => {
+      rejected.push([id, reason])
+    }
   })
   const add = (e: PlanEvent): void => {
     const o = f.add(e, NO_CLOCK)
@@ -39,15 +45,38 @@ function storedFold (opts: { failLoads?: () => boolean } = {}): { f: Fold, add: 
   return { f, add, rejected }
 }
 
-function twoPlans (): { a: PlanBuilder, b: PlanBuilder, pa: PlanEvent<'split-proposed'>, pb: PlanEvent<'split-proposed'> } {
+function twoPlans(): {
+  a: PlanBuilder
+  b: PlanBuilder
+  pa: PlanEvent<'split-proposed'>
+  pb: PlanEvent<'split-proposed'>
+} {
   const a = new PlanBuilder(cast.author, cast.scorers.slice(0, 3), {}, 1_000, 'plan A')
   const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3), {}, 1_000, 'plan B')
-  return { a, b, pa: a.propose(cast.decomposers[0], a.root, 1, subgoals(['x', 'y']), 2_000), pb: b.propose(cast.decomposers[0], b.root, 1, subgoals(['x', 'y']), 2_000) }
+  return {
+    a,
+    b,
+    pa: a.propose(cast.decomposers[0], a.root, 1, subgoals(['x', 'y']), 2_000),
+    pb: b.propose(cast.decomposers[0], b.root, 1, subgoals(['x', 'y']), 2_000)
+  }
 }
 
 /** An event of plan B that also cites an event of plan A: never valid. */
-function crossPlan (b: PlanBuilder, cites: readonly EventId[]): PlanEvent {
-  return makeEvent({ type: 'split-proposed', plan: b.plan, author: cast.decomposers[1], hlc: { ms: 3_000, c: 0 }, deps: [b.goal.id, ...cites], body: { node: b.root, attempt: 1, subgoals: subgoals(['p', 'q']), rationale: 'across plans', usage: { inputTokens: 0, outputTokens: 0 } } })
+function crossPlan(b: PlanBuilder, cites: readonly EventId[]): PlanEvent {
+  return makeEvent({
+    type: 'split-proposed',
+    plan: b.plan,
+    author: cast.decomposers[1],
+    hlc: { ms: 3_000, c: 0 },
+    deps: [b.goal.id, ...cites],
+    body: {
+      node: b.root,
+      attempt: 1,
+      subgoals: subgoals(['p', 'q']),
+      rationale: 'across plans',
+      usage: { inputTokens: 0, outputTokens: 0 }
+    }
+  })
 }
 
 describe('evict', () => {
@@ -66,10 +95,10 @@ describe('evict', () => {
     expect(foldAll([a.goal]).evict(a.plan)).toBe(false)
   })
 
-  it('an event citing an evicted plan\'s event, parked before the eviction, is rejected as without eviction', () => {
+  it("an event citing an evicted plan's event, parked before the eviction, is rejected as without eviction", () => {
     const { a, b, pa, pb } = twoPlans()
     const x = crossPlan(b, [pa.id, pb.id])
-    const run = (evict: boolean): { hash: string, rejected: Array<[EventId, string]> } => {
+    const run = (evict: boolean): { hash: string; rejected: Array<[EventId, string]> } => {
       const { f, add, rejected } = storedFold()
       for (const e of [a.goal, pa, b.goal, x]) add(e)
       expect(f.events.parkedCount).toBe(1)
@@ -86,7 +115,7 @@ describe('evict', () => {
     expect(kept.hash).toBe(foldAll([a.goal, pa, b.goal, pb, x]).swarmHash())
   })
 
-  it('an event citing an evicted plan\'s event, arriving after the eviction, waits until that plan comes back and is then rejected', () => {
+  it("an event citing an evicted plan's event, arriving after the eviction, waits until that plan comes back and is then rejected", () => {
     const { a, b, pa, pb } = twoPlans()
     const x = crossPlan(b, [pa.id, pb.id])
     const { f, add, rejected } = storedFold()

@@ -9,7 +9,19 @@ import { EventSet } from '../../src/core/event-set.js'
 import { Fold, NO_CLOCK } from '../../src/core/fold.js'
 import { MAX_CLOCK_AHEAD_MS } from '../../src/core/limits.js'
 import { PlanBuilder, makeEvent, subgoals } from '../helpers/plan-builder.js'
-import { child, expectOrderFree, forge, hlc, leafTask, makeCast, nodeOf, rootOf, shuffle, split, treeOf } from '../helpers/fold-fixtures.js'
+import {
+  child,
+  expectOrderFree,
+  forge,
+  hlc,
+  leafTask,
+  makeCast,
+  nodeOf,
+  rootOf,
+  shuffle,
+  split,
+  treeOf
+} from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { AddOutcome } from '../../src/core/event-set.js'
 import type { DepRejectReason } from '../../src/core/dep-rules.js'
@@ -22,11 +34,11 @@ beforeAll(async () => {
 
 const committee = (): Cast['scorers'][number][] => cast.scorers.slice(0, 3)
 
-function addAll (f: Fold, events: readonly PlanEvent[], now = NO_CLOCK): AddOutcome[] {
+function addAll(f: Fold, events: readonly PlanEvent[], now = NO_CLOCK): AddOutcome[] {
   return events.map(e => f.add(e, now))
 }
 
-function rejectedReason (o: AddOutcome): string | null {
+function rejectedReason(o: AddOutcome): string | null {
   return o.status === 'rejected' ? o.reason : null
 }
 
@@ -63,7 +75,13 @@ describe('ingest: duplicates', () => {
 describe('ingest: missing deps park, and fold when the deps arrive', () => {
   it('an event whose deps are missing is parked with the missing ids, not rejected', () => {
     const b = new PlanBuilder(cast.author, committee())
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters: committee().slice(0, 2), at: 2000 })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: committee().slice(0, 2),
+      at: 2000
+    })
     const f = new Fold()
     const ballot = s.ballots[0] as PlanEvent
     const out = f.add(ballot, NO_CLOCK)
@@ -75,7 +93,13 @@ describe('ingest: missing deps park, and fold when the deps arrive', () => {
 
   it('a chain parked back to front folds transitively when its first event arrives', () => {
     const b = new PlanBuilder(cast.author, committee())
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters: committee().slice(0, 2), at: 2000 })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: committee().slice(0, 2),
+      at: 2000
+    })
     const t = leafTask(child(s, 0))
     const c = b.claim(cast.executors[0], t, 3000, { evidence: s.ballots.map(x => x.id) })
     const r = b.result(c, 3500)
@@ -98,9 +122,16 @@ describe('ingest: missing deps park, and fold when the deps arrive', () => {
 
   it('every arrival order of goal, proposal and two ballots folds to the same tree', () => {
     const b = new PlanBuilder(cast.author, committee())
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters: committee().slice(0, 2), at: 2000 })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: committee().slice(0, 2),
+      at: 2000
+    })
     const all = [b.goal, ...s.events]
-    const perms = (xs: PlanEvent[]): PlanEvent[][] => xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map(p => [x, ...p]))
+    const perms = (xs: PlanEvent[]): PlanEvent[][] =>
+      xs.length <= 1 ? [xs] : xs.flatMap((x, i) => perms([...xs.slice(0, i), ...xs.slice(i + 1)]).map(p => [x, ...p]))
     const hashes = new Set<string | undefined>()
     for (const order of perms(all)) {
       const f = new Fold()
@@ -114,7 +145,13 @@ describe('ingest: missing deps park, and fold when the deps arrive', () => {
 
   it('events split between two deliveries (gossip then sync) give the same tree as one delivery', () => {
     const b = new PlanBuilder(cast.author, committee())
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b', 'c'], voters: committee().slice(0, 2), at: 2000 })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b', 'c'],
+      voters: committee().slice(0, 2),
+      at: 2000
+    })
     const c = b.claim(cast.executors[0], leafTask(child(s, 1)), 3000)
     expectOrderFree(b, [...s.events, c], 6)
   })
@@ -124,11 +161,17 @@ describe('ingest: dep rules reject provably bad events', () => {
   interface Row {
     name: string
     reason: DepRejectReason
-    make: (b: PlanBuilder) => { setup: PlanEvent[], bad: PlanEvent }
+    make: (b: PlanBuilder) => { setup: PlanEvent[]; bad: PlanEvent }
     review?: boolean
   }
-  const leafPlan = (b: PlanBuilder): { setup: PlanEvent[], task: TaskId, claim: PlanEvent<'task-claimed'> } => {
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters: committee().slice(0, 2), at: 2000 })
+  const leafPlan = (b: PlanBuilder): { setup: PlanEvent[]; task: TaskId; claim: PlanEvent<'task-claimed'> } => {
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: committee().slice(0, 2),
+      at: 2000
+    })
     const task = leafTask(child(s, 0))
     const claim = b.claim(cast.executors[0], task, 3000)
     return { setup: [...s.events, claim], task, claim }
@@ -147,7 +190,10 @@ describe('ingest: dep rules reject provably bad events', () => {
     {
       name: 'a result stamped before its claim',
       reason: 'stamp-not-after-dep',
-      make: b => { const l = leafPlan(b); return { setup: l.setup, bad: b.result(l.claim, 2999) } }
+      make: b => {
+        const l = leafPlan(b)
+        return { setup: l.setup, bad: b.result(l.claim, 2999) }
+      }
     },
     {
       name: 'an event of the plan that does not cite its goal',
@@ -156,8 +202,20 @@ describe('ingest: dep rules reject provably bad events', () => {
         const p = b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000)
         // A ballot that cites the proposal but not the goal.
         const bad = makeEvent({
-          type: 'ballot-cast', plan: b.plan, author: cast.scorers[0], hlc: hlc(2100), deps: [p.id],
-          body: { node: b.root, attempt: 1, committee: b.goal.id, scores: [], choice: p.id, notes: '', usage: { inputTokens: 0, outputTokens: 0 } }
+          type: 'ballot-cast',
+          plan: b.plan,
+          author: cast.scorers[0],
+          hlc: hlc(2100),
+          deps: [p.id],
+          body: {
+            node: b.root,
+            attempt: 1,
+            committee: b.goal.id,
+            scores: [],
+            choice: p.id,
+            notes: '',
+            usage: { inputTokens: 0, outputTokens: 0 }
+          }
         })
         return { setup: [p], bad }
       }
@@ -168,7 +226,16 @@ describe('ingest: dep rules reject provably bad events', () => {
       make: b => {
         const other = new PlanBuilder(cast.author, committee(), {}, 1000, 'another goal')
         const p = other.propose(cast.decomposers[0], other.root, 1, subgoals(['x', 'y']), 1500)
-        return { setup: [other.goal, p], bad: forge(b, 'split-proposed', cast.decomposers[1], 2000, [p.id], { node: b.root, attempt: 1, subgoals: subgoals(['a', 'b']), rationale: '', usage: { inputTokens: 0, outputTokens: 0 } }) }
+        return {
+          setup: [other.goal, p],
+          bad: forge(b, 'split-proposed', cast.decomposers[1], 2000, [p.id], {
+            node: b.root,
+            attempt: 1,
+            subgoals: subgoals(['a', 'b']),
+            rationale: '',
+            usage: { inputTokens: 0, outputTokens: 0 }
+          })
+        }
       }
     },
     {
@@ -176,7 +243,10 @@ describe('ingest: dep rules reject provably bad events', () => {
       reason: 'dep-other-plan',
       make: b => {
         const other = new PlanBuilder(cast.author, committee(), {}, 900, 'another goal')
-        return { setup: [other.goal], bad: forge(b, 'goal-cancelled', cast.author, 2000, [other.goal.id], { reason: 'x' }) }
+        return {
+          setup: [other.goal],
+          bad: forge(b, 'goal-cancelled', cast.author, 2000, [other.goal.id], { reason: 'x' })
+        }
       }
     },
     ...(['committee-amended', 'budget-raised', 'task-retried', 'goal-cancelled'] as const).map((type): Row => ({
@@ -213,7 +283,13 @@ describe('ingest: dep rules reject provably bad events', () => {
       name: 'a ballot that scores a proposal of another node',
       reason: 'bad-reference',
       make: b => {
-        const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters: committee().slice(0, 2), at: 2000 })
+        const s = split(b, {
+          node: b.root,
+          by: cast.decomposers[0],
+          titles: ['a', 'b'],
+          voters: committee().slice(0, 2),
+          at: 2000
+        })
         const p = b.propose(cast.decomposers[0], child(s, 0), 1, subgoals(['x', 'y']), 2500)
         return { setup: [...s.events, p], bad: b.ballot(cast.scorers[0], { node: child(s, 1), attempt: 1 }, p, 2600) }
       }
@@ -229,22 +305,35 @@ describe('ingest: dep rules reject provably bad events', () => {
     {
       name: 'a proposal for an attempt beyond maxAttempts',
       reason: 'params-violated',
-      make: b => ({ setup: [], bad: b.propose(cast.decomposers[0], b.root, b.params.maxAttempts + 1, subgoals(['a', 'b']), 2000) })
+      make: b => ({
+        setup: [],
+        bad: b.propose(cast.decomposers[0], b.root, b.params.maxAttempts + 1, subgoals(['a', 'b']), 2000)
+      })
     },
     {
       name: 'a proposal with more subgoals than maxChildren',
       reason: 'params-violated',
-      make: b => ({ setup: [], bad: b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']), 2000) })
+      make: b => ({
+        setup: [],
+        bad: b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']), 2000)
+      })
     },
     {
       name: 'a review in a plan that does not ask for review',
       reason: 'params-violated',
-      make: b => { const l = leafPlan(b); const r = b.result(l.claim, 3500); return { setup: [...l.setup, r], bad: b.review(cast.scorers[0], r, 'accept', 3600) } }
+      make: b => {
+        const l = leafPlan(b)
+        const r = b.result(l.claim, 3500)
+        return { setup: [...l.setup, r], bad: b.review(cast.scorers[0], r, 'accept', 3600) }
+      }
     },
     {
       name: 'a renewal stamped more than leaseMs after its claim',
       reason: 'late-renewal',
-      make: b => { const l = leafPlan(b); return { setup: l.setup, bad: b.renew(l.claim, l.claim, 3000 + b.params.leaseMs + 1) } }
+      make: b => {
+        const l = leafPlan(b)
+        return { setup: l.setup, bad: b.renew(l.claim, l.claim, 3000 + b.params.leaseMs + 1) }
+      }
     },
     {
       name: 'a renewal stamped more than leaseMs after the previous renewal',
@@ -285,13 +374,20 @@ describe('ingest: dep rules reject provably bad events', () => {
         const thief = cast.executors[1]
         const body = { task: l.task, claim: l.claim.id }
         const usage = { inputTokens: 1, outputTokens: 1 }
-        const bad = kind === 'result'
-          ? forge(b, 'result-reported', thief, 3500, [l.claim.id], { ...body, output: 'mine', usage, model: 'm', source: 'llm' })
-          : kind === 'release'
-            ? forge(b, 'task-released', thief, 3500, [l.claim.id], { ...body, reason: 'r' })
-            : kind === 'fail'
-              ? forge(b, 'task-failed', thief, 3500, [l.claim.id], { ...body, error: 'e', usage })
-              : forge(b, 'claim-renewed', thief, 3500, [l.claim.id], { ...body, prev: l.claim.id })
+        const bad =
+          kind === 'result'
+            ? forge(b, 'result-reported', thief, 3500, [l.claim.id], {
+                ...body,
+                output: 'mine',
+                usage,
+                model: 'm',
+                source: 'llm'
+              })
+            : kind === 'release'
+              ? forge(b, 'task-released', thief, 3500, [l.claim.id], { ...body, reason: 'r' })
+              : kind === 'fail'
+                ? forge(b, 'task-failed', thief, 3500, [l.claim.id], { ...body, error: 'e', usage })
+                : forge(b, 'claim-renewed', thief, 3500, [l.claim.id], { ...body, prev: l.claim.id })
         return { setup: l.setup, bad }
       }
     })),
@@ -299,7 +395,11 @@ describe('ingest: dep rules reject provably bad events', () => {
       name: 'a review by a scorer outside the committee',
       reason: 'not-in-committee',
       review: true,
-      make: b => { const l = leafPlan(b); const r = b.result(l.claim, 3500); return { setup: [...l.setup, r], bad: b.review(cast.outsiders[0], r, 'accept', 3600) } }
+      make: b => {
+        const l = leafPlan(b)
+        const r = b.result(l.claim, 3500)
+        return { setup: [...l.setup, r], bad: b.review(cast.outsiders[0], r, 'accept', 3600) }
+      }
     },
     {
       name: 'a ballot naming a committee event that is not among its deps',
@@ -308,7 +408,13 @@ describe('ingest: dep rules reject provably bad events', () => {
         const amend = b.amend(committee(), 1500)
         const p = b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2000)
         const bad = forge(b, 'ballot-cast', cast.scorers[0], 2100, [p.id], {
-          node: b.root, attempt: 1, committee: amend.id, scores: [{ proposal: p.id, score: 50, notes: '' }], choice: p.id, notes: '', usage: { inputTokens: 0, outputTokens: 0 }
+          node: b.root,
+          attempt: 1,
+          committee: amend.id,
+          scores: [{ proposal: p.id, score: 50, notes: '' }],
+          choice: p.id,
+          notes: '',
+          usage: { inputTokens: 0, outputTokens: 0 }
         })
         return { setup: [amend, p], bad }
       }
@@ -316,14 +422,30 @@ describe('ingest: dep rules reject provably bad events', () => {
     {
       name: 'a takeover claim whose prev is not among its deps',
       reason: 'bad-reference',
-      make: b => { const l = leafPlan(b); return { setup: l.setup, bad: forge(b, 'task-claimed', cast.executors[1], 4001, [], { task: l.task, prev: l.claim.id }) } }
+      make: b => {
+        const l = leafPlan(b)
+        return {
+          setup: l.setup,
+          bad: forge(b, 'task-claimed', cast.executors[1], 4001, [], { task: l.task, prev: l.claim.id })
+        }
+      }
     },
     {
       name: 'a result that names another task than its claim',
       reason: 'bad-reference',
       make: b => {
         const l = leafPlan(b)
-        return { setup: l.setup, bad: forge(b, 'result-reported', cast.executors[0], 3500, [l.claim.id], { task: 'f'.repeat(64) as TaskId, claim: l.claim.id, output: 'x', usage: { inputTokens: 0, outputTokens: 0 }, model: 'm', source: 'llm' }) }
+        return {
+          setup: l.setup,
+          bad: forge(b, 'result-reported', cast.executors[0], 3500, [l.claim.id], {
+            task: 'f'.repeat(64) as TaskId,
+            claim: l.claim.id,
+            output: 'x',
+            usage: { inputTokens: 0, outputTokens: 0 },
+            model: 'm',
+            source: 'llm'
+          })
+        }
       }
     }
   ]
@@ -345,7 +467,13 @@ describe('ingest: dep rules reject provably bad events', () => {
 
   it('boundary: a renewal stamped exactly leaseMs after its claim is valid', () => {
     const b = new PlanBuilder(cast.author, committee(), { leaseMs: 1000, maxClaimMs: 2500 })
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters: committee().slice(0, 2), at: 2000 })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: committee().slice(0, 2),
+      at: 2000
+    })
     const claim = b.claim(cast.executors[0], leafTask(child(s, 0)), 3000)
     const f = new Fold()
     addAll(f, [b.goal, ...s.events, claim])
@@ -364,21 +492,43 @@ describe('ingest: dep rules reject provably bad events', () => {
     const b = new PlanBuilder(cast.author, committee())
     const f = new Fold()
     addAll(f, [b.goal])
-    for (const e of [b.amend(committee(), 2000), b.raiseBudget(5_000_000, 2100), b.retry(b.root as string as TaskId, 2200), b.cancel(2300)]) {
+    for (const e of [
+      b.amend(committee(), 2000),
+      b.raiseBudget(5_000_000, 2100),
+      b.retry(b.root as string as TaskId, 2200),
+      b.cancel(2300)
+    ]) {
       expect(f.add(e, NO_CLOCK).status).toBe('folded')
     }
   })
 
   it('a ballot whose choice (uncited) is a proposal of another node is folded but never counts', () => {
     const b = new PlanBuilder(cast.author, committee())
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b'], voters: committee().slice(0, 2), at: 2000, leaf: false })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: committee().slice(0, 2),
+      at: 2000,
+      leaf: false
+    })
     const a = child(s, 0)
     const pA = b.propose(cast.decomposers[0], a, 1, subgoals(['x', 'y']), 2500)
     const pB = b.propose(cast.decomposers[1], child(s, 1), 1, subgoals(['u', 'v']), 2500)
     // Two committee members choose pB while voting on node a: a quorum, for a proposal that is not node a's.
-    const stray = committee().slice(0, 2).map((m, i) => forge(b, 'ballot-cast', m, 2600 + i, [b.goal.id, pA.id], {
-      node: a, attempt: 1, committee: b.goal.id, scores: [{ proposal: pA.id, score: 10, notes: '' }], choice: pB.id, notes: '', usage: { inputTokens: 0, outputTokens: 0 }
-    }))
+    const stray = committee()
+      .slice(0, 2)
+      .map((m, i) =>
+        forge(b, 'ballot-cast', m, 2600 + i, [b.goal.id, pA.id], {
+          node: a,
+          attempt: 1,
+          committee: b.goal.id,
+          scores: [{ proposal: pA.id, score: 10, notes: '' }],
+          choice: pB.id,
+          notes: '',
+          usage: { inputTokens: 0, outputTokens: 0 }
+        })
+      )
     const tree = treeOf(b, [...s.events, pA, pB, ...stray])
     expect(nodeOf(tree, a).kind).toBe('decomposing')
     expect(nodeOf(tree, a).accepted).toBeNull()
@@ -497,7 +647,9 @@ describe('ingest: parked events are bounded and expire', () => {
 
   it('beyond maxParked the oldest parked event is dropped', () => {
     const b = new PlanBuilder(cast.author, committee())
-    const ps = [0, 1, 2].map(i => b.propose(cast.decomposers[i] as Cast['decomposers'][number], b.root, 1, subgoals(['a', 'b']), 2000 + i))
+    const ps = [0, 1, 2].map(i =>
+      b.propose(cast.decomposers[i] as Cast['decomposers'][number], b.root, 1, subgoals(['a', 'b']), 2000 + i)
+    )
     const set = new EventSet({ maxParked: 2 })
     for (const p of ps) expect(set.add(p, 0).status).toBe('parked')
     expect(set.parkedCount).toBe(2)
@@ -509,8 +661,16 @@ describe('ingest: parked events are bounded and expire', () => {
 
   it('folding in a random order with the goal last still folds everything once the goal arrives', () => {
     const b = new PlanBuilder(cast.author, committee())
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['a', 'b', 'c'], voters: committee(), at: 2000 })
-    const cs = s.children.map((c, i) => b.claim(cast.executors[i % 3] as Cast['executors'][number], leafTask(c), 3000 + i))
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b', 'c'],
+      voters: committee(),
+      at: 2000
+    })
+    const cs = s.children.map((c, i) =>
+      b.claim(cast.executors[i % 3] as Cast['executors'][number], leafTask(c), 3000 + i)
+    )
     const rs = cs.map((c, i) => b.result(c, 3500 + i))
     const events = shuffle([...s.events, ...cs, ...rs], 42)
     const f = new Fold()
@@ -520,4 +680,3 @@ describe('ingest: parked events are bounded and expire', () => {
     expect(f.tree(b.plan)?.tasks.filter(t => t.status === 'done').length).toBe(3)
   })
 })
-

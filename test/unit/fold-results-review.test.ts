@@ -21,13 +21,19 @@ beforeAll(async () => {
 })
 
 /** Root split into two leaves, ready from 2200; lease 1000 ms. */
-function leafPlan (params: Partial<PlanParams> = {}): { b: PlanBuilder, s: Split, t: TaskId } {
+function leafPlan(params: Partial<PlanParams> = {}): { b: PlanBuilder; s: Split; t: TaskId } {
   const b = new PlanBuilder(cast.author, [s0, s1, s2], { leaseMs: 1000, ...params })
-  const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['book flights', 'book hotels'], voters: [s0, s1], at: 2000 })
+  const s = split(b, {
+    node: b.root,
+    by: cast.decomposers[0],
+    titles: ['book flights', 'book hotels'],
+    voters: [s0, s1],
+    at: 2000
+  })
   return { b, s, t: leafTask(child(s, 0)) }
 }
 
-function task (b: PlanBuilder, s: Split, t: TaskId, events: readonly PlanEvent[]): { tree: PlanTree, task: TaskView } {
+function task(b: PlanBuilder, s: Split, t: TaskId, events: readonly PlanEvent[]): { tree: PlanTree; task: TaskView } {
   const tree = expectOrderFree(b, [...s.events, ...events])
   return { tree, task: taskOf(tree, t) }
 }
@@ -38,67 +44,114 @@ describe('results: the earliest result is accepted, later ones are duplicates', 
     const c = b.claim(e0, t, 3000)
     const r = b.result(c, 3500, 'flights: NRT, 14 days')
     const { tree, task: v } = task(b, s, t, [c, r])
-    expect(v).toMatchObject({ status: 'done', owner: null, accepted: r.id, duplicates: 0, finishedAt: r.env.hlc, finishEvent: r.id })
+    expect(v).toMatchObject({
+      status: 'done',
+      owner: null,
+      accepted: r.id,
+      duplicates: 0,
+      finishedAt: r.env.hlc,
+      finishEvent: r.id
+    })
     expect(v.chains.map(x => x.end)).toEqual([{ kind: 'result', event: r.id }])
-    expect(v.results).toEqual([{ id: r.id, author: e0, claim: c.id, at: r.env.hlc, output: 'flights: NRT, 14 days', model: 'fake', source: 'llm', accepted: true, review: 'none' }])
+    expect(v.results).toEqual([
+      {
+        id: r.id,
+        author: e0,
+        claim: c.id,
+        at: r.env.hlc,
+        output: 'flights: NRT, 14 days',
+        model: 'fake',
+        source: 'llm',
+        accepted: true,
+        review: 'none'
+      }
+    ])
     expect(nodeOf(tree, t as string as typeof b.root)).toMatchObject({ status: 'done', waiting: null })
   })
 
   interface Row {
     name: string
-    events: (b: PlanBuilder, t: TaskId) => { events: PlanEvent[], accepted: PlanEvent, finished?: PlanEvent }
+    events: (b: PlanBuilder, t: TaskId) => { events: PlanEvent[]; accepted: PlanEvent; finished?: PlanEvent }
     duplicates: number
   }
   const rows: Row[] = [
     {
       name: 'a second result for the same claim is a duplicate',
-      events: (b, t) => { const c = b.claim(e0, t, 3000); const r = b.result(c, 3500); return { events: [c, r, b.result(c, 3600, 'again')], accepted: r } },
+      events: (b, t) => {
+        const c = b.claim(e0, t, 3000)
+        const r = b.result(c, 3500)
+        return { events: [c, r, b.result(c, 3600, 'again')], accepted: r }
+      },
       duplicates: 1
     },
     {
-      name: 'a result from a claim that lost the race is accepted when it is the earliest; the owner\'s later result is the duplicate',
-      events: (b, t) => { const c = b.claim(e0, t, 3000); const lost = b.claim(e1, t, 3100); const racer = b.result(lost, 3400, 'racer'); return { events: [c, lost, racer, b.result(c, 3500)], accepted: racer } },
+      name: "a result from a claim that lost the race is accepted when it is the earliest; the owner's later result is the duplicate",
+      events: (b, t) => {
+        const c = b.claim(e0, t, 3000)
+        const lost = b.claim(e1, t, 3100)
+        const racer = b.result(lost, 3400, 'racer')
+        return { events: [c, lost, racer, b.result(c, 3500)], accepted: racer }
+      },
       duplicates: 1
     },
     {
-      name: 'a result from a claim that lost the race is a duplicate when the owner\'s result is earlier',
-      events: (b, t) => { const c = b.claim(e0, t, 3000); const lost = b.claim(e1, t, 3100); const r = b.result(c, 3400); return { events: [c, lost, b.result(lost, 3500, 'racer'), r], accepted: r } },
+      name: "a result from a claim that lost the race is a duplicate when the owner's result is earlier",
+      events: (b, t) => {
+        const c = b.claim(e0, t, 3000)
+        const lost = b.claim(e1, t, 3100)
+        const r = b.result(c, 3400)
+        return { events: [c, lost, b.result(lost, 3500, 'racer'), r], accepted: r }
+      },
       duplicates: 1
     },
     {
       name: 'a result from a claim stamped after the task was done is a duplicate',
-      events: (b, t) => { const c = b.claim(e0, t, 3000); const r = b.result(c, 3500); const late = b.claim(e1, t, 3600); return { events: [c, r, late, b.result(late, 3700)], accepted: r } },
-      duplicates: 1
-    },
-    {
-      name: 'a superseded owner\'s result still counts when it is the earliest',
       events: (b, t) => {
-        const c = b.claim(e0, t, 3000); const taker = b.claim(e1, t, 4001, { prev: c.id })
-        const old = b.result(c, 4100, 'old owner'); return { events: [c, taker, old, b.result(taker, 4200, 'new owner')], accepted: old }
+        const c = b.claim(e0, t, 3000)
+        const r = b.result(c, 3500)
+        const late = b.claim(e1, t, 3600)
+        return { events: [c, r, late, b.result(late, 3700)], accepted: r }
       },
       duplicates: 1
     },
     {
-      name: 'the new owner\'s result wins when it is earlier than the superseded owner\'s',
+      name: "a superseded owner's result still counts when it is the earliest",
       events: (b, t) => {
-        const c = b.claim(e0, t, 3000); const taker = b.claim(e1, t, 4001, { prev: c.id })
-        const fresh = b.result(taker, 4050, 'new owner'); return { events: [c, taker, b.result(c, 4100, 'old owner'), fresh], accepted: fresh }
+        const c = b.claim(e0, t, 3000)
+        const taker = b.claim(e1, t, 4001, { prev: c.id })
+        const old = b.result(c, 4100, 'old owner')
+        return { events: [c, taker, old, b.result(taker, 4200, 'new owner')], accepted: old }
       },
       duplicates: 1
     },
     {
-      name: 'a superseded owner\'s result finishes the task while the new owner still works',
+      name: "the new owner's result wins when it is earlier than the superseded owner's",
       events: (b, t) => {
-        const c = b.claim(e0, t, 3000); const taker = b.claim(e1, t, 4001, { prev: c.id })
-        const old = b.result(c, 4100); return { events: [c, taker, b.renew(taker, taker, 4500), old], accepted: old }
+        const c = b.claim(e0, t, 3000)
+        const taker = b.claim(e1, t, 4001, { prev: c.id })
+        const fresh = b.result(taker, 4050, 'new owner')
+        return { events: [c, taker, b.result(c, 4100, 'old owner'), fresh], accepted: fresh }
+      },
+      duplicates: 1
+    },
+    {
+      name: "a superseded owner's result finishes the task while the new owner still works",
+      events: (b, t) => {
+        const c = b.claim(e0, t, 3000)
+        const taker = b.claim(e1, t, 4001, { prev: c.id })
+        const old = b.result(c, 4100)
+        return { events: [c, taker, b.renew(taker, taker, 4500), old], accepted: old }
       },
       duplicates: 0
     },
     {
       name: 'three executions: one accepted, two duplicates',
       events: (b, t) => {
-        const c0 = b.claim(e0, t, 3000); const c1 = b.claim(e1, t, 4001); const c2 = b.claim(e2, t, 5002)
-        const first = b.result(c1, 5100); return { events: [c0, c1, c2, b.result(c0, 5300), first, b.result(c2, 5200)], accepted: first }
+        const c0 = b.claim(e0, t, 3000)
+        const c1 = b.claim(e1, t, 4001)
+        const c2 = b.claim(e2, t, 5002)
+        const first = b.result(c1, 5100)
+        return { events: [c0, c1, c2, b.result(c0, 5300), first, b.result(c2, 5200)], accepted: first }
       },
       duplicates: 2
     }
@@ -116,32 +169,43 @@ describe('results: the earliest result is accepted, later ones are duplicates', 
     expect(tree.duplicates).toBe(duplicates)
   })
 
-  it('a lost race: e1 claimed 100 ms after e0 (so e0 owns) but reported first; e1\'s result is accepted, counted once, and e0\'s is the one duplicate', () => {
-    const { b, s, t } = leafPlan()
-    const owner = b.claim(e0, t, 3000)
-    const racer = b.claim(e1, t, 3100)
-    const fast = b.result(racer, 3400, 'flights: NRT, from the racer')
-    const slow = b.result(owner, 3500, 'flights: HND, from the owner')
-    const { tree, task: v } = task(b, s, t, [owner, racer, fast, slow])
-    // e0 still owned the task: e1's claim was ignored for ownership, and e0's chain ended with its own result.
-    expect(v.chains).toHaveLength(1)
-    expect(v.chains[0]).toMatchObject({ owner: e0, claim: owner.id, end: { kind: 'result', event: slow.id } })
-    expect(v.ignoredClaims).toBe(1)
-    // But the earliest result of a claim stamped after readyAt is the accepted one, owner or not.
-    expect(v).toMatchObject({ status: 'done', owner: null, accepted: fast.id, finishedAt: fast.env.hlc, finishEvent: fast.id, duplicates: 1 })
-    expect(v.results.map(r => ({ author: r.author, output: r.output, accepted: r.accepted }))).toEqual([
-      { author: e1, output: 'flights: NRT, from the racer', accepted: true },
-      { author: e0, output: 'flights: HND, from the owner', accepted: false }
-    ])
-    expect(tree.duplicates).toBe(1)
-    // What depends on it (here the root's roll-up, once the other leaf is done) starts from the accepted result.
-    const other = b.claim(e2, leafTask(child(s, 1)), 3000)
-    const otherResult = b.result(other, 3300)
-    const rollup = taskOf(task(b, s, t, [owner, racer, fast, slow, other, otherResult]).tree, rollupId(b.root))
-    expect(rollup).toMatchObject({ status: 'ready', readyAt: fast.env.hlc })
-    expect(rollup.evidence).toContain(fast.id)
-    expect(rollup.evidence).not.toContain(slow.id)
-  })
+  it(
+    "a lost race: e1 claimed 100 ms after e0 (so e0 owns) but reported first; e1's result is " +
+      "accepted, counted once, and e0's is the one duplicate",
+    () => {
+      const { b, s, t } = leafPlan()
+      const owner = b.claim(e0, t, 3000)
+      const racer = b.claim(e1, t, 3100)
+      const fast = b.result(racer, 3400, 'flights: NRT, from the racer')
+      const slow = b.result(owner, 3500, 'flights: HND, from the owner')
+      const { tree, task: v } = task(b, s, t, [owner, racer, fast, slow])
+      // e0 still owned the task: e1's claim was ignored for ownership, and e0's chain ended with its own result.
+      expect(v.chains).toHaveLength(1)
+      expect(v.chains[0]).toMatchObject({ owner: e0, claim: owner.id, end: { kind: 'result', event: slow.id } })
+      expect(v.ignoredClaims).toBe(1)
+      // But the earliest result of a claim stamped after readyAt is the accepted one, owner or not.
+      expect(v).toMatchObject({
+        status: 'done',
+        owner: null,
+        accepted: fast.id,
+        finishedAt: fast.env.hlc,
+        finishEvent: fast.id,
+        duplicates: 1
+      })
+      expect(v.results.map(r => ({ author: r.author, output: r.output, accepted: r.accepted }))).toEqual([
+        { author: e1, output: 'flights: NRT, from the racer', accepted: true },
+        { author: e0, output: 'flights: HND, from the owner', accepted: false }
+      ])
+      expect(tree.duplicates).toBe(1)
+      // What depends on it (here the root's roll-up, once the other leaf is done) starts from the accepted result.
+      const other = b.claim(e2, leafTask(child(s, 1)), 3000)
+      const otherResult = b.result(other, 3300)
+      const rollup = taskOf(task(b, s, t, [owner, racer, fast, slow, other, otherResult]).tree, rollupId(b.root))
+      expect(rollup).toMatchObject({ status: 'ready', readyAt: fast.env.hlc })
+      expect(rollup.evidence).toContain(fast.id)
+      expect(rollup.evidence).not.toContain(slow.id)
+    }
+  )
 })
 
 describe('results: task-failed uses an attempt; at maxAttempts the task fails; task-retried gives more', () => {
@@ -164,7 +228,14 @@ describe('results: task-failed uses an attempt; at maxAttempts the task fails; t
     const c2 = b.claim(e1, t, 3600, { prev: f1.id })
     const f2 = b.fail(c2, 4000)
     const { tree, task: v } = task(b, s, t, [c, f1, c2, f2])
-    expect(v).toMatchObject({ status: 'failed', failures: 2, attemptsAllowed: 2, finishedAt: f2.env.hlc, finishEvent: f2.id, accepted: null })
+    expect(v).toMatchObject({
+      status: 'failed',
+      failures: 2,
+      attemptsAllowed: 2,
+      finishedAt: f2.env.hlc,
+      finishEvent: f2.id,
+      accepted: null
+    })
     expect(nodeOf(tree, t as string as typeof b.root)).toMatchObject({ status: 'failed', waiting: null })
     // Claims after the final failure own nothing.
     const late = task(b, s, t, [c, f1, c2, f2, b.claim(e2, t, 4100)]).task
@@ -198,9 +269,21 @@ describe('results: task-failed uses an attempt; at maxAttempts the task fails; t
     const racer = b.claim(e1, t, 3100)
     const f1 = b.fail(racer, 3200)
     const f2 = b.fail(owner, 3300)
-    expect(task(b, s, t, [owner, racer, f1]).task).toMatchObject({ status: 'claimed', owner: e0, failures: 1, finishedAt: null })
+    expect(task(b, s, t, [owner, racer, f1]).task).toMatchObject({
+      status: 'claimed',
+      owner: e0,
+      failures: 1,
+      finishedAt: null
+    })
     const v = task(b, s, t, [owner, racer, f1, f2]).task
-    expect(v).toMatchObject({ status: 'failed', failures: 2, attemptsAllowed: 2, accepted: null, finishedAt: f2.env.hlc, finishEvent: f2.id })
+    expect(v).toMatchObject({
+      status: 'failed',
+      failures: 2,
+      attemptsAllowed: 2,
+      accepted: null,
+      finishedAt: f2.env.hlc,
+      finishEvent: f2.id
+    })
   })
 
   it('two failures at the same stamp: the one first in (hlc, author, id) order is the failing event', () => {
@@ -210,7 +293,12 @@ describe('results: task-failed uses an attempt; at maxAttempts the task fails; t
     const f0 = b.fail(c0, 3500)
     const f1 = b.fail(c1, 3500)
     expect(e0 < e1).toBe(true)
-    expect(task(b, s, t, [c0, c1, f1, f0]).task).toMatchObject({ status: 'failed', failures: 2, finishedAt: f0.env.hlc, finishEvent: f0.id })
+    expect(task(b, s, t, [c0, c1, f1, f0]).task).toMatchObject({
+      status: 'failed',
+      failures: 2,
+      finishedAt: f0.env.hlc,
+      finishEvent: f0.id
+    })
   })
 
   it('a result wins over failure: a result stamped before the final failure makes the task done, finished at the result', () => {
@@ -221,7 +309,14 @@ describe('results: task-failed uses an attempt; at maxAttempts the task fails; t
     const r = b.result(c, 4020, 'from the superseded owner')
     const f = b.fail(taker, 4050)
     const v = task(b, s, t, [c, taker, r, f]).task
-    expect(v).toMatchObject({ status: 'done', accepted: r.id, finishedAt: r.env.hlc, finishEvent: r.id, failures: 1, duplicates: 0 })
+    expect(v).toMatchObject({
+      status: 'done',
+      accepted: r.id,
+      finishedAt: r.env.hlc,
+      finishEvent: r.id,
+      failures: 1,
+      duplicates: 0
+    })
     expect(v.results.map(x => [x.id, x.accepted])).toEqual([[r.id, true]])
   })
 
@@ -240,13 +335,29 @@ describe('results: task-failed uses an attempt; at maxAttempts the task fails; t
 
     // Before the result arrives: failed, and a failed task shows no accepted result.
     const failed = task(b, s, t, [c, taker, f, other, otherDone])
-    expect(failed.task).toMatchObject({ status: 'failed', accepted: null, duplicates: 0, failures: 1, finishedAt: f.env.hlc, finishEvent: f.id })
+    expect(failed.task).toMatchObject({
+      status: 'failed',
+      accepted: null,
+      duplicates: 0,
+      failures: 1,
+      finishedAt: f.env.hlc,
+      finishEvent: f.id
+    })
     expect(failed.task.results).toEqual([])
     expect(taskOf(failed.tree, rollupId(b.root))).toMatchObject({ status: 'ready', readyAt: f.env.hlc })
 
     const done = task(b, s, t, [c, taker, f, r, other, otherDone])
-    expect(done.task).toMatchObject({ status: 'done', accepted: r.id, duplicates: 0, failures: 1, finishedAt: f.env.hlc, finishEvent: f.id })
-    expect(done.task.results.map(x => ({ id: x.id, output: x.output, accepted: x.accepted }))).toEqual([{ id: r.id, output: 'late but valid', accepted: true }])
+    expect(done.task).toMatchObject({
+      status: 'done',
+      accepted: r.id,
+      duplicates: 0,
+      failures: 1,
+      finishedAt: f.env.hlc,
+      finishEvent: f.id
+    })
+    expect(done.task.results.map(x => ({ id: x.id, output: x.output, accepted: x.accepted }))).toEqual([
+      { id: r.id, output: 'late but valid', accepted: true }
+    ])
     expect(nodeOf(done.tree, t as string as typeof b.root)).toMatchObject({ status: 'done', waiting: null })
     // The roll-up's readyAt did not move.
     expect(taskOf(done.tree, rollupId(b.root))).toMatchObject({ status: 'ready', readyAt: f.env.hlc })
@@ -284,16 +395,29 @@ describe('review: a committee quorum accepts or rejects each result', () => {
     const { tree, task: v } = task(b, s, t, [c, r])
     expect(v).toMatchObject({ status: 'in-review', owner: null, accepted: null, finishedAt: null })
     expect(v.results[0]?.review).toBe('pending')
-    expect(nodeOf(tree, t as string as typeof b.root)).toMatchObject({ status: 'in-review', waiting: 'waiting for the committee to review the result' })
+    expect(nodeOf(tree, t as string as typeof b.root)).toMatchObject({
+      status: 'in-review',
+      waiting: 'waiting for the committee to review the result'
+    })
   })
 
   it.each([
     { name: 'one accept', verdicts: ['accept'], status: 'in-review', review: 'pending' },
     { name: 'one accept and one reject', verdicts: ['accept', 'reject'], status: 'in-review', review: 'pending' },
     { name: 'a quorum of accepts', verdicts: ['accept', 'accept'], status: 'done', review: 'accepted' },
-    { name: 'a quorum of accepts after a reject', verdicts: ['reject', 'accept', 'accept'], status: 'done', review: 'accepted' },
+    {
+      name: 'a quorum of accepts after a reject',
+      verdicts: ['reject', 'accept', 'accept'],
+      status: 'done',
+      review: 'accepted'
+    },
     { name: 'a quorum of rejects', verdicts: ['reject', 'reject'], status: 'ready', review: 'rejected' },
-    { name: 'a quorum of rejects after an accept', verdicts: ['accept', 'reject', 'reject'], status: 'ready', review: 'rejected' }
+    {
+      name: 'a quorum of rejects after an accept',
+      verdicts: ['accept', 'reject', 'reject'],
+      status: 'ready',
+      review: 'rejected'
+    }
   ] as const)('$name -> $status', ({ verdicts, status, review }) => {
     const { b, s, t } = reviewPlan()
     const c = b.claim(e0, t, 3000)
@@ -303,7 +427,8 @@ describe('review: a committee quorum accepts or rejects each result', () => {
     const deciding = reviews[reviews.length - 1] as PlanEvent
     expect(v.status).toBe(status)
     expect(v.results[0]?.review).toBe(review)
-    if (status === 'done') expect(v).toMatchObject({ accepted: r.id, finishedAt: deciding.env.hlc, finishEvent: deciding.id, duplicates: 0 })
+    if (status === 'done')
+      expect(v).toMatchObject({ accepted: r.id, finishedAt: deciding.env.hlc, finishEvent: deciding.id, duplicates: 0 })
     if (status === 'ready') {
       expect(v).toMatchObject({ accepted: null, failures: 1, finishedAt: null })
       expect(v.chains.map(x => x.end)).toEqual([{ kind: 'rejected', event: r.id }])
@@ -352,11 +477,13 @@ describe('review: a committee quorum accepts or rejects each result', () => {
     const other = b.review(s1, r, 'accept', 3700)
     const { tree, task: v } = task(b, s, t, [c, r, yes, no, other])
     expect(v.status).toBe('in-review')
-    expect(tree.equivocations).toEqual([{ author: s0, slot: `review:${r.id}:${s0}@${b.goal.id}`, events: [yes.id, no.id].sort() }])
+    expect(tree.equivocations).toEqual([
+      { author: s0, slot: `review:${r.id}:${s0}@${b.goal.id}`, events: [yes.id, no.id].sort() }
+    ])
     expect(task(b, s, t, [c, r, yes, no, other, b.review(s2, r, 'accept', 3800)]).task.status).toBe('done')
   })
 
-  it('reviews under a committee amendment count with its quorum; a non-member\'s review is refused', () => {
+  it("reviews under a committee amendment count with its quorum; a non-member's review is refused", () => {
     const { b, s, t } = reviewPlan()
     const a = b.amend([s0, s3], 2500, 2)
     const c = b.claim(e0, t, 3000)
@@ -383,13 +510,22 @@ describe('review: a committee quorum accepts or rejects each result', () => {
     expect(v.status).toBe('in-review')
   })
 
-  it('a superseded owner\'s result accepted by review finishes the task even if the newer result was rejected', () => {
+  it("a superseded owner's result accepted by review finishes the task even if the newer result was rejected", () => {
     const { b, s, t } = reviewPlan()
     const c = b.claim(e0, t, 3000)
     const taker = b.claim(e1, t, 4001, { prev: c.id })
     const old = b.result(c, 4100, 'old owner')
     const fresh = b.result(taker, 4200, 'new owner')
-    const events = [c, taker, old, fresh, b.review(s0, fresh, 'reject', 4300), b.review(s1, fresh, 'reject', 4400), b.review(s0, old, 'accept', 4500), b.review(s2, old, 'accept', 4600)]
+    const events = [
+      c,
+      taker,
+      old,
+      fresh,
+      b.review(s0, fresh, 'reject', 4300),
+      b.review(s1, fresh, 'reject', 4400),
+      b.review(s0, old, 'accept', 4500),
+      b.review(s2, old, 'accept', 4600)
+    ]
     const v = task(b, s, t, events).task
     expect(v).toMatchObject({ status: 'done', accepted: old.id })
   })

@@ -6,7 +6,17 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { rollupId } from '../../src/core/derive.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
-import { child, expectOrderFree, leafTask, makeCast, nodeOf, rootOf, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
+import {
+  child,
+  expectOrderFree,
+  leafTask,
+  makeCast,
+  nodeOf,
+  rootOf,
+  split,
+  taskOf,
+  treeOf
+} from '../helpers/fold-fixtures.js'
 import type { Cast, Split } from '../helpers/fold-fixtures.js'
 import type { NodeId, PeerIdString, PlanEvent, PlanParams } from '../../src/core/events.js'
 
@@ -19,14 +29,20 @@ beforeAll(async () => {
   voters = [cast.scorers[0], cast.scorers[1]]
 })
 
-function plan (params: Partial<PlanParams> = {}): { b: PlanBuilder, s: Split } {
+function plan(params: Partial<PlanParams> = {}): { b: PlanBuilder; s: Split } {
   const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3), params)
-  const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['book flights', 'book hotels'], voters, at: 2000 })
+  const s = split(b, {
+    node: b.root,
+    by: cast.decomposers[0],
+    titles: ['book flights', 'book hotels'],
+    voters,
+    at: 2000
+  })
   return { b, s }
 }
 
 /** Claim a leaf and report its result. */
-function run (b: PlanBuilder, node: NodeId, ex: PeerIdString, at: number, output = `done ${at}`): PlanEvent[] {
+function run(b: PlanBuilder, node: NodeId, ex: PeerIdString, at: number, output = `done ${at}`): PlanEvent[] {
   const c = b.claim(ex, leafTask(node), at)
   return [c, b.result(c, at + 100, output)]
 }
@@ -36,13 +52,24 @@ describe('roll-up: a composite node gets a roll-up task once its children finish
     const { b, s } = plan()
     const tree = expectOrderFree(b, s.events)
     const root = rootOf(tree)
-    expect(root).toMatchObject({ kind: 'composite', task: rollupId(b.root), status: 'blocked', waiting: 'waiting for "book flights", "book hotels" to finish' })
-    expect(taskOf(tree, rollupId(b.root))).toMatchObject({ kind: 'rollup', node: b.root, status: 'blocked', blockedBy: s.children, readyAt: null })
+    expect(root).toMatchObject({
+      kind: 'composite',
+      task: rollupId(b.root),
+      status: 'blocked',
+      waiting: 'waiting for "book flights", "book hotels" to finish'
+    })
+    expect(taskOf(tree, rollupId(b.root))).toMatchObject({
+      kind: 'rollup',
+      node: b.root,
+      status: 'blocked',
+      blockedBy: s.children,
+      readyAt: null
+    })
     const one = treeOf(b, [...s.events, ...run(b, child(s, 0), e0, 3000)])
     expect(taskOf(one, rollupId(b.root)).blockedBy).toEqual([child(s, 1)])
   })
 
-  it('when all children are done, the roll-up is ready from the last finish on, citing the children\'s results', () => {
+  it("when all children are done, the roll-up is ready from the last finish on, citing the children's results", () => {
     const { b, s } = plan()
     const a = run(b, child(s, 0), e0, 3000)
     const h = run(b, child(s, 1), e1, 3200)
@@ -78,23 +105,54 @@ describe('roll-up: a composite node gets a roll-up task once its children finish
     expect(rootOf(tree).status).toBe('done')
     expect(tree.status).toBe('completed')
     expect(tree.statusReason).toBe('the root roll-up has an accepted result: the deliverable')
-    expect(tree.deliverable).toEqual({ task: rollupId(b.root), result: r.id, output: 'two weeks in Japan: flights and hotels booked' })
+    expect(tree.deliverable).toEqual({
+      task: rollupId(b.root),
+      result: r.id,
+      output: 'two weeks in Japan: flights and hotels booked'
+    })
   })
 
   it('nested: an inner roll-up must finish before the root roll-up is claimable', () => {
     const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3))
-    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['travel', 'stay'], voters, at: 2000, leaf: false })
-    const travel = split(b, { node: child(s, 0), by: cast.decomposers[1], titles: ['flights', 'rail pass'], voters, at: 2500 })
-    const stay = split(b, { node: child(s, 1), by: cast.decomposers[2], titles: ['tokyo hotel', 'kyoto ryokan'], voters, at: 2500 })
-    const leaves = [...travel.children, ...stay.children].flatMap((n, i) => run(b, n, cast.executors[i % 3] as PeerIdString, 3000 + 10 * i))
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['travel', 'stay'],
+      voters,
+      at: 2000,
+      leaf: false
+    })
+    const travel = split(b, {
+      node: child(s, 0),
+      by: cast.decomposers[1],
+      titles: ['flights', 'rail pass'],
+      voters,
+      at: 2500
+    })
+    const stay = split(b, {
+      node: child(s, 1),
+      by: cast.decomposers[2],
+      titles: ['tokyo hotel', 'kyoto ryokan'],
+      voters,
+      at: 2500
+    })
+    const leaves = [...travel.children, ...stay.children].flatMap((n, i) =>
+      run(b, n, cast.executors[i % 3] as PeerIdString, 3000 + 10 * i)
+    )
     const base = [...s.events, ...travel.events, ...stay.events, ...leaves]
     const mid = expectOrderFree(b, base, 2)
     expect(taskOf(mid, rollupId(child(s, 0))).status).toBe('ready')
     expect(taskOf(mid, rollupId(child(s, 1))).status).toBe('ready')
     expect(taskOf(mid, rollupId(b.root))).toMatchObject({ status: 'blocked', blockedBy: s.children })
     const inner = [
-      ...((): PlanEvent[] => { const c = b.claim(e0, rollupId(child(s, 0)), 3500); return [c, b.result(c, 3600, 'travel plan')] })(),
-      ...((): PlanEvent[] => { const c = b.claim(e1, rollupId(child(s, 1)), 3500); return [c, b.result(c, 3700, 'stay plan')] })()
+      ...((): PlanEvent[] => {
+        const c = b.claim(e0, rollupId(child(s, 0)), 3500)
+        return [c, b.result(c, 3600, 'travel plan')]
+      })(),
+      ...((): PlanEvent[] => {
+        const c = b.claim(e1, rollupId(child(s, 1)), 3500)
+        return [c, b.result(c, 3700, 'stay plan')]
+      })()
     ]
     const ready = treeOf(b, [...base, ...inner])
     expect(taskOf(ready, rollupId(b.root))).toMatchObject({ status: 'ready', readyAt: (inner[3] as PlanEvent).env.hlc })
@@ -106,12 +164,18 @@ describe('roll-up: a composite node gets a roll-up task once its children finish
     expect(done.nodes.every(n => n.status === 'done')).toBe(true)
   })
 
-  it('a child still decomposing blocks its parent\'s roll-up', () => {
+  it("a child still decomposing blocks its parent's roll-up", () => {
     const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3))
-    const p = b.propose(cast.decomposers[0], b.root, 1, [
-      { title: 'leaf', detail: '', leaf: true, dependsOn: [] },
-      { title: 'inner', detail: '', leaf: false, dependsOn: [] }
-    ], 2000)
+    const p = b.propose(
+      cast.decomposers[0],
+      b.root,
+      1,
+      [
+        { title: 'leaf', detail: '', leaf: true, dependsOn: [] },
+        { title: 'inner', detail: '', leaf: false, dependsOn: [] }
+      ],
+      2000
+    )
     const events = [p, ...voters.map((v, i) => b.ballot(v, { node: b.root, attempt: 1 }, p, 2100 + 100 * i))]
     const tree = treeOf(b, events)
     const [leaf, inner] = rootOf(tree).children

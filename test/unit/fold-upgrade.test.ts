@@ -47,13 +47,25 @@ describe('upgrade: a v1 data dir folds to the hashes it had', () => {
     expect(rows.map(r => r.id)).toStrictEqual(golden.ids)
     // A v3 event an old node held for a newer peer: stored, relayed, never folded.
     const author = golden.envelopes[0]?.author as PeerIdString
-    const future = signRawSync('test', dagCbor.encode({ ...golden.envelopes[1], v: 3, type: 'something-new' }), keys.get(author) as PrivateKey)
+    const future = signRawSync(
+      'test',
+      dagCbor.encode({ ...golden.envelopes[1], v: 3, type: 'something-new' }),
+      keys.get(author) as PrivateKey
+    )
     old.putMany([...rows, { id: 'f'.repeat(64), plan: golden.plan, bytes: future, receivedMs: 0 }])
     old.close()
 
     const store = openEventStore({ dir })
     const me = peerIdOf(keys.get(author) as PrivateKey)
-    const replica = new Replica({ swarm: 'test', key: keys.get(author) as PrivateKey, peerId: me, store, metrics: new NodeMetrics(), now: () => Date.now(), evictQuietMs: Infinity })
+    const replica = new Replica({
+      swarm: 'test',
+      key: keys.get(author) as PrivateKey,
+      peerId: me,
+      store,
+      metrics: new NodeMetrics(),
+      now: () => Date.now(),
+      evictQuietMs: Infinity
+    })
     const loaded = replica.load()
     expect(loaded.rejected).toBe(0)
     expect(replica.fold.events.size).toBe(golden.envelopes.length)

@@ -23,14 +23,16 @@ import type { Cast } from '../helpers/fold-fixtures.js'
 import type { PeerIdString, PlanEvent, PlanId } from '../../src/core/events.js'
 
 let cast: Cast
-beforeAll(async () => { cast = await makeCast() })
+beforeAll(async () => {
+  cast = await makeCast()
+})
 
 /** The same event with another version (and so another id), as a node that got the version wrong would sign it. */
-function withVersion<T extends PlanEvent> (e: T, v: number): T {
+function withVersion<T extends PlanEvent>(e: T, v: number): T {
   return makeEvent({ ...e.env, v }) as T
 }
 
-describe('every event of a plan has its goal\'s version', () => {
+describe("every event of a plan has its goal's version", () => {
   it('a v2 event in a v1 plan is refused as wrong-version and changes nothing', () => {
     const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3))
     expect(b.goal.env.v).toBe(1)
@@ -52,13 +54,31 @@ describe('every event of a plan has its goal\'s version', () => {
     expect(b.goal.env.v).toBe(2)
     const p = b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2_000)
     expect(foldAll([b.goal, p]).events.size).toBe(2)
-    expect(foldAll([b.goal]).add(withVersion(p, 1), NO_CLOCK)).toMatchObject({ status: 'rejected', reason: 'wrong-version' })
+    expect(foldAll([b.goal]).add(withVersion(p, 1), NO_CLOCK)).toMatchObject({
+      status: 'rejected',
+      reason: 'wrong-version'
+    })
   })
 
   it('what builds on a refused event is refused too, whichever arrives first', () => {
     const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3))
     const bad = withVersion(b.propose(cast.decomposers[0], b.root, 1, subgoals(['a', 'b']), 2_000), 2)
-    const ballot = makeEvent({ type: 'ballot-cast', plan: b.plan, author: cast.scorers[0], hlc: { ms: 2_100, c: 0 }, deps: [b.goal.id, bad.id], body: { node: b.root, attempt: 1, committee: b.goal.id, scores: [{ proposal: bad.id, score: 90, notes: '' }], choice: bad.id, notes: '', usage: { inputTokens: 0, outputTokens: 0 } } })
+    const ballot = makeEvent({
+      type: 'ballot-cast',
+      plan: b.plan,
+      author: cast.scorers[0],
+      hlc: { ms: 2_100, c: 0 },
+      deps: [b.goal.id, bad.id],
+      body: {
+        node: b.root,
+        attempt: 1,
+        committee: b.goal.id,
+        scores: [{ proposal: bad.id, score: 90, notes: '' }],
+        choice: bad.id,
+        notes: '',
+        usage: { inputTokens: 0, outputTokens: 0 }
+      }
+    })
     const f = new Fold()
     f.add(b.goal, NO_CLOCK)
     expect(f.add(ballot, NO_CLOCK).status).toBe('parked')
@@ -67,10 +87,19 @@ describe('every event of a plan has its goal\'s version', () => {
     expect(f.treeHash(b.plan)).toBe(hashOf(b, []))
   })
 
-  it('a goal whose version is not its parameters\' is refused', () => {
+  it("a goal whose version is not its parameters' is refused", () => {
     const v1Params = { ...DEFAULT_PARAMS, committee: [cast.scorers[0]], quorum: 1 }
     const v2Params = { ...v1Params, executors: 'any' as const }
-    const mk = (v: number, params: typeof v1Params | typeof v2Params): PlanEvent => makeEvent({ v, type: 'goal-submitted', plan: '', author: cast.author, hlc: { ms: 1_000, c: 0 }, deps: [], body: { text: 'a picnic', params } })
+    const mk = (v: number, params: typeof v1Params | typeof v2Params): PlanEvent =>
+      makeEvent({
+        v,
+        type: 'goal-submitted',
+        plan: '',
+        author: cast.author,
+        hlc: { ms: 1_000, c: 0 },
+        deps: [],
+        body: { text: 'a picnic', params }
+      })
     expect(new Fold().add(mk(2, v1Params), NO_CLOCK)).toMatchObject({ status: 'rejected', reason: 'wrong-version' })
     expect(new Fold().add(mk(1, v2Params), NO_CLOCK)).toMatchObject({ status: 'rejected', reason: 'wrong-version' })
     expect(new Fold().add(mk(1, v1Params), NO_CLOCK).status).toBe('folded')
@@ -78,7 +107,7 @@ describe('every event of a plan has its goal\'s version', () => {
   })
 })
 
-describe('the tree\'s parameters', () => {
+describe("the tree's parameters", () => {
   it('a v1 plan shows no approvers and executors "model", and hashes as its goal\'s parameters alone', () => {
     const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3))
     const tree = treeOf(b, [])
@@ -109,11 +138,21 @@ describe('the tree\'s parameters', () => {
   })
 })
 
-describe('the replica publishes with the plan\'s version', () => {
-  async function replica (): Promise<{ r: Replica, me: PeerIdString }> {
+describe("the replica publishes with the plan's version", () => {
+  async function replica(): Promise<{ r: Replica; me: PeerIdString }> {
     const key = await generateKeyPair('Ed25519')
     const me = peerIdFromPrivateKey(key).toString() as PeerIdString
-    return { r: new Replica({ swarm: 'test', key, peerId: me, store: openEventStore({ memory: true }), metrics: new NodeMetrics(), now: () => 10_000 }), me }
+    return {
+      r: new Replica({
+        swarm: 'test',
+        key,
+        peerId: me,
+        store: openEventStore({ memory: true }),
+        metrics: new NodeMetrics(),
+        now: () => 10_000
+      }),
+      me
+    }
   }
 
   it('v1 for a plain goal and its events; v2 for a goal with a v2 feature and its events', async () => {
@@ -121,7 +160,10 @@ describe('the replica publishes with the plan\'s version', () => {
     const plain = { ...DEFAULT_PARAMS, committee: [me], quorum: 1 }
     const g1 = await r.author('goal-submitted', '', [], { text: 'a picnic', params: plain })
     const c1 = await r.author('goal-cancelled', g1.event.id as string as PlanId, [], { reason: 'rain' })
-    const g2 = await r.author('goal-submitted', '', [], { text: 'a barbecue', params: { ...plain, approvers: { ids: [me], for: 'splits' } } })
+    const g2 = await r.author('goal-submitted', '', [], {
+      text: 'a barbecue',
+      params: { ...plain, approvers: { ids: [me], for: 'splits' } }
+    })
     const c2 = await r.author('goal-cancelled', g2.event.id as string as PlanId, [], { reason: 'rain' })
     const g3 = await r.author('goal-submitted', '', [], { text: 'a hike', params: { ...plain, executors: 'outside' } })
     expect([g1, c1, g2, c2, g3].map(x => x.event.env.v)).toStrictEqual([1, 1, 2, 2, 2])

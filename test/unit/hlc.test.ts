@@ -34,11 +34,14 @@ describe('hlc: tickHlc', () => {
   })
 
   it('is strictly after the last stamp and never behind wall time', () => {
-    fc.assert(fc.property(arbHlc, arbWall, (last, wall) => {
-      const next = tickHlc(last, wall)
-      expect(compareHlc(next, last)).toBeGreaterThan(0)
-      expect(next.ms).toBeGreaterThanOrEqual(wall)
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(arbHlc, arbWall, (last, wall) => {
+        const next = tickHlc(last, wall)
+        expect(compareHlc(next, last)).toBeGreaterThan(0)
+        expect(next.ms).toBeGreaterThanOrEqual(wall)
+      }),
+      { numRuns: 500 }
+    )
   })
 })
 
@@ -54,12 +57,15 @@ describe('hlc: receiveHlc', () => {
   })
 
   it('is strictly after both the local and the remote stamp, and never behind wall time', () => {
-    fc.assert(fc.property(arbHlc, arbHlc, arbWall, (last, remote, wall) => {
-      const next = receiveHlc(last, remote, wall)
-      expect(compareHlc(next, last)).toBeGreaterThan(0)
-      expect(compareHlc(next, remote)).toBeGreaterThan(0)
-      expect(next.ms).toBeGreaterThanOrEqual(wall)
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(arbHlc, arbHlc, arbWall, (last, remote, wall) => {
+        const next = receiveHlc(last, remote, wall)
+        expect(compareHlc(next, last)).toBeGreaterThan(0)
+        expect(compareHlc(next, remote)).toBeGreaterThan(0)
+        expect(next.ms).toBeGreaterThanOrEqual(wall)
+      }),
+      { numRuns: 500 }
+    )
   })
 })
 
@@ -74,43 +80,60 @@ describe('hlc: maxHlc', () => {
 
 describe('hlc: HybridClock', () => {
   it('stamps strictly increase with a frozen, a forward and a backward wall clock', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 1, maxLength: 50 }), steps => {
-      let wall = 1_000_000
-      const clock = new HybridClock(() => wall)
-      let prev = clock.peek()
-      for (const step of steps) {
-        wall += step
-        const next = clock.stamp()
-        expect(compareHlc(next, prev)).toBeGreaterThan(0)
-        expect(next.ms).toBeGreaterThanOrEqual(wall)
-        expect(clock.peek()).toEqual(next)
-        prev = next
-      }
-    }), { numRuns: 200 })
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 1, maxLength: 50 }), steps => {
+        let wall = 1_000_000
+        const clock = new HybridClock(() => wall)
+        let prev = clock.peek()
+        for (const step of steps) {
+          wall += step
+          const next = clock.stamp()
+          expect(compareHlc(next, prev)).toBeGreaterThan(0)
+          expect(next.ms).toBeGreaterThanOrEqual(wall)
+          expect(clock.peek()).toEqual(next)
+          prev = next
+        }
+      }),
+      { numRuns: 200 }
+    )
   })
 
-  it('stamps whole milliseconds from a clock that reads fractions (the wire takes safe integers only; found by the simulator, seed 30012)', () => {
-    fc.assert(fc.property(fc.array(fc.double({ min: 0, max: 5_000, noNaN: true }), { minLength: 1, maxLength: 30 }), arbHlc, (steps, remote) => {
-      let wall = 1_767_225_630_871.4214
-      const clock = new HybridClock(() => wall)
-      for (const step of steps) {
-        wall += step
-        clock.observe(remote)
-        const s = clock.stamp()
-        expect(Number.isSafeInteger(s.ms)).toBe(true)
-        expect(s.ms).toBeGreaterThanOrEqual(Math.floor(wall))
-      }
-    }), { numRuns: 200 })
-  })
+  it(
+    'stamps whole milliseconds from a clock that reads fractions (the wire takes safe integers ' +
+      'only; found by the simulator, seed 30012)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.double({ min: 0, max: 5_000, noNaN: true }), { minLength: 1, maxLength: 30 }),
+          arbHlc,
+          (steps, remote) => {
+            let wall = 1_767_225_630_871.4214
+            const clock = new HybridClock(() => wall)
+            for (const step of steps) {
+              wall += step
+              clock.observe(remote)
+              const s = clock.stamp()
+              expect(Number.isSafeInteger(s.ms)).toBe(true)
+              expect(s.ms).toBeGreaterThanOrEqual(Math.floor(wall))
+            }
+          }
+        ),
+        { numRuns: 200 }
+      )
+    }
+  )
 
   it('a stamp is strictly after every stamp it must follow (its deps), even ones from a clock far ahead', () => {
-    fc.assert(fc.property(arbWall, fc.array(arbHlc, { maxLength: 8 }), (wall, after) => {
-      const clock = new HybridClock(() => wall)
-      const s = clock.stamp(after)
-      for (const a of after) expect(compareHlc(s, a)).toBeGreaterThan(0)
-      // And every later stamp is after this one.
-      expect(compareHlc(clock.stamp(), s)).toBeGreaterThan(0)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(arbWall, fc.array(arbHlc, { maxLength: 8 }), (wall, after) => {
+        const clock = new HybridClock(() => wall)
+        const s = clock.stamp(after)
+        for (const a of after) expect(compareHlc(s, a)).toBeGreaterThan(0)
+        // And every later stamp is after this one.
+        expect(compareHlc(clock.stamp(), s)).toBeGreaterThan(0)
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it('observe moves the clock past a remote stamp, and ignores stamps it is already past', () => {

@@ -28,37 +28,71 @@ const A = 'a'.repeat(64) as PlanId
 const B = 'b'.repeat(64) as PlanId
 const TOKEN = 'test-token-0123456789abcdefghijkl'
 
-function fakeTree (plan: PlanId, goal: string, status: string, ms: number, author = SELF): PlanTree {
-  return { plan, goal, status, statusReason: `${status} because`, author, submittedAt: { ms, c: 0 }, nodes: [{ id: plan, status: 'decomposing' }], tasks: [], spentTokens: 10, budgetTokens: 100 } as unknown as PlanTree
+function fakeTree(plan: PlanId, goal: string, status: string, ms: number, author = SELF): PlanTree {
+  return {
+    plan,
+    goal,
+    status,
+    statusReason: `${status} because`,
+    author,
+    submittedAt: { ms, c: 0 },
+    nodes: [{ id: plan, status: 'decomposing' }],
+    tasks: [],
+    spentTokens: 10,
+    budgetTokens: 100
+  } as unknown as PlanTree
 }
 
 interface Stub extends DashboardSource {
   trees: Map<PlanId, PlanTree>
   hashes: Map<PlanId, string>
-  submitted: Array<{ goal: string, values: unknown }>
-  cancelled: Array<{ plan: PlanId, reason: string | undefined }>
+  submitted: Array<{ goal: string; values: unknown }>
+  cancelled: Array<{ plan: PlanId; reason: string | undefined }>
   fold: (n: number) => void
 }
 
-function stubSource (): Stub {
+function stubSource(): Stub {
   const listeners = new Set<(n: number) => void>()
-  const trees = new Map<PlanId, PlanTree>([[A, fakeTree(A, 'older, finished', 'completed', 1_000)], [B, fakeTree(B, 'newer, running', 'executing', 2_000)]])
-  const hashes = new Map<PlanId, string>([[A, 'hash-a'], [B, 'hash-b1']])
+  const trees = new Map<PlanId, PlanTree>([
+    [A, fakeTree(A, 'older, finished', 'completed', 1_000)],
+    [B, fakeTree(B, 'newer, running', 'executing', 2_000)]
+  ])
+  const hashes = new Map<PlanId, string>([
+    [A, 'hash-a'],
+    [B, 'hash-b1']
+  ])
   const stub: Stub = {
     trees,
     hashes,
     submitted: [],
     cancelled: [],
-    fold: n => { for (const fn of listeners) fn(n) },
+    fold: n => {
+      for (const fn of listeners) fn(n)
+    },
     now: () => Date.now(),
-    status: () => ({ peerId: SELF, role: 'observer', swarm: 'test', peers: 2, roster: [{ peerId: 'p1', role: 'scorer', lastSeenMs: 100 }], events: { held: 5, parked: 0 } }),
+    status: () => ({
+      peerId: SELF,
+      role: 'observer',
+      swarm: 'test',
+      peers: 2,
+      roster: [{ peerId: 'p1', role: 'scorer', lastSeenMs: 100 }],
+      events: { held: 5, parked: 0 }
+    }),
     plans: () => [...trees.keys()],
     tree: p => trees.get(p),
     treeHash: p => hashes.get(p),
-    onFolded: fn => { listeners.add(fn); return () => listeners.delete(fn) },
+    onFolded: fn => {
+      listeners.add(fn)
+      return () => listeners.delete(fn)
+    },
     rejected: () => ({ 'bad-signature': 2 }),
-    submit: async (goal, values) => { stub.submitted.push({ goal, values }); return { plan: 'c'.repeat(64) as PlanId, committee: ['p1'], quorum: 1 } },
-    cancel: async (plan, reason) => { stub.cancelled.push({ plan, reason }) }
+    submit: async (goal, values) => {
+      stub.submitted.push({ goal, values })
+      return { plan: 'c'.repeat(64) as PlanId, committee: ['p1'], quorum: 1 }
+    },
+    cancel: async (plan, reason) => {
+      stub.cancelled.push({ plan, reason })
+    }
   }
   return stub
 }
@@ -70,7 +104,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map(async s => await s.close()))
 })
 
-async function serve (source: DashboardSource, submitToken?: string): Promise<HttpServer> {
+async function serve(source: DashboardSource, submitToken?: string): Promise<HttpServer> {
   const server = await startHttpServer('127.0.0.1', 0, { status: () => ({}), replica: {}, metrics: {} } as never)
   const d = createDashboard(source, { submitToken })
   server.mount(d.route)
@@ -79,20 +113,36 @@ async function serve (source: DashboardSource, submitToken?: string): Promise<Ht
   return server
 }
 
-async function post (server: HttpServer, path: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number, body: Record<string, unknown> }> {
-  const res = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-plan-swarm-token': TOKEN, ...headers }, body })
-  return { status: res.status, body: await res.json() as Record<string, unknown> }
+async function post(
+  server: HttpServer,
+  path: string,
+  body: string,
+  headers: Record<string, string> = {}
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-plan-swarm-token': TOKEN, ...headers },
+    body
+  })
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> }
 }
 
 /** Reads server-sent events until `count` have come. */
-async function readEvents (url: string, count: number, headers: Record<string, string> = {}, during?: (got: number) => void): Promise<Array<{ id: string, event: string, data: Record<string, unknown> }>> {
+async function readEvents(
+  url: string,
+  count: number,
+  headers: Record<string, string> = {},
+  during?: (got: number) => void
+): Promise<Array<{ id: string; event: string; data: Record<string, unknown> }>> {
   const ctrl = new AbortController()
   const res = await fetch(url, { headers, signal: ctrl.signal })
   expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/)
   const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-  const out: Array<{ id: string, event: string, data: Record<string, unknown> }> = []
+  const out: Array<{ id: string; event: string; data: Record<string, unknown> }> = []
   let buf = ''
-  const timer = setTimeout(() => { ctrl.abort() }, 10_000)
+  const timer = setTimeout(() => {
+    ctrl.abort()
+  }, 10_000)
   try {
     while (out.length < count) {
       const { value, done } = await reader.read()
@@ -102,7 +152,9 @@ async function readEvents (url: string, count: number, headers: Record<string, s
       while ((i = buf.indexOf('\n\n')) >= 0) {
         const block = buf.slice(0, i)
         buf = buf.slice(i + 2)
-        const f = Object.fromEntries(block.split('\n').map(l => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]))
+        const f = Object.fromEntries(
+          block.split('\n').map(l => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()])
+        )
         if (f.event !== undefined) {
           out.push({ id: f.id ?? '', event: f.event, data: JSON.parse(f.data ?? 'null') as Record<string, unknown> })
           during?.(out.length)
@@ -136,7 +188,9 @@ describe('the dashboard page', () => {
     const dir = join(REPO_ROOT, 'src', 'http', 'dashboard', 'static')
     for (const f of readdirSync(dir)) {
       const text = readFileSync(join(dir, f), 'utf8').replace(/xmlns="http:\/\/www\.w3\.org\/2000\/svg"/g, '')
-      expect(text, `${f} must not reach the network beyond the node`).not.toMatch(/(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i)
+      expect(text, `${f} must not reach the network beyond the node`).not.toMatch(
+        /(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i
+      )
       expect(text, `${f} draws no HTML from data`).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/)
     }
   })
@@ -169,20 +223,33 @@ describe('with --allow-submit', () => {
   it('answers a vote or review the person cannot cast with 409 and its reason, publishing nothing', async () => {
     const source = stubSource()
     const refused: string[] = []
-    const mistake = (what: string): never => { refused.push(what); throw new ConfigError(`node ${what} is not waiting for a ballot: it is done`) }
+    const mistake = (what: string): never => {
+      refused.push(what)
+      throw new ConfigError(`node ${what} is not waiting for a ballot: it is done`)
+    }
     source.vote = async (_plan, node) => mistake(node)
     source.review = async (_plan, task) => mistake(task)
     const server = await serve(source, TOKEN)
     const headers = { origin: server.url, 'sec-fetch-site': 'same-origin' }
-    const vote = await post(server, '/api/vote', JSON.stringify({ plan: B, node: B, choice: null, notes: 'fewer steps' }), headers)
+    const vote = await post(
+      server,
+      '/api/vote',
+      JSON.stringify({ plan: B, node: B, choice: null, notes: 'fewer steps' }),
+      headers
+    )
     expect(vote.status).toBe(409)
     expect(vote.body.error).toMatch(/is not waiting for a ballot/)
-    const review = await post(server, '/api/review', JSON.stringify({ plan: B, task: B, verdict: 'accept', notes: '' }), headers)
+    const review = await post(
+      server,
+      '/api/review',
+      JSON.stringify({ plan: B, task: B, verdict: 'accept', notes: '' }),
+      headers
+    )
     expect(review.status).toBe(409)
     expect(refused).toEqual([B, B])
   })
 
-  it('needs the token, JSON, and the page\'s own origin', async () => {
+  it("needs the token, JSON, and the page's own origin", async () => {
     const source = stubSource()
     const server = await serve(source, TOKEN)
     const goal = '{"goal":"plan a picnic"}'
@@ -203,7 +270,12 @@ describe('with --allow-submit', () => {
     }
     expect(source.submitted).toEqual([])
     // Bearer works as well as the header; the page's own Origin is accepted.
-    const ok = await post(server, '/api/goals', goal, { 'x-plan-swarm-token': '', authorization: `Bearer ${TOKEN}`, origin: server.url, 'sec-fetch-site': 'same-origin' })
+    const ok = await post(server, '/api/goals', goal, {
+      'x-plan-swarm-token': '',
+      authorization: `Bearer ${TOKEN}`,
+      origin: server.url,
+      'sec-fetch-site': 'same-origin'
+    })
     expect(ok.status).toBe(201)
     expect(ok.body.plan).toBe('c'.repeat(64))
   })
@@ -237,9 +309,18 @@ describe('with --allow-submit', () => {
   it('passes good input to submit and cancel, flag-named like the CLI', async () => {
     const source = stubSource()
     const server = await serve(source, TOKEN)
-    const r = await post(server, '/api/goals', JSON.stringify({ goal: 'plan a picnic', options: { 'max-depth': 2, budget: '5000', committee: '', review: true } }))
+    const r = await post(
+      server,
+      '/api/goals',
+      JSON.stringify({
+        goal: 'plan a picnic',
+        options: { 'max-depth': 2, budget: '5000', committee: '', review: true }
+      })
+    )
     expect(r.status).toBe(201)
-    expect(source.submitted).toEqual([{ goal: 'plan a picnic', values: { 'max-depth': '2', budget: '5000', review: true } }])
+    expect(source.submitted).toEqual([
+      { goal: 'plan a picnic', values: { 'max-depth': '2', budget: '5000', review: true } }
+    ])
     const c = await post(server, `/api/plans/${B}/cancel`, '{"reason":"changed my mind"}')
     expect(c.status).toBe(200)
     expect(source.cancelled).toEqual([{ plan: B, reason: 'changed my mind' }])
@@ -247,7 +328,11 @@ describe('with --allow-submit', () => {
 
   it('reports a ConfigError from the node (bad plan parameters) as 400', async () => {
     const source = stubSource()
-    source.submit = async () => { const e = new Error('plan parameters: maxDepth must be at most 8'); e.name = 'ConfigError'; throw e }
+    source.submit = async () => {
+      const e = new Error('plan parameters: maxDepth must be at most 8')
+      e.name = 'ConfigError'
+      throw e
+    }
     const server = await serve(source, TOKEN)
     const r = await post(server, '/api/goals', '{"goal":"x","options":{"max-depth":99}}')
     expect(r).toEqual({ status: 400, body: { error: 'plan parameters: maxDepth must be at most 8' } })
@@ -261,8 +346,14 @@ describe('the stream', () => {
     for (const headers of reconnects) {
       const [summary, tree] = await readEvents(`${server.url}/events/stream`, 2, headers)
       expect(summary?.event).toBe('summary')
-      expect(summary?.data).toMatchObject({ peerId: SELF, allowSubmit: true, peers: 2, events: { held: 5, parked: 0 }, rejected: { 'bad-signature': 2 } })
-      expect((summary?.data.plans as Array<{ id: string, mine: boolean }>).map(p => p.id)).toEqual([B, A])
+      expect(summary?.data).toMatchObject({
+        peerId: SELF,
+        allowSubmit: true,
+        peers: 2,
+        events: { held: 5, parked: 0 },
+        rejected: { 'bad-signature': 2 }
+      })
+      expect((summary?.data.plans as Array<{ id: string; mine: boolean }>).map(p => p.id)).toEqual([B, A])
       expect(tree?.event).toBe('tree')
       expect(tree?.data).toMatchObject({ plan: B, following: true, treeHash: 'hash-b1' })
       expect((tree?.data.tree as { goal: string }).goal).toBe('newer, running')
@@ -296,12 +387,17 @@ describe('state', () => {
   it('lists plans newest first and follows the newest unfinished one', () => {
     const source = stubSource()
     const lines = planLines(source, SELF)
-    expect(lines.map(l => [l.id, l.status, l.mine])).toEqual([[B, 'executing', true], [A, 'completed', true]])
+    expect(lines.map(l => [l.id, l.status, l.mine])).toEqual([
+      [B, 'executing', true],
+      [A, 'completed', true]
+    ])
     expect(defaultPlan(lines)).toBe(B)
     expect(defaultPlan(lines.map(l => ({ ...l, status: 'completed' })))).toBe(B)
     expect(defaultPlan([lines[1] as never, { ...lines[0], status: 'cancelled' } as never])).toBe(A)
     expect(defaultPlan([])).toBeNull()
-    expect(planLines({ plans: () => [A], tree: () => fakeTree(A, 'g', 'planning', 1, 'someone-else') }, SELF)[0]?.mine).toBe(false)
+    expect(
+      planLines({ plans: () => [A], tree: () => fakeTree(A, 'g', 'planning', 1, 'someone-else') }, SELF)[0]?.mine
+    ).toBe(false)
   })
 
   it('measures events per second over whole seconds', () => {

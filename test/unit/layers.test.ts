@@ -3,7 +3,15 @@ import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import {
-  ARCHITECTURE_DOC, LAYERED_ROOTS, LAYERS, TABLE_END, TABLE_START, isLayered, layerOf, renderLayerTable, unplacedName,
+  ARCHITECTURE_DOC,
+  LAYERED_ROOTS,
+  LAYERS,
+  TABLE_END,
+  TABLE_START,
+  isLayered,
+  layerOf,
+  renderLayerTable,
+  unplacedName,
   withLayerTable
 } from '../../scripts/layers.js'
 
@@ -11,7 +19,7 @@ const ROOT = new URL('../../', import.meta.url)
 const ROOT_DIR = fileURLToPath(ROOT)
 
 /** Every file under a folder of the repository, as repository-relative paths. */
-function filesUnder (dir: string): string[] {
+function filesUnder(dir: string): string[] {
   return readdirSync(new URL(dir, ROOT), { recursive: true, withFileTypes: true })
     .filter(e => e.isFile())
     .map(e => relative(ROOT_DIR, `${e.parentPath}/${e.name}`).replaceAll('\\', '/'))
@@ -26,7 +34,9 @@ describe('the layers of scripts/layers.js', () => {
   })
 
   it('every folder and file directly under src/ is in a layer', () => {
-    const unplaced = readdirSync(new URL('src', ROOT)).map(name => `src/${name}`).filter(p => layerOf(p) === undefined)
+    const unplaced = readdirSync(new URL('src', ROOT))
+      .map(name => `src/${name}`)
+      .filter(p => layerOf(p) === undefined)
     expect(unplaced, 'place these in scripts/layers.js').toEqual([])
   })
 

@@ -6,39 +6,75 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Subgoal } from '../../src/core/events.js'
-import { ANGLES, createOfflineProvider, OFFLINE_BANNER, OFFLINE_MODEL, OFFLINE_OUTPUT_PREFIX, type DecomposeInput } from '../../src/llm/index.js'
+import {
+  ANGLES,
+  createOfflineProvider,
+  OFFLINE_BANNER,
+  OFFLINE_MODEL,
+  OFFLINE_OUTPUT_PREFIX,
+  type DecomposeInput
+} from '../../src/llm/index.js'
 import { checkOutput, checkSplit } from '../../src/llm/validate.js'
 
 const p = createOfflineProvider()
 const goal = 'plan a two-week trip to Japan'
-const rootInput = (angle: string, over: Partial<DecomposeInput> = {}): DecomposeInput =>
-  ({ goal, path: [], node: { title: goal, detail: '' }, angle, minChildren: 2, maxChildren: 7, leafHint: false, notes: [], ...over })
+const rootInput = (angle: string, over: Partial<DecomposeInput> = {}): DecomposeInput => ({
+  goal,
+  path: [],
+  node: { title: goal, detail: '' },
+  angle,
+  minChildren: 2,
+  maxChildren: 7,
+  leafHint: false,
+  notes: [],
+  ...over
+})
 
-interface TreeNode { title: string, leaf: boolean, dependsOn: readonly number[], children: TreeNode[] }
+interface TreeNode {
+  title: string
+  leaf: boolean
+  dependsOn: readonly number[]
+  children: TreeNode[]
+}
 
 /** Grow the tree the way a swarm of offline decomposers would, down to maxDepth. */
-async function grow (angle: string, maxDepth = 3): Promise<TreeNode> {
-  const expand = async (node: { title: string, detail: string }, path: string[], depth: number): Promise<TreeNode[]> => {
-    const split = await p.decompose({ goal, path, node, angle, minChildren: 2, maxChildren: 7, leafHint: depth + 1 >= maxDepth, notes: [] })
-    return await Promise.all(split.subgoals.map(async s => ({
-      title: s.title,
-      leaf: s.leaf || depth + 1 >= maxDepth,
-      dependsOn: s.dependsOn,
-      children: s.leaf || depth + 1 >= maxDepth ? [] : await expand(s, [...path, node.title], depth + 1)
-    })))
+async function grow(angle: string, maxDepth = 3): Promise<TreeNode> {
+  const expand = async (
+    node: { title: string; detail: string },
+    path: string[],
+    depth: number
+  ): Promise<TreeNode[]> => {
+    const split = await p.decompose({
+      goal,
+      path,
+      node,
+      angle,
+      minChildren: 2,
+      maxChildren: 7,
+      leafHint: depth + 1 >= maxDepth,
+      notes: []
+    })
+    return await Promise.all(
+      split.subgoals.map(async s => ({
+        title: s.title,
+        leaf: s.leaf || depth + 1 >= maxDepth,
+        dependsOn: s.dependsOn,
+        children: s.leaf || depth + 1 >= maxDepth ? [] : await expand(s, [...path, node.title], depth + 1)
+      }))
+    )
   }
   return { title: goal, leaf: false, dependsOn: [], children: await expand({ title: goal, detail: '' }, [], 0) }
 }
 
-function leaves (n: TreeNode): TreeNode[] {
+function leaves(n: TreeNode): TreeNode[] {
   return n.children.length === 0 ? [n] : n.children.flatMap(leaves)
 }
 
-function depth (n: TreeNode): number {
+function depth(n: TreeNode): number {
   return n.children.length === 0 ? 0 : 1 + Math.max(...n.children.map(depth))
 }
 
-function depEdges (n: TreeNode): number {
+function depEdges(n: TreeNode): number {
   return n.children.reduce((sum, c) => sum + c.dependsOn.length + depEdges(c), 0)
 }
 
@@ -82,7 +118,9 @@ describe('offline provider', () => {
   })
 
   it('gives different splits for different angles', async () => {
-    const splits = await Promise.all(ANGLES.map(async a => JSON.stringify((await p.decompose(rootInput(a))).subgoals.map(s => s.title))))
+    const splits = await Promise.all(
+      ANGLES.map(async a => JSON.stringify((await p.decompose(rootInput(a))).subgoals.map(s => s.title)))
+    )
     expect(new Set(splits).size).toBe(ANGLES.length)
   })
 
@@ -110,7 +148,7 @@ describe('offline provider', () => {
     expect(second.rationale).toMatch(/rejected the previous attempt \(2 notes\)/)
   })
 
-  it('keeps to the plan\'s child bounds without dropping steps', async () => {
+  it("keeps to the plan's child bounds without dropping steps", async () => {
     const two = await p.decompose(rootInput('by activity', { maxChildren: 2 }))
     expect(two.subgoals).toHaveLength(2)
     expect(two.subgoals.map(s => s.title).join(' ')).toContain('Prepare documents and money')
@@ -125,7 +163,13 @@ describe('offline provider', () => {
   })
 
   it('never claims a task was done', async () => {
-    const out = await p.execute({ goal, path: [goal, 'Book the core travel'], task: { title: 'Book hotels', detail: 'after the flights' }, kind: 'leaf', inputs: [{ title: 'Book flights', output: 'NH 110, May 1' }] })
+    const out = await p.execute({
+      goal,
+      path: [goal, 'Book the core travel'],
+      task: { title: 'Book hotels', detail: 'after the flights' },
+      kind: 'leaf',
+      inputs: [{ title: 'Book flights', output: 'NH 110, May 1' }]
+    })
     expect(out).toMatchObject({ source: 'offline', model: OFFLINE_MODEL, usage: { inputTokens: 0, outputTokens: 0 } })
     expect(out.output.startsWith(`${OFFLINE_OUTPUT_PREFIX} planned step "Book hotels"`)).toBe(true)
     expect(out.output).toContain('Nothing was researched, booked, bought or carried out.')
@@ -135,11 +179,30 @@ describe('offline provider', () => {
   })
 
   it('rolls up child outlines into the deliverable', async () => {
-    const leaf = async (title: string): Promise<{ title: string, output: string }> =>
-      ({ title, output: (await p.execute({ goal, path: [], task: { title, detail: '' }, kind: 'leaf', inputs: [] })).output })
-    const mid = await p.execute({ goal, path: [goal], task: { title: 'Book the core travel', detail: '' }, kind: 'rollup', inputs: [await leaf('Book flights'), await leaf('Book hotels')] })
-    const top = await p.execute({ goal, path: [], task: { title: goal, detail: '' }, kind: 'rollup', inputs: [{ title: 'Book the core travel', output: mid.output }, { title: 'Pack', output: 'llm text' }] })
-    expect(top.output).toContain(`Outline:\n- ${goal}\n  - Book the core travel\n    - Book flights\n    - Book hotels\n  - Pack`)
+    const leaf = async (title: string): Promise<{ title: string; output: string }> => ({
+      title,
+      output: (await p.execute({ goal, path: [], task: { title, detail: '' }, kind: 'leaf', inputs: [] })).output
+    })
+    const mid = await p.execute({
+      goal,
+      path: [goal],
+      task: { title: 'Book the core travel', detail: '' },
+      kind: 'rollup',
+      inputs: [await leaf('Book flights'), await leaf('Book hotels')]
+    })
+    const top = await p.execute({
+      goal,
+      path: [],
+      task: { title: goal, detail: '' },
+      kind: 'rollup',
+      inputs: [
+        { title: 'Book the core travel', output: mid.output },
+        { title: 'Pack', output: 'llm text' }
+      ]
+    })
+    expect(top.output).toContain(
+      `Outline:\n- ${goal}\n  - Book the core travel\n    - Book flights\n    - Book hotels\n  - Pack`
+    )
     expect(top.output.startsWith(`${OFFLINE_OUTPUT_PREFIX} rolled up 2 results`)).toBe(true)
   })
 
@@ -148,42 +211,96 @@ describe('offline provider', () => {
     expect((await p.review({ goal, path: [], task, output: 'plan for book  HOTELS: ...' })).verdict).toBe('accept')
     expect((await p.review({ goal, path: [], task, output: '  ' })).verdict).toBe('reject')
     const off = await p.review({ goal, path: [], task, output: 'something else' })
-    expect(off).toMatchObject({ verdict: 'reject', notes: expect.stringMatching(/does not mention the task title "Book hotels"/) as unknown })
+    expect(off).toMatchObject({
+      verdict: 'reject',
+      notes: expect.stringMatching(/does not mention the task title "Book hotels"/) as unknown
+    })
   })
 
   it('scores with explained measures and chooses deterministically', async () => {
-    const props = await Promise.all(['by place', 'by time', 'by phase'].map(async (a, i) => ({ id: String(i).repeat(64), ...(await p.decompose(rootInput(a))) })))
-    const vague: Subgoal[] = [{ title: 'stuff', detail: 'a; b', leaf: true, dependsOn: [] }, { title: 'stuff things', detail: '', leaf: true, dependsOn: [] }]
-    const out = await p.score({ goal, path: [], node: { title: goal, detail: '' }, proposals: [...props, { id: '9'.repeat(64), subgoals: vague, rationale: '' }] })
+    const props = await Promise.all(
+      ['by place', 'by time', 'by phase'].map(async (a, i) => ({
+        id: String(i).repeat(64),
+        ...(await p.decompose(rootInput(a)))
+      }))
+    )
+    const vague: Subgoal[] = [
+      { title: 'stuff', detail: 'a; b', leaf: true, dependsOn: [] },
+      { title: 'stuff things', detail: '', leaf: true, dependsOn: [] }
+    ]
+    const out = await p.score({
+      goal,
+      path: [],
+      node: { title: goal, detail: '' },
+      proposals: [...props, { id: '9'.repeat(64), subgoals: vague, rationale: '' }]
+    })
     expect(out.scores.map(s => s.proposal)).toEqual(['0', '1', '2', '9'].map(c => c.repeat(64)))
     for (const s of out.scores) {
       expect(Number.isInteger(s.score) && s.score >= 0 && s.score <= 100).toBe(true)
-      expect(s.notes).toMatch(/coverage \d\.\d\d \(\d+\/\d+ .*overlap \d\.\d\d.*concreteness \d\.\d\d.*leaf size \d\.\d\d.*= \d+\.$/)
+      expect(s.notes).toMatch(
+        /coverage \d\.\d\d \(\d+\/\d+ .*overlap \d\.\d\d.*concreteness \d\.\d\d.*leaf size \d\.\d\d.*= \d+\.$/
+      )
     }
     const best = [...out.scores].sort((a, b) => b.score - a.score || a.proposal.localeCompare(b.proposal))[0]
     expect(out.choice).toBe(best?.proposal)
     expect(out.scores[3]?.score).toBeLessThan(50)
-    const none = await p.score({ goal, path: [], node: { title: goal, detail: '' }, proposals: [{ id: 'a'.repeat(64), subgoals: vague, rationale: '' }] })
+    const none = await p.score({
+      goal,
+      path: [],
+      node: { title: goal, detail: '' },
+      proposals: [{ id: 'a'.repeat(64), subgoals: vague, rationale: '' }]
+    })
     expect(none.choice).toBeNull()
     expect(none.notes).toMatch(/no proposal reached 50/)
     // Same proposals, same ballot.
-    expect(await p.score({ goal, path: [], node: { title: goal, detail: '' }, proposals: [...props].reverse() })).toMatchObject({ choice: out.choice })
+    expect(
+      await p.score({ goal, path: [], node: { title: goal, detail: '' }, proposals: [...props].reverse() })
+    ).toMatchObject({ choice: out.choice })
   })
 
-  it('is deterministic, and always within the wire\'s limits (property)', async () => {
-    const text = fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom(goal, '- a\n- b b', 'x; then y; z', 'Book flights and hotels', 'visit Paris, Lyon and Nice'), fc.string({ unit: 'grapheme', maxLength: 2000 }))
-    await fc.assert(fc.asyncProperty(
-      text, text, fc.constantFrom(...ANGLES, 'by mood'), fc.integer({ min: 2, max: 7 }), fc.integer({ min: 0, max: 5 }), fc.boolean(), fc.array(fc.string({ maxLength: 20 }), { maxLength: 2 }),
-      async (title, detail, angle, min, extra, leafHint, notes) => {
-        const max = Math.min(7, min + extra)
-        const input: DecomposeInput = { goal: title === '' ? 'g' : title, path: ['a'], node: { title: title === '' ? 't' : title, detail }, angle, minChildren: min, maxChildren: max, leafHint, notes }
-        const a = await p.decompose(input)
-        const b = await createOfflineProvider().decompose(structuredClone(input))
-        expect(b).toEqual(a)
-        const checked = checkSplit(a, min, max)
-        expect(checked.ok ? 'ok' : checked.problem).toBe('ok')
-        const out = await p.execute({ goal: input.goal, path: input.path, task: input.node, kind: 'rollup', inputs: [{ title: 'x', output: detail }] })
-        expect(checkOutput(out).ok).toBe(true)
-      }), { numRuns: 150 })
+  it("is deterministic, and always within the wire's limits (property)", async () => {
+    const text = fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.constantFrom(goal, '- a\n- b b', 'x; then y; z', 'Book flights and hotels', 'visit Paris, Lyon and Nice'),
+      fc.string({ unit: 'grapheme', maxLength: 2000 })
+    )
+    await fc.assert(
+      fc.asyncProperty(
+        text,
+        text,
+        fc.constantFrom(...ANGLES, 'by mood'),
+        fc.integer({ min: 2, max: 7 }),
+        fc.integer({ min: 0, max: 5 }),
+        fc.boolean(),
+        fc.array(fc.string({ maxLength: 20 }), { maxLength: 2 }),
+        async (title, detail, angle, min, extra, leafHint, notes) => {
+          const max = Math.min(7, min + extra)
+          const input: DecomposeInput = {
+            goal: title === '' ? 'g' : title,
+            path: ['a'],
+            node: { title: title === '' ? 't' : title, detail },
+            angle,
+            minChildren: min,
+            maxChildren: max,
+            leafHint,
+            notes
+          }
+          const a = await p.decompose(input)
+          const b = await createOfflineProvider().decompose(structuredClone(input))
+          expect(b).toEqual(a)
+          const checked = checkSplit(a, min, max)
+          expect(checked.ok ? 'ok' : checked.problem).toBe('ok')
+          const out = await p.execute({
+            goal: input.goal,
+            path: input.path,
+            task: input.node,
+            kind: 'rollup',
+            inputs: [{ title: 'x', output: detail }]
+          })
+          expect(checkOutput(out).ok).toBe(true)
+        }
+      ),
+      { numRuns: 150 }
+    )
   })
 })

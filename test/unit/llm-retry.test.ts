@@ -4,14 +4,26 @@
  */
 import { describe, expect, it } from 'vitest'
 import { LlmAbortedError, LlmRequestError } from '../../src/llm/errors.js'
-import { backoffDelayMs, DEFAULT_RETRY_POLICY, parseRetryAfter, sendWithRetries, type RequestFailure, type RetryEvent } from '../../src/llm/retry.js'
+import {
+  backoffDelayMs,
+  DEFAULT_RETRY_POLICY,
+  parseRetryAfter,
+  sendWithRetries,
+  type RequestFailure,
+  type RetryEvent
+} from '../../src/llm/retry.js'
 
 const policy = { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 5_000 }
 const zero = { inputTokens: 0, outputTokens: 0 }
 
 describe('backoffDelayMs', () => {
   it.each([
-    [1, 0, 50], [1, 0.999, 100], [2, 0.5, 150], [3, 0, 200], [5, 0.5, 750], [9, 0.999, 1000]
+    [1, 0, 50],
+    [1, 0.999, 100],
+    [2, 0.5, 150],
+    [3, 0, 200],
+    [5, 0.5, 750],
+    [9, 0.999, 1000]
   ])('retry %i with random %f waits %i ms', (retry, random, ms) => {
     expect(backoffDelayMs(retry, policy, () => random, null)).toBe(ms)
   })
@@ -23,7 +35,10 @@ describe('backoffDelayMs', () => {
 })
 
 describe('parseRetryAfter', () => {
-  const h = (headers: Record<string, string>) => (n: string): string | null => headers[n] ?? null
+  const h =
+    (headers: Record<string, string>) =>
+    (n: string): string | null =>
+      headers[n] ?? null
   it.each([
     [{ 'retry-after-ms': '250' }, 250],
     [{ 'retry-after': '2' }, 2_000],
@@ -37,7 +52,15 @@ describe('parseRetryAfter', () => {
 })
 
 describe('sendWithRetries', () => {
-  const failure = (over: Partial<RequestFailure>): RequestFailure => ({ status: 503, retryable: true, timedOut: false, aborted: false, retryAfterMs: null, detail: 'HTTP 503', ...over })
+  const failure = (over: Partial<RequestFailure>): RequestFailure => ({
+    status: 503,
+    retryable: true,
+    timedOut: false,
+    aborted: false,
+    retryAfterMs: null,
+    detail: 'HTTP 503',
+    ...over
+  })
 
   it('retries retryable failures with growing delays, then succeeds', async () => {
     const slept: number[] = []
@@ -45,10 +68,19 @@ describe('sendWithRetries', () => {
     let n = 0
     const out = await sendWithRetries({
       provider: 'p',
-      send: async () => { if (++n < 4) throw new Error('x'); return 'ok' },
+      send: async () => {
+        if (++n < 4) throw new Error('x')
+        return 'ok'
+      },
       classify: () => failure({}),
       policy,
-      hooks: { sleep: async ms => { slept.push(ms) }, random: () => 0, onRetry: e => events.push(e) },
+      hooks: {
+        sleep: async ms => {
+          slept.push(ms)
+        },
+        random: () => 0,
+        onRetry: e => events.push(e)
+      },
       usageSoFar: zero
     })
     expect(out).toBe('ok')
@@ -59,7 +91,9 @@ describe('sendWithRetries', () => {
   it('stops at the retry limit with the usage so far', async () => {
     const err = await sendWithRetries({
       provider: 'p',
-      send: async () => { throw new Error('x') },
+      send: async () => {
+        throw new Error('x')
+      },
       classify: () => failure({ status: 429, detail: 'HTTP 429' }),
       policy: { ...policy, maxRetries: 2 },
       hooks: { sleep: async () => {} },
@@ -74,7 +108,9 @@ describe('sendWithRetries', () => {
     const ac = new AbortController()
     const pending = sendWithRetries({
       provider: 'p',
-      send: async () => { throw new Error('x') },
+      send: async () => {
+        throw new Error('x')
+      },
       classify: () => failure({}),
       policy: { ...DEFAULT_RETRY_POLICY, baseDelayMs: 60_000 },
       hooks: { onRetry: () => ac.abort() },

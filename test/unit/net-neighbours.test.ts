@@ -1,20 +1,42 @@
 import { describe, expect, it } from 'vitest'
-import { createNeighbourhood, DIAL_COUNTS_MS, DIALS_PER_TICK, NEIGHBOUR_TICK_MS, NEWCOMER_HEADROOM, SERVED_AFTER_MS, TARGET_PEERS, TRIM_AFTER_MS } from '../../src/net/neighbours.js'
-import { createPresenceAnnouncer, PRESENCE_JITTER, PRESENCE_JOIN_DEBOUNCE_MS } from '../../src/net/presence-announcer.js'
+import {
+  createNeighbourhood,
+  DIAL_COUNTS_MS,
+  DIALS_PER_TICK,
+  NEIGHBOUR_TICK_MS,
+  NEWCOMER_HEADROOM,
+  SERVED_AFTER_MS,
+  TARGET_PEERS,
+  TRIM_AFTER_MS
+} from '../../src/net/neighbours.js'
+import {
+  createPresenceAnnouncer,
+  PRESENCE_JITTER,
+  PRESENCE_JOIN_DEBOUNCE_MS
+} from '../../src/net/presence-announcer.js'
 import { createSimRosterExchange } from '../../src/sim/sim-roster-exchange.js'
-import { announcedInterval, intervalCapability, presenceIntervalFor, rosterTtlFor, PRESENCE_MESSAGES_PER_SECOND, PRESENCE_MIN_INTERVAL_MS } from '../../src/net/presence-interval.js'
+import {
+  announcedInterval,
+  intervalCapability,
+  presenceIntervalFor,
+  rosterTtlFor,
+  PRESENCE_MESSAGES_PER_SECOND,
+  PRESENCE_MIN_INTERVAL_MS
+} from '../../src/net/presence-interval.js'
 import { createRoster, ROSTER_TTL_MS } from '../../src/net/roster.js'
 import { seededRandom } from '../../src/ports/scheduler.js'
 import type { Scheduler } from '../../src/ports/scheduler.js'
 
 /** A scheduler whose time moves only when told. */
-function manualScheduler (): Scheduler & { advance: (ms: number) => void } {
+function manualScheduler(): Scheduler & { advance: (ms: number) => void } {
   let now = 1_000_000
-  const timers: Array<{ at: number, fn: () => void, every?: number, dead: boolean }> = []
-  const add = (ms: number, fn: () => void, every?: number): () => void => {
+  const timers: Array<{ at: number; fn: () => void; every?: number; dead: boolean }> = []
+  const add = (ms: number, fn: () => void, every?: number): (() => void) => {
     const t = { at: now + ms, fn, every, dead: false }
     timers.push(t)
-    return () => { t.dead = true }
+    return () => {
+      t.dead = true
+    }
   }
   return {
     now: () => now,
@@ -39,12 +61,29 @@ function manualScheduler (): Scheduler & { advance: (ms: number) => void } {
 }
 
 /** Lets every dial promise (and what it chains) settle. */
-async function settled (): Promise<void> {
+async function settled(): Promise<void> {
   await new Promise(resolve => setImmediate(resolve))
 }
 
-const presence = (i: number): { peerId: string, role: string, capabilities: string[], load: number, version: string, addresses: string[], sentMs: number } =>
-  ({ peerId: `peer-${i}`, role: 'executor', capabilities: [], load: 0, version: 'v', addresses: [`/ip4/10.0.0.${i}/tcp/4001/p2p/peer-${i}`], sentMs: 0 })
+const presence = (
+  i: number
+): {
+  peerId: string
+  role: string
+  capabilities: string[]
+  load: number
+  version: string
+  addresses: string[]
+  sentMs: number
+} => ({
+  peerId: `peer-${i}`,
+  role: 'executor',
+  capabilities: [],
+  load: 0,
+  version: 'v',
+  addresses: [`/ip4/10.0.0.${i}/tcp/4001/p2p/peer-${i}`],
+  sentMs: 0
+})
 
 describe('neighbours: bounded degree', () => {
   it('counts dials under way: a roster exchange of 64 peers heard at once opens the target, not 64', async () => {
@@ -53,9 +92,20 @@ describe('neighbours: bounded degree', () => {
     const pending: Array<() => void> = []
     const dialed: string[] = []
     const n = createNeighbourhood({
-      self: 'me', maxPeers: 24, scheduler: s, connected: () => [...connected],
+      self: 'me',
+      maxPeers: 24,
+      scheduler: s,
+      connected: () => [...connected],
       // A dial takes a round trip: it connects only when the test says so.
-      dial: async peer => { dialed.push(peer); await new Promise<void>(resolve => { pending.push(() => { connected.add(peer); resolve() }) }) },
+      dial: async peer => {
+        dialed.push(peer)
+        await new Promise<void>(resolve => {
+          pending.push(() => {
+            connected.add(peer)
+            resolve()
+          })
+        })
+      },
       mayDial: () => true
     })
     n.start()
@@ -80,8 +130,14 @@ describe('neighbours: bounded degree', () => {
     const connected = new Set<string>()
     const dialed: string[] = []
     const n = createNeighbourhood({
-      self: 'me', maxPeers: 24, scheduler: s, connected: () => [...connected],
-      dial: async peer => { dialed.push(peer); connected.add(peer) },
+      self: 'me',
+      maxPeers: 24,
+      scheduler: s,
+      connected: () => [...connected],
+      dial: async peer => {
+        dialed.push(peer)
+        connected.add(peer)
+      },
       mayDial: () => true
     })
     n.start()
@@ -107,20 +163,34 @@ describe('neighbours: bounded degree', () => {
     const openedAt = new Map<string, number>()
     const inbound = new Set<string>()
     for (let i = 0; i < 8; i++) openedAt.set(`out-${i}`, s.now() - 60_000)
-    for (let i = 0; i < 24; i++) { openedAt.set(`in-${i}`, s.now() - 2_400 + 100 * i); inbound.add(`in-${i}`) }
+    for (let i = 0; i < 24; i++) {
+      openedAt.set(`in-${i}`, s.now() - 2_400 + 100 * i)
+      inbound.add(`in-${i}`)
+    }
     const closed: string[] = []
     const n = createNeighbourhood({
-      self: 'seed', maxPeers: 24, scheduler: s, connected: () => [...openedAt.keys()],
-      dial: async () => {}, mayDial: () => true,
-      hangUp: async peer => { closed.push(peer); openedAt.delete(peer) },
+      self: 'seed',
+      maxPeers: 24,
+      scheduler: s,
+      connected: () => [...openedAt.keys()],
+      dial: async () => {},
+      mayDial: () => true,
+      hangUp: async peer => {
+        closed.push(peer)
+        openedAt.delete(peer)
+      },
       inbound: peer => inbound.has(peer),
       // The newest newcomer's roster exchange has not been answered yet (a loaded machine): it stays.
       served: peer => peer !== 'in-23',
-      connectedForMs: peer => { const at = openedAt.get(peer); return at === undefined ? undefined : s.now() - at }
+      connectedForMs: peer => {
+        const at = openedAt.get(peer)
+        return at === undefined ? undefined : s.now() - at
+      }
     })
     n.start()
     s.advance(NEIGHBOUR_TICK_MS)
-    // 32 open, 24 allowed: back to 24 - NEWCOMER_HEADROOM, every one closed a newcomer served its roster (open >= SERVED_AFTER_MS), newest first.
+    // 32 open, 24 allowed: back to 24 - NEWCOMER_HEADROOM, every one closed a newcomer served its roster (open >=
+    // SERVED_AFTER_MS), newest first.
     expect(closed).toHaveLength(32 - (24 - NEWCOMER_HEADROOM))
     expect(closed).not.toContain('in-23')
     expect(closed[0]).toBe('in-22')
@@ -144,11 +214,21 @@ describe('neighbours: bounded degree', () => {
     for (let i = 0; i < 8; i++) openedAt.set(`new-${i}`, s.now())
     const closed: string[] = []
     const n = createNeighbourhood({
-      self: 'me', maxPeers: 24, scheduler: s, connected: () => [...openedAt.keys()],
-      dial: async () => {}, mayDial: () => true,
-      hangUp: async peer => { closed.push(peer); openedAt.delete(peer) },
+      self: 'me',
+      maxPeers: 24,
+      scheduler: s,
+      connected: () => [...openedAt.keys()],
+      dial: async () => {},
+      mayDial: () => true,
+      hangUp: async peer => {
+        closed.push(peer)
+        openedAt.delete(peer)
+      },
       inbound: () => false,
-      connectedForMs: peer => { const at = openedAt.get(peer); return at === undefined ? undefined : s.now() - at }
+      connectedForMs: peer => {
+        const at = openedAt.get(peer)
+        return at === undefined ? undefined : s.now() - at
+      }
     })
     n.start()
     s.advance(NEIGHBOUR_TICK_MS)
@@ -162,10 +242,16 @@ describe('neighbours: bounded degree', () => {
     const relayed = new Set(['peer-1', 'peer-2'])
     const direct: Array<[string, readonly string[]]> = []
     const n = createNeighbourhood({
-      self: 'me', maxPeers: 24, scheduler: s, connected: () => ['peer-1', 'peer-2', 'peer-3'],
-      dial: async () => {}, mayDial: () => true,
+      self: 'me',
+      maxPeers: 24,
+      scheduler: s,
+      connected: () => ['peer-1', 'peer-2', 'peer-3'],
+      dial: async () => {},
+      mayDial: () => true,
       relayedOnly: peer => relayed.has(peer),
-      dialDirect: async (peer, addresses) => { direct.push([peer, addresses]) }
+      dialDirect: async (peer, addresses) => {
+        direct.push([peer, addresses])
+      }
     })
     const circuit = (i: number): string => `/ip4/11.0.0.9/tcp/4001/p2p/relay/p2p-circuit/p2p/peer-${i}`
     // Only a relay address so far (no port forward yet): nothing to do.
@@ -183,7 +269,16 @@ describe('neighbours: bounded degree', () => {
   it('dials nobody outside the allowlist, and nothing with a max of 0 room', async () => {
     const s = manualScheduler()
     const dialed: string[] = []
-    const n = createNeighbourhood({ self: 'me', maxPeers: 24, scheduler: s, connected: () => [], dial: async p => { dialed.push(p) }, mayDial: p => p === 'peer-3' })
+    const n = createNeighbourhood({
+      self: 'me',
+      maxPeers: 24,
+      scheduler: s,
+      connected: () => [],
+      dial: async p => {
+        dialed.push(p)
+      },
+      mayDial: p => p === 'peer-3'
+    })
     for (let i = 0; i < 10; i++) n.heard(presence(i))
     expect(dialed).toEqual(['peer-3'])
     expect(n.randomStranger()).toBe('peer-3')
@@ -193,7 +288,9 @@ describe('neighbours: bounded degree', () => {
 describe('presence interval', () => {
   it('is the minimum in a small swarm and grows so that a node receives a constant number of announcements a second', () => {
     expect(presenceIntervalFor(1)).toBe(PRESENCE_MIN_INTERVAL_MS)
-    expect(presenceIntervalFor(PRESENCE_MIN_INTERVAL_MS * PRESENCE_MESSAGES_PER_SECOND / 1000)).toBe(PRESENCE_MIN_INTERVAL_MS)
+    expect(presenceIntervalFor((PRESENCE_MIN_INTERVAL_MS * PRESENCE_MESSAGES_PER_SECOND) / 1000)).toBe(
+      PRESENCE_MIN_INTERVAL_MS
+    )
     for (const n of [40, 100, 1000, 10_000]) {
       const perSecond = n / (presenceIntervalFor(n) / 1000)
       expect(perSecond).toBeLessThanOrEqual(PRESENCE_MESSAGES_PER_SECOND)
@@ -220,7 +317,14 @@ describe('presence announcer', () => {
   it('announces when its first peer joins the presence topic, not when later ones do', async () => {
     const s = manualScheduler()
     const published: number[] = []
-    const a = createPresenceAnnouncer({ intervalMs: 60_000, scheduler: s, initial: presence(0), publish: async () => { published.push(s.now()) } })
+    const a = createPresenceAnnouncer({
+      intervalMs: 60_000,
+      scheduler: s,
+      initial: presence(0),
+      publish: async () => {
+        published.push(s.now())
+      }
+    })
     await a.announce()
     expect(published).toHaveLength(1)
     a.peerJoined(1)
@@ -251,13 +355,15 @@ describe('presence announcer', () => {
 describe('presence announcements promise the next', () => {
   it('each says how long until the next, and the next comes within that (give or take the jitter), as the swarm grows', async () => {
     const s = manualScheduler()
-    const heard: Array<{ at: number, intervalMs: number }> = []
+    const heard: Array<{ at: number; intervalMs: number }> = []
     let peers = 1
     const a = createPresenceAnnouncer({
       intervalMs: () => presenceIntervalFor(peers),
       scheduler: s,
       initial: presence(0),
-      publish: async (_info, intervalMs) => { heard.push({ at: s.now(), intervalMs }) }
+      publish: async (_info, intervalMs) => {
+        heard.push({ at: s.now(), intervalMs })
+      }
     })
     await a.announce()
     // The swarm grows from 1 to 200 peers over ten minutes, while it also gets new neighbours now and then.
@@ -269,7 +375,7 @@ describe('presence announcements promise the next', () => {
     a.stop()
     expect(heard.length).toBeGreaterThan(20)
     for (let i = 1; i < heard.length; i++) {
-      const prev = heard[i - 1] as { at: number, intervalMs: number }
+      const prev = heard[i - 1] as { at: number; intervalMs: number }
       const gap = (heard[i] as { at: number }).at - prev.at
       expect(gap).toBeLessThanOrEqual(prev.intervalMs * (1 + PRESENCE_JITTER) + 1)
     }

@@ -18,7 +18,7 @@ import { normalizeTitle } from '../../src/wire/shape.js'
 
 const p = createOfflineProvider()
 
-function titleProblems (title: string): string[] {
+function titleProblems(title: string): string[] {
   const out: string[] = []
   if (!startsWithAction(title)) out.push(`"${title}" does not start with an action verb`)
   if (title.length > TITLE_TARGET_CHARS) out.push(`"${title}" is longer than ${TITLE_TARGET_CHARS}`)
@@ -28,7 +28,7 @@ function titleProblems (title: string): string[] {
   return out
 }
 
-function partProblems (parts: readonly PartSpec[]): string[] {
+function partProblems(parts: readonly PartSpec[]): string[] {
   const out: string[] = []
   const titles = new Set<string>()
   for (const part of parts) {
@@ -42,7 +42,8 @@ function partProblems (parts: readonly PartSpec[]): string[] {
       out.push(...titleProblems(s.title))
       if (steps.has(normalizeTitle(s.title))) out.push(`"${part.title}" has the step "${s.title}" twice`)
       steps.add(normalizeTitle(s.title))
-      if (words(s.title).join(' ').includes(words(part.title).join(' '))) out.push(`"${s.title}" repeats its part "${part.title}"`)
+      if (words(s.title).join(' ').includes(words(part.title).join(' ')))
+        out.push(`"${s.title}" repeats its part "${part.title}"`)
       if (s.after.some(a => a >= i)) out.push(`"${s.title}" depends on a later step`)
       if (s.done === '' || /[.{}]$/.test(s.done)) out.push(`"${s.title}": the done text must be a bare clause`)
     })
@@ -50,14 +51,16 @@ function partProblems (parts: readonly PartSpec[]): string[] {
   return out
 }
 
-function shapeProblems (shape: Shape): string[] {
+function shapeProblems(shape: Shape): string[] {
   const out = partProblems(shape.parts)
   const views = ANGLES.map(a => shape.views[a])
   for (const v of views) {
-    if (v.parts.length < MIN_SUBGOALS + 1 || v.parts.length > MAX_SUBGOALS) out.push(`view "${v.name}" has ${v.parts.length} parts`)
+    if (v.parts.length < MIN_SUBGOALS + 1 || v.parts.length > MAX_SUBGOALS)
+      out.push(`view "${v.name}" has ${v.parts.length} parts`)
     if (new Set(v.parts.map(x => x.title)).size !== v.parts.length) out.push(`view "${v.name}" repeats a part`)
   }
-  if (new Set(views.map(v => v.parts.map(x => x.title).join('|'))).size !== views.length) out.push('two views pick the same parts')
+  if (new Set(views.map(v => v.parts.map(x => x.title).join('|'))).size !== views.length)
+    out.push('two views pick the same parts')
   if (new Set(views.map(v => v.name)).size < 4) out.push('the views are not named for the kind')
   return out
 }
@@ -66,7 +69,10 @@ describe('the kind tables', () => {
   it.each(kindTables().map(t => [t.kind, t] as const))('%s is well formed', (_kind, table) => {
     // Filled in for a goal that names the thing, and for one that does not.
     for (const noun of ['garden shed', null]) {
-      expect(shapeProblems(instantiate(table, { kind: table.kind, cues: [], noun }, 'something for the neighbourhood')), String(noun)).toEqual([])
+      expect(
+        shapeProblems(instantiate(table, { kind: table.kind, cues: [], noun }, 'something for the neighbourhood')),
+        String(noun)
+      ).toEqual([])
     }
   })
 
@@ -87,8 +93,18 @@ describe('the kind tables', () => {
 
   it('every data kind has a table, and every shape checks out for the views of its own goal', () => {
     const kinds = new Set(kindTables().map(t => t.kind))
-    expect([...kinds].sort()).toEqual(['event', 'generic', 'learning', 'move', 'purchase', 'research', 'software', 'writing'])
-    for (const t of kindTables()) for (const a of ANGLES) expect(t.views[a].parts.length, `${t.kind} ${a}`).toBeGreaterThanOrEqual(4)
+    expect([...kinds].sort()).toEqual([
+      'event',
+      'generic',
+      'learning',
+      'move',
+      'purchase',
+      'research',
+      'software',
+      'writing'
+    ])
+    for (const t of kindTables())
+      for (const a of ANGLES) expect(t.views[a].parts.length, `${t.kind} ${a}`).toBeGreaterThanOrEqual(4)
   })
 })
 
@@ -117,22 +133,42 @@ describe('reading the kind of a goal', () => {
   })
 })
 
-const root = (goal: string, angle: string, over: Partial<DecomposeInput> = {}): DecomposeInput =>
-  ({ goal, path: [], node: { title: goal, detail: '' }, angle, minChildren: 2, maxChildren: 7, leafHint: false, notes: [], ...over })
+const root = (goal: string, angle: string, over: Partial<DecomposeInput> = {}): DecomposeInput => ({
+  goal,
+  path: [],
+  node: { title: goal, detail: '' },
+  angle,
+  minChildren: 2,
+  maxChildren: 7,
+  leafHint: false,
+  notes: [],
+  ...over
+})
 
 /** Whether subgoal `a` comes (transitively) before subgoal `b`. */
-function before (subgoals: readonly Subgoal[], a: string, b: string): boolean {
+function before(subgoals: readonly Subgoal[], a: string, b: string): boolean {
   const ia = subgoals.findIndex(s => s.title === a)
   const seen = new Set<number>()
-  const walk = (i: number): boolean => i === ia || (subgoals[i]?.dependsOn ?? []).some(d => !seen.has(d) && (seen.add(d), walk(d)))
+  const walk = (i: number): boolean =>
+    i === ia || (subgoals[i]?.dependsOn ?? []).some(d => !seen.has(d) && (seen.add(d), walk(d)))
   const ib = subgoals.findIndex(s => s.title === b)
   return ia >= 0 && ib >= 0 && ib !== ia && walk(ib)
 }
 
 describe('dependencies follow the kind of goal', () => {
   it.each([
-    ['write a grant proposal for a community solar project', 'by phase', 'Draft the grant proposal', 'Collect feedback on the draft'],
-    ['write a grant proposal for a community solar project', 'by time', 'Draft the grant proposal', 'Submit the grant proposal'],
+    [
+      'write a grant proposal for a community solar project',
+      'by phase',
+      'Draft the grant proposal',
+      'Collect feedback on the draft'
+    ],
+    [
+      'write a grant proposal for a community solar project',
+      'by time',
+      'Draft the grant proposal',
+      'Submit the grant proposal'
+    ],
     ['organise a neighbourhood book swap', 'by phase', 'Book the venue', 'Run the day'],
     ['move a family of four to another city', 'by phase', 'Book the movers', 'Run moving day'],
     ['launch a small open-source library', 'by phase', 'Build the core features', 'Release the first version'],
@@ -141,7 +177,10 @@ describe('dependencies follow the kind of goal', () => {
     ['plan a two-week trip to Japan', 'by time', 'Prepare before departure', 'Spend days 1-5 in Tokyo']
   ])('%s (%s): "%s" before "%s"', async (goal, angle, a, b) => {
     const out = await p.decompose(root(goal, angle))
-    expect(before(out.subgoals, a, b), out.subgoals.map(s => `${s.title} ${JSON.stringify(s.dependsOn)}`).join('\n')).toBe(true)
+    expect(
+      before(out.subgoals, a, b),
+      out.subgoals.map(s => `${s.title} ${JSON.stringify(s.dependsOn)}`).join('\n')
+    ).toBe(true)
   })
 
   it('books before travelling, within a part', async () => {
@@ -154,7 +193,9 @@ describe('dependencies follow the kind of goal', () => {
 
   it('a rejected part gets other steps on the next attempt', async () => {
     const goal = 'organise a neighbourhood book swap'
-    const venue = (await p.decompose(root(goal, 'by phase'))).subgoals.find(s => s.title === 'Book the venue') as Subgoal
+    const venue = (await p.decompose(root(goal, 'by phase'))).subgoals.find(
+      s => s.title === 'Book the venue'
+    ) as Subgoal
     const first = await p.decompose({ ...root(goal, 'by phase'), path: [goal], node: venue })
     const second = await p.decompose({ ...root(goal, 'by phase'), path: [goal], node: venue, notes: ['too vague'] })
     expect(second.subgoals.map(s => s.title)).not.toEqual(first.subgoals.map(s => s.title))
@@ -177,12 +218,23 @@ describe('the offline scorer prefers the split that fits the kind', () => {
       sub(`Handle the remote parts: ${goal}`, 'List what can be done remotely; then set up the tools for it')
     ]
     const trip = (await p.decompose(root('plan a two-week trip to Japan', 'by activity'))).subgoals
-    const out = await p.score({ goal, path: [], node, proposals: [{ id: '1'.repeat(64), subgoals: oldPlace, rationale: '' }, { id: '2'.repeat(64), subgoals: trip, rationale: '' }, { id: '3'.repeat(64), ...writing }] })
+    const out = await p.score({
+      goal,
+      path: [],
+      node,
+      proposals: [
+        { id: '1'.repeat(64), subgoals: oldPlace, rationale: '' },
+        { id: '2'.repeat(64), subgoals: trip, rationale: '' },
+        { id: '3'.repeat(64), ...writing }
+      ]
+    })
     expect(out.choice).toBe('3'.repeat(64))
     const [a, b, c] = out.scores.map(s => s.score) as [number, number, number]
     expect(c).toBeGreaterThan(a)
     expect(c).toBeGreaterThan(b)
-    expect(out.scores[2]?.notes, out.scores.map(x => x.notes).join('\n')).toMatch(/kind fit 1\.00 \(5\/5 titles use the words of a piece of writing\)/)
+    expect(out.scores[2]?.notes, out.scores.map(x => x.notes).join('\n')).toMatch(
+      /kind fit 1\.00 \(5\/5 titles use the words of a piece of writing\)/
+    )
     expect(out.scores[1]?.notes).toMatch(/kind fit 0\.\d\d/)
   })
 })
@@ -190,7 +242,21 @@ describe('the offline scorer prefers the split that fits the kind', () => {
 describe('the offline executor', () => {
   const goal = 'organise a neighbourhood book swap'
   const run = async (title: string, detail: string, kind: 'leaf' | 'rollup' = 'leaf'): Promise<string> =>
-    (await p.execute({ goal, path: [goal, 'Book the venue'], task: { title, detail }, kind, inputs: kind === 'rollup' ? [{ title: 'List venues', output: 'x' }, { title: 'Visit', output: 'y' }] : [] })).output
+    (
+      await p.execute({
+        goal,
+        path: [goal, 'Book the venue'],
+        task: { title, detail },
+        kind,
+        inputs:
+          kind === 'rollup'
+            ? [
+                { title: 'List venues', output: 'x' },
+                { title: 'Visit', output: 'y' }
+              ]
+            : []
+      })
+    ).output
 
   it('says no model ran and gives a checklist that fits the step', async () => {
     const book = await run('Sign the booking and pay the deposit', 'Done when the booking confirmation is saved.')

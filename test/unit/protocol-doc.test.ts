@@ -13,7 +13,13 @@ import { describe, expect, it } from 'vitest'
 import { toHex } from '../../src/core/hash.js'
 import { foldAll } from '../../src/core/fold.js'
 import { FINGERPRINT_BYTES } from '../../src/core/id-set.js'
-import { MAX_CLOCK_AHEAD_MS, MAX_COMMITTEE, MAX_DEPS, MAX_EVENT_BYTES, MAX_SWARM_NAME_CHARS } from '../../src/core/limits.js'
+import {
+  MAX_CLOCK_AHEAD_MS,
+  MAX_COMMITTEE,
+  MAX_DEPS,
+  MAX_EVENT_BYTES,
+  MAX_SWARM_NAME_CHARS
+} from '../../src/core/limits.js'
 import type { Envelope, EventId } from '../../src/core/events.js'
 import { MAX_PRESENCE_AGE_MS, MAX_PRESENCE_BYTES, presenceSignedMessage } from '../../src/net/presence.js'
 import { ROSTER_EXCHANGE_MAX } from '../../src/net/roster-exchange.js'
@@ -21,8 +27,16 @@ import { FRAME_DONE, FRAME_RECONCILE, encodeEvents, encodeFrame, encodeWant } fr
 import { MAX_OUTSTANDING_WANTS, MAX_WANT_IDS_PER_FRAME } from '../../src/sync/limits.js'
 import { IdSet, createReconcileSession, decodeReconcileMessage } from '../../src/sync/reconcile/index.js'
 import {
-  SIGNATURE_BYTES, SYNC_PROTOCOL, decodeEvent, encodeEnvelope, eventIdOf, eventsTopic, joinWire, presenceTopic,
-  signatureDomain, signedMessage
+  SIGNATURE_BYTES,
+  SYNC_PROTOCOL,
+  decodeEvent,
+  encodeEnvelope,
+  eventIdOf,
+  eventsTopic,
+  joinWire,
+  presenceTopic,
+  signatureDomain,
+  signedMessage
 } from '../../src/wire/index.js'
 import { ROSTER_PROTOCOL } from '../../src/wire/topics.js'
 
@@ -42,7 +56,7 @@ type Fields = ReadonlyMap<string, string>
  * line, holding `key: value` lines; a value may go on over lines indented by
  * two spaces (long hex), which are joined.
  */
-function parseVectors (page: string): Map<string, Fields> {
+function parseVectors(page: string): Map<string, Fields> {
   const out = new Map<string, Fields>()
   for (const m of page.matchAll(/^```vector name=([a-z0-9-]+)\n([\s\S]*?)^```$/gm)) {
     const name = m[1] as string
@@ -67,49 +81,66 @@ function parseVectors (page: string): Map<string, Fields> {
   return out
 }
 
-function field (v: Fields, key: string): string {
+function field(v: Fields, key: string): string {
   const value = v.get(key)
   if (value === undefined) throw new Error(`missing field ${key}`)
   return value
 }
 
-function bytes (hex: string): Uint8Array {
+function bytes(hex: string): Uint8Array {
   if (!/^([0-9a-f]{2})*$/.test(hex)) throw new Error(`not lowercase hex: ${hex.slice(0, 40)}`)
   return Uint8Array.from(hex.match(/../g) ?? [], b => parseInt(b, 16))
 }
 
-function concat (...parts: Uint8Array[]): Uint8Array {
+function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
   let at = 0
-  for (const p of parts) { out.set(p, at); at += p.length }
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
   return out
 }
 
 /** base58btc (Bitcoin alphabet, no multibase prefix), written out here as the page describes it. */
-function base58btc (input: Uint8Array): string {
+function base58btc(input: Uint8Array): string {
   const alphabet = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
   let n = 0n
   for (const b of input) n = n * 256n + BigInt(b)
   let out = ''
-  while (n > 0n) { out = (alphabet[Number(n % 58n)] as string) + out; n /= 58n }
-  for (const b of input) { if (b !== 0) break; out = `1${out}` }
+  while (n > 0n) {
+    out = (alphabet[Number(n % 58n)] as string) + out
+    n /= 58n
+  }
+  for (const b of input) {
+    if (b !== 0) break
+    out = `1${out}`
+  }
   return out
 }
 
 /** Rows `| <first> | <second> |` of the page's section that starts with `heading`. */
-function tableRows (heading: string): Array<[string, string]> {
+function tableRows(heading: string): Array<[string, string]> {
   const start = PAGE.indexOf(`\n${heading}\n`)
   if (start < 0) throw new Error(`no section ${heading}`)
   const next = PAGE.slice(start + heading.length + 2).search(/^#{1,3} /m)
   const section = next < 0 ? PAGE.slice(start) : PAGE.slice(start, start + heading.length + 2 + next)
   const rows: Array<[string, string]> = []
-  for (const m of section.matchAll(/^\| ([^|]+) \| ([^|]+) \|$/gm)) rows.push([(m[1] as string).trim(), (m[2] as string).trim()])
+  for (const m of section.matchAll(/^\| ([^|]+) \| ([^|]+) \|$/gm))
+    rows.push([(m[1] as string).trim(), (m[2] as string).trim()])
   return rows
 }
 
 const vectors = parseVectors(PAGE)
-const EVENT_TYPES_SHOWN = ['goal-submitted', 'split-proposed', 'ballot-cast', 'task-claimed', 'claim-renewed',
-  'result-reported', 'result-reviewed']
+const EVENT_TYPES_SHOWN = [
+  'goal-submitted',
+  'split-proposed',
+  'ballot-cast',
+  'task-claimed',
+  'claim-renewed',
+  'result-reported',
+  'result-reviewed'
+]
 
 describe('docs/protocol.md: event vectors', () => {
   it('shows the event vectors it promises', () => {
@@ -149,7 +180,9 @@ describe('docs/protocol.md: event vectors', () => {
       const publicKey = bytes(field(v, 'public-key'))
       expect(toHex(key.publicKey.raw)).toBe(toHex(publicKey))
       expect(peerIdFromPrivateKey(key).toString()).toBe(field(v, 'author'))
-      expect(base58btc(concat(Uint8Array.from([0x00, 0x24, 0x08, 0x01, 0x12, 0x20]), publicKey))).toBe(field(v, 'author'))
+      expect(base58btc(concat(Uint8Array.from([0x00, 0x24, 0x08, 0x01, 0x12, 0x20]), publicKey))).toBe(
+        field(v, 'author')
+      )
       expect(env.author).toBe(field(v, 'author'))
       expect(signature.length).toBe(SIGNATURE_BYTES)
       expect(await key.publicKey.verify(message, signature)).toBe(true)
@@ -184,7 +217,9 @@ describe('docs/protocol.md: the fold, reconciliation and frames', () => {
     const message = bytes(field(opening, 'message'))
     expect(toHex(createReconcileSession(set).initiate())).toBe(toHex(message))
     expect('error' in decodeReconcileMessage(message)).toBe(false)
-    expect(PAGE).toContain(`opens with \`${toHex(createReconcileSession(new IdSet()).initiate()).replace(/(..)(?!$)/g, '$1 ')}\``)
+    expect(PAGE).toContain(
+      `opens with \`${toHex(createReconcileSession(new IdSet()).initiate()).replace(/(..)(?!$)/g, '$1 ')}\``
+    )
   })
 
   it('the sync frames are the ones the code writes', () => {
@@ -230,6 +265,8 @@ describe('docs/protocol.md: names and constants', () => {
       SIGNATURE_BYTES
     }
     const rows = tableRows('## 9. Constants').filter(([name]) => name.startsWith('`'))
-    expect(Object.fromEntries(rows.map(([name, value]) => [name.replace(/`/g, ''), Number(value)]))).toStrictEqual(expected)
+    expect(Object.fromEntries(rows.map(([name, value]) => [name.replace(/`/g, ''), Number(value)]))).toStrictEqual(
+      expected
+    )
   })
 })

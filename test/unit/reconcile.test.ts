@@ -14,7 +14,7 @@ import { seededWords } from '../helpers/random.js'
 import type { EventId } from '../../src/core/events.js'
 
 /** `count` ids from a seed, so every run sees the same ids. */
-function randomIds (count: number, seed: number): EventId[] {
+function randomIds(count: number, seed: number): EventId[] {
   const next = seededWords(seed)
   const out: EventId[] = []
   for (let i = 0; i < count; i++) {
@@ -25,23 +25,26 @@ function randomIds (count: number, seed: number): EventId[] {
   return out
 }
 
-function setOf (...groups: readonly (readonly string[])[]): IdSet {
+function setOf(...groups: readonly (readonly string[])[]): IdSet {
   const set = new IdSet()
   for (const group of groups) for (const id of group) set.add(id)
   return set
 }
 
 interface Run {
-  readonly a: { need: string[], offer: string[] }
-  readonly b: { need: string[], offer: string[] }
+  readonly a: { need: string[]; offer: string[] }
+  readonly b: { need: string[]; offer: string[] }
   readonly messages: number
   readonly bytes: number
   readonly largest: number
 }
 
 /** Drives a whole exchange, `a` initiating, recording every message. */
-function run (a: ReconcileSession, b: ReconcileSession): Run {
-  const learnt = { a: { need: [] as string[], offer: [] as string[] }, b: { need: [] as string[], offer: [] as string[] } }
+function run(a: ReconcileSession, b: ReconcileSession): Run {
+  const learnt = {
+    a: { need: [] as string[], offer: [] as string[] },
+    b: { need: [] as string[], offer: [] as string[] }
+  }
   let message: Uint8Array | null = a.initiate()
   let messages = 0
   let bytes = 0
@@ -63,7 +66,7 @@ function run (a: ReconcileSession, b: ReconcileSession): Run {
 
 const sorted = (ids: readonly string[]): string[] => [...ids].sort()
 
-function expectExact (r: Run, onlyA: readonly string[], onlyB: readonly string[]): void {
+function expectExact(r: Run, onlyA: readonly string[], onlyB: readonly string[]): void {
   expect(sorted(r.a.need)).toEqual(sorted(onlyB))
   expect(sorted(r.a.offer)).toEqual(sorted(onlyA))
   expect(sorted(r.b.need)).toEqual(sorted(onlyA))
@@ -273,8 +276,17 @@ describe('wire format', () => {
     const ranges: WireRange[] = [
       { mode: 'skip', hi: separatingBound(ids[0] as string, ids[1] as string) },
       { mode: 'ids', hi: separatingBound(ids[4] as string, ids[5] as string), ids: ids.slice(1, 5) },
-      { mode: 'fingerprint', hi: separatingBound(ids[9] as string, ids[10] as string), fingerprint: new Uint8Array(16).fill(7) },
-      { mode: 'diff', hi: separatingBound(ids[19] as string, ids[20] as string), extras: ids.slice(10, 13), missing: [0, 5, 6, 300] },
+      {
+        mode: 'fingerprint',
+        hi: separatingBound(ids[9] as string, ids[10] as string),
+        fingerprint: new Uint8Array(16).fill(7)
+      },
+      {
+        mode: 'diff',
+        hi: separatingBound(ids[19] as string, ids[20] as string),
+        extras: ids.slice(10, 13),
+        missing: [0, 5, 6, 300]
+      },
       { mode: 'pending', hi: END_BOUND }
     ]
     expect(decodeReconcileMessage(encodeReconcileMessage(ranges))).toEqual(ranges)

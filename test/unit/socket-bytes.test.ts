@@ -28,8 +28,16 @@ describe('socket bytes (bench)', () => {
   })
 
   it('counts both directions of a connection once, new sockets from zero, and closed ones apart', () => {
-    const before = new Map([['a>b', 100], ['b>a', 50], ['gone>x', 10]])
-    const after = new Map([['a>b', 400], ['b>a', 150], ['new>y', 30]])
+    const before = new Map([
+      ['a>b', 100],
+      ['b>a', 50],
+      ['gone>x', 10]
+    ])
+    const after = new Map([
+      ['a>b', 400],
+      ['b>a', 150],
+      ['new>y', 30]
+    ])
     expect(bytesBetween(before, after)).toStrictEqual({ bytes: 300 + 100 + 30, sockets: 3, closed: 1 })
   })
 

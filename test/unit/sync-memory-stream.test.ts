@@ -8,7 +8,11 @@ import type { Scheduler } from '../../src/ports/scheduler.js'
 import { seededRandom } from '../../src/ports/scheduler.js'
 import { NodeClock, VirtualTime } from '../../src/sim/virtual-time.js'
 import {
-  DEFAULT_SYNC_LIMITS, IdSet, InflightIds, createMemoryStreamPair, runSyncSession
+  DEFAULT_SYNC_LIMITS,
+  IdSet,
+  InflightIds,
+  createMemoryStreamPair,
+  runSyncSession
 } from '../../src/sync/index.js'
 import type { MemoryDirection, SessionHost, SyncLimits, SyncStats, SyncStreamListener } from '../../src/sync/index.js'
 import { SIGNATURE_BYTES, eventIdOfWire } from '../../src/wire/codec.js'
@@ -18,22 +22,22 @@ class VirtualClock {
   private readonly time = new VirtualTime()
   readonly scheduler: Scheduler
 
-  constructor (seed: number) {
+  constructor(seed: number) {
     this.scheduler = new NodeClock(this.time, 0, seed).scheduler
   }
 
-  get now (): number {
+  get now(): number {
     return this.time.elapsed
   }
 
   /** Fires timers until `done()` holds; 'idle' if nothing is left to fire first (a hang), 'deadline' past `untilMs`. */
-  async run (done: () => boolean, untilMs = 3_600_000): Promise<'done' | 'idle' | 'deadline'> {
+  async run(done: () => boolean, untilMs = 3_600_000): Promise<'done' | 'idle' | 'deadline'> {
     return await this.time.run(untilMs, done)
   }
 }
 
 /** A fake event of `size` wire bytes from a seeded stream: envelope bytes + a zero "signature"; its id is eventIdOfWire. */
-function fakeEvent (random: () => number, size: number): { id: string, bytes: Uint8Array } {
+function fakeEvent(random: () => number, size: number): { id: string; bytes: Uint8Array } {
   const bytes = new Uint8Array(size)
   for (let i = 0; i < size - SIGNATURE_BYTES; i++) bytes[i] = Math.floor(random() * 256)
   return { id: eventIdOfWire(bytes) as string, bytes }
@@ -46,21 +50,27 @@ class FakeNode {
   readonly inflight = new InflightIds()
   received = 0
 
-  constructor (private readonly clock: VirtualClock, private readonly ingestMs = 0) {}
+  constructor(
+    private readonly clock: VirtualClock,
+    private readonly ingestMs = 0
+  ) {}
 
-  add (e: { id: string, bytes: Uint8Array }): void {
+  add(e: { id: string; bytes: Uint8Array }): void {
     this.bytes.set(e.id, e.bytes)
     this.ids.add(e.id)
   }
 
-  host (limits: SyncLimits = DEFAULT_SYNC_LIMITS): SessionHost {
+  host(limits: SyncLimits = DEFAULT_SYNC_LIMITS): SessionHost {
     const log = Object.assign(() => {}, { error: () => {} })
     return {
       ids: this.ids,
       has: id => this.ids.has(id),
       getBytes: id => this.bytes.get(id),
       ingest: async bytes => {
-        if (this.ingestMs > 0) await new Promise<void>(resolve => { this.clock.scheduler.after(this.ingestMs, resolve) })
+        if (this.ingestMs > 0)
+          await new Promise<void>(resolve => {
+            this.clock.scheduler.after(this.ingestMs, resolve)
+          })
         const id = eventIdOfWire(bytes)
         if (id === null) throw new Error('bad bytes')
         this.received++
@@ -73,7 +83,7 @@ class FakeNode {
   }
 }
 
-function sortedIds (set: IdSet): readonly string[] {
+function sortedIds(set: IdSet): readonly string[] {
   return set.snapshot().ids
 }
 
@@ -92,13 +102,17 @@ describe('sync sessions over a memory stream pair on virtual time', () => {
     const jitter = seededRandom(3)
     const pair = createMemoryStreamPair(clock.scheduler, {
       delayMs: () => 5 + jitter() * 40,
-      onBytes: (n, direction) => { bytes[direction] += n }
+      onBytes: (n, direction) => {
+        bytes[direction] += n
+      }
     })
     const results: SyncStats[] = []
     void Promise.all([
       runSyncSession(a.host(), pair.a, 'b', 'outbound', clock.scheduler),
       runSyncSession(b.host(), pair.b, 'a', 'inbound', clock.scheduler)
-    ]).then(stats => { results.push(...stats) })
+    ]).then(stats => {
+      results.push(...stats)
+    })
 
     expect(await clock.run(() => results.length === 2)).toBe('done')
     const [sa, sb] = results as [SyncStats, SyncStats]
@@ -124,10 +138,19 @@ describe('sync sessions over a memory stream pair on virtual time', () => {
     for (let i = 0; i < 1500; i++) b.add(fakeEvent(random, 600))
     const limits = { ...DEFAULT_SYNC_LIMITS, maxFrameBytes: 64 * 1024, eventsBatchBytes: 16 * 1024 }
     const sent = { 'a-to-b': 0, 'b-to-a': 0 }
-    const pair = createMemoryStreamPair(clock.scheduler, { delayMs: 2, windowBytes: 32 * 1024, onBytes: (n, d) => { sent[d] += n } })
+    const pair = createMemoryStreamPair(clock.scheduler, {
+      delayMs: 2,
+      windowBytes: 32 * 1024,
+      onBytes: (n, d) => {
+        sent[d] += n
+      }
+    })
     const counts = { pauses: 0, waits: 0 }
     const pause = pair.a.pause.bind(pair.a)
-    pair.a.pause = () => { counts.pauses++; pause() }
+    pair.a.pause = () => {
+      counts.pauses++
+      pause()
+    }
     const send = pair.b.send.bind(pair.b)
     pair.b.send = bytes => {
       const ok = send(bytes)
@@ -138,7 +161,9 @@ describe('sync sessions over a memory stream pair on virtual time', () => {
     void Promise.all([
       runSyncSession(a.host(limits), pair.a, 'b', 'outbound', clock.scheduler),
       runSyncSession(b.host(limits), pair.b, 'a', 'inbound', clock.scheduler)
-    ]).then(stats => { results.push(...stats) })
+    ]).then(stats => {
+      results.push(...stats)
+    })
 
     expect(await clock.run(() => results.length === 2)).toBe('done')
     expect(results.map(s => s.error)).toEqual([undefined, undefined])
@@ -161,8 +186,12 @@ describe('sync sessions over a memory stream pair on virtual time', () => {
     void Promise.all([
       runSyncSession(a.host(), pair.a, 'b', 'outbound', clock.scheduler),
       runSyncSession(b.host(), pair.b, 'a', 'inbound', clock.scheduler)
-    ]).then(stats => { results.push(...stats) })
-    clock.scheduler.after(100, () => { pair.cut('partition') })
+    ]).then(stats => {
+      results.push(...stats)
+    })
+    clock.scheduler.after(100, () => {
+      pair.cut('partition')
+    })
 
     expect(await clock.run(() => results.length === 2)).toBe('done')
     for (const s of results) {
@@ -185,7 +214,9 @@ describe('sync sessions over a memory stream pair on virtual time', () => {
     pair.b.listen({ onData: () => {}, onEnd: () => {}, onClose: () => {} })
     const limits = { ...DEFAULT_SYNC_LIMITS, idleTimeoutMs: 5_000 }
     let stats: SyncStats | undefined
-    void runSyncSession(a.host(limits), pair.a, 'b', 'outbound', clock.scheduler).then(s => { stats = s })
+    void runSyncSession(a.host(limits), pair.a, 'b', 'outbound', clock.scheduler).then(s => {
+      stats = s
+    })
 
     expect(await clock.run(() => stats !== undefined)).toBe('done')
     expect(stats?.ok).toBe(false)
@@ -205,16 +236,26 @@ describe('createMemoryStreamPair', () => {
     const got: number[] = []
     const events: string[] = []
     const listener = (name: string): SyncStreamListener => ({
-      onData: bytes => { got.push(bytes[0] as number) },
-      onEnd: () => { events.push(`${name} end`) },
-      onClose: err => { events.push(`${name} close ${err?.message ?? 'clean'}`) }
+      onData: bytes => {
+        got.push(bytes[0] as number)
+      },
+      onEnd: () => {
+        events.push(`${name} end`)
+      },
+      onClose: err => {
+        events.push(`${name} close ${err?.message ?? 'clean'}`)
+      }
     })
     pair.a.listen(listener('a'))
     pair.b.listen(listener('b'))
     for (let i = 0; i < 100; i++) pair.a.send(new Uint8Array([i]))
     let closed = 0
-    void pair.a.close().then(() => { closed++ })
-    void pair.b.close().then(() => { closed++ })
+    void pair.a.close().then(() => {
+      closed++
+    })
+    void pair.b.close().then(() => {
+      closed++
+    })
 
     expect(await clock.run(() => closed === 2 && events.length === 4)).toBe('done')
     expect(got).toEqual(Array.from({ length: 100 }, (_, i) => i))
@@ -226,12 +267,20 @@ describe('createMemoryStreamPair', () => {
     const clock = new VirtualClock(4)
     const pair = createMemoryStreamPair(clock.scheduler, { delayMs: 1, windowBytes: 10 })
     const got: number[] = []
-    pair.b.listen({ onData: bytes => { got.push(...bytes) }, onEnd: () => {}, onClose: () => {} })
+    pair.b.listen({
+      onData: bytes => {
+        got.push(...bytes)
+      },
+      onEnd: () => {},
+      onClose: () => {}
+    })
     pair.b.pause()
     expect(pair.a.send(new Uint8Array([1, 2, 3, 4, 5]))).toBe(true)
     expect(pair.a.send(new Uint8Array([6, 7, 8, 9, 10]))).toBe(false) // window full: wait for drain
     let drained = false
-    void pair.a.onDrain().then(() => { drained = true })
+    void pair.a.onDrain().then(() => {
+      drained = true
+    })
     expect(await clock.run(() => pair.b.readBufferLength === 10)).toBe('done')
     expect(got).toEqual([])
     expect(drained).toBe(false)

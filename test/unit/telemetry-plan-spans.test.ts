@@ -11,7 +11,14 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { Fold, NO_CLOCK } from '../../src/core/fold.js'
 import { childId, rollupId } from '../../src/core/node-ids.js'
 import { closedBy, ownSpans } from '../../src/telemetry/plan-spans.js'
-import { attemptSpanId, ballotSpanId, planSpanId, proposalSpanId, spanIdOfId, traceIdOf } from '../../src/telemetry/ids.js'
+import {
+  attemptSpanId,
+  ballotSpanId,
+  planSpanId,
+  proposalSpanId,
+  spanIdOfId,
+  traceIdOf
+} from '../../src/telemetry/ids.js'
 import { ATTR } from '../../src/telemetry/span.js'
 import { PlanBuilder, subgoals } from '../helpers/plan-builder.js'
 import { makeCast } from '../helpers/fold-fixtures.js'
@@ -22,21 +29,27 @@ import type { SpanSpec } from '../../src/telemetry/span.js'
 import type { PlanSpanContext } from '../../src/telemetry/plan-spans.js'
 
 let cast: Cast
-beforeAll(async () => { cast = await makeCast() })
+beforeAll(async () => {
+  cast = await makeCast()
+})
 
 const WORK_MS = 50
-const U = (n: number): { inputTokens: number, outputTokens: number } => ({ inputTokens: n, outputTokens: 1 })
+const U = (n: number): { inputTokens: number; outputTokens: number } => ({ inputTokens: n, outputTokens: 1 })
 
 /** Folds events one at a time; after each, its author computes its spans (with a model call WORK_MS before each slot event). */
 class Run {
   readonly fold = new Fold()
   readonly spans: Array<SpanSpec & { by: PeerIdString }> = []
   readonly renewals = new Map<EventId, Array<PlanEvent<'claim-renewed'>>>()
-  constructor (readonly b: PlanBuilder) { this.add(b.goal) }
+  constructor(readonly b: PlanBuilder) {
+    this.add(b.goal)
+  }
 
-  get tree (): PlanTree { return this.fold.tree(this.b.plan) as PlanTree }
+  get tree(): PlanTree {
+    return this.fold.tree(this.b.plan) as PlanTree
+  }
 
-  add<T extends PlanEvent> (e: T): T {
+  add<T extends PlanEvent>(e: T): T {
     const out = this.fold.add(e, NO_CLOCK)
     expect(out, `${e.env.type} folds`).toMatchObject({ status: 'folded' })
     if (e.env.type === 'claim-renewed') {
@@ -62,26 +75,26 @@ class Run {
 
   private pending: PlanEvent[] = []
 
-  evidenceOf (task: TaskId | NodeId): EventId[] {
+  evidenceOf(task: TaskId | NodeId): EventId[] {
     const t = this.tree.tasks.find(x => x.id === task)
     if (t === undefined || t.status !== 'ready') throw new Error(`task ${task} is not ready: ${t?.status ?? 'absent'}`)
     return [...t.evidence]
   }
 
-  nodeEvidence (node: NodeId): EventId[] {
+  nodeEvidence(node: NodeId): EventId[] {
     return [...(this.tree.nodes.find(n => n.id === node)?.evidence ?? [])]
   }
 
-  claim (by: PeerIdString, task: TaskId | NodeId, at: number, prev: EventId | null = null): PlanEvent<'task-claimed'> {
+  claim(by: PeerIdString, task: TaskId | NodeId, at: number, prev: EventId | null = null): PlanEvent<'task-claimed'> {
     return this.add(this.b.claim(by, task as TaskId, at, { evidence: this.evidenceOf(task), prev }))
   }
 }
 
-function byName<S extends SpanSpec> (spans: readonly S[], name: string): S[] {
+function byName<S extends SpanSpec>(spans: readonly S[], name: string): S[] {
   return spans.filter(s => s.name === name)
 }
 
-function one (spans: readonly SpanSpec[], id: string): SpanSpec {
+function one(spans: readonly SpanSpec[], id: string): SpanSpec {
   const found = spans.filter(s => s.spanId === id)
   expect(found, `span ${id}`).toHaveLength(1)
   return found[0] as SpanSpec
@@ -92,13 +105,15 @@ function one (spans: readonly SpanSpec[], id: string): SpanSpec {
  * it into B1 and B2; A's claim is renewed once; B1 fails once and is claimed
  * again; then B's roll-up and the root's.
  */
-function wholePlan (): { run: Run, ids: Record<string, string> } {
+function wholePlan(): { run: Run; ids: Record<string, string> } {
   const [s0, s1, s2] = cast.scorers
   const [d0, d1] = cast.decomposers
   const [e0, e1] = cast.executors
   const b = new PlanBuilder(cast.author, [s0, s1, s2], { maxDepth: 2 })
   const run = new Run(b)
-  const p1 = run.add(b.propose(d0, b.root, 1, [...subgoals(['A']), ...subgoals(['B'], { leaf: false })], 2000, [], U(10)))
+  const p1 = run.add(
+    b.propose(d0, b.root, 1, [...subgoals(['A']), ...subgoals(['B'], { leaf: false })], 2000, [], U(10))
+  )
   const p2 = run.add(b.propose(d1, b.root, 1, subgoals(['X', 'Y']), 2050, [], U(11)))
   run.add(b.ballot(s0, { node: b.root, attempt: 1 }, p1, 2100, { judged: [p1, p2], usage: U(5) }))
   const deciding = run.add(b.ballot(s1, { node: b.root, attempt: 1 }, p1, 2200, { judged: [p1, p2], usage: U(5) }))
@@ -111,8 +126,12 @@ function wholePlan (): { run: Run, ids: Record<string, string> } {
   run.add(b.result(cA, 2500, 'A done', U(20), [rA.id]))
 
   const p3 = run.add(b.propose(d0, B, 1, subgoals(['B1', 'B2']), 3000, run.nodeEvidence(B), U(12)))
-  const none = [s0, s1, s2].map((s, i) => run.add(b.ballot(s, { node: B, attempt: 1 }, null, 3100 + 100 * i, { judged: [p3], usage: U(5) })))
-  const p4 = run.add(b.propose(d1, B, 2, subgoals(['B1', 'B2']), 3400, [...run.nodeEvidence(B), ...none.map(x => x.id)], U(13)))
+  const none = [s0, s1, s2].map((s, i) =>
+    run.add(b.ballot(s, { node: B, attempt: 1 }, null, 3100 + 100 * i, { judged: [p3], usage: U(5) }))
+  )
+  const p4 = run.add(
+    b.propose(d1, B, 2, subgoals(['B1', 'B2']), 3400, [...run.nodeEvidence(B), ...none.map(x => x.id)], U(13))
+  )
   run.add(b.ballot(s0, { node: B, attempt: 2 }, p4, 3500, { judged: [p4], usage: U(5) }))
   run.add(b.ballot(s1, { node: B, attempt: 2 }, p4, 3600, { judged: [p4], usage: U(5) }))
   const B1 = childId(B, p4.id, 0)
@@ -128,7 +147,26 @@ function wholePlan (): { run: Run, ids: Record<string, string> } {
   run.add(b.result(cB, 4200, 'B done', U(20)))
   const cRoot = run.claim(e0, rollupId(b.root), 4300)
   run.add(b.result(cRoot, 4400, 'all done', U(20)))
-  return { run, ids: { A, B, B1, B2, p1: p1.id, p2: p2.id, p4: p4.id, deciding: deciding.id, cA: cA.id, c1: c1.id, c1b: c1b.id, cRoot: cRoot.id, d0, d1, s0 } }
+  return {
+    run,
+    ids: {
+      A,
+      B,
+      B1,
+      B2,
+      p1: p1.id,
+      p2: p2.id,
+      p4: p4.id,
+      deciding: deciding.id,
+      cA: cA.id,
+      c1: c1.id,
+      c1b: c1b.id,
+      cRoot: cRoot.id,
+      d0,
+      d1,
+      s0
+    }
+  }
 }
 
 describe('plan spans: a whole plan from its authors', () => {
@@ -141,7 +179,8 @@ describe('plan spans: a whole plan from its authors', () => {
     const roots = spans.filter(s => s.parentSpanId === null)
     expect(roots.map(s => s.name)).toEqual(['plan'])
     const ids = new Set(spans.map(s => s.spanId))
-    for (const s of spans) if (s.parentSpanId !== null) expect(ids.has(s.parentSpanId), `parent of ${s.name} ${s.spanId}`).toBe(true)
+    for (const s of spans)
+      if (s.parentSpanId !== null) expect(ids.has(s.parentSpanId), `parent of ${s.name} ${s.spanId}`).toBe(true)
     for (const s of spans) expect(s.endMs).toBeGreaterThanOrEqual(s.startMs)
   })
 
@@ -162,7 +201,10 @@ describe('plan spans: a whole plan from its authors', () => {
     expect(byName(spans, 'task-failed')).toHaveLength(1)
     expect(byName(spans, 'task-failed')[0]?.status).toBe('error')
     // Tokens: the event spans' usage adds up to what the plan spent.
-    const used = spans.reduce((n, s) => n + Number(s.attributes[ATTR.inputTokens] ?? 0) + Number(s.attributes[ATTR.outputTokens] ?? 0), 0)
+    const used = spans.reduce(
+      (n, s) => n + Number(s.attributes[ATTR.inputTokens] ?? 0) + Number(s.attributes[ATTR.outputTokens] ?? 0),
+      0
+    )
     expect(used).toBe(t.spentTokens)
   })
 
@@ -190,7 +232,9 @@ describe('plan spans: a whole plan from its authors', () => {
     expect(p1).toMatchObject({ parentSpanId: attemptSpanId(b.root, 1), startMs: 2000 - WORK_MS, endMs: 2000 })
     const ballot = one(spans, ballotSpanId(ids.s0 as PeerIdString, b.root, 1, b.goal.id))
     expect(ballot.parentSpanId).toBe(attemptSpanId(b.root, 1))
-    expect(ballot.links.map(l => l.spanId).sort()).toEqual([p1.spanId, proposalSpanId(cast.decomposers[1], b.root, 1)].sort())
+    expect(ballot.links.map(l => l.spanId).sort()).toEqual(
+      [p1.spanId, proposalSpanId(cast.decomposers[1], b.root, 1)].sort()
+    )
     // Claims under their task's node, with their renewals; results and failures under their claim.
     const cA = one(spans, spanIdOfId(ids.cA as EventId))
     expect(cA).toMatchObject({ name: 'task-claimed', parentSpanId: spanIdOfId(A), startMs: 2300, endMs: 2500 })
@@ -201,7 +245,9 @@ describe('plan spans: a whole plan from its authors', () => {
       expect(claim.attributes[ATTR.event]).toBe(r.attributes[ATTR.claim])
     }
     expect(one(spans, spanIdOfId(ids.c1 as EventId)).status).toBe('error')
-    expect(one(spans, spanIdOfId(ids.c1b as EventId)).links.map(l => l.attributes[ATTR.eventType])).toContain('task-failed')
+    expect(one(spans, spanIdOfId(ids.c1b as EventId)).links.map(l => l.attributes[ATTR.eventType])).toContain(
+      'task-failed'
+    )
     expect(one(spans, spanIdOfId(ids.cRoot as EventId)).parentSpanId).toBe(planSpanId(b.plan))
   })
 
@@ -220,7 +266,7 @@ describe('plan spans: a whole plan from its authors', () => {
     }
   })
 
-  it('ends a cancelled plan at its author\'s cancellation', () => {
+  it("ends a cancelled plan at its author's cancellation", () => {
     const [s0, s1, s2] = cast.scorers
     const b = new PlanBuilder(cast.author, [s0, s1, s2])
     const run = new Run(b)

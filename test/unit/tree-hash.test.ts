@@ -23,15 +23,20 @@ describe('canonicalJson (what treeHash hashes)', () => {
 })
 
 describe('the native text hash the runtime gives the fold', () => {
-  it('equals the core\'s pure SHA-256 for every string, long ones across chunk boundaries included', () => {
+  it("equals the core's pure SHA-256 for every string, long ones across chunk boundaries included", () => {
     const text = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 300 }),
       // Lone surrogates: both sides must encode them the same way (U+FFFD).
-      fc.array(fc.constantFrom('a', 'é', '\ud83d\ude00', '\ud800', '\udfff', '"'), { maxLength: 200 }).map(xs => xs.join('')),
+      fc
+        .array(fc.constantFrom('a', 'é', '\ud83d\ude00', '\ud800', '\udfff', '"'), { maxLength: 200 })
+        .map(xs => xs.join('')),
       // Longer than the core's 64 KiB encoding chunk, with a multi-byte character straddling the edge.
       fc.nat({ max: 8 }).map(k => 'x'.repeat(65_536 - k) + '\ud83d\ude00é'.repeat(3))
     )
-    fc.assert(fc.property(text, s => sha256HexOfText(s) === nativeSha256HexOfText(s)), { numRuns: 1000 })
+    fc.assert(
+      fc.property(text, s => sha256HexOfText(s) === nativeSha256HexOfText(s)),
+      { numRuns: 1000 }
+    )
   })
 
   it('gives the fold the same tree hashes as the pure one', async () => {
@@ -43,22 +48,29 @@ describe('the native text hash the runtime gives the fold', () => {
 })
 
 describe('derived trees are canonical as built', () => {
-  it('every object of a tree folded from decoded events has its keys in sorted order but the goal\'s params (so hashing copies nothing)', async () => {
-    const p = generatePlan(11, await loadActors())
-    const decoded = p.events.map(e => {
-      const d = decodeEvent(joinWire(encodeEnvelope(e.env), new Uint8Array(64)), { swarm: e.env.swarm, verify: false })
-      if (d.kind !== 'event') throw new Error(`decode: ${JSON.stringify(d)}`)
-      return d.event as PlanEvent
-    })
-    const tree = foldAll(decoded).tree(p.plan)
-    const unsorted: string[] = []
-    JSON.stringify(tree, (key, v: unknown) => {
-      if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
-        const keys = Object.keys(v)
-        if (keys.some((k, i) => i > 0 && (keys[i - 1] as string) > k)) unsorted.push(key)
-      }
-      return v
-    })
-    expect(unsorted).toStrictEqual(['params'])
-  })
+  it(
+    'every object of a tree folded from decoded events has its keys in sorted order but the ' +
+      "goal's params (so hashing copies nothing)",
+    async () => {
+      const p = generatePlan(11, await loadActors())
+      const decoded = p.events.map(e => {
+        const d = decodeEvent(joinWire(encodeEnvelope(e.env), new Uint8Array(64)), {
+          swarm: e.env.swarm,
+          verify: false
+        })
+        if (d.kind !== 'event') throw new Error(`decode: ${JSON.stringify(d)}`)
+        return d.event as PlanEvent
+      })
+      const tree = foldAll(decoded).tree(p.plan)
+      const unsorted: string[] = []
+      JSON.stringify(tree, (key, v: unknown) => {
+        if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+          const keys = Object.keys(v)
+          if (keys.some((k, i) => i > 0 && (keys[i - 1] as string) > k)) unsorted.push(key)
+        }
+        return v
+      })
+      expect(unsorted).toStrictEqual(['params'])
+    }
+  )
 })

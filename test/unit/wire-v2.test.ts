@@ -8,10 +8,24 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import * as dagCbor from '@ipld/dag-cbor'
 import type { PrivateKey } from '@libp2p/interface'
 import {
-  DEFAULT_PARAMS, PROTOCOL_VERSION, PROTOCOL_VERSION_2, paramsVersion, resolveParams,
-  type Envelope, type EventId, type PeerIdString, type PlanParams
+  DEFAULT_PARAMS,
+  PROTOCOL_VERSION,
+  PROTOCOL_VERSION_2,
+  paramsVersion,
+  resolveParams,
+  type Envelope,
+  type EventId,
+  type PeerIdString,
+  type PlanParams
 } from '../../src/core/events.js'
-import { decodeEvent, signEventSync, signRawSync, validateEnvelope, validateParams, type DecodeResult } from '../../src/wire/index.js'
+import {
+  decodeEvent,
+  signEventSync,
+  signRawSync,
+  validateEnvelope,
+  validateParams,
+  type DecodeResult
+} from '../../src/wire/index.js'
 import { TEST_SWARM, peerIdOf, testKeys } from '../helpers/arbitraries.js'
 
 let key: PrivateKey
@@ -28,15 +42,24 @@ beforeAll(async () => {
 const hex = (n: number): EventId => n.toString(16).padStart(64, '0') as EventId
 const PLAN = hex(0xabc)
 
-function params (over: Record<string, unknown> = {}): PlanParams {
+function params(over: Record<string, unknown> = {}): PlanParams {
   return { ...DEFAULT_PARAMS, committee: ids.slice(0, 3), quorum: 2, ...over } as PlanParams
 }
 
-function goal (v: number, p: object): Envelope {
-  return { v, swarm: TEST_SWARM, type: 'goal-submitted', plan: '', author, hlc: { ms: 1_000, c: 0 }, deps: [], body: { text: 'plan a picnic', params: p } } as unknown as Envelope
+function goal(v: number, p: object): Envelope {
+  return {
+    v,
+    swarm: TEST_SWARM,
+    type: 'goal-submitted',
+    plan: '',
+    author,
+    hlc: { ms: 1_000, c: 0 },
+    deps: [],
+    body: { text: 'plan a picnic', params: p }
+  } as unknown as Envelope
 }
 
-function result (v: number, source: string): Envelope {
+function result(v: number, source: string): Envelope {
   return {
     v,
     swarm: TEST_SWARM,
@@ -45,28 +68,45 @@ function result (v: number, source: string): Envelope {
     author,
     hlc: { ms: 2_000, c: 0 },
     deps: [hex(1), PLAN].sort(),
-    body: { task: hex(7), claim: hex(1), output: 'a list of parks', usage: { inputTokens: 0, outputTokens: 0 }, model: 'person', source }
+    body: {
+      task: hex(7),
+      claim: hex(1),
+      output: 'a list of parks',
+      usage: { inputTokens: 0, outputTokens: 0 },
+      model: 'person',
+      source
+    }
   } as unknown as Envelope
 }
 
-function decode (env: unknown): DecodeResult {
+function decode(env: unknown): DecodeResult {
   return decodeEvent(signRawSync(TEST_SWARM, dagCbor.encode(env), key), { swarm: TEST_SWARM })
 }
 
-function verdict (d: DecodeResult): string {
+function verdict(d: DecodeResult): string {
   return d.kind === 'rejected' ? `${d.reason}: ${d.detail}` : d.kind
 }
 
 describe('protocol 2 goals', () => {
   it('a v1 goal with an approvers or executors key is wrong-shape, as an old node sees it', () => {
     const approvers = { ids: [ids[0]], for: 'splits' }
-    expect(verdict(decode(goal(1, params({ approvers }))))).toMatch(/^wrong-shape: goal-submitted.params: unexpected key "approvers"/)
-    expect(verdict(decode(goal(1, params({ executors: 'outside' }))))).toMatch(/^wrong-shape: goal-submitted.params: unexpected key "executors"/)
+    expect(verdict(decode(goal(1, params({ approvers }))))).toMatch(
+      /^wrong-shape: goal-submitted.params: unexpected key "approvers"/
+    )
+    expect(verdict(decode(goal(1, params({ executors: 'outside' }))))).toMatch(
+      /^wrong-shape: goal-submitted.params: unexpected key "executors"/
+    )
   })
 
   it('a v2 goal may name approvers, executors or both', () => {
     const approvers = { ids: [ids[0]], for: 'splits' }
-    for (const p of [{ approvers }, { executors: 'outside' }, { executors: 'any' }, { approvers, executors: 'model' }, { approvers: { ids: ids.slice(0, 2), for: 'both' }, review: true, executors: 'any' }]) {
+    for (const p of [
+      { approvers },
+      { executors: 'outside' },
+      { executors: 'any' },
+      { approvers, executors: 'model' },
+      { approvers: { ids: ids.slice(0, 2), for: 'both' }, review: true, executors: 'any' }
+    ]) {
       const d = decode(goal(2, params(p)))
       expect(verdict(d), JSON.stringify(p)).toBe('event')
       if (d.kind === 'event') expect(d.event.env.v).toBe(2)
@@ -80,15 +120,31 @@ describe('protocol 2 goals', () => {
 
   it('approvers are sorted committee members, 1 to 32 of them; results only with review', () => {
     const bad: Array<[string, Record<string, unknown>, RegExp]> = [
-      ['not in the committee', { approvers: { ids: [ids[3]], for: 'splits' } }, /approvers.ids\[0\]: .* is not in the committee/],
+      [
+        'not in the committee',
+        { approvers: { ids: [ids[3]], for: 'splits' } },
+        /approvers.ids\[0\]: .* is not in the committee/
+      ],
       ['unsorted', { approvers: { ids: [ids[1], ids[0]], for: 'splits' } }, /approvers.ids\[1\]: not after/],
       ['repeated', { approvers: { ids: [ids[0], ids[0]], for: 'splits' } }, /approvers.ids\[1\]: not after/],
       ['empty', { approvers: { ids: [], for: 'splits' } }, /approvers.ids: 0 items/],
-      ['not a peer id', { approvers: { ids: ['bob'], for: 'splits' } }, /approvers.ids\[0\]: expected an Ed25519 peer id/],
+      [
+        'not a peer id',
+        { approvers: { ids: ['bob'], for: 'splits' } },
+        /approvers.ids\[0\]: expected an Ed25519 peer id/
+      ],
       ['unknown kind', { approvers: { ids: [ids[0]], for: 'everything' } }, /approvers.for: expected one of/],
-      ['results without review', { approvers: { ids: [ids[0]], for: 'results' } }, /approvers.for: "results" needs review/],
+      [
+        'results without review',
+        { approvers: { ids: [ids[0]], for: 'results' } },
+        /approvers.for: "results" needs review/
+      ],
       ['both without review', { approvers: { ids: [ids[0]], for: 'both' } }, /approvers.for: "both" needs review/],
-      ['an extra key', { approvers: { ids: [ids[0]], for: 'splits', deadline: 5 } }, /approvers: unexpected key "deadline"/],
+      [
+        'an extra key',
+        { approvers: { ids: [ids[0]], for: 'splits', deadline: 5 } },
+        /approvers: unexpected key "deadline"/
+      ],
       ['unknown executors', { executors: 'robots' }, /executors: expected one of "model", "outside", "any"/],
       ['another new key', { executors: 'any', deadline: 5 }, /unexpected key "deadline"/]
     ]
@@ -121,7 +177,9 @@ describe('protocol 2 goals', () => {
 
 describe('protocol 2 results', () => {
   it('source "outside" is v2 only', () => {
-    expect(verdict(decode(result(1, 'outside')))).toMatch(/^wrong-shape: result-reported.source: expected one of "llm", "offline", got "outside"/)
+    expect(verdict(decode(result(1, 'outside')))).toMatch(
+      /^wrong-shape: result-reported.source: expected one of "llm", "offline", got "outside"/
+    )
     expect(verdict(decode(result(2, 'outside')))).toBe('event')
     expect(verdict(decode(result(2, 'llm')))).toBe('event')
     expect(verdict(decode(result(2, 'someone')))).toMatch(/^wrong-shape/)

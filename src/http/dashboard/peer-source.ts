@@ -12,7 +12,7 @@ import type { DashboardSource } from './state.js'
  * person's ballot and review (the "awaiting you" panel) are those of the
  * `vote` and `review` commands (src/author/person-events.ts), as this key.
  */
-export function dashboardSource (view: NodeView): DashboardSource {
+export function dashboardSource(view: NodeView): DashboardSource {
   return {
     now: view.now,
     status: () => view.status(),
@@ -21,11 +21,19 @@ export function dashboardSource (view: NodeView): DashboardSource {
     tree: plan => view.loadTree(plan),
     treeHash: plan => view.treeHash(plan),
     summary: plan => view.summary(plan),
-    onFolded: fn => view.onFolded(events => { fn(events.length) }),
+    onFolded: fn =>
+      view.onFolded(events => {
+        fn(events.length)
+      }),
     rejected: () => ({ ...view.health().rejected }),
     submit: async (goal, values) => {
       const committee = parseCommittee(values.committee) ?? scorersInSight(view)
-      if (committee.length === 0) throw new DashboardRequestError(409, 'no scorer in sight yet, so there is no committee to vote: start a scorer (or wait for this observer to hear from one), or name the committee')
+      if (committee.length === 0)
+        throw new DashboardRequestError(
+          409,
+          'no scorer in sight yet, so there is no committee to vote: start a scorer (or wait for ' +
+            'this observer to hear from one), or name the committee'
+        )
       const params = planParams(values, committee)
       const plan = await publishGoal(view, goal, params)
       return { plan, committee, quorum: params.quorum }
@@ -33,8 +41,14 @@ export function dashboardSource (view: NodeView): DashboardSource {
     cancel: async (plan, reason) => {
       const tree = view.loadTree(plan)
       if (tree === undefined) throw new DashboardRequestError(404, `no plan ${plan} here`)
-      if (tree.author !== view.me) throw new DashboardRequestError(403, `plan ${plan.slice(0, 12)} was submitted by ${tree.author}, not by this observer: only its author can cancel it (npm start -- cancel ${plan} from the submitter's --data-dir)`)
-      if (isFinished(tree)) throw new DashboardRequestError(409, `plan ${plan.slice(0, 12)} is already ${tree.status}: nothing to cancel`)
+      if (tree.author !== view.me)
+        throw new DashboardRequestError(
+          403,
+          `plan ${plan.slice(0, 12)} was submitted by ${tree.author}, not by this observer: only its ` +
+            `author can cancel it (npm start -- cancel ${plan} from the submitter's --data-dir)`
+        )
+      if (isFinished(tree))
+        throw new DashboardRequestError(409, `plan ${plan.slice(0, 12)} is already ${tree.status}: nothing to cancel`)
       await publishCancel(view, tree, reason)
     },
     awaiting: () => awaitingMe(view),

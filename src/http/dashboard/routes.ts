@@ -17,7 +17,7 @@ const log = logger('plan-swarm:dashboard')
 const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'static')
 
 /** The page's files, read once: everything the page loads comes from here (no CDN, no fonts, no network beyond this node). */
-const ASSETS: Record<string, { file: string, type: string }> = {
+const ASSETS: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard.js': { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
   '/dashboard.css': { file: 'dashboard.css', type: 'text/css; charset=utf-8' },
@@ -29,7 +29,9 @@ const ASSETS: Record<string, { file: string, type: string }> = {
  * sends no referrer: a dashboard cannot be made to talk to anyone else.
  */
 const PAGE_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY'
@@ -37,7 +39,21 @@ const PAGE_HEADERS = {
 
 const PLAN_ID = /^[0-9a-f]{64}$/
 /** Submit fields the page may set; the names and checks are those of `submit`'s flags. */
-const SUBMIT_FIELDS = ['committee', 'quorum', 'max-depth', 'min-children', 'max-children', 'max-attempts', 'lease-ms', 'max-claim-ms', 'max-nodes', 'budget', 'max-tokens-per-call', 'max-claims-per-executor', 'review'] as const
+const SUBMIT_FIELDS = [
+  'committee',
+  'quorum',
+  'max-depth',
+  'min-children',
+  'max-children',
+  'max-attempts',
+  'lease-ms',
+  'max-claim-ms',
+  'max-nodes',
+  'budget',
+  'max-tokens-per-call',
+  'max-claims-per-executor',
+  'review'
+] as const
 
 export interface DashboardOptions {
   /** With --allow-submit: the token POST requests must present. Without it the dashboard is read-only. */
@@ -50,33 +66,44 @@ export interface Dashboard {
   close: () => void
 }
 
-function sendError (res: ServerResponse, err: unknown): void {
-  if (err instanceof DashboardRequestError) { send(res, err.status, { error: err.message }); return }
+function sendError(res: ServerResponse, err: unknown): void {
+  if (err instanceof DashboardRequestError) {
+    send(res, err.status, { error: err.message })
+    return
+  }
   // Bad plan parameters, an empty goal, not the author: the user's to fix.
-  if (err instanceof Error && err.name === 'ConfigError') { send(res, 400, { error: err.message }); return }
+  if (err instanceof Error && err.name === 'ConfigError') {
+    send(res, 400, { error: err.message })
+    return
+  }
   log.error('dashboard request failed: %s', (err as Error).stack)
   send(res, 500, { error: (err as Error).message })
 }
 
 /** A required, non-empty string field of a request body. */
-function field (body: Record<string, unknown>, name: string, example: string): string {
+function field(body: Record<string, unknown>, name: string, example: string): string {
   const v = body[name]
   if (typeof v !== 'string' || v.trim() === '') throw new DashboardRequestError(400, `"${name}" must be ${example}`)
   return v.trim()
 }
 
-function planField (body: Record<string, unknown>): PlanId {
+function planField(body: Record<string, unknown>): PlanId {
   const plan = field(body, 'plan', 'the plan id (64 hex digits)')
-  if (!PLAN_ID.test(plan)) throw new DashboardRequestError(400, `${JSON.stringify(plan)} is not a plan id (64 hex digits)`)
+  if (!PLAN_ID.test(plan))
+    throw new DashboardRequestError(400, `${JSON.stringify(plan)} is not a plan id (64 hex digits)`)
   return plan as PlanId
 }
 
 /** The notes of a ballot or review: optional, at most MAX_NOTES_CHARS; `need` says why they are required when they are. */
-function notesField (body: Record<string, unknown>, need: string | null): string {
+function notesField(body: Record<string, unknown>, need: string | null): string {
   const v = body.notes ?? ''
   if (typeof v !== 'string') throw new DashboardRequestError(400, '"notes" must be a string')
   const t = v.trim()
-  if (t.length > MAX_NOTES_CHARS) throw new DashboardRequestError(400, `the notes are ${t.length} characters long; the most is ${MAX_NOTES_CHARS}: say it shorter`)
+  if (t.length > MAX_NOTES_CHARS)
+    throw new DashboardRequestError(
+      400,
+      `the notes are ${t.length} characters long; the most is ${MAX_NOTES_CHARS}: say it shorter`
+    )
   if (need !== null && t === '') throw new DashboardRequestError(400, need)
   return t
 }
@@ -87,7 +114,7 @@ function notesField (body: Record<string, unknown>, need: string | null): string
  * plan moved on (someone chose, the attempt closed, the result was
  * reviewed): 409, with what to do.
  */
-async function asConflict<T> (act: () => Promise<T>): Promise<T> {
+async function asConflict<T>(act: () => Promise<T>): Promise<T> {
   try {
     return await act()
   } catch (err) {
@@ -97,12 +124,14 @@ async function asConflict<T> (act: () => Promise<T>): Promise<T> {
 }
 
 /** Flag-named submit values from the page's JSON (numbers, strings or booleans). */
-function submitValues (body: Record<string, unknown>): Record<string, string | boolean | undefined> {
+function submitValues(body: Record<string, unknown>): Record<string, string | boolean | undefined> {
   const raw = body.options ?? {}
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new DashboardRequestError(400, '"options" must be an object of submit options, e.g. {"max-depth": 2}')
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new DashboardRequestError(400, '"options" must be an object of submit options, e.g. {"max-depth": 2}')
   const values: Record<string, string | boolean | undefined> = {}
   for (const [k, v] of Object.entries(raw)) {
-    if (!(SUBMIT_FIELDS as readonly string[]).includes(k)) throw new DashboardRequestError(400, `unknown option ${JSON.stringify(k)}; known: ${SUBMIT_FIELDS.join(', ')}`)
+    if (!(SUBMIT_FIELDS as readonly string[]).includes(k))
+      throw new DashboardRequestError(400, `unknown option ${JSON.stringify(k)}; known: ${SUBMIT_FIELDS.join(', ')}`)
     if (v === null || v === '' || v === undefined) continue
     if (k === 'review') {
       if (typeof v !== 'boolean') throw new DashboardRequestError(400, '"review" must be true or false')
@@ -126,17 +155,23 @@ function submitValues (body: Record<string, unknown>): Record<string, string | b
  * "reject", notes}`. Without it those answer 403 and the node publishes
  * nothing; every write passes the same guard (checkWriteRequest).
  */
-export function createDashboard (source: DashboardSource, opts: DashboardOptions = {}): Dashboard {
+export function createDashboard(source: DashboardSource, opts: DashboardOptions = {}): Dashboard {
   const token = opts.submitToken
   const allowSubmit = token !== undefined && token !== ''
   const hub = createStreamHub(source, allowSubmit)
-  const assets = new Map<string, { body: Buffer, type: string }>(Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(join(STATIC_DIR, a.file)), type: a.type }]))
+  const assets = new Map<string, { body: Buffer; type: string }>(
+    Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(join(STATIC_DIR, a.file)), type: a.type }])
+  )
   const index = assets.get('/')
   if (index !== undefined) assets.set('/index.html', index)
 
   const writes = async (req: IncomingMessage, res: ServerResponse, url: URL, parts: string[]): Promise<void> => {
     if (!allowSubmit || token === undefined) {
-      throw new DashboardRequestError(403, 'this observer is read-only: it publishes nothing. Start it with --allow-submit to submit goals, cancel plans, vote and review from its dashboard')
+      throw new DashboardRequestError(
+        403,
+        'this observer is read-only: it publishes nothing. Start it with --allow-submit to submit ' +
+          'goals, cancel plans, vote and review from its dashboard'
+      )
     }
     checkWriteRequest(req, token)
     const body = await readJsonBody(req)
@@ -145,16 +180,20 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
       return
     }
     if (url.pathname === '/api/goals') {
-      if (typeof body.goal !== 'string' || body.goal.trim() === '') throw new DashboardRequestError(400, '"goal" must be the goal in words, e.g. "plan a two-week trip to Japan"')
+      if (typeof body.goal !== 'string' || body.goal.trim() === '')
+        throw new DashboardRequestError(400, '"goal" must be the goal in words, e.g. "plan a two-week trip to Japan"')
       const r = await source.submit(body.goal, submitValues(body))
       log('dashboard submitted plan %s', r.plan)
       send(res, 201, r)
       return
     }
     const plan = parts[2] as PlanId
-    if (!PLAN_ID.test(plan)) throw new DashboardRequestError(400, `${JSON.stringify(plan)} is not a plan id (64 hex digits)`)
-    if (body.reason !== undefined && typeof body.reason !== 'string') throw new DashboardRequestError(400, '"reason" must be a string')
-    if (source.tree(plan) === undefined) throw new DashboardRequestError(404, `no plan ${plan} here; GET /plans lists the plans this node holds`)
+    if (!PLAN_ID.test(plan))
+      throw new DashboardRequestError(400, `${JSON.stringify(plan)} is not a plan id (64 hex digits)`)
+    if (body.reason !== undefined && typeof body.reason !== 'string')
+      throw new DashboardRequestError(400, '"reason" must be a string')
+    if (source.tree(plan) === undefined)
+      throw new DashboardRequestError(404, `no plan ${plan} here; GET /plans lists the plans this node holds`)
     await source.cancel(plan, body.reason)
     log('dashboard cancelled plan %s', plan)
     send(res, 200, { plan, cancelled: true })
@@ -163,12 +202,22 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
   /** A ballot or a review from the "awaiting you" panel, signed with this node's key. */
   const person = async (res: ServerResponse, path: string, body: Record<string, unknown>): Promise<void> => {
     const plan = planField(body)
-    if (source.tree(plan) === undefined) throw new DashboardRequestError(404, `no plan ${plan} here; GET /plans lists the plans this node holds`)
+    if (source.tree(plan) === undefined)
+      throw new DashboardRequestError(404, `no plan ${plan} here; GET /plans lists the plans this node holds`)
     if (path === '/api/vote') {
       const node = field(body, 'node', 'the id of the node to vote on')
-      if (body.choice !== null && (typeof body.choice !== 'string' || body.choice.trim() === '')) throw new DashboardRequestError(400, '"choice" must be the id of the proposal you choose, or null for none of them')
+      if (body.choice !== null && (typeof body.choice !== 'string' || body.choice.trim() === ''))
+        throw new DashboardRequestError(
+          400,
+          '"choice" must be the id of the proposal you choose, or null for none of them'
+        )
       const choice = body.choice === null ? null : body.choice.trim()
-      const notes = notesField(body, choice === null ? 'choosing none needs notes: say what to change, so that the decomposers can address it in the next attempt' : null)
+      const notes = notesField(
+        body,
+        choice === null
+          ? 'choosing none needs notes: say what to change, so that the decomposers can address it in the next attempt'
+          : null
+      )
       if (source.vote === undefined) throw new DashboardRequestError(501, 'this dashboard cannot vote')
       const vote = source.vote
       const r = await asConflict(async () => await vote(plan, node, choice, notes))
@@ -178,8 +227,12 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
     }
     const task = field(body, 'task', 'the id of the task whose result you review')
     const verdict = body.verdict
-    if (verdict !== 'accept' && verdict !== 'reject') throw new DashboardRequestError(400, '"verdict" must be "accept" or "reject"')
-    const notes = notesField(body, verdict === 'reject' ? 'a reject needs notes: say what to redo, so that the next executor can' : null)
+    if (verdict !== 'accept' && verdict !== 'reject')
+      throw new DashboardRequestError(400, '"verdict" must be "accept" or "reject"')
+    const notes = notesField(
+      body,
+      verdict === 'reject' ? 'a reject needs notes: say what to redo, so that the next executor can' : null
+    )
     if (source.review === undefined) throw new DashboardRequestError(501, 'this dashboard cannot review')
     const review = source.review
     const r = await asConflict(async () => await review(plan, task, verdict, notes))
@@ -189,10 +242,17 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
 
   const route: HttpRoute = async (req, res, url) => {
     const parts = url.pathname.split('/').filter(Boolean)
-    const isWrite = url.pathname === '/api/goals' || url.pathname === '/api/vote' || url.pathname === '/api/review' || (parts[0] === 'api' && parts[1] === 'plans' && parts.length === 4 && parts[3] === 'cancel')
+    const isWrite =
+      url.pathname === '/api/goals' ||
+      url.pathname === '/api/vote' ||
+      url.pathname === '/api/review' ||
+      (parts[0] === 'api' && parts[1] === 'plans' && parts.length === 4 && parts[3] === 'cancel')
     try {
       if (isWrite) {
-        if (req.method !== 'POST') { res.setHeader('allow', 'POST'); throw new DashboardRequestError(405, `${url.pathname} takes POST`) }
+        if (req.method !== 'POST') {
+          res.setHeader('allow', 'POST')
+          throw new DashboardRequestError(405, `${url.pathname} takes POST`)
+        }
         await writes(req, res, url, parts)
         return true
       }
@@ -205,16 +265,27 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
       }
       if (url.pathname === '/events/stream') {
         const plan = url.searchParams.get('plan')
-        if (plan !== null && plan !== '' && !PLAN_ID.test(plan)) throw new DashboardRequestError(400, `plan=${JSON.stringify(plan)} is not a plan id (64 hex digits)`)
-        if (hub.clients >= MAX_STREAMS) throw new DashboardRequestError(503, `${MAX_STREAMS} dashboards are open already; close one and reload`)
-        hub.attach(req, res, plan === null || plan === '' ? null : plan as PlanId)
+        if (plan !== null && plan !== '' && !PLAN_ID.test(plan))
+          throw new DashboardRequestError(400, `plan=${JSON.stringify(plan)} is not a plan id (64 hex digits)`)
+        if (hub.clients >= MAX_STREAMS)
+          throw new DashboardRequestError(503, `${MAX_STREAMS} dashboards are open already; close one and reload`)
+        hub.attach(req, res, plan === null || plan === '' ? null : (plan as PlanId))
         return true
       }
       if (url.pathname === '/api/dashboard') {
         const plan = url.searchParams.get('plan')
         const s = source.status()
-        const people = allowSubmit && source.awaiting !== undefined ? awaitingLines(source.awaiting()) : { awaiting: null, awaitingMore: 0 }
-        send(res, 200, { allowSubmit, peerId: s.peerId, plans: planLines(source, s.peerId), ...people, tree: plan !== null && PLAN_ID.test(plan) ? source.tree(plan as PlanId) ?? null : null })
+        const people =
+          allowSubmit && source.awaiting !== undefined
+            ? awaitingLines(source.awaiting())
+            : { awaiting: null, awaitingMore: 0 }
+        send(res, 200, {
+          allowSubmit,
+          peerId: s.peerId,
+          plans: planLines(source, s.peerId),
+          ...people,
+          tree: plan !== null && PLAN_ID.test(plan) ? (source.tree(plan as PlanId) ?? null) : null
+        })
         return true
       }
       return false
@@ -223,5 +294,11 @@ export function createDashboard (source: DashboardSource, opts: DashboardOptions
       return true
     }
   }
-  return { route, allowSubmit, close: () => { hub.close() } }
+  return {
+    route,
+    allowSubmit,
+    close: () => {
+      hub.close()
+    }
+  }
 }

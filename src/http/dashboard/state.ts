@@ -18,8 +18,8 @@ export interface DashboardSource {
     role: string
     swarm: string
     peers: number
-    roster: ReadonlyArray<{ peerId: string, role: string, lastSeenMs: number }>
-    events: { held: number, parked: number }
+    roster: ReadonlyArray<{ peerId: string; role: string; lastSeenMs: number }>
+    events: { held: number; parked: number }
   }
   plans: () => readonly PlanId[]
   tree: (plan: PlanId) => PlanTree | undefined
@@ -35,7 +35,10 @@ export interface DashboardSource {
   /** Events this node rejected since it started, by reason. */
   rejected: () => Record<string, number>
   /** Publish a goal as this node; values are flag-named (`max-depth`, `budget`, `committee`, ...). */
-  submit: (goal: string, values: Readonly<Record<string, string | boolean | undefined>>) => Promise<{ plan: PlanId, committee: readonly string[], quorum: number }>
+  submit: (
+    goal: string,
+    values: Readonly<Record<string, string | boolean | undefined>>
+  ) => Promise<{ plan: PlanId; committee: readonly string[]; quorum: number }>
   /** Publish `goal-cancelled` as this node (it must be the goal's author). */
   cancel: (plan: PlanId, reason: string | undefined) => Promise<void>
   /**
@@ -72,8 +75,8 @@ export interface Summary {
   swarm: string
   allowSubmit: boolean
   peers: number
-  roster: Array<{ peerId: string, role: string, lastSeenMs: number }>
-  events: { held: number, parked: number, perSecond: number }
+  roster: Array<{ peerId: string; role: string; lastSeenMs: number }>
+  events: { held: number; parked: number; perSecond: number }
   rejected: Record<string, number>
   plans: PlanLine[]
   /** With --allow-submit: what waits for this observer's key (`peerId`), oldest first, at most MAX_AWAITING_ITEMS; null when read-only. */
@@ -95,29 +98,40 @@ export const MAX_PANEL_NOTES_CHARS = 1_000
  * can say when it shows only the beginning.
  */
 export type AwaitingLine = Omit<AwaitingItem, 'result'> & {
-  readonly result: null | (NonNullable<AwaitingItem['result']> & { readonly outputChars: number, readonly cut: boolean })
+  readonly result:
+    null | (NonNullable<AwaitingItem['result']> & { readonly outputChars: number; readonly cut: boolean })
 }
 
 /** A text cut to `max` characters, saying how much was left out. */
-export function cutText (text: string, max: number): string {
+export function cutText(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)} … (${text.length - max} more characters)`
 }
 
 /** The panel's items from what waits for this key: at most MAX_AWAITING_ITEMS, each text bounded. */
-export function awaitingLines (items: readonly AwaitingItem[]): { awaiting: AwaitingLine[], awaitingMore: number } {
+export function awaitingLines(items: readonly AwaitingItem[]): { awaiting: AwaitingLine[]; awaitingMore: number } {
   const awaiting = items.slice(0, MAX_AWAITING_ITEMS).map((i): AwaitingLine => ({
     ...i,
-    proposals: i.proposals.map(p => ({ ...p, rationale: cutText(p.rationale, MAX_PANEL_NOTES_CHARS), scores: p.scores.map(x => ({ ...x, notes: cutText(x.notes, MAX_PANEL_NOTES_CHARS) })) })),
+    proposals: i.proposals.map(p => ({
+      ...p,
+      rationale: cutText(p.rationale, MAX_PANEL_NOTES_CHARS),
+      scores: p.scores.map(x => ({ ...x, notes: cutText(x.notes, MAX_PANEL_NOTES_CHARS) }))
+    })),
     notes: i.notes.map(n => ({ ...n, notes: cutText(n.notes, MAX_PANEL_NOTES_CHARS) })),
-    result: i.result === null
-      ? null
-      : { ...i.result, output: i.result.output.slice(0, MAX_PANEL_RESULT_CHARS), outputChars: i.result.output.length, cut: i.result.output.length > MAX_PANEL_RESULT_CHARS }
+    result:
+      i.result === null
+        ? null
+        : {
+            ...i.result,
+            output: i.result.output.slice(0, MAX_PANEL_RESULT_CHARS),
+            outputChars: i.result.output.length,
+            cut: i.result.output.length > MAX_PANEL_RESULT_CHARS
+          }
   }))
   return { awaiting, awaitingMore: Math.max(0, items.length - MAX_AWAITING_ITEMS) }
 }
 
 /** The plans as the page lists them: newest first. */
-export function planLines (source: Pick<DashboardSource, 'plans' | 'tree' | 'summary'>, self: string): PlanLine[] {
+export function planLines(source: Pick<DashboardSource, 'plans' | 'tree' | 'summary'>, self: string): PlanLine[] {
   const lines: PlanLine[] = []
   for (const id of source.plans()) {
     const t = source.summary !== undefined ? source.summary(id) : summaryOf(source.tree(id))
@@ -138,12 +152,12 @@ export function planLines (source: Pick<DashboardSource, 'plans' | 'tree' | 'sum
   return lines.sort((a, b) => b.submittedMs - a.submittedMs || (a.id < b.id ? -1 : 1))
 }
 
-function summaryOf (tree: PlanTree | undefined): PlanSummary | undefined {
+function summaryOf(tree: PlanTree | undefined): PlanSummary | undefined {
   return tree === undefined ? undefined : summarizeTree(tree)
 }
 
 /** The plan a page follows when it has not chosen one: the newest still running, else the newest. */
-export function defaultPlan (lines: readonly PlanLine[]): PlanId | null {
+export function defaultPlan(lines: readonly PlanLine[]): PlanId | null {
   return (lines.find(l => !isFinished(l)) ?? lines[0])?.id ?? null
 }
 
@@ -153,16 +167,19 @@ export function defaultPlan (lines: readonly PlanLine[]): PlanId | null {
  */
 export class RateMeter {
   private readonly buckets = new Map<number, number>()
-  constructor (private readonly windowS = 10, private readonly startedMs = 0) {}
+  constructor(
+    private readonly windowS = 10,
+    private readonly startedMs = 0
+  ) {}
 
-  add (count: number, nowMs: number): void {
+  add(count: number, nowMs: number): void {
     const s = Math.floor(nowMs / 1000)
     this.buckets.set(s, (this.buckets.get(s) ?? 0) + count)
     for (const k of this.buckets.keys()) if (k <= s - this.windowS) this.buckets.delete(k)
   }
 
   /** Mean over the last `windowS` whole seconds (or since start, when that is shorter). */
-  perSecond (nowMs: number): number {
+  perSecond(nowMs: number): number {
     const s = Math.floor(nowMs / 1000)
     let sum = 0
     for (const [k, n] of this.buckets) if (k > s - this.windowS && k < s) sum += n

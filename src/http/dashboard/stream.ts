@@ -40,17 +40,20 @@ export interface StreamHub {
  * Last-Event-ID), gets the full snapshot at once, so it can never miss a
  * change: there is nothing to replay.
  */
-export function createStreamHub (source: DashboardSource, allowSubmit: boolean): StreamHub {
+export function createStreamHub(source: DashboardSource, allowSubmit: boolean): StreamHub {
   const clients = new Set<Client>()
   const rate = new RateMeter(10, source.now())
   let seq = 0
   let dirty = true
   let lines: PlanLine[] = []
   // What waits for this key changes only when events fold: worked out then, not at every tick.
-  let waiting: { awaiting: AwaitingLine[], awaitingMore: number } = { awaiting: [], awaitingMore: 0 }
+  let waiting: { awaiting: AwaitingLine[]; awaitingMore: number } = { awaiting: [], awaitingMore: 0 }
   const people = allowSubmit ? source.awaiting?.bind(source) : undefined
   const self = source.status().peerId
-  const unsubscribe = source.onFolded(n => { rate.add(n, source.now()); dirty = true })
+  const unsubscribe = source.onFolded(n => {
+    rate.add(n, source.now())
+    dirty = true
+  })
 
   const write = (c: Client, event: string, data: unknown): void => {
     seq++
@@ -93,7 +96,11 @@ export function createStreamHub (source: DashboardSource, allowSubmit: boolean):
     const hash = plan === null ? undefined : source.treeHash(plan)
     if (force || plan !== c.sentPlan || (hash !== c.sentHash && now - c.sentTreeAt >= TREE_EVERY_MS)) {
       seq++
-      c.res.write(`id: ${seq}\nevent: tree\ndata: {"plan":${JSON.stringify(plan)},"following":${String(c.plan === null)},"treeHash":${JSON.stringify(hash ?? null)},"now":${now},"tree":${treeJson(plan, hash)}}\n\n`)
+      c.res.write(
+        `id: ${seq}\nevent: tree\ndata: ` +
+          (`{"plan":${JSON.stringify(plan)},"following":${String(c.plan === null)},"treeHash":` +
+            `${JSON.stringify(hash ?? null)},"now":${now},"tree":${treeJson(plan, hash)}}\n\n`)
+      )
       c.sentPlan = plan
       c.sentHash = hash
       c.sentTreeAt = now
@@ -101,7 +108,7 @@ export function createStreamHub (source: DashboardSource, allowSubmit: boolean):
   }
 
   // One serialisation per tree version, however many pages show it.
-  const trees = new Map<PlanId, { hash: string | undefined, json: string }>()
+  const trees = new Map<PlanId, { hash: string | undefined; json: string }>()
   const treeJson = (plan: PlanId | null, hash: string | undefined): string => {
     if (plan === null) return 'null'
     const cached = trees.get(plan)
@@ -114,16 +121,26 @@ export function createStreamHub (source: DashboardSource, allowSubmit: boolean):
 
   let timer: NodeJS.Timeout | undefined
   const tick = (): void => {
-    if (clients.size === 0) { clearInterval(timer); timer = undefined; return }
+    if (clients.size === 0) {
+      clearInterval(timer)
+      timer = undefined
+      return
+    }
     const s = summary(source.now())
     for (const c of clients) {
-      try { push(c, s, false) } catch { clients.delete(c) }
+      try {
+        push(c, s, false)
+      } catch {
+        clients.delete(c)
+      }
     }
   }
 
   return {
-    get clients () { return clients.size },
-    attach (req, res, plan) {
+    get clients() {
+      return clients.size
+    },
+    attach(req, res, plan) {
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-store',
@@ -132,9 +149,19 @@ export function createStreamHub (source: DashboardSource, allowSubmit: boolean):
         'x-content-type-options': 'nosniff'
       })
       res.write(`retry: ${RETRY_MS}\n\n`)
-      const c: Client = { res, plan, sentPlan: undefined, sentHash: undefined, sentTreeAt: 0, sentSummary: '', sentSummaryAt: 0 }
+      const c: Client = {
+        res,
+        plan,
+        sentPlan: undefined,
+        sentHash: undefined,
+        sentTreeAt: 0,
+        sentSummary: '',
+        sentSummaryAt: 0
+      }
       clients.add(c)
-      const drop = (): void => { clients.delete(c) }
+      const drop = (): void => {
+        clients.delete(c)
+      }
       req.on('close', drop)
       res.on('error', drop)
       push(c, summary(source.now()), true)
@@ -143,7 +170,7 @@ export function createStreamHub (source: DashboardSource, allowSubmit: boolean):
         timer.unref()
       }
     },
-    close () {
+    close() {
       unsubscribe()
       clearInterval(timer)
       for (const c of clients) c.res.end()

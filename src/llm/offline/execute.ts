@@ -17,7 +17,7 @@ export const OFFLINE_OUTPUT_PREFIX = 'OFFLINE (no model ran):'
 const OUTLINE_HEADER = 'Outline:'
 
 /** The outline lines of an earlier offline output, or null when it has none. */
-function outlineOf (output: string): string[] | null {
+function outlineOf(output: string): string[] | null {
   const lines = output.split('\n')
   const at = lines.indexOf(OUTLINE_HEADER)
   if (at < 0) return null
@@ -25,22 +25,25 @@ function outlineOf (output: string): string[] | null {
   return body.length > 0 ? body : null
 }
 
-function oneLine (text: string): string {
+function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim()
 }
 
 const DONE_WHEN = /\bDone when (.+?)(?:\.(?:\s|$)|$)/s
 
 /** The "done when" sentence of a task's detail (offline subgoals carry one), else the guide's. */
-function doneOf (detail: string, fallback: string): string {
+function doneOf(detail: string, fallback: string): string {
   const m = DONE_WHEN.exec(detail)
   return oneLine(m === null ? fallback : (m[1] as string))
 }
 
-function checklistOf (input: ExecuteInput): string[] {
+function checklistOf(input: ExecuteInput): string[] {
   if (input.kind === 'leaf') {
     const guide = guideFor(input.task.title)
-    return [`Checklist (${guide.name}; an offline template to tick off by hand):`, ...guide.checklist.map(c => `- [ ] ${c}`)]
+    return [
+      `Checklist (${guide.name}; an offline template to tick off by hand):`,
+      ...guide.checklist.map(c => `- [ ] ${c}`)
+    ]
   }
   return [
     'Checklist (a roll-up; an offline template to tick off by hand):',
@@ -51,23 +54,33 @@ function checklistOf (input: ExecuteInput): string[] {
   ]
 }
 
-function fits (text: string): boolean {
+function fits(text: string): boolean {
   return text.length <= MAX_OUTPUT_CHARS
 }
 
-export function executeOffline (input: ExecuteInput): string {
+export function executeOffline(input: ExecuteInput): string {
   const title = oneLine(input.task.title)
   const goal = oneLine(input.goal)
-  const head = input.kind === 'leaf'
-    ? `${OFFLINE_OUTPUT_PREFIX} planned step "${title}" for the goal "${goal}". Nothing was researched, booked, bought or carried out.`
-    : `${OFFLINE_OUTPUT_PREFIX} rolled up ${input.inputs.length} results for "${title}" (goal: "${goal}"). Nothing was researched, booked, bought or carried out.`
-  const inputs = input.inputs.length === 0
-    ? 'Inputs considered: none.'
-    : `Inputs considered: ${input.inputs.map(r => `"${oneLine(r.title)}" (${r.output.length} characters)`).join(', ')}.`
-  const todo = input.kind === 'leaf'
-    ? `What a model would do: work out the concrete answer for "${title}": compare the options, pick one with reasons, and give the names, dates, prices and next actions someone needs${input.inputs.length > 0 ? ', building on the inputs above' : ''}.`
-    : `What a model would do: combine the ${input.inputs.length} results into one deliverable for "${title}", removing repetition, resolving conflicts and putting the steps in order.`
-  const done = doneOf(input.task.detail, input.kind === 'leaf' ? guideFor(title).done : 'the parts below add up to one deliverable')
+  const head =
+    input.kind === 'leaf'
+      ? `${OFFLINE_OUTPUT_PREFIX} planned step "${title}" for the goal "${goal}". Nothing was researched, booked, bought or carried out.`
+      : `${OFFLINE_OUTPUT_PREFIX} rolled up ${input.inputs.length} results for "${title}" (goal: ` +
+        `"${goal}"). Nothing was researched, booked, bought or carried out.`
+  const inputs =
+    input.inputs.length === 0
+      ? 'Inputs considered: none.'
+      : `Inputs considered: ${input.inputs.map(r => `"${oneLine(r.title)}" (${r.output.length} characters)`).join(', ')}.`
+  const todo =
+    input.kind === 'leaf'
+      ? `What a model would do: work out the concrete answer for "${title}": compare the options, ` +
+        `pick one with reasons, and give the names, dates, prices and next actions someone ` +
+        `needs${input.inputs.length > 0 ? ', building on the inputs above' : ''}.`
+      : `What a model would do: combine the ${input.inputs.length} results into one deliverable ` +
+        `for "${title}", removing repetition, resolving conflicts and putting the steps in order.`
+  const done = doneOf(
+    input.task.detail,
+    input.kind === 'leaf' ? guideFor(title).done : 'the parts below add up to one deliverable'
+  )
   const rest = oneLine(input.task.detail.replace(DONE_WHEN, ''))
   const lines = [
     head,
@@ -91,22 +104,28 @@ export function executeOffline (input: ExecuteInput): string {
   let keep = outline.length
   while (!fits(text) && keep > 1) {
     keep = Math.floor(keep / 2)
-    text = [...lines, OUTLINE_HEADER, ...outline.slice(0, keep), `  (outline shortened: ${outline.length - keep} more lines)`].join('\n')
+    text = [
+      ...lines,
+      OUTLINE_HEADER,
+      ...outline.slice(0, keep),
+      `  (outline shortened: ${outline.length - keep} more lines)`
+    ].join('\n')
   }
   while (!fits(text)) text = safeSlice(text, Math.floor(text.length * 0.9))
   return text
 }
 
-function normalize (text: string): string {
+function normalize(text: string): string {
   return text.toLowerCase().replace(/\s+/g, ' ').trim()
 }
 
-export function reviewOffline (input: ReviewInput): { verdict: 'accept' | 'reject', notes: string } {
+export function reviewOffline(input: ReviewInput): { verdict: 'accept' | 'reject'; notes: string } {
   const title = oneLine(input.task.title)
   const what = 'Offline review (heuristics, not a model; nothing checks that the work is right):'
-  let result: { verdict: 'accept' | 'reject', notes: string }
+  let result: { verdict: 'accept' | 'reject'; notes: string }
   if (input.output.trim() === '') result = { verdict: 'reject', notes: `${what} the output is empty.` }
-  else if (!normalize(input.output).includes(normalize(title))) result = { verdict: 'reject', notes: `${what} the output does not mention the task title "${title}".` }
+  else if (!normalize(input.output).includes(normalize(title)))
+    result = { verdict: 'reject', notes: `${what} the output does not mention the task title "${title}".` }
   else result = { verdict: 'accept', notes: `${what} the output is non-empty and mentions the task title "${title}".` }
   return { verdict: result.verdict, notes: safeSlice(result.notes, MAX_NOTES_CHARS) }
 }

@@ -63,37 +63,63 @@ export interface Shape {
 /** Authoring helper: a step as [title, done] or [title, done, after]. */
 export type StepRow = readonly [string, string] | readonly [string, string, readonly number[]]
 
-export function part (key: string, title: string, done: string, steps: readonly StepRow[], after: readonly string[] = []): PartSpec {
+export function part(
+  key: string,
+  title: string,
+  done: string,
+  steps: readonly StepRow[],
+  after: readonly string[] = []
+): PartSpec {
   return { key, title, done, after, steps: steps.map(([t, d, a]) => ({ title: t, done: d, after: a ?? [] })) }
 }
 
 /** Extra parts for a plan that asks for more children than a view has; any kind, no subject in the titles. */
 export const PADDING_PARTS: readonly PartSpec[] = [
-  part('pad-decisions', 'Record the decisions', 'every decision taken so far is written down with its reason and shared', [
-    ['List the decisions taken', 'each decision is on one list with its date'],
-    ['Note the reason for each', 'every decision has one line saying why', [0]],
-    ['Share the record', 'everyone involved knows where the record is', [1]]
-  ]),
+  part(
+    'pad-decisions',
+    'Record the decisions',
+    'every decision taken so far is written down with its reason and shared',
+    [
+      ['List the decisions taken', 'each decision is on one list with its date'],
+      ['Note the reason for each', 'every decision has one line saying why', [0]],
+      ['Share the record', 'everyone involved knows where the record is', [1]]
+    ]
+  ),
   part('pad-fallback', 'Prepare a fallback', 'each big risk has a fallback that someone owns', [
     ['List what could go wrong', 'the five likeliest problems are listed'],
     ['Note a fallback for each', 'each problem has a fallback written next to it', [0]],
     ['Assign an owner for each fallback', 'each fallback has a named owner', [1]]
   ]),
-  part('pad-check', 'Check the plan against the goal', 'every part of the goal is covered by a step, and the gaps are listed', [
-    ['Compare the plan with the goal', 'each sentence of the goal points to a step'],
-    ['List the gaps', 'what no step covers is written down', [0]],
-    ['Add steps for the gaps', 'each gap has a step and an owner', [1]]
-  ]),
-  part('pad-confirm', 'Confirm with the people involved', 'the people involved have seen the plan and their corrections are in', [
-    ['Share the plan', 'everyone involved has the plan'],
-    ['Collect their corrections', 'every reply is in one list', [0]],
-    ['Apply the corrections', 'the plan reflects the agreed corrections', [1]]
-  ]),
-  part('pad-checkpoints', 'Set the checkpoints', 'dates to check progress are in the calendar, each with what to check', [
-    ['Pick the checkpoint dates', 'two or three dates are chosen'],
-    ['Note what to check each time', 'each date has a short checklist', [0]],
-    ['Put the dates in the calendar', 'everyone involved has the dates', [1]]
-  ]),
+  part(
+    'pad-check',
+    'Check the plan against the goal',
+    'every part of the goal is covered by a step, and the gaps are listed',
+    [
+      ['Compare the plan with the goal', 'each sentence of the goal points to a step'],
+      ['List the gaps', 'what no step covers is written down', [0]],
+      ['Add steps for the gaps', 'each gap has a step and an owner', [1]]
+    ]
+  ),
+  part(
+    'pad-confirm',
+    'Confirm with the people involved',
+    'the people involved have seen the plan and their corrections are in',
+    [
+      ['Share the plan', 'everyone involved has the plan'],
+      ['Collect their corrections', 'every reply is in one list', [0]],
+      ['Apply the corrections', 'the plan reflects the agreed corrections', [1]]
+    ]
+  ),
+  part(
+    'pad-checkpoints',
+    'Set the checkpoints',
+    'dates to check progress are in the calendar, each with what to check',
+    [
+      ['Pick the checkpoint dates', 'two or three dates are chosen'],
+      ['Note what to check each time', 'each date has a short checklist', [0]],
+      ['Put the dates in the calendar', 'everyone involved has the dates', [1]]
+    ]
+  ),
   part('pad-documents', 'Collect the documents', 'confirmations, receipts and drafts are in one shared place', [
     ['Gather the confirmations', 'every confirmation and receipt is found'],
     ['Keep them in one place', 'one folder holds all of them', [0]],
@@ -102,13 +128,12 @@ export const PADDING_PARTS: readonly PartSpec[] = [
 ]
 
 /** Turn a view's part keys into parts and dependencies on earlier parts only (so a view can never have a cycle). */
-export function viewOf (spec: ViewSpec, parts: ReadonlyMap<string, PartSpec>): ShapeView {
+export function viewOf(spec: ViewSpec, parts: ReadonlyMap<string, PartSpec>): ShapeView {
   const list = spec.parts.map(k => {
     const p = parts.get(k)
     if (p === undefined) throw new Error(`offline shape: view "${spec.name}" names the unknown part "${k}"`)
     return p
   })
-  const deps = list.map((p, i) => list.flatMap((q, j) => j < i && p.after.includes(q.key) ? [j] : []))
+  const deps = list.map((p, i) => list.flatMap((q, j) => (j < i && p.after.includes(q.key) ? [j] : [])))
   return { name: spec.name, why: spec.why, parts: list, deps }
 }
-

@@ -18,21 +18,33 @@ export const OFFLINE_BANNER = 'no ANTHROPIC_API_KEY: offline heuristics, not a l
 /** The `model` offline results report. */
 export const OFFLINE_MODEL = 'offline-heuristics'
 
-function notAborted (opts: CallOptions | undefined): void {
+function notAborted(opts: CallOptions | undefined): void {
   if (opts?.signal?.aborted === true) throw new LlmAbortedError(ZERO_USAGE)
 }
 
-export function createOfflineProvider (): LlmProvider {
+export function createOfflineProvider(): LlmProvider {
   const provider: LlmProvider = {
     name: 'offline',
     model: OFFLINE_MODEL,
     cheapModel: null,
     withModel: () => provider,
     downgrade: () => provider,
-    decompose: async (input, opts) => { notAborted(opts); return { ...decomposeOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL } },
-    score: async (input, opts) => { notAborted(opts); return { ...scoreOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL } },
-    execute: async (input, opts) => { notAborted(opts); return { output: executeOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL, source: 'offline' } },
-    review: async (input, opts) => { notAborted(opts); return { ...reviewOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL } }
+    decompose: async (input, opts) => {
+      notAborted(opts)
+      return { ...decomposeOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL }
+    },
+    score: async (input, opts) => {
+      notAborted(opts)
+      return { ...scoreOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL }
+    },
+    execute: async (input, opts) => {
+      notAborted(opts)
+      return { output: executeOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL, source: 'offline' }
+    },
+    review: async (input, opts) => {
+      notAborted(opts)
+      return { ...reviewOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL }
+    }
   }
   return provider
 }

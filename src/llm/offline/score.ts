@@ -50,19 +50,23 @@ export interface KindWords {
   readonly words: ReadonlySet<string>
 }
 
-export function kindWordsOf (goal: string): KindWords {
+export function kindWordsOf(goal: string): KindWords {
   const shape = shapeFor(goal)
   return { label: shape.label, words: vocabularyOf(shape) }
 }
 
-function jaccard (a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 && b.size === 0) return 0
   let both = 0
   for (const w of a) if (b.has(w)) both++
   return both / (a.size + b.size - both)
 }
 
-export function measure (parent: { title: string, detail: string }, subgoals: readonly Subgoal[], kind: KindWords): Measures {
+export function measure(
+  parent: { title: string; detail: string },
+  subgoals: readonly Subgoal[],
+  kind: KindWords
+): Measures {
   const parentWords = contentWords(`${parent.title} ${parent.detail}`)
   const childWords = new Set(contentWords(subgoals.map(s => `${s.title} ${s.detail}`).join(' ')))
   const missing = parentWords.filter(w => !childWords.has(w))
@@ -84,7 +88,9 @@ export function measure (parent: { title: string, detail: string }, subgoals: re
   const parentTitle = words(parent.title).join(' ')
   const echoes = (s: Subgoal): boolean => parentTitle.includes(' ') && words(s.title).join(' ').includes(parentTitle)
   const fresh = subgoals.filter(s => !echoes(s))
-  const concreteCount = fresh.filter(s => startsWithAction(s.title) || hasNumber(s.title) || properNouns(s.title).length > 0).length
+  const concreteCount = fresh.filter(
+    s => startsWithAction(s.title) || hasNumber(s.title) || properNouns(s.title).length > 0
+  ).length
   const concrete = subgoals.length === 0 ? 0 : concreteCount / subgoals.length
 
   const leaves = subgoals.filter(s => s.leaf)
@@ -94,43 +100,74 @@ export function measure (parent: { title: string, detail: string }, subgoals: re
   const fitCount = fresh.filter(s => topicWords(s.title).some(w => kind.words.has(w))).length
   const fit = subgoals.length === 0 ? 0 : fitCount / subgoals.length
 
-  const raw = WEIGHTS.coverage * coverage + WEIGHTS.distinct * (1 - overlap) + WEIGHTS.concrete * concrete + WEIGHTS.leaves * leafOk + WEIGHTS.fit * fit
+  const raw =
+    WEIGHTS.coverage * coverage +
+    WEIGHTS.distinct * (1 - overlap) +
+    WEIGHTS.concrete * concrete +
+    WEIGHTS.leaves * leafOk +
+    WEIGHTS.fit * fit
   const score = Math.max(0, Math.min(100, Math.round(100 * raw)))
-  return { coverage, covered, parentWords: parentWords.length, missing, overlap, concrete, concreteCount, leafOk, leafCount: leaves.length, leafOkCount, fit, fitCount, echoCount: subgoals.length - fresh.length, kindLabel: kind.label, score }
+  return {
+    coverage,
+    covered,
+    parentWords: parentWords.length,
+    missing,
+    overlap,
+    concrete,
+    concreteCount,
+    leafOk,
+    leafCount: leaves.length,
+    leafOkCount,
+    fit,
+    fitCount,
+    echoCount: subgoals.length - fresh.length,
+    kindLabel: kind.label,
+    score
+  }
 }
 
 const f2 = (x: number): string => x.toFixed(2)
 
-export function explain (m: Measures, n: number): string {
-  const missing = m.missing.length === 0 ? '' : `; not mentioned: ${m.missing.slice(0, 8).join(', ')}${m.missing.length > 8 ? ', ...' : ''}`
-  const text = `offline measures, not a model: coverage ${f2(m.coverage)} (${m.covered}/${m.parentWords} of the node's content words${missing}); ` +
+export function explain(m: Measures, n: number): string {
+  const missing =
+    m.missing.length === 0
+      ? ''
+      : `; not mentioned: ${m.missing.slice(0, 8).join(', ')}${m.missing.length > 8 ? ', ...' : ''}`
+  const text =
+    `offline measures, not a model: coverage ${f2(m.coverage)} (${m.covered}/${m.parentWords} of the node's content words${missing}); ` +
     `overlap ${f2(m.overlap)} (mean pairwise title-word Jaccard); ` +
-    `concreteness ${f2(m.concrete)} (${m.concreteCount}/${n} titles with an action verb, a number or a name${m.echoCount > 0 ? `; ${m.echoCount} repeat the node's title and count for nothing` : ''}); ` +
+    (`concreteness ${f2(m.concrete)} (${m.concreteCount}/${n} titles with an action verb, a ` +
+      `number or a name${m.echoCount > 0 ? `; ${m.echoCount} repeat the node's title and count for nothing` : ''}); `) +
     `leaf size ${f2(m.leafOk)} (${m.leafOkCount}/${m.leafCount} leaves short and concrete); ` +
     `kind fit ${f2(m.fit)} (${m.fitCount}/${n} titles use the words of ${m.kindLabel}). ` +
-    `Score = 100 x (${WEIGHTS.coverage} x ${f2(m.coverage)} + ${WEIGHTS.distinct} x ${f2(1 - m.overlap)} + ${WEIGHTS.concrete} x ${f2(m.concrete)} + ${WEIGHTS.leaves} x ${f2(m.leafOk)} + ${WEIGHTS.fit} x ${f2(m.fit)}) = ${m.score}.`
+    (`Score = 100 x (${WEIGHTS.coverage} x ${f2(m.coverage)} + ${WEIGHTS.distinct} ` +
+      `x ${f2(1 - m.overlap)} + ${WEIGHTS.concrete} x ${f2(m.concrete)} + ${WEIGHTS.leaves} ` +
+      `x ${f2(m.leafOk)} + ${WEIGHTS.fit} x ${f2(m.fit)}) = ${m.score}.`)
   return safeSlice(text, MAX_NOTES_CHARS)
 }
 
 export interface OfflineScores {
-  readonly scores: Array<{ proposal: string, score: number, notes: string }>
+  readonly scores: Array<{ proposal: string; score: number; notes: string }>
   readonly choice: string | null
   readonly notes: string
 }
 
-export function scoreOffline (input: ScoreInput): OfflineScores {
+export function scoreOffline(input: ScoreInput): OfflineScores {
   const kind = kindWordsOf(input.goal)
   const scores = input.proposals.map(p => {
     const m = measure(input.node, p.subgoals, kind)
     return { proposal: p.id, score: m.score, notes: explain(m, p.subgoals.length) }
   })
-  let best: { proposal: string, score: number } | null = null
+  let best: { proposal: string; score: number } | null = null
   for (const s of scores) {
     if (s.score < ACCEPT_SCORE) continue
     if (best === null || s.score > best.score || (s.score === best.score && s.proposal < best.proposal)) best = s
   }
-  const notes = best === null
-    ? `Offline heuristics: no proposal reached ${ACCEPT_SCORE}; a better split covers more of the node's words with concrete, non-overlapping subgoals that fit ${kind.label}.`
-    : `Offline heuristics: chose ${best.proposal} with ${best.score}, the highest score at or above ${ACCEPT_SCORE} (ties go to the smallest id).`
+  const notes =
+    best === null
+      ? `Offline heuristics: no proposal reached ${ACCEPT_SCORE}; a better split covers more of ` +
+        `the node's words with concrete, non-overlapping subgoals that fit ${kind.label}.`
+      : `Offline heuristics: chose ${best.proposal} with ${best.score}, the highest score at or ` +
+        `above ${ACCEPT_SCORE} (ties go to the smallest id).`
   return { scores, choice: best === null ? null : best.proposal, notes }
 }

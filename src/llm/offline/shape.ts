@@ -37,31 +37,34 @@ const TABLES: Readonly<Record<Exclude<GoalKind, 'trip'>, KindTable>> = {
 }
 
 /** The kinds with a data table (every kind but the trip, whose shape is built from the destination). */
-export function kindTables (): readonly KindTable[] {
+export function kindTables(): readonly KindTable[] {
   return Object.values(TABLES)
 }
 
 /** The goal, short enough to quote in a done text. */
-export function goalPhrase (goal: string): string {
-  const g = goal.replace(/\s+/g, ' ').trim().replace(/[.!?]+$/, '')
+export function goalPhrase(goal: string): string {
+  const g = goal
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?]+$/, '')
   if (g.length <= 80) return g
   const cut = safeSlice(g, 77)
   return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), 40))}...`
 }
 
 /** The phrase for the thing ("the grant proposal"): the goal's own word unless that word is the whole goal. */
-function thingFor (table: KindTable, reading: KindReading, goal: string): string {
+function thingFor(table: KindTable, reading: KindReading, goal: string): string {
   const goalWords = words(goal).join(' ')
   const ownWord = reading.noun === null ? null : `the ${reading.noun}`
   const candidates = [ownWord, table.thing, table.alt].filter((c): c is string => c !== null)
   return candidates.find(c => !words(c).join(' ').includes(goalWords)) ?? table.alt
 }
 
-function fill (text: string, thing: string, goal: string): string {
+function fill(text: string, thing: string, goal: string): string {
   return text.replaceAll('{thing}', thing).replaceAll('{goal}', goal)
 }
 
-export function instantiate (table: KindTable, reading: KindReading, goal: string): Shape {
+export function instantiate(table: KindTable, reading: KindReading, goal: string): Shape {
   const thing = thingFor(table, reading, goal)
   const g = goalPhrase(goal)
   const parts = table.parts.map(p => ({
@@ -76,9 +79,10 @@ export function instantiate (table: KindTable, reading: KindReading, goal: strin
 }
 
 /** The plan shape for a goal: its kind, and that kind's parts and views filled in for it. */
-export function shapeFor (goal: string): Shape {
+export function shapeFor(goal: string): Shape {
   const reading = recognizeKind(goal)
-  if (reading.kind === 'trip' || (reading.kind === 'generic' && namesKnownCountry(goal))) return tripShape(goal, reading)
+  if (reading.kind === 'trip' || (reading.kind === 'generic' && namesKnownCountry(goal)))
+    return tripShape(goal, reading)
   return instantiate(TABLES[reading.kind], reading, goal)
 }
 
@@ -88,20 +92,28 @@ export function shapeFor (goal: string): Shape {
  * "A: ..." line per part in its detail), each of them; null when the node is
  * not made of the shape's parts.
  */
-export function findParts (shape: Shape, node: { title: string, detail: string }): PartSpec[] | null {
+export function findParts(shape: Shape, node: { title: string; detail: string }): PartSpec[] | null {
   // Keyed by the title as written and as the decomposer cleans it (a long {thing} can be cut).
-  const byTitle = new Map(shape.parts.flatMap(p => [[normalizeTitle(cleanTitle(p.title)), p], [normalizeTitle(p.title), p]] as const))
+  const byTitle = new Map(
+    shape.parts.flatMap(
+      p =>
+        [
+          [normalizeTitle(cleanTitle(p.title)), p],
+          [normalizeTitle(p.title), p]
+        ] as const
+    )
+  )
   const one = byTitle.get(normalizeTitle(node.title))
   if (one !== undefined) return [one]
   const lookup = (titles: readonly string[]): PartSpec[] | null => {
     const found = titles.map(t => byTitle.get(normalizeTitle(t)))
-    return found.length >= 2 && found.every(p => p !== undefined) ? found as PartSpec[] : null
+    return found.length >= 2 && found.every(p => p !== undefined) ? (found as PartSpec[]) : null
   }
   return lookup(node.title.split('; ')) ?? lookup(node.detail.split('\n').map(l => l.split(': ')[0] ?? ''))
 }
 
 /** The words a split of this shape's kind talks about (its titles' topic words and the goal's cues), for the scorer's kind-fit measure. */
-export function vocabularyOf (shape: Shape): Set<string> {
+export function vocabularyOf(shape: Shape): Set<string> {
   const titles = shape.parts.flatMap(p => [p.title, ...p.steps.map(s => s.title)])
   return new Set([...titles.flatMap(topicWords), ...contentWords(shape.reading.cues.join(' '))])
 }

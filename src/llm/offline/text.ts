@@ -5,37 +5,52 @@
  */
 import { normalizeTitle } from '../../wire/shape.js'
 
-const STOPWORDS = new Set(('a an the and or but if then else of to in on at by for from with without into onto over under ' +
-  'about after before between during through across around up down out off as is are was were be been being ' +
-  'this that these those it its it\'s their there them they we our you your i me my he she his her us ' +
-  'do does did done can could should would will shall may might must not no yes so than too very just ' +
-  'each every all any some more most other such own same only also both either neither one per via ' +
-  'what which who whom whose when where why how get got make made plan planned planning step steps part ' +
-  'e g etc eg ie').split(' '))
+const STOPWORDS = new Set(
+  (
+    'a an the and or but if then else of to in on at by for from with without into onto over under ' +
+    'about after before between during through across around up down out off as is are was were be been being ' +
+    "this that these those it its it's their there them they we our you your i me my he she his her us " +
+    'do does did done can could should would will shall may might must not no yes so than too very just ' +
+    'each every all any some more most other such own same only also both either neither one per via ' +
+    'what which who whom whose when where why how get got make made plan planned planning step steps part ' +
+    'e g etc eg ie'
+  ).split(' ')
+)
 
-export function isStopword (word: string): boolean {
+export function isStopword(word: string): boolean {
   return STOPWORDS.has(word.toLowerCase())
 }
 
 /** Imperative verbs that mark a step as an action someone can take. */
-export const ACTION_VERBS = new Set(('add adjust agree allocate analyse analyze announce answer apply arrange ask assemble assess assign attach audit ' +
-  'automate block book brainstorm break brief budget build buy calculate call cancel carry celebrate check choose clean clear close collect compare ' +
-  'compile complete confirm consult contact coordinate copy create cut debug decide declutter define deliver demo deploy design develop document ' +
-  'draft draw drop edit email enrol enroll estimate explore fill find finish fix fly follow format frame gather give host hire identify ' +
-  'implement include install interview invite involve keep label launch learn list load map measure meet move negotiate note notify ' +
-  'open order organise organize outline pack pay pick pilot plan post practice practise prepare price print promote proofread protect publish ' +
-  'purchase put raise rank rate read record recruit recycle register rehearse release remind renovate rent repair repeat reply request research reserve ' +
-  'return review revise run save schedule score search secure see select sell send set settle share ship shortlist sign sketch sort spend split start state study ' +
-  'submit summarise summarize supervise survey tag take talk teach tell test thank track train transfer travel triage try unpack update ' +
-  'unload upload use value verify view visit weight work write').split(' '))
+export const ACTION_VERBS = new Set(
+  (
+    'add adjust agree allocate analyse analyze announce answer apply arrange ask assemble assess assign attach audit ' +
+    ('automate block book brainstorm break brief budget build buy calculate call cancel carry ' +
+      'celebrate check choose clean clear close collect compare ') +
+    ('compile complete confirm consult contact coordinate copy create cut debug decide ' +
+      'declutter define deliver demo deploy design develop document ') +
+    ('draft draw drop edit email enrol enroll estimate explore fill find finish fix fly follow ' +
+      'format frame gather give host hire identify ') +
+    'implement include install interview invite involve keep label launch learn list load map measure meet move negotiate note notify ' +
+    ('open order organise organize outline pack pay pick pilot plan post practice practise ' +
+      'prepare price print promote proofread protect publish ') +
+    ('purchase put raise rank rate read record recruit recycle register rehearse release remind ' +
+      'renovate rent repair repeat reply request research reserve ') +
+    ('return review revise run save schedule score search secure see select sell send set ' +
+      'settle share ship shortlist sign sketch sort spend split start state study ') +
+    ('submit summarise summarize supervise survey tag take talk teach tell test thank track ' +
+      'train transfer travel triage try unpack update ') +
+    'unload upload use value verify view visit weight work write'
+  ).split(' ')
+)
 
 /** Lowercase word tokens (letters, digits, inner hyphens and apostrophes). */
-export function words (text: string): string[] {
+export function words(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? []
 }
 
 /** A crude stem: plural and possessive endings off, so "hotels" meets "hotel". */
-export function stem (word: string): string {
+export function stem(word: string): string {
   let w = word.replace(/['’]s$/, '')
   if (w.length > 4 && w.endsWith('ies')) w = `${w.slice(0, -3)}y`
   else if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us')) w = w.slice(0, -1)
@@ -43,7 +58,7 @@ export function stem (word: string): string {
 }
 
 /** The distinct stems of a text's content words, in order of first appearance. */
-export function contentWords (text: string): string[] {
+export function contentWords(text: string): string[] {
   const out = new Set<string>()
   for (const w of words(text)) {
     if (w.length < 2 || STOPWORDS.has(w)) continue
@@ -53,29 +68,35 @@ export function contentWords (text: string): string[] {
 }
 
 /** What a title is about: its content words without the leading verb ("Define the brief" -> brief). */
-export function topicWords (title: string): string[] {
+export function topicWords(title: string): string[] {
   const first = words(title)[0]
   const verb = first === undefined ? '' : stem(first)
   return contentWords(title).filter((w, i) => i > 0 || w !== verb)
 }
 
-export function startsWithAction (text: string): boolean {
+export function startsWithAction(text: string): boolean {
   const first = words(text)[0]
   return first !== undefined && ACTION_VERBS.has(first)
 }
 
 /** Words with a capital not at the start of the text: place and product names, a sign of concreteness. */
-export function properNouns (text: string): string[] {
+export function properNouns(text: string): string[] {
   const tokens = text.split(/\s+/).filter(t => t !== '')
-  return tokens.slice(1).filter(t => /^[A-Z][\p{L}'’-]+/u.test(t)).map(t => t.replace(/[^\p{L}'’-]+$/u, ''))
+  return tokens
+    .slice(1)
+    .filter(t => /^[A-Z][\p{L}'’-]+/u.test(t))
+    .map(t => t.replace(/[^\p{L}'’-]+$/u, ''))
 }
 
-export function hasNumber (text: string): boolean {
-  return /\d/.test(text) || /\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen|twenty|thirty)\b/i.test(text)
+export function hasNumber(text: string): boolean {
+  return (
+    /\d/.test(text) ||
+    /\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen|twenty|thirty)\b/i.test(text)
+  )
 }
 
 /** Upper-case the first letter. */
-export function capitalize (text: string): string {
+export function capitalize(text: string): string {
   return text.length === 0 ? text : text.charAt(0).toUpperCase() + text.slice(1)
 }
 
@@ -97,8 +118,12 @@ const PREPOSITION_END = /\b(?:to|from|in|on|at|for|with|between|of|into|by)$/i
 const CLAUSE_SEPARATOR = /\s*;\s*|(?<=[a-z0-9)])\.\s+(?=[A-Z])|\s*,?\s+then\s+/gi
 const LIST_SEPARATOR = /\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+/i
 
-function clean (s: string): string {
-  return s.trim().replace(/^(?:and|first|firstly|finally|also)\s+/i, '').replace(/[.;:,]+$/, '').trim()
+function clean(s: string): string {
+  return s
+    .trim()
+    .replace(/^(?:and|first|firstly|finally|also)\s+/i, '')
+    .replace(/[.;:,]+$/, '')
+    .trim()
 }
 
 /**
@@ -111,7 +136,7 @@ class ClauseBuilder {
   private readonly index = new Map<string, number>()
   private previous: number[] = []
 
-  group (texts: readonly string[], after: boolean): void {
+  group(texts: readonly string[], after: boolean): void {
     const deps = after ? [...this.previous] : []
     const members: number[] = []
     for (const raw of texts) {
@@ -119,7 +144,10 @@ class ClauseBuilder {
       const key = normalizeTitle(text)
       if (key.length < 2) continue
       const seen = this.index.get(key)
-      if (seen !== undefined) { members.push(seen); continue }
+      if (seen !== undefined) {
+        members.push(seen)
+        continue
+      }
       const i = this.clauses.length
       this.index.set(key, i)
       this.clauses.push({ text, dependsOn: deps.filter(d => d !== i) })
@@ -139,7 +167,7 @@ class ClauseBuilder {
  * flights and hotels" -> "book flights", "book hotels"). A leading heading
  * ("organise the offsite: ...") gives way to the steps after its colon.
  */
-export function splitStructure (text: string): Structure | null {
+export function splitStructure(text: string): Structure | null {
   const lines = text.split(/\r?\n/)
   const bullets = lines.map(l => BULLET.exec(l)).filter((m): m is RegExpExecArray => m !== null)
   if (bullets.length >= 2) {
@@ -157,7 +185,7 @@ export function splitStructure (text: string): Structure | null {
   return splitFlat(flat)
 }
 
-function splitFlat (flat: string): Structure | null {
+function splitFlat(flat: string): Structure | null {
   const parts = flat.split(CLAUSE_SEPARATOR)
   const seps = [...flat.matchAll(CLAUSE_SEPARATOR)].map(m => m[0])
   if (parts.length >= 2) {
@@ -166,7 +194,10 @@ function splitFlat (flat: string): Structure | null {
     parts.forEach((p, i) => {
       let t = p.trim()
       let after = i > 0 && /then/i.test(seps[i - 1] ?? '')
-      if (/^then\s+/i.test(t)) { after = i > 0; t = t.replace(/^then\s+/i, '') }
+      if (/^then\s+/i.test(t)) {
+        after = i > 0
+        t = t.replace(/^then\s+/i, '')
+      }
       if (after) sequence = true
       // Only a list of whole actions becomes several steps; "reserve tickets and tours" stays one.
       const list = splitList(t)
@@ -183,7 +214,7 @@ function splitFlat (flat: string): Structure | null {
 }
 
 /** The items of a list joined by commas, "and" and "or" (`distributed` when a shared head was carried over), or null. */
-function splitList (flat: string): { items: string[], distributed: boolean } | null {
+function splitList(flat: string): { items: string[]; distributed: boolean } | null {
   // Split at commas and at " and " / " or ", except where "and" joins "to and from".
   const items: string[] = []
   let rest = flat
@@ -218,14 +249,14 @@ function splitList (flat: string): { items: string[], distributed: boolean } | n
 }
 
 /** The first `n` UTF-16 units of a text, one fewer if that would split a surrogate pair. */
-export function safeSlice (text: string, n: number): string {
+export function safeSlice(text: string, n: number): string {
   if (text.length <= n) return text
   const code = text.charCodeAt(n - 1)
   return text.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n)
 }
 
 /** A deterministic 32-bit FNV-1a hash of a string. */
-export function fnv1a (text: string): number {
+export function fnv1a(text: string): number {
   let h = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i)
@@ -239,7 +270,7 @@ export function fnv1a (text: string): number {
  * sentences. A plain list joined by commas and "and" does not count: in a
  * "done when" line it names what is done, not steps to take.
  */
-export function laysOutSteps (text: string): boolean {
+export function laysOutSteps(text: string): boolean {
   const s = splitStructure(text)
   return s !== null && s.kind !== 'list'
 }
@@ -252,8 +283,12 @@ export const TITLE_TARGET_CHARS = 80
  * twice in a row (a repeated proper noun, "Bora Bora", stays), cut at a word
  * boundary to `max` characters, first letter upper-case.
  */
-export function cleanTitle (text: string, max = TITLE_TARGET_CHARS): string {
-  const tokens = text.replace(/\s+/g, ' ').trim().replace(/[\s.;:,!]+$/u, '').split(' ')
+export function cleanTitle(text: string, max = TITLE_TARGET_CHARS): string {
+  const tokens = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[\s.;:,!]+$/u, '')
+    .split(' ')
   const kept: string[] = []
   for (const t of tokens) {
     const prev = kept[kept.length - 1]

@@ -34,21 +34,26 @@ export const RECONCILE_WIRE_VERSION = 1
 
 /** One range of a message; its lower bound is the previous range's `hi`. */
 export type WireRange =
-  | { readonly mode: 'skip', readonly hi: Bound }
-  | { readonly mode: 'fingerprint', readonly hi: Bound, readonly fingerprint: Uint8Array }
-  | { readonly mode: 'ids', readonly hi: Bound, readonly ids: readonly string[] }
-  | { readonly mode: 'diff', readonly hi: Bound, readonly extras: readonly string[], readonly missing: readonly number[] }
-  | { readonly mode: 'pending', readonly hi: Bound }
+  | { readonly mode: 'skip'; readonly hi: Bound }
+  | { readonly mode: 'fingerprint'; readonly hi: Bound; readonly fingerprint: Uint8Array }
+  | { readonly mode: 'ids'; readonly hi: Bound; readonly ids: readonly string[] }
+  | {
+      readonly mode: 'diff'
+      readonly hi: Bound
+      readonly extras: readonly string[]
+      readonly missing: readonly number[]
+    }
+  | { readonly mode: 'pending'; readonly hi: Bound }
 
 const MODE_CODE = { skip: 0, fingerprint: 1, ids: 2, diff: 3, pending: 4 } as const
 
 /** Bytes a bound takes on the wire. */
-export function boundSize (bound: Bound): number {
+export function boundSize(bound: Bound): number {
   return bound === END_BOUND ? 1 : 1 + bound.length / 2
 }
 
 /** Bytes the delta-coded position list of a diff takes (without its count). */
-export function missingSize (missing: readonly number[]): number {
+export function missingSize(missing: readonly number[]): number {
   let size = 0
   let prev = -1
   for (const index of missing) {
@@ -59,7 +64,7 @@ export function missingSize (missing: readonly number[]): number {
 }
 
 /** Bytes this range takes on the wire. */
-export function rangeSize (range: WireRange): number {
+export function rangeSize(range: WireRange): number {
   const head = boundSize(range.hi) + 1
   switch (range.mode) {
     case 'skip':
@@ -70,13 +75,18 @@ export function rangeSize (range: WireRange): number {
     case 'ids':
       return head + varintSize(range.ids.length) + ID_BYTES * range.ids.length
     case 'diff':
-      return head + varintSize(range.extras.length) + ID_BYTES * range.extras.length +
-        varintSize(range.missing.length) + missingSize(range.missing)
+      return (
+        head +
+        varintSize(range.extras.length) +
+        ID_BYTES * range.extras.length +
+        varintSize(range.missing.length) +
+        missingSize(range.missing)
+      )
   }
 }
 
 /** Bytes a message of these ranges takes. */
-export function messageSize (ranges: readonly WireRange[]): number {
+export function messageSize(ranges: readonly WireRange[]): number {
   let size = 1
   for (const range of ranges) size += rangeSize(range)
   return size
@@ -86,26 +96,26 @@ class Writer {
   readonly bytes: Uint8Array
   pos = 0
 
-  constructor (size: number) {
+  constructor(size: number) {
     this.bytes = new Uint8Array(size)
   }
 
-  byte (value: number): void {
+  byte(value: number): void {
     this.bytes[this.pos++] = value
   }
 
-  varint (value: number): void {
+  varint(value: number): void {
     this.pos = writeVarint(this.bytes, this.pos, value)
   }
 
   /** Writes lowercase hex digits (inputs are validated ids and bounds) as bytes. */
-  hex (hex: string): void {
+  hex(hex: string): void {
     this.pos = writeHexBytes(hex, this.bytes, this.pos)
   }
 }
 
 /** Encodes ranges (assumed well-formed: produced by the session) into one message. */
-export function encodeMessage (ranges: readonly WireRange[]): Uint8Array {
+export function encodeMessage(ranges: readonly WireRange[]): Uint8Array {
   const w = new Writer(messageSize(ranges))
   w.byte(RECONCILE_WIRE_VERSION)
   for (const range of ranges) {
@@ -146,18 +156,18 @@ export function encodeMessage (ranges: readonly WireRange[]): Uint8Array {
 
 class Reader {
   pos = 1
-  constructor (readonly bytes: Uint8Array) {}
+  constructor(readonly bytes: Uint8Array) {}
 
-  get left (): number {
+  get left(): number {
     return this.bytes.length - this.pos
   }
 
-  byte (): number | null {
+  byte(): number | null {
     return this.pos < this.bytes.length ? (this.bytes[this.pos++] as number) : null
   }
 
   /** An unsigned LEB128 varint of at most 5 bytes and 2^32 - 1, minimally encoded. */
-  varint (): number | null {
+  varint(): number | null {
     const value = readVarint(this.bytes, this.pos)
     if (value < 0) return null
     this.pos += varintSize(value)
@@ -165,14 +175,14 @@ class Reader {
   }
 
   /** The next len bytes (len <= left) as lowercase hex. */
-  hex (len: number): string {
+  hex(len: number): string {
     const hex = hexOfBytes(this.bytes, this.pos, len)
     this.pos += len
     return hex
   }
 }
 
-function readIds (r: Reader, lo: Bound, hi: Bound, what: string): string[] | { error: string } {
+function readIds(r: Reader, lo: Bound, hi: Bound, what: string): string[] | { error: string } {
   const k = r.varint()
   if (k === null) return { error: `bad ${what} count` }
   if (k * ID_BYTES > r.left) return { error: `${what} count ${k} exceeds the message` }
@@ -191,7 +201,7 @@ function readIds (r: Reader, lo: Bound, hi: Bound, what: string): string[] | { e
 }
 
 /** Decodes a message into its ranges, or says why it is malformed. */
-export function decodeMessage (bytes: Uint8Array): WireRange[] | { error: string } {
+export function decodeMessage(bytes: Uint8Array): WireRange[] | { error: string } {
   if (bytes.length === 0) return { error: 'empty message' }
   if (bytes[0] !== RECONCILE_WIRE_VERSION) return { error: `unknown wire version ${bytes[0] as number}` }
   const r = new Reader(bytes)

@@ -6,7 +6,19 @@
  */
 export { createReconcileSession, reconcileInMemory } from './reconcile.js'
 export type { ReconcileOptions, ReconcileResult, ReconcileSession, ReconcileStats, ReconcileStep } from './reconcile.js'
-export { IdSet, IdSnapshot, isEventIdHex, separatingBound, END_BOUND, START_BOUND, FINGERPRINT_BYTES } from '../../core/id-set.js'
+export {
+  IdSet,
+  IdSnapshot,
+  isEventIdHex,
+  separatingBound,
+  END_BOUND,
+  START_BOUND,
+  FINGERPRINT_BYTES
+} from '../../core/id-set.js'
 export type { Bound, IdSetAddOutcome } from '../../core/id-set.js'
-export { RECONCILE_WIRE_VERSION, decodeMessage as decodeReconcileMessage, encodeMessage as encodeReconcileMessage } from './codec.js'
+export {
+  RECONCILE_WIRE_VERSION,
+  decodeMessage as decodeReconcileMessage,
+  encodeMessage as encodeReconcileMessage
+} from './codec.js'
 export type { WireRange } from './codec.js'

@@ -102,9 +102,9 @@ export interface ReconcileStats {
  */
 export interface ReconcileSession {
   /** The opening message (the initiator's whole id space, already split). */
-  initiate (): Uint8Array
+  initiate(): Uint8Array
   /** Processes one message from the peer. Never throws. */
-  receive (message: Uint8Array): ReconcileResult
+  receive(message: Uint8Array): ReconcileResult
   /** True once this side returned a null reply. */
   readonly done: boolean
   /** The error that ended the session, if one did. */
@@ -115,7 +115,7 @@ export interface ReconcileSession {
 }
 
 /** Starts one side of a reconciliation over the ids `set` holds now. */
-export function createReconcileSession (set: IdSet, options: ReconcileOptions = {}): ReconcileSession {
+export function createReconcileSession(set: IdSet, options: ReconcileOptions = {}): ReconcileSession {
   return new Session(set, options)
 }
 
@@ -124,13 +124,21 @@ export function createReconcileSession (set: IdSet, options: ReconcileOptions = 
  * gathers what each side learnt. Meant for the simulator and tests; the
  * network drives the same steps over a stream.
  */
-export function reconcileInMemory (a: ReconcileSession, b: ReconcileSession): {
-  readonly a: { readonly need: EventId[], readonly offer: EventId[] }
-  readonly b: { readonly need: EventId[], readonly offer: EventId[] }
-  readonly messages: number
-  readonly bytes: number
-} | { readonly error: string } {
-  const learnt = { a: { need: [] as EventId[], offer: [] as EventId[] }, b: { need: [] as EventId[], offer: [] as EventId[] } }
+export function reconcileInMemory(
+  a: ReconcileSession,
+  b: ReconcileSession
+):
+  | {
+      readonly a: { readonly need: EventId[]; readonly offer: EventId[] }
+      readonly b: { readonly need: EventId[]; readonly offer: EventId[] }
+      readonly messages: number
+      readonly bytes: number
+    }
+  | { readonly error: string } {
+  const learnt = {
+    a: { need: [] as EventId[], offer: [] as EventId[] },
+    b: { need: [] as EventId[], offer: [] as EventId[] }
+  }
   let message: Uint8Array | null = a.initiate()
   let messages = 1
   let bytes = message.length
@@ -160,7 +168,7 @@ const MIN_MESSAGE_BYTES = 512
 /** Room always kept for a final "pending to the end" range (a 1-byte end bound and the mode). */
 const RESERVE = 2
 
-function clamp (value: number | undefined, fallback: number, min: number, max: number): number {
+function clamp(value: number | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined || !Number.isFinite(value)) return fallback
   return Math.min(max, Math.max(min, Math.floor(value)))
 }
@@ -169,9 +177,9 @@ function clamp (value: number | undefined, fallback: number, min: number, max: n
 type Work =
   | { readonly kind: 'none' }
   /** State our own view of ids[i0..i1): list them or split them. */
-  | { readonly kind: 'state', readonly i0: number, readonly i1: number }
+  | { readonly kind: 'state'; readonly i0: number; readonly i1: number }
   /** Answer the peer's list with what each side lacks there. */
-  | { readonly kind: 'diff', readonly listed: readonly string[], readonly extras: string[], readonly missing: number[] }
+  | { readonly kind: 'diff'; readonly listed: readonly string[]; readonly extras: string[]; readonly missing: number[] }
 
 const NONE: Work = { kind: 'none' }
 
@@ -181,10 +189,10 @@ class Reply {
   size = 1
   closed = false
 
-  constructor (private readonly budget: number) {}
+  constructor(private readonly budget: number) {}
 
   /** Appends all the ranges if they fit (keeping room to close), else none. */
-  tryPush (ranges: readonly WireRange[]): boolean {
+  tryPush(ranges: readonly WireRange[]): boolean {
     let total = 0
     for (const range of ranges) total += rangeSize(range)
     if (this.size + total + RESERVE > this.budget) return false
@@ -193,15 +201,18 @@ class Reply {
   }
 
   /** Ends the reply: everything from here to the end of the id space is pending. */
-  close (): void {
+  close(): void {
     this.push({ mode: 'pending', hi: END_BOUND })
     this.closed = true
   }
 
-  private push (range: WireRange): void {
+  private push(range: WireRange): void {
     const last = this.ranges[this.ranges.length - 1]
-    const mergeable = last !== undefined && last.mode === range.mode &&
-      (last.mode === 'skip' || last.mode === 'pending' ||
+    const mergeable =
+      last !== undefined &&
+      last.mode === range.mode &&
+      (last.mode === 'skip' ||
+        last.mode === 'pending' ||
         (last.mode === 'ids' && range.mode === 'ids' && last.ids.length === 0 && range.ids.length === 0))
     if (mergeable) {
       this.size -= rangeSize(last)
@@ -212,13 +223,13 @@ class Reply {
   }
 
   /** The message, or null if it would say nothing but "skip". */
-  finish (): Uint8Array | null {
+  finish(): Uint8Array | null {
     while (this.ranges.length > 0 && this.ranges[this.ranges.length - 1]?.mode === 'skip') this.ranges.pop()
     return this.ranges.length === 0 ? null : encodeMessage(this.ranges)
   }
 }
 
-function sameBytes (a: Uint8Array, b: Uint8Array): boolean {
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
   return true
@@ -239,11 +250,16 @@ class Session implements ReconcileSession {
   private failure: string | null = null
   private counters = { messagesSent: 0, bytesSent: 0, messagesReceived: 0, bytesReceived: 0 }
 
-  constructor (set: IdSet, options: ReconcileOptions) {
+  constructor(set: IdSet, options: ReconcileOptions) {
     this.set = set
     this.snap = set.snapshot()
     this.offerSeen = new Uint8Array(this.snap.size)
-    this.maxMessageBytes = clamp(options.maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES, MIN_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT)
+    this.maxMessageBytes = clamp(
+      options.maxMessageBytes,
+      DEFAULT_MAX_MESSAGE_BYTES,
+      MIN_MESSAGE_BYTES,
+      MAX_MESSAGE_BYTES_LIMIT
+    )
     // The first thing a reply says must always fit, so that every round makes progress: one whole split
     // (bounds of up to 33 bytes), one whole leaf list, or a diff answering the peer's whole leaf list.
     const room = this.maxMessageBytes - 128
@@ -252,23 +268,28 @@ class Session implements ReconcileSession {
     this.maxRounds = clamp(options.maxRounds, DEFAULT_MAX_ROUNDS, 1, 1_000_000)
   }
 
-  get done (): boolean {
+  get done(): boolean {
     return this.finished
   }
 
-  get error (): string | null {
+  get error(): string | null {
     return this.failure
   }
 
-  get stats (): ReconcileStats {
+  get stats(): ReconcileStats {
     return { ...this.counters }
   }
 
-  get limits (): Required<ReconcileOptions> {
-    return { maxIdsPerLeaf: this.leaf, branching: this.branching, maxMessageBytes: this.maxMessageBytes, maxRounds: this.maxRounds }
+  get limits(): Required<ReconcileOptions> {
+    return {
+      maxIdsPerLeaf: this.leaf,
+      branching: this.branching,
+      maxMessageBytes: this.maxMessageBytes,
+      maxRounds: this.maxRounds
+    }
   }
 
-  initiate (): Uint8Array {
+  initiate(): Uint8Array {
     const reply = new Reply(this.maxMessageBytes)
     reply.tryPush(this.stateRanges(END_BOUND, 0, this.snap.size))
     const message = reply.finish() ?? encodeMessage([])
@@ -277,13 +298,14 @@ class Session implements ReconcileSession {
     return message
   }
 
-  receive (message: Uint8Array): ReconcileResult {
+  receive(message: Uint8Array): ReconcileResult {
     if (this.failure !== null) return { error: this.failure }
     if (this.finished) return this.fail('message after the exchange finished')
     this.counters.messagesReceived++
     this.counters.bytesReceived += message.length
     if (this.counters.messagesReceived > this.maxRounds) return this.fail(`more than ${this.maxRounds} messages`)
-    if (message.length > this.maxMessageBytes) return this.fail(`message of ${message.length} bytes exceeds ${this.maxMessageBytes}`)
+    if (message.length > this.maxMessageBytes)
+      return this.fail(`message of ${message.length} bytes exceeds ${this.maxMessageBytes}`)
     const ranges = decodeMessage(message)
     if ('error' in ranges) return this.fail(ranges.error)
 
@@ -352,9 +374,11 @@ class Session implements ReconcileSession {
       if (work.kind === 'none') {
         if (!reply.tryPush([{ mode: 'skip', hi }])) reply.close()
       } else {
-        const said = work.kind === 'state'
-          ? reply.tryPush(this.stateRanges(hi, work.i0, work.i1))
-          : reply.tryPush([{ mode: 'diff', hi, extras: work.extras, missing: work.missing }]) || this.partialDiff(reply, hi, work)
+        const said =
+          work.kind === 'state'
+            ? reply.tryPush(this.stateRanges(hi, work.i0, work.i1))
+            : reply.tryPush([{ mode: 'diff', hi, extras: work.extras, missing: work.missing }]) ||
+              this.partialDiff(reply, hi, work)
         if (!said && !reply.tryPush([{ mode: 'pending', hi }])) reply.close()
       }
     }
@@ -370,7 +394,7 @@ class Session implements ReconcileSession {
   }
 
   /** Our own view of ids[i0..i1) (the range ending at hi): the ids themselves if few, else `branching` fingerprinted sub-ranges. */
-  private stateRanges (hi: Bound, i0: number, i1: number): WireRange[] {
+  private stateRanges(hi: Bound, i0: number, i1: number): WireRange[] {
     const ids = this.snap.ids
     const count = i1 - i0
     if (count <= this.leaf) return [{ mode: 'ids', hi, ids: ids.slice(i0, i1) }]
@@ -391,7 +415,7 @@ class Session implements ReconcileSession {
    * fit, as a diff up to `cut`, and mark [cut, hi) pending, so the peer lists
    * its ids there again. False if not even one extra fits.
    */
-  private partialDiff (reply: Reply, hi: Bound, work: Extract<Work, { kind: 'diff' }>): boolean {
+  private partialDiff(reply: Reply, hi: Bound, work: Extract<Work, { kind: 'diff' }>): boolean {
     const { extras, missing, listed } = work
     if (extras.length < 2) return false
     const fixed = 34 + 1 + 5 + varintSize(missing.length) + missingSize(missing) + boundSize(hi) + 1
@@ -407,7 +431,7 @@ class Session implements ReconcileSession {
   }
 
   /** Needs not reported before and still absent from the live set (checked only if it grew since the snapshot). */
-  private freshNeeds (ids: readonly EventId[]): EventId[] {
+  private freshNeeds(ids: readonly EventId[]): EventId[] {
     const grew = this.set.size !== this.snap.size
     const out: EventId[] = []
     for (const id of ids) {
@@ -419,7 +443,7 @@ class Session implements ReconcileSession {
   }
 
   /** Offers (snapshot positions) not reported before, as ids. */
-  private freshOffers (positions: readonly number[]): EventId[] {
+  private freshOffers(positions: readonly number[]): EventId[] {
     const out: EventId[] = []
     for (const at of positions) {
       if (this.offerSeen[at] === 1) continue
@@ -429,7 +453,7 @@ class Session implements ReconcileSession {
     return out
   }
 
-  private fail (error: string): { error: string } {
+  private fail(error: string): { error: string } {
     this.failure = error
     return { error }
   }
