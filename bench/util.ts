@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
+import { seededRandom } from '../src/ports/scheduler.js'
 
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b)
@@ -14,17 +15,10 @@ export function percentile(xs: readonly number[], p: number): number {
   return s.length === 0 ? NaN : (s[Math.min(s.length - 1, Math.floor(p * s.length))] as number)
 }
 
-/** A seeded Fisher-Yates shuffle (mulberry32), so runs are repeatable. */
+/** A seeded Fisher-Yates shuffle (the simulator's seededRandom), so runs are repeatable. */
 export function shuffle<T>(xs: readonly T[], seed: number): T[] {
   const out = [...xs]
-  let a = seed >>> 0
-  const rnd = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  const rnd = seededRandom(seed)
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(rnd() * (i + 1))
     const tmp = out[i] as T

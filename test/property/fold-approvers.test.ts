@@ -1,5 +1,5 @@
 /**
- * People and approvers (protocol 2, issue 16) keep the fold's contract.
+ * People and approvers (protocol 2) keep the fold's contract.
  *
  * Over generated plans whose committee has a person who is also an approver
  * (test/helpers/plan-gen.ts, `people`: slow ballots that score only the

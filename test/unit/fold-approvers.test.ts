@@ -1,6 +1,5 @@
 /**
- * Fold rules for people in the committee and approvers (protocol 2,
- * issue 16): a person's ballot is an ordinary committee ballot; an approver's
+ * Fold rules for people in the committee and approvers (protocol 2): a person's ballot is an ordinary committee ballot; an approver's
  * choice is needed besides the quorum for a split, and an approver's accept
  * besides the review quorum for a result; an approver's "none" closes the
  * attempt (the next one opens) and an approver's reject reopens the task; a

@@ -1,5 +1,5 @@
 /**
- * The offline plan shapes behind issue 18: the kind tables are well formed
+ * The offline plan shapes: the kind tables are well formed
  * (every title a short imperative, views that exist and differ), the kind of
  * a goal is read from its words, dependencies follow the kind (draft before
  * review, book before travel), the scorer prefers the split that fits the

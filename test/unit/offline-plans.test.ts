@@ -1,5 +1,5 @@
 /**
- * The offline provider plans any goal sensibly (issue 18): a table of varied
+ * The offline provider plans any goal sensibly: a table of varied
  * goals, every kind and odd inputs among them, grown into trees the way the
  * swarm's decomposers grow them (every angle, several child bounds), with
  * the checks a newcomer would notice applied at every level; and golden
