@@ -5,7 +5,8 @@ import { signEvent } from '../src/wire/sign.js'
 import { decodeEvent } from '../src/wire/decode.js'
 import { createNativeVerifier } from '../src/runtime/verify.js'
 import { nativeSha256HexOfText } from '../src/sync/native-hash.js'
-import { machine, median, shuffle, report } from './util.js'
+import { shuffle } from '../test/helpers/random.js'
+import { machine, median, report } from './util.js'
 import type { PlanEvent } from '../src/core/events.js'
 
 /** The node's own signature check (src/runtime/replica.ts): native, keeping each author's key object. */

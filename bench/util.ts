@@ -2,7 +2,6 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
-import { seededRandom } from '../src/ports/scheduler.js'
 
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b)
@@ -13,19 +12,6 @@ export function median(xs: readonly number[]): number {
 export function percentile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
   return s.length === 0 ? NaN : (s[Math.min(s.length - 1, Math.floor(p * s.length))] as number)
-}
-
-/** A seeded Fisher-Yates shuffle (the simulator's seededRandom), so runs are repeatable. */
-export function shuffle<T>(xs: readonly T[], seed: number): T[] {
-  const out = [...xs]
-  const rnd = seededRandom(seed)
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1))
-    const tmp = out[i] as T
-    out[i] = out[j] as T
-    out[j] = tmp
-  }
-  return out
 }
 
 export function machine(): Record<string, unknown> {

@@ -8,7 +8,7 @@
 import { expect } from 'vitest'
 import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { childId } from '../../src/core/derive.js'
-import { seededRandom } from '../../src/ports/scheduler.js'
+import { shuffle } from './random.js'
 import { makeEvent, makePeers, subgoals } from './plan-builder.js'
 import type { PlanBuilder } from './plan-builder.js'
 import type { Bodies, EventId, EventType, Hlc, NodeId, PeerIdString, PlanEvent, TaskId } from '../../src/core/events.js'
@@ -73,19 +73,6 @@ export function taskOf(tree: PlanTree, id: TaskId | NodeId): TaskView {
 
 export function rootOf(tree: PlanTree): TreeNode {
   return nodeOf(tree, tree.root)
-}
-
-/** A Fisher-Yates shuffle driven by the simulator's seeded random: the same seed, the same order. */
-export function shuffle<T>(xs: readonly T[], seed: number): T[] {
-  const out = [...xs]
-  const r = seededRandom(seed)
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(r() * (i + 1))
-    const tmp = out[i] as T
-    out[i] = out[j] as T
-    out[j] = tmp
-  }
-  return out
 }
 
 /**

@@ -11,3 +11,16 @@ export function seededWords(seed: number): () => number {
   const random = seededRandom(seed)
   return () => random() * 2 ** 32
 }
+
+/** A Fisher-Yates shuffle driven by `seededRandom`: the same seed, the same order. */
+export function shuffle<T>(xs: readonly T[], seed: number): T[] {
+  const out = [...xs]
+  const random = seededRandom(seed)
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    const tmp = out[i] as T
+    out[i] = out[j] as T
+    out[j] = tmp
+  }
+  return out
+}
