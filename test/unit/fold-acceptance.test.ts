@@ -15,11 +15,11 @@ import {
   makeCast,
   nodeOf,
   rootOf,
-  shuffle,
   split,
   taskOf,
   treeOf
 } from '../helpers/fold-fixtures.js'
+import { shuffle } from '../helpers/random.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { PeerIdString, PlanEvent, PlanParams } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'

@@ -18,10 +18,10 @@ import {
   makeCast,
   nodeOf,
   rootOf,
-  shuffle,
   split,
   treeOf
 } from '../helpers/fold-fixtures.js'
+import { shuffle } from '../helpers/random.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { AddOutcome } from '../../src/core/event-set.js'
 import type { DepRejectReason } from '../../src/core/dep-rules.js'
