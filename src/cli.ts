@@ -2,6 +2,7 @@ import './polyfill.js'
 import { COMMANDS, ConfigError, helpText, parseNodeArgs } from './runtime/config.js'
 import { VERSION } from './runtime/version.js'
 import { generateSwarmKey } from './net/swarm-key.js'
+import { writeFileSync } from 'node:fs'
 
 /**
  * `npm start -- ...`: argument parsing and dispatch only. Every failure the
@@ -18,12 +19,12 @@ const CLIENT_COMMANDS: Record<string, 'submit' | 'cancel' | 'amend' | 'raiseBudg
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv
-  if (command === 'keygen') {
-    if (rest.length > 0)
-      throw new ConfigError(`keygen takes no arguments (got ${rest.join(' ')}); use: npm start -- keygen > swarm.key`)
-    process.stdout.write(generateSwarmKey())
+  const known = COMMANDS.some(c => c.name === command)
+  if (known && (rest.includes('--help') || rest.includes('-h'))) {
+    console.log(helpText())
     return 0
   }
+  if (command === 'keygen') return keygen(rest)
   if (command === 'mcp') {
     const { runMcp } = await import('./app/run-mcp.js')
     return await runMcp(rest)
@@ -37,10 +38,6 @@ async function main(argv: readonly string[]): Promise<number> {
     return await task(rest)
   }
   const client = command === undefined ? undefined : CLIENT_COMMANDS[command]
-  if (client !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
-    console.log(helpText())
-    return 0
-  }
   if (client !== undefined) {
     const commands = await import('./commands/client.js')
     return await commands[client](rest)
@@ -62,6 +59,36 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const { runNode } = await import('./app/run-node.js')
   return await runNode(config)
+}
+
+/**
+ * `keygen`: a new swarm key on stdout, or in FILE (created with mode 0600; an existing file is never
+ * overwritten, since it may be the only copy of a swarm's key).
+ */
+function keygen(args: readonly string[]): number {
+  if (args.length > 1 || args[0]?.startsWith('-') === true) {
+    throw new ConfigError(
+      `keygen takes one file name at most (got ${args.join(' ')}); use: npm start -- keygen swarm.key`
+    )
+  }
+  const file = args[0]
+  if (file === undefined) {
+    process.stdout.write(generateSwarmKey())
+    return 0
+  }
+  try {
+    writeFileSync(file, generateSwarmKey(), { mode: 0o600, flag: 'wx' })
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') throw new ConfigError(`${file} exists: keygen never overwrites a key; pick another name`)
+    throw new ConfigError(
+      `cannot write ${file} (${code ?? (err as Error).message}); pick a file in a folder you can write`
+    )
+  }
+  console.error(
+    `plan-swarm: wrote a new swarm key to ${file}; give every member a copy and start each with --swarm-key ${file}`
+  )
+  return 0
 }
 
 /** Exit codes: 2 configuration (flags, key files, identity), 3 data dir in use, 4 port in use, 1 anything else. */

@@ -52,7 +52,7 @@ export const COMMANDS = [
     usage: 'review <plan-id> <task-id> --accept|--reject [--notes TEXT]',
     help: 'accept or reject a result'
   },
-  { name: 'keygen', usage: 'keygen > swarm.key', help: 'write a new pre-shared swarm key' }
+  { name: 'keygen', usage: 'keygen [FILE]', help: 'write a new pre-shared swarm key to FILE (or stdout)' }
 ] as const
 
 export type CommandName = (typeof COMMANDS)[number]['name']
@@ -104,7 +104,9 @@ export const OPTIONS = {
   },
   'allow-submit': {
     type: 'boolean',
-    help: "observer: let the dashboard submit goals and cancel plans (signed with this observer's key; needs the token it prints)"
+    help:
+      "observer: let the dashboard submit goals, cancel plans, vote and review (signed with this observer's key; " +
+      'needs the token it prints)'
   },
   provider: {
     type: 'string',

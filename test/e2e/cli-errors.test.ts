@@ -11,7 +11,7 @@
  * PLAN_SWARM_SWARM_KEY): two nodes holding it connect.
  * Nodes run on 127.0.0.1 with --no-mdns, so nothing reaches the LAN.
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -56,6 +56,21 @@ describe('--help', () => {
         /Exit codes: 0 ok, 1 .*, 2 .*, 3 data dir in use, 4 port in use, 5 the plan was cancelled, 6 timed out waiting/
       )
     }
+  })
+
+  it('after any command prints the help and does nothing else (no key made, no task claimed)', async () => {
+    const home = tempDir('help-')
+    for (const args of [
+      ['id', '--help'],
+      ['task', 'next', '--help'],
+      ['inbox', '-h'],
+      ['keygen', '--help']
+    ]) {
+      const r = await runCli(args, { env: cliEnv(home) })
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(EXIT.OK)
+      expect(r.stdout).toMatch(/^Usage:/m)
+    }
+    expect(readdirSync(home)).toEqual([])
   })
 })
 
@@ -173,10 +188,10 @@ describe('configuration errors: exit code and a message that says what to do', (
       says: [/unknown command "frobnicate"; commands: .*submit.*keygen/, /--help/]
     },
     {
-      name: 'keygen with arguments',
-      args: ['keygen', 'out.key'],
+      name: 'keygen with two files',
+      args: ['keygen', 'a.key', 'b.key'],
       code: EXIT.CONFIG,
-      says: [/keygen takes no arguments .*keygen > swarm\.key/]
+      says: [/keygen takes one file name at most .*keygen swarm\.key/]
     }
   ]
 
@@ -255,6 +270,24 @@ describe('resources held by another process', () => {
     },
     3 * START_MS
   )
+})
+
+describe('keygen FILE', () => {
+  it('writes a key only its owner can read, which --swarm-key accepts, and never overwrites one', async () => {
+    const dir = tempDir('keygen-')
+    const file = join(dir, 'swarm.key')
+    const made = await runCli(['keygen', file], { env: env() })
+    expect(made.code, made.stderr).toBe(EXIT.OK)
+    expect(made.stdout).toBe('')
+    expect(made.stderr).toContain(`--swarm-key ${file}`)
+    const key = readFileSync(file, 'utf8')
+    expect(key).toMatch(KEY_FILE)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    const again = await runCli(['keygen', file], { env: env() })
+    expect(again.code).toBe(EXIT.CONFIG)
+    expect(again.stderr).toMatch(/exists: keygen never overwrites a key/)
+    expect(readFileSync(file, 'utf8')).toBe(key)
+  })
 })
 
 describe('keygen', () => {

@@ -78,7 +78,7 @@ const flagsOf = (words: readonly string[]): string[] =>
 /** What is wrong with one piece of code: commands, scripts or options that do not exist. */
 function problems(code: string): string[] {
   const found: string[] = []
-  for (const m of code.matchAll(/(?:npm start --|(?:^\$ |npx )plan-swarm)\s+/g)) {
+  for (const m of code.matchAll(/(?:npm start (?:-s )?--|(?:^\$ |npx )plan-swarm|bin\/plan-swarm\.mjs)\s+/g)) {
     const words = argsAfter(code, (m.index ?? 0) + m[0].length)
     const first = words[0]
     if (first === undefined || first.startsWith('<')) continue
