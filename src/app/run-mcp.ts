@@ -5,6 +5,7 @@ import { createSwarmMcp } from '../mcp/server.js'
 import { startTracing } from '../telemetry/tracing.js'
 import { startMcpHttp } from '../mcp/http.js'
 import { ConfigError, helpText, parseClientArgs } from '../runtime/config.js'
+import { PACKAGE_VERSION } from '../runtime/version.js'
 import type { NodeConfig } from '../runtime/config.js'
 import type { NodeView } from '../ports/node-view.js'
 
@@ -19,7 +20,7 @@ export async function startMcpOver(
   close: () => Promise<void>
 }> {
   const outside = createOutsideExecutor(view, { silenceMs: config.workerSilenceMs, say })
-  const mcp = createSwarmMcp({ view, outside, say }, VERSION)
+  const mcp = createSwarmMcp({ view, outside, say }, PACKAGE_VERSION)
   const http =
     config.mcpHttp === undefined ? undefined : await startMcpHttp(mcp, config.mcpHttp.host, config.mcpHttp.port)
   return {

@@ -33,7 +33,7 @@ export interface SwarmMcp {
  * MCP over one node: the tools of tools.ts and a resource per plan
  * (`plan-swarm://plans/<id>`, as Markdown and as JSON). Change
  * notifications go out when a plan's events fold, at most once a second
- * per plan.
+ * per plan. `version` is the release (package.json's), the server's version to MCP clients.
  */
 export function createSwarmMcp(tools: SwarmTools, version: string): SwarmMcp {
   const view = tools.view

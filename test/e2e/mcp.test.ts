@@ -22,6 +22,7 @@ import { waitUntil } from '../helpers/wait.js'
 import { startFakeLlm } from '../helpers/fake-llm.js'
 import type { CliChild } from '../helpers/cli-process.js'
 import type { FakeLlm } from '../helpers/fake-llm.js'
+import { PACKAGE_VERSION } from '../../src/runtime/version.js'
 
 const SWARM = 'mcp-e2e'
 const COMMON = ['--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0']
@@ -261,6 +262,7 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
     expect(foreign.status).toBe(403)
     expect(await foreign.text()).toMatch(/cross-origin request refused/)
     const viaHttp = await httpClient(mcpToken)
+    expect(viaHttp.getServerVersion()).toEqual({ name: 'plan-swarm', version: PACKAGE_VERSION })
     const s = data(await viaHttp.callTool({ name: 'swarm_status', arguments: {} }))
     expect(s.peerId).not.toBe(data(await agent.callTool({ name: 'swarm_status', arguments: {} })).peerId)
     const theirs = data(
