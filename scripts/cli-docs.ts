@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CLIENT_OPTIONS, COMMANDS, envName, EXIT_CODE_MEANINGS, OPTIONS } from '../src/runtime/config.js'
+import { CLIENT_OPTIONS, COMMANDS, EXIT_CODE_MEANINGS, OPTIONS, optionEnv } from '../src/runtime/config.js'
 
 export const CLI_DOC = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'docs', 'cli.md')
 
@@ -34,7 +34,8 @@ function optionRows(options: Record<string, Spec>, withEnv: boolean): string[] {
   return Object.entries(options).map(([name, spec]) => {
     const flag = `\`--${name}${spec.type === 'string' ? ' <value>' : ''}\``
     const repeat = spec.multiple === true ? ' (repeatable)' : ''
-    const env = withEnv && name !== 'version' ? ` \`${envName(name)}\` |` : ' |'
+    const variable = optionEnv(name)
+    const env = withEnv && variable !== undefined ? ` \`${variable}\` |` : ' |'
     return `| ${flag}${repeat} |${withEnv ? env : ''} ${cell(spec.help)} |`
   })
 }

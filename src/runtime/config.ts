@@ -168,6 +168,11 @@ export function envName(option: string): string {
   return `PLAN_SWARM_${option.replace(/-/g, '_').toUpperCase()}`
 }
 
+/** The variable an option may also be given as; none for --version, which would stop every node it reached. */
+export function optionEnv(option: string): string | undefined {
+  return option === 'version' ? undefined : envName(option)
+}
+
 function envValue(env: NodeJS.ProcessEnv, name: OptionName): string | string[] | boolean | undefined {
   const raw = env[envName(name)]
   if (raw === undefined || raw === '') return undefined
@@ -421,7 +426,8 @@ export const EXIT_CODE_MEANINGS: ReadonlyArray<readonly [number, string]> = [
 export function helpText(): string {
   const lines = Object.entries(OPTIONS).map(([name, spec]) => {
     const flag = `--${name}${spec.type === 'string' ? ' <value>' : ''}`
-    const env = name === 'version' ? '' : `\n  ${''.padEnd(26)} (env ${envName(name)})`
+    const variable = optionEnv(name)
+    const env = variable === undefined ? '' : `\n  ${''.padEnd(26)} (env ${variable})`
     return `  ${flag.padEnd(26)} ${spec.help}${env}`
   })
   return [

@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI_DOC, ENVIRONMENT, renderCliDoc } from '../../scripts/cli-docs.js'
-import { CLIENT_OPTIONS, COMMANDS, envName, OPTIONS } from '../../src/runtime/config.js'
+import { CLIENT_OPTIONS, COMMANDS, OPTIONS, optionEnv } from '../../src/runtime/config.js'
 
 /**
  * The manual cannot drift from the CLI: docs/cli.md is the rendering of the CLI's own tables, and every command
@@ -10,17 +10,16 @@ import { CLIENT_OPTIONS, COMMANDS, envName, OPTIONS } from '../../src/runtime/co
  */
 const ROOT = join(import.meta.dirname, '..', '..')
 
-function markdownFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap(name => {
-    const path = join(dir, name)
-    if (statSync(path).isDirectory()) return markdownFiles(path)
-    return name.endsWith('.md') ? [path] : []
-  })
+/** Every file under `dir` whose name ends in `ext`. */
+function filesUnder(dir: string, ext: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter(name => name.endsWith(ext))
+    .map(name => join(dir, name))
 }
 
 /** The pages a user follows today; decision records and the benchmarks' history may name what was since retired. */
-const PAGES = [join(ROOT, 'README.md'), join(ROOT, 'CHANGELOG.md'), ...markdownFiles(join(ROOT, 'docs'))]
-  .filter(p => p !== CLI_DOC && statSync(p, { throwIfNoEntry: false }) !== undefined)
+const PAGES = [join(ROOT, 'README.md'), join(ROOT, 'CHANGELOG.md'), ...filesUnder(join(ROOT, 'docs'), '.md')]
+  .filter(p => p !== CLI_DOC)
   .filter(p => !relative(ROOT, p).startsWith('docs/adr/') && !p.endsWith('benchmarks-history.md'))
 
 /** Every piece of code in a page: each line of a fenced block, and each inline code span, with its line number. */
@@ -104,7 +103,7 @@ function problems(code: string): string[] {
   if (lone !== null && !nodeFlag && !ANY_OPTION.has(lone[1] as string))
     found.push(`--${lone[1] as string} is no option of the CLI or a script`)
   const known = new Set([
-    ...[...ALL_CLI_OPTIONS].map(envName),
+    ...[...ALL_CLI_OPTIONS].flatMap(name => optionEnv(name) ?? []),
     ...ENVIRONMENT.map(([name]) => name),
     ...COMPOSE_VARIABLES
   ])
@@ -146,14 +145,10 @@ describe('the manual against the CLI', () => {
   })
 
   it('every environment variable the code reads is documented in docs/cli.md', () => {
-    const src = (dir: string): string[] =>
-      readdirSync(dir).flatMap(name => {
-        const path = join(dir, name)
-        if (statSync(path).isDirectory()) return src(path)
-        return name.endsWith('.ts') ? [readFileSync(path, 'utf8')] : []
-      })
     const read = new Set(
-      src(join(ROOT, 'src')).flatMap(text => [...text.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map(m => m[1] as string))
+      filesUnder(join(ROOT, 'src'), '.ts').flatMap(path =>
+        [...readFileSync(path, 'utf8').matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map(m => m[1] as string)
+      )
     )
     const documented = new Set(ENVIRONMENT.map(([name]) => name))
     expect([...read].filter(name => !documented.has(name))).toEqual([])
