@@ -48,7 +48,9 @@ function choice<T extends string>(values: AuthorValues, name: string, allowed: r
  * member; the default quorum is a majority of the committee with them);
  * `approve` says for what: splits, results or both (default both, which
  * without review means splits); `executors`: model (default), outside or
- * any. A goal that uses none of these stays protocol 1.
+ * any. Protocol 3 (ADR-0037): `use-tools` makes a plan whose leaves may name
+ * the tools they need, routed to the executors that offer them. A goal that
+ * uses none of these stays protocol 1.
  */
 export function planParams(values: AuthorValues, committee: PeerIdString[]): PlanParams {
   const num = (name: string, fallback: number): number => wholeNumber(values, name) ?? fallback
@@ -87,7 +89,8 @@ export function planParams(values: AuthorValues, committee: PeerIdString[]): Pla
     ...(approvers.length === 0
       ? {}
       : { approvers: { ids: approvers, for: approveFor ?? (review ? 'both' : 'splits') } }),
-    ...(executors === undefined || executors === 'model' ? {} : { executors })
+    ...(executors === undefined || executors === 'model' ? {} : { executors }),
+    ...(values['use-tools'] === true ? { tools: true as const } : {})
   }
   const problem = validateParams(params)
   if (problem !== null) throw new ConfigError(`plan parameters: ${problem}`)

@@ -32,13 +32,19 @@ export const PROTOCOL_VERSION = 1
  * per plan: a node publishes an event with its plan's goal's version.
  */
 export const PROTOCOL_VERSION_2 = 2
+/**
+ * Protocol version 3: a goal whose plan uses executors' tools (`tools: true`):
+ * its subgoals may say what they need and its results record the tool calls
+ * made (ADR-0037). Protocol 2's features may be used beside it.
+ */
+export const PROTOCOL_VERSION_3 = 3
 /** The versions this code folds. Events of any other version are stored and relayed, not folded. */
-export const FOLDED_VERSIONS: readonly number[] = [PROTOCOL_VERSION, PROTOCOL_VERSION_2]
-export type ProtocolVersion = 1 | 2
+export const FOLDED_VERSIONS: readonly number[] = [PROTOCOL_VERSION, PROTOCOL_VERSION_2, PROTOCOL_VERSION_3]
+export type ProtocolVersion = 1 | 2 | 3
 
 /** Whether this code folds events of version `v`. */
 export function isFoldedVersion(v: unknown): v is ProtocolVersion {
-  return v === PROTOCOL_VERSION || v === PROTOCOL_VERSION_2
+  return v === PROTOCOL_VERSION || v === PROTOCOL_VERSION_2 || v === PROTOCOL_VERSION_3
 }
 
 /** Hybrid logical clock stamp: wall milliseconds and a counter that breaks ties within one millisecond. */
@@ -69,6 +75,22 @@ export type EventType = (typeof EVENT_TYPES)[number]
 export interface Usage {
   readonly inputTokens: number
   readonly outputTokens: number
+}
+
+/**
+ * One tool call a task's loop made (protocol 3), as its result event records
+ * it: which server and tool, how long it took, whether it failed and why.
+ * The arguments are kept only when their JSON is short (see limits.ts).
+ */
+export interface ToolCallRecord {
+  readonly server: string
+  readonly tool: string
+  readonly ms: number
+  readonly ok: boolean
+  /** The arguments as JSON when at most MAX_TOOL_ARGS_CHARS long, else null. */
+  readonly args: string | null
+  /** What went wrong when `ok` is false (cut to MAX_TOOL_ERROR_CHARS), else null. */
+  readonly error: string | null
 }
 
 /** What approvers approve: accepted splits, accepted results (plans with review), or both. */
@@ -126,8 +148,14 @@ export interface PlanParams {
   readonly maxClaimsPerExecutor: number
   /** Protocol 2 only; absent: no approvers. */
   readonly approvers?: Approvers
-  /** Protocol 2 only; absent: 'model'. */
+  /** Protocol 2 and 3; absent: 'model'. */
   readonly executors?: Executors
+  /**
+   * Protocol 3 only, and then always true: the plan uses executors' tools.
+   * Its subgoals may name what they need (`Subgoal.needs`), executors claim
+   * only tasks whose needs they meet, and results record their tool calls.
+   */
+  readonly tools?: true
 }
 
 /**
@@ -136,22 +164,25 @@ export interface PlanParams {
  * shows as `params`. The defaults are left out of the treeHash, so a v1
  * plan hashes as it did before protocol 2.
  */
-export type ResolvedParams = Omit<PlanParams, 'approvers' | 'executors'> & {
+export type ResolvedParams = Omit<PlanParams, 'approvers' | 'executors' | 'tools'> & {
   readonly approvers: Approvers | null
   readonly executors: Executors
+  readonly tools: boolean
 }
 
 /** The goal's parameters with protocol 2's defaults filled in. */
 export function resolveParams(p: PlanParams | ResolvedParams): ResolvedParams {
-  if (p.approvers !== undefined && p.executors !== undefined) return p as ResolvedParams
-  return { ...p, approvers: p.approvers ?? null, executors: p.executors ?? 'model' }
+  if (p.approvers !== undefined && p.executors !== undefined && typeof p.tools === 'boolean') return p as ResolvedParams
+  return { ...p, approvers: p.approvers ?? null, executors: p.executors ?? 'model', tools: p.tools === true }
 }
 
 /**
- * The protocol version of a plan with these parameters: 2 exactly when it
- * uses a protocol-2 feature (approvers, or executors other than 'model').
+ * The protocol version of a plan with these parameters: 3 when it uses
+ * tools, else 2 when it uses a protocol-2 feature (approvers, or executors
+ * other than 'model'), else 1.
  */
 export function paramsVersion(p: PlanParams | ResolvedParams): ProtocolVersion {
+  if (p.tools === true) return PROTOCOL_VERSION_3
   return (p.approvers !== undefined && p.approvers !== null) || (p.executors !== undefined && p.executors !== 'model')
     ? PROTOCOL_VERSION_2
     : PROTOCOL_VERSION
@@ -171,6 +202,12 @@ export interface Subgoal {
   readonly leaf: boolean
   /** Indexes of sibling subgoals whose results this one needs first. */
   readonly dependsOn: readonly number[]
+  /**
+   * Protocol 3 only: capabilities an executor must offer to take this
+   * subgoal's task (tags, servers or `server/tool` names; sorted, distinct,
+   * 1..MAX_NEEDS). Absent: any executor. A composite's roll-up needs nothing.
+   */
+  readonly needs?: readonly string[]
 }
 
 export interface ProposalScore {
@@ -215,15 +252,30 @@ export interface Bodies {
   }
   'claim-renewed': { readonly task: TaskId; readonly claim: EventId; readonly prev: EventId }
   'task-released': { readonly task: TaskId; readonly claim: EventId; readonly reason: string }
-  'task-failed': { readonly task: TaskId; readonly claim: EventId; readonly error: string; readonly usage: Usage }
+  'task-failed': {
+    readonly task: TaskId
+    readonly claim: EventId
+    readonly error: string
+    readonly usage: Usage
+    /** Protocol 3 only: the model turns the usage was spent in (absent: 1); see `turns` on results. */
+    readonly turns?: number
+  }
   'result-reported': {
     readonly task: TaskId
     readonly claim: EventId
     readonly output: string
     readonly usage: Usage
     readonly model: string
-    /** 'outside' only in protocol 2. */
+    /** 'outside' only in protocol 2 and 3. */
     readonly source: ResultSource
+    /** Protocol 3 only: the tool calls the task's loop made (absent: none). */
+    readonly toolCalls?: readonly ToolCallRecord[]
+    /**
+     * Protocol 3 only: the model turns of the task's loop (1..MAX_TURNS;
+     * absent: 1). The budget counts the usage capped at maxTokensPerCall
+     * per turn, so a loop's every turn counts.
+     */
+    readonly turns?: number
   }
   'result-reviewed': {
     readonly task: TaskId

@@ -16,6 +16,8 @@ export interface Draft {
   readonly title: string
   readonly detail: string
   readonly dependsOnIdx: readonly number[]
+  /** What an executor must offer to take the node's own task (protocol 3; empty: anything). */
+  readonly needs: readonly string[]
   readonly markedLeaf: boolean
   readonly evidence: readonly EventId[]
   /** When the node could first be executed as a leaf, and the events that show it. */
@@ -62,6 +64,7 @@ export function growTree(
     title: goal.env.body.text,
     detail: '',
     dependsOnIdx: [],
+    needs: [],
     markedLeaf: false,
     evidence: [],
     base: { at: goal.env.hlc, evidence: [] },
@@ -87,6 +90,7 @@ function draft(place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted
     title: place.title,
     detail: place.detail,
     dependsOnIdx: place.dependsOnIdx,
+    needs: place.needs,
     markedLeaf: place.markedLeaf,
     evidence: place.evidence,
     base: place.base,
@@ -143,6 +147,7 @@ function split(d: Growing, won: Won): Growing[] {
       title: s.title,
       detail: s.detail,
       dependsOnIdx: s.dependsOn,
+      needs: s.needs ?? [],
       markedLeaf: s.leaf,
       evidence,
       base: { at: won.decidedBy.env.hlc, evidence },

@@ -32,3 +32,19 @@ export const MAX_TOKENS_LIMIT = 10_000_000_000
 export const MAX_CLAIMS_PER_EXECUTOR_LIMIT = 100
 /** Events stamped further ahead of local wall time than this wait (parked) until the clock catches up. */
 export const MAX_CLOCK_AHEAD_MS = 10_000
+
+/** Protocol 3: what one subgoal may say it needs (capability tags, servers or `server/tool` names). */
+export const MAX_NEEDS = 4
+export const MAX_NEED_CHARS = 56
+/** A need, and a capability an executor offers: a name, or a server's name and one of its tools. */
+export const NEED_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/
+/** Protocol 3: tool calls one result records; a loop that made more records the first ones. */
+export const MAX_TOOL_RECORDS = 24
+export const MAX_TOOL_NAME_CHARS = 64
+/** A tool call's arguments are recorded only when their JSON is at most this long. */
+export const MAX_TOOL_ARGS_CHARS = 100
+export const MAX_TOOL_ERROR_CHARS = 100
+/** A tool call's recorded duration is at most a day. */
+export const MAX_TOOL_MS = 86_400_000
+/** Protocol 3: model turns one result or failure may report (and count maxTokensPerCall for each). */
+export const MAX_TURNS = 100

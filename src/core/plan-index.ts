@@ -60,7 +60,7 @@ export class PlanIndex {
   readonly raises: Array<PlanEvent<'budget-raised'>> = []
   readonly retries = new Map<TaskId, Array<PlanEvent<'task-retried'>>>()
   readonly cancels: Array<PlanEvent<'goal-cancelled'>> = []
-  /** Sum over events of reported usage, each capped at maxTokensPerCall. */
+  /** Sum over events of reported usage, each capped at maxTokensPerCall (per model turn, for a tool loop's). */
   spentTokens = 0
   version = 0
 
@@ -205,9 +205,10 @@ export class PlanIndex {
   }
 
   private addUsage(e: PlanEvent): void {
-    const usage = (e.env.body as { usage: { inputTokens: number; outputTokens: number } }).usage
-    const cap = this.goal?.env.body.params.maxTokensPerCall ?? Number.MAX_SAFE_INTEGER
-    this.spentTokens += Math.min(usage.inputTokens + usage.outputTokens, cap)
+    const body = e.env.body as { usage: { inputTokens: number; outputTokens: number }; turns?: number }
+    // A tool loop's result or failure (protocol 3) counts the cap once per model turn.
+    const cap = (this.goal?.env.body.params.maxTokensPerCall ?? Number.MAX_SAFE_INTEGER) * (body.turns ?? 1)
+    this.spentTokens += Math.min(body.usage.inputTokens + body.usage.outputTokens, cap)
   }
 
   /** Convenience for tests and views: the events in an id-sorted list. */

@@ -73,7 +73,8 @@ export function resultViews(
       model: r.env.body.model,
       output: r.env.body.output,
       review: rv.kind,
-      source: r.env.body.source
+      source: r.env.body.source,
+      toolCalls: r.env.body.toolCalls ?? []
     })
   }
   return { results: views, duplicates }

@@ -46,25 +46,28 @@ export function treeHash(tree: PlanTree, hashText: (text: string) => string = sh
  * Keys the hash leaves out wherever they occur: `awaiting` (on nodes and
  * tasks) is who a node waits for, derived from the set like the rest, but
  * added with protocol 2; hashing it would change every v1 plan's hash.
- * Its order independence is tested on its own (test/property).
+ * Its order independence is tested on its own (test/property). `needs` (on
+ * nodes) and `toolCalls` (on results) came with protocol 3: they are read
+ * from the accepted split and the result, whose ids the hash covers.
  */
-export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting'])
+export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting', 'needs', 'toolCalls'])
 
 /**
- * The tree as it is hashed: protocol 2's plan parameters are left out where
- * they have their defaults (no approvers, executors 'model'), so a v1
+ * The tree as it is hashed: protocol 2's and 3's plan parameters are left out where
+ * they have their defaults (no approvers, executors 'model', no tools), so a v1
  * plan's tree hashes exactly as it did before protocol 2 (the golden
  * fixture holds it). Nothing is lost: the plan id is the hash of the goal,
  * parameters included.
  */
 function hashedForm(tree: PlanTree): PlanTree | (Omit<PlanTree, 'params'> & { params: object }) {
   const p = tree.params
-  if (p.approvers !== null && p.executors !== 'model') return tree
-  const { approvers, executors, ...rest } = p
+  if (p.approvers !== null && p.executors !== 'model' && p.tools) return tree
+  const { approvers, executors, tools, ...rest } = p
   const params = {
     ...rest,
     ...(approvers === null ? {} : { approvers }),
-    ...(executors === 'model' ? {} : { executors })
+    ...(executors === 'model' ? {} : { executors }),
+    ...(tools ? { tools } : {})
   }
   return { ...tree, params }
 }

@@ -1,4 +1,14 @@
-import type { EventId, Hlc, NodeId, PeerIdString, PlanId, ResolvedParams, ResultSource, TaskId } from './events.js'
+import type {
+  EventId,
+  Hlc,
+  NodeId,
+  PeerIdString,
+  PlanId,
+  ResolvedParams,
+  ResultSource,
+  TaskId,
+  ToolCallRecord
+} from './events.js'
 
 /**
  * The folded plan tree: plain data, in a deterministic order, so that it can
@@ -58,6 +68,13 @@ export interface TreeNode {
   readonly evidence: readonly EventId[]
   readonly kind: 'decomposing' | 'leaf' | 'composite'
   readonly leafReason: LeafReason | null
+  /**
+   * What an executor must offer to take the node's task (protocol 3): the
+   * capabilities its subgoal named; empty for any executor, and for a
+   * composite (its roll-up needs nothing). Left out of the treeHash, which
+   * covers it through the accepted split's id.
+   */
+  readonly needs: readonly string[]
   readonly attempts: readonly AttemptView[]
   readonly accepted: EventId | null
   readonly children: readonly NodeId[]
@@ -101,6 +118,8 @@ export interface ResultView {
   readonly output: string
   readonly model: string
   readonly source: ResultSource
+  /** The tool calls its loop made (protocol 3; empty otherwise). Left out of the treeHash, which has the result's id. */
+  readonly toolCalls: readonly ToolCallRecord[]
   readonly accepted: boolean
   readonly review: 'none' | 'pending' | 'accepted' | 'rejected'
 }

@@ -124,6 +124,7 @@ function paramsFrom(view: NodeView, a: SubmitArgs): ReturnType<typeof planParams
   flag('max-claims-per-executor', a.maxClaimsPerExecutor)
   if (a.review === true) values.review = true
   if (a.executors !== undefined) values.executors = a.executors
+  if (a.useTools === true) values['use-tools'] = true
   if (a.approvers !== undefined) values.approver = a.approvers
   if (a.approveFor !== undefined) values.approve = a.approveFor
   return planParams(values, committee)
@@ -155,6 +156,10 @@ const SUBMIT = z.object({
     .enum(['model', 'outside', 'any'])
     .optional()
     .describe('who does the tasks: model executors (default), outside workers only (task_next), or both'),
+  useTools: z
+    .boolean()
+    .optional()
+    .describe("the plan uses executors' tools: leaves may name what they need and go to executors that offer it"),
   approvers: z.array(z.string()).optional().describe('peer ids whose ballot is needed as well as the quorum (people)'),
   approveFor: z
     .enum(['splits', 'results', 'both'])

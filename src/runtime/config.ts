@@ -274,6 +274,10 @@ export const CLIENT_OPTIONS = {
     type: 'string',
     help: 'submit: who executes tasks: model | outside | any (default model; outside: agents and people, through MCP or `task`)'
   },
+  'use-tools': {
+    type: 'boolean',
+    help: "submit: the plan uses executors' tools: leaves may name what they need and go to executors that offer it"
+  },
   reason: { type: 'string', help: 'cancel, task release: why (shown to everyone)' },
   plan: { type: 'string', help: 'task next: take a task of this plan only' },
   file: { type: 'string', help: 'task done: the file holding the result (- for stdin)' },

@@ -18,6 +18,7 @@ import {
   EXECUTORS,
   PROTOCOL_VERSION,
   PROTOCOL_VERSION_2,
+  PROTOCOL_VERSION_3,
   isFoldedVersion,
   majority,
   type EventType,
@@ -44,7 +45,16 @@ import {
   MAX_TOKENS_LIMIT,
   MIN_LEASE_MS,
   MIN_SUBGOALS,
-  MAX_CLAIMS_PER_EXECUTOR_LIMIT
+  MAX_CLAIMS_PER_EXECUTOR_LIMIT,
+  MAX_NEED_CHARS,
+  MAX_NEEDS,
+  MAX_TOOL_ARGS_CHARS,
+  MAX_TOOL_ERROR_CHARS,
+  MAX_TOOL_MS,
+  MAX_TOOL_NAME_CHARS,
+  MAX_TOOL_RECORDS,
+  MAX_TURNS,
+  NEED_PATTERN
 } from '../core/limits.js'
 import { isEd25519PeerIdString } from './peer-keys.js'
 import { validateSwarmName } from './topics.js'
@@ -248,6 +258,8 @@ const PARAMS_KEYS = [
 
 /** What protocol 2 adds to a goal's parameters; each optional, at least one used. */
 const PARAMS_V2_KEYS = ['approvers', 'executors']
+/** What protocol 3 adds: `tools`, always true (a v3 goal may use protocol 2's keys too). */
+const PARAMS_V3_KEYS = [...PARAMS_V2_KEYS, 'tools']
 
 const APPROVERS_KEYS = ['ids', 'for']
 
@@ -298,14 +310,32 @@ function approvers(value: unknown, committee: readonly unknown[], review: unknow
  */
 export function validateParams(params: unknown, path = 'params', version?: number): string | null {
   if (!isMap(params)) return `${path}: expected a map, got ${describeValue(params)}`
-  const v = version ?? (PARAMS_V2_KEYS.some(k => Object.hasOwn(params, k)) ? PROTOCOL_VERSION_2 : PROTOCOL_VERSION)
+  const v =
+    version ??
+    (Object.hasOwn(params, 'tools')
+      ? PROTOCOL_VERSION_3
+      : PARAMS_V2_KEYS.some(k => Object.hasOwn(params, k))
+        ? PROTOCOL_VERSION_2
+        : PROTOCOL_VERSION)
   const k =
     v === PROTOCOL_VERSION
       ? exactKeys(params, path, PARAMS_KEYS)
-      : keysWithin(params, path, PARAMS_KEYS, PARAMS_V2_KEYS)
+      : keysWithin(params, path, PARAMS_KEYS, v === PROTOCOL_VERSION_2 ? PARAMS_V2_KEYS : PARAMS_V3_KEYS)
   if (k !== null) return k
   const p = params
-  return paramsV1(p, path) ?? (v === PROTOCOL_VERSION ? null : paramsV2(p, path))
+  if (v === PROTOCOL_VERSION) return paramsV1(p, path)
+  return paramsV1(p, path) ?? (v === PROTOCOL_VERSION_2 ? paramsV2(p, path) : paramsV3(p, path))
+}
+
+/** The protocol-3 fields: `tools: true`, and protocol 2's, each checked as protocol 2 checks it. */
+function paramsV3(p: Obj, path: string): Problem {
+  if (p.tools !== true)
+    return `${path}.tools: a protocol 3 goal has tools: true; without it, it is a protocol 1 or 2 goal`
+  if (Object.hasOwn(p, 'approvers')) {
+    const a = approvers(p.approvers, p.committee as readonly unknown[], p.review, `${path}.approvers`)
+    if (a !== null) return a
+  }
+  return Object.hasOwn(p, 'executors') ? oneOf(p.executors, `${path}.executors`, EXECUTORS) : null
 }
 
 /** The protocol-2 fields, on parameters whose v1 fields are fine. */
@@ -345,7 +375,55 @@ function paramsV1(p: Obj, path: string): Problem {
 
 const SUBGOAL_KEYS = ['title', 'detail', 'leaf', 'dependsOn']
 
-function subgoals(value: unknown, path: string): Problem {
+/**
+ * A subgoal's needs (protocol 3): 1..MAX_NEEDS names matching NEED_PATTERN,
+ * sorted ascending without repeats, so one set has one encoding.
+ */
+function needs(value: unknown, path: string): Problem {
+  const a = array(value, path, 1, MAX_NEEDS)
+  if (a !== null || !Array.isArray(value)) return a
+  let prev = ''
+  for (let i = 0; i < value.length; i++) {
+    const n: unknown = value[i]
+    const q = str(n, `${path}[${i}]`, MAX_NEED_CHARS, true)
+    if (q !== null) return q
+    if (!NEED_PATTERN.test(n as string))
+      return `${path}[${i}]: ${describeString(n)} is not a capability name (letters, digits, . _ -, one optional /)`
+    if ((n as string) <= prev) return `${path}[${i}]: not after [${i - 1}] (needs must be sorted ascending, no repeats)`
+    prev = n as string
+  }
+  return null
+}
+
+const TOOL_CALL_KEYS = ['server', 'tool', 'ms', 'ok', 'args', 'error']
+
+/** A result's tool calls (protocol 3): at most MAX_TOOL_RECORDS records, each within its caps. */
+function toolCalls(value: unknown, path: string): Problem {
+  const a = array(value, path, 0, MAX_TOOL_RECORDS)
+  if (a !== null || !Array.isArray(value)) return a
+  for (let i = 0; i < value.length; i++) {
+    const rp = `${path}[${i}]`
+    const r: unknown = value[i]
+    const k = exactKeys(r, rp, TOOL_CALL_KEYS)
+    if (k !== null || !isMap(r)) return k
+    const f =
+      str(r.server, `${rp}.server`, MAX_NEED_CHARS) ??
+      str(r.tool, `${rp}.tool`, MAX_TOOL_NAME_CHARS, true) ??
+      int(r.ms, `${rp}.ms`, 0, MAX_TOOL_MS) ??
+      bool(r.ok, `${rp}.ok`) ??
+      (r.args === null ? null : str(r.args, `${rp}.args`, MAX_TOOL_ARGS_CHARS)) ??
+      (r.error === null ? null : str(r.error, `${rp}.error`, MAX_TOOL_ERROR_CHARS))
+    if (f !== null) return f
+  }
+  return null
+}
+
+/** A tool loop's model turns (protocol 3), when given. */
+function turns(b: Obj, path: string): Problem {
+  return Object.hasOwn(b, 'turns') ? int(b.turns, `${path}.turns`, 1, MAX_TURNS) : null
+}
+
+function subgoals(value: unknown, path: string, version: number): Problem {
   const a = array(value, path, MIN_SUBGOALS, MAX_SUBGOALS)
   if (a !== null || !Array.isArray(value)) return a
   const n = value.length
@@ -354,13 +432,15 @@ function subgoals(value: unknown, path: string): Problem {
   for (let i = 0; i < n; i++) {
     const sp = `${path}[${i}]`
     const s: unknown = value[i]
-    const k = exactKeys(s, sp, SUBGOAL_KEYS)
+    const k =
+      version === PROTOCOL_VERSION_3 ? keysWithin(s, sp, SUBGOAL_KEYS, ['needs']) : exactKeys(s, sp, SUBGOAL_KEYS)
     if (k !== null || !isMap(s)) return k
     const f =
       str(s.title, `${sp}.title`, MAX_TITLE_CHARS, true) ??
       str(s.detail, `${sp}.detail`, MAX_DETAIL_CHARS) ??
       bool(s.leaf, `${sp}.leaf`) ??
-      array(s.dependsOn, `${sp}.dependsOn`, 0, n - 1)
+      array(s.dependsOn, `${sp}.dependsOn`, 0, n - 1) ??
+      (Object.hasOwn(s, 'needs') ? needs(s.needs, `${sp}.needs`) : null)
     if (f !== null) return f
     const title = normalizeTitle(s.title as string)
     const twin = titles.get(title)
@@ -465,7 +545,10 @@ const SOURCES_V2 = ['llm', 'offline', 'outside']
  */
 export function validateBody(type: EventType, body: unknown, version: number = PROTOCOL_VERSION): string | null {
   const path = type
-  const k = exactKeys(body, path, BODY_KEYS[type])
+  const k =
+    version === PROTOCOL_VERSION_3 && (type === 'result-reported' || type === 'task-failed')
+      ? keysWithin(body, path, BODY_KEYS[type], type === 'result-reported' ? ['toolCalls', 'turns'] : ['turns'])
+      : exactKeys(body, path, BODY_KEYS[type])
   if (k !== null || !isMap(body)) return k
   const b = body
   switch (type) {
@@ -483,7 +566,7 @@ export function validateBody(type: EventType, body: unknown, version: number = P
       return (
         hexId(b.node, `${path}.node`) ??
         attempt(b.attempt, `${path}.attempt`) ??
-        subgoals(b.subgoals, `${path}.subgoals`) ??
+        subgoals(b.subgoals, `${path}.subgoals`, version) ??
         str(b.rationale, `${path}.rationale`, MAX_RATIONALE_CHARS) ??
         usage(b.usage, `${path}.usage`)
       )
@@ -511,7 +594,8 @@ export function validateBody(type: EventType, body: unknown, version: number = P
         hexId(b.task, `${path}.task`) ??
         hexId(b.claim, `${path}.claim`) ??
         str(b.error, `${path}.error`, MAX_REASON_CHARS) ??
-        usage(b.usage, `${path}.usage`)
+        usage(b.usage, `${path}.usage`) ??
+        turns(b, path)
       )
     case 'result-reported':
       return (
@@ -520,7 +604,9 @@ export function validateBody(type: EventType, body: unknown, version: number = P
         str(b.output, `${path}.output`, MAX_OUTPUT_CHARS) ??
         usage(b.usage, `${path}.usage`) ??
         str(b.model, `${path}.model`, MAX_MODEL_CHARS) ??
-        oneOf(b.source, `${path}.source`, version === PROTOCOL_VERSION ? SOURCES_V1 : SOURCES_V2)
+        oneOf(b.source, `${path}.source`, version === PROTOCOL_VERSION ? SOURCES_V1 : SOURCES_V2) ??
+        (Object.hasOwn(b, 'toolCalls') ? toolCalls(b.toolCalls, `${path}.toolCalls`) : null) ??
+        turns(b, path)
       )
     case 'result-reviewed':
       return (
@@ -616,7 +702,7 @@ export function validateEnvelope(value: unknown): string | null {
   const a = peerId(frame.author, 'author')
   if (a !== null) return a
   if (!isFoldedVersion(frame.v))
-    return `v: ${frame.v} is not protocol version ${PROTOCOL_VERSION} or ${PROTOCOL_VERSION_2}`
+    return `v: ${frame.v} is not protocol version ${PROTOCOL_VERSION}, ${PROTOCOL_VERSION_2} or ${PROTOCOL_VERSION_3}`
   if (!isEventType(frame.type)) return `type: unknown event type ${describeString(frame.type)}`
   return validateEnvelopeRest(frame, frame.type)
 }

@@ -45,11 +45,11 @@ describe('upgrade: a v1 data dir folds to the hashes it had', () => {
       return { id: event.id as string, plan: golden.plan as string, bytes, receivedMs: 0 }
     })
     expect(rows.map(r => r.id)).toStrictEqual(golden.ids)
-    // A v3 event an old node held for a newer peer: stored, relayed, never folded.
+    // A v4 event an old node held for a newer peer: stored, relayed, never folded.
     const author = golden.envelopes[0]?.author as PeerIdString
     const future = signRawSync(
       'test',
-      dagCbor.encode({ ...golden.envelopes[1], v: 3, type: 'something-new' }),
+      dagCbor.encode({ ...golden.envelopes[1], v: 4, type: 'something-new' }),
       keys.get(author) as PrivateKey
     )
     old.putMany([...rows, { id: 'f'.repeat(64), plan: golden.plan, bytes: future, receivedMs: 0 }])

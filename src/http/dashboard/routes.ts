@@ -52,7 +52,8 @@ const SUBMIT_FIELDS = [
   'budget',
   'max-tokens-per-call',
   'max-claims-per-executor',
-  'review'
+  'review',
+  'use-tools'
 ] as const
 
 export interface DashboardOptions {
@@ -133,8 +134,8 @@ function submitValues(body: Record<string, unknown>): Record<string, string | bo
     if (!(SUBMIT_FIELDS as readonly string[]).includes(k))
       throw new DashboardRequestError(400, `unknown option ${JSON.stringify(k)}; known: ${SUBMIT_FIELDS.join(', ')}`)
     if (v === null || v === '' || v === undefined) continue
-    if (k === 'review') {
-      if (typeof v !== 'boolean') throw new DashboardRequestError(400, '"review" must be true or false')
+    if (k === 'review' || k === 'use-tools') {
+      if (typeof v !== 'boolean') throw new DashboardRequestError(400, `"${k}" must be true or false`)
       values[k] = v
     } else if (typeof v === 'number' || typeof v === 'string') {
       values[k] = String(v)
