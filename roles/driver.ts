@@ -1,16 +1,32 @@
 import { logger } from '@libp2p/logger'
 import type { LlmProvider } from '../src/llm/types.js'
+import type { ToolBox, ToolLoopLimits } from '../src/llm/agent.js'
 import type { PlanTree } from '../src/core/tree.js'
 import type { NodeView } from '../src/ports/node-view.js'
 import type { Cancel } from '../src/ports/scheduler.js'
 
 const log = logger('plan-swarm:role')
 
-/** What a role may use: its node's view (trees, roster, clock and timers, publish), its model, and a line printer. */
+/**
+ * An executor's tools (`--tools FILE`, served by src/tools over MCP): the
+ * box the loop calls, what it offers now (capability names, announced in
+ * presence), and the loop's limits.
+ */
+export interface ExecutorTools {
+  readonly box: ToolBox
+  readonly offers: () => readonly string[]
+  readonly limits: ToolLoopLimits
+}
+
+/**
+ * What a role may use: its node's view (trees, roster, clock and timers,
+ * publish), its model, a line printer, and (an executor's) tools.
+ */
 export interface RoleContext {
   readonly view: NodeView
   readonly provider: LlmProvider
   readonly say: (line: string) => void
+  readonly tools?: ExecutorTools
 }
 
 /** Something a role wants to do; `key` names it so it runs once at a time. */

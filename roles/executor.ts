@@ -1,10 +1,22 @@
 import { logger } from '@libp2p/logger'
 import { hashParts } from '../src/core/hash.js'
+import { meetsNeeds, offersIn } from '../src/core/needs.js'
+import { toolsLine } from './render.js'
 import { view } from '../src/core/view.js'
 import { MAX_OUTPUT_CHARS, MAX_REASON_CHARS } from '../src/core/limits.js'
 import { sleep } from '../src/ports/scheduler.js'
 import { isIdle, nearBudget, nodeMap, pathOf, inputsOf, welcomesModels } from './plan-context.js'
-import type { EventId, PeerIdString, PlanEvent, PlanId } from '../src/core/events.js'
+import { MAX_EVENT_BYTES, MAX_TOOL_RECORDS, MAX_TURNS } from '../src/core/limits.js'
+import { ZERO_USAGE } from '../src/llm/types.js'
+import type {
+  EventId,
+  PeerIdString,
+  PlanEvent,
+  PlanId,
+  ResultSource,
+  ToolCallRecord,
+  Usage
+} from '../src/core/events.js'
 import type { PlanTree, TaskView, TreeNode } from '../src/core/tree.js'
 import type { RoleContext, RoleHandler } from './driver.js'
 
@@ -178,7 +190,17 @@ export interface ExecutorView {
   /** When this executor last held the plan's limit of claims (`full` is told each time it does). */
   readonly lastFullMs?: number
   readonly full?: (atMs: number) => void
+  /**
+   * Protocol 3: what this executor offers (default nothing) and what another
+   * live executor offers (default nothing). A task that needs something is
+   * claimed only by an executor that offers it, and its ranks and staggers
+   * count only the executors that could take it.
+   */
+  readonly offers?: ReadonlySet<string>
+  readonly offersOf?: (peer: string) => ReadonlySet<string>
 }
+
+const NOTHING: ReadonlySet<string> = new Set()
 
 /** Preference hashes kept (task, executor): every pass ranks every claimable task among every live executor. */
 const RANK_CACHE_MAX = 100_000
@@ -261,8 +283,15 @@ export function decideExecutor(
   const free = executors.filter(p => p === me || (held.get(p) ?? 0) < tree.params.maxClaimsPerExecutor)
   const chain = chainLengths(tree)
   const order = [...v.claimable].sort((a, b) => (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0))
+  const nodes = tree.params.tools ? nodeMap(tree) : undefined
+  const mine = ev.offers ?? NOTHING
+  const offersOf = ev.offersOf ?? (() => NOTHING)
   for (const task of order) {
     if (room <= 0) break
+    const needs = task.kind === 'leaf' ? (nodes?.get(task.node)?.needs ?? []) : []
+    if (needs.length > 0 && !meetsNeeds(mine, needs)) continue
+    const able = needs.length === 0 ? executors : executors.filter(p => p === me || meetsNeeds(offersOf(p), needs))
+    const ableFree = needs.length === 0 ? free : free.filter(p => p === me || meetsNeeds(offersOf(p), needs))
     const current = task.chains[task.chains.length - 1]
     const takeover = task.status === 'claimed' && current !== undefined
     if (takeover && current.owner === me && workingOn(task.id)) continue
@@ -271,8 +300,8 @@ export function decideExecutor(
       ? Math.max(current.lapseMs, ev.heardAt === undefined ? 0 : ev.heardAt(current.last) + tree.params.leaseMs) +
         SKEW_ALLOWANCE_MS
       : first
-    const rank = rankFor(task.id, me, executors)
-    const due = since + ((rank === 0 ? 0 : rankFor(task.id, me, free)) + (stable ? 0 : 1)) * staggerMs
+    const rank = rankFor(task.id, me, able)
+    const due = since + ((rank === 0 ? 0 : rankFor(task.id, me, ableFree)) + (stable ? 0 : 1)) * staggerMs
     if (nowMs < due) {
       ev.wake?.(due)
       continue
@@ -286,7 +315,7 @@ export function decideExecutor(
     const sinceReadyMs = nowMs - (task.readyAt?.ms ?? -Infinity)
     const confirm = needsConfirm({
       rank,
-      executors: new Set([...executors, me]).size,
+      executors: new Set([...able, me]).size,
       stableView: stable,
       takeover,
       recentlyFull: freedBy !== undefined && !task.evidence.some(e => freedBy.has(e)),
@@ -299,8 +328,8 @@ export function decideExecutor(
       'claim %s: rank %d of %d (%d with room), view %s, %d ms after first seen, %d ms after ready, lag %d ms, stagger %d ms: %s',
       task.id.slice(0, 8),
       rank,
-      executors.length,
-      free.length,
+      able.length,
+      ableFree.length,
       stable ? 'stable' : 'changing',
       nowMs - first,
       sinceReadyMs,
@@ -325,6 +354,30 @@ function liveClaims(tree: PlanTree, lapsed: ReadonlySet<string> = new Set()): Ma
   return held
 }
 
+/** What a failed call cost, as the provider's errors carry it (usage, and a tool loop's turns). */
+function usageOfError(err: unknown): { usage: Usage; turns: number } {
+  const e = err as { usage?: Usage; steps?: number }
+  const ok = (u: Usage | undefined): u is Usage =>
+    u !== undefined && Number.isSafeInteger(u.inputTokens) && Number.isSafeInteger(u.outputTokens)
+  return {
+    usage: ok(e.usage) ? { inputTokens: e.usage.inputTokens, outputTokens: e.usage.outputTokens } : ZERO_USAGE,
+    turns: typeof e.steps === 'number' && Number.isSafeInteger(e.steps) && e.steps > 0 ? e.steps : 1
+  }
+}
+
+/** The UTF-8 bytes tool call records take in a result event, at most (keys and framing included). */
+function recordsBytes(calls: readonly ToolCallRecord[]): number {
+  return calls.reduce((n, c) => n + 64 + Buffer.byteLength(JSON.stringify(c)), 0)
+}
+
+/** Cut text to at most `maxBytes` of UTF-8, saying so (a result's output beside its tool call records). */
+function fitBytes(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text
+  let cut = text.slice(0, Math.max(0, Math.floor(maxBytes / 3) - 40))
+  while (Buffer.byteLength(cut) > maxBytes - 60) cut = cut.slice(0, -100)
+  return `${cut}\n[... cut to fit the event beside its tool calls]`
+}
+
 /** Cut text to fit the wire's cap, saying so. */
 function fit(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 40)}\n[... cut to fit ${max} characters]`
@@ -333,6 +386,23 @@ function fit(text: string, max: number): string {
 export function createExecutor(ctx: RoleContext): RoleHandler {
   const view = ctx.view
   const me = view.me
+  const tools = ctx.tools
+  /** Why a tool loop must stop before its next turn for budget, or null. */
+  const outOfBudget = (plan: PlanId, used: Usage): string | null => {
+    const t = view.tree(plan)
+    if (t === undefined) return null
+    if (t.status === 'budget-exhausted') return 'the plan ran out of budget'
+    const sum = used.inputTokens + used.outputTokens
+    return t.spentTokens + sum >= t.budgetTokens
+      ? `stopped between turns: the plan's budget of ${t.budgetTokens} tokens is spent (${t.spentTokens} before this task, ${sum} in it)`
+      : null
+  }
+  /** Why a tool loop must stop because its claim is gone or the plan ended, or null. */
+  const lostReason = (plan: PlanId, task: string, claim: EventId): string | null => {
+    const t = view.tree(plan)
+    if (t !== undefined && isIdle(t)) return `the plan is ${t.status}`
+    return standing(plan, task, claim) === 'lost' ? 'an earlier claim won' : null
+  }
   const working = new Map<string, { plan: PlanId; task: string; claim: EventId; check: () => void; stop: () => void }>()
   const firstSeen = new Map<string, number>()
   // When the set of live executors this node sees last changed.
@@ -341,17 +411,24 @@ export function createExecutor(ctx: RoleContext): RoleHandler {
   let viewSince = upSince
   // The driver ticks and then decides each plan at one `now`: the roster is listed once per pass, not once per call.
   let listed: { at: number; executors: string[] } = { at: NaN, executors: [] }
-  /** The live executors, noting when the set last changed. */
+  // What each live executor offers (protocol 3), from its presence; refreshed with the list.
+  let offered = new Map<string, ReadonlySet<string>>()
+  const offersOf = (peer: string): ReadonlySet<string> => offered.get(peer) ?? NOTHING
+  /** The live executors, noting when the set (or what they offer) last changed. */
   const noteView = (now: number): string[] => {
     if (listed.at === now) return listed.executors
-    const executors = view
-      .roster()
-      .filter(r => r.role === 'executor')
-      .map(r => r.peerId)
+    const entries = view.roster().filter(r => r.role === 'executor')
+    const executors = entries.map(r => r.peerId)
+    offered = new Map(entries.map(r => [r.peerId, new Set(offersIn(r.capabilities))]))
     listed = { at: now, executors }
-    const key = [...new Set([...executors, me])].sort().join(',')
+    const offerKey = entries
+      .filter(r => offersOf(r.peerId).size > 0)
+      .map(r => `${r.peerId}=${[...offersOf(r.peerId)].sort().join('+')}`)
+      .sort()
+    const key =
+      [...new Set([...executors, me])].sort().join(',') + (offerKey.length > 0 ? `|${offerKey.join(',')}` : '')
     if (key !== viewKey) {
-      log('executors in view: %d (was %d)', key.split(',').length, viewKey === '' ? 0 : viewKey.split(',').length)
+      log('executors in view: %d', executors.length + 1)
       viewKey = key
       viewSince = now
     }
@@ -408,7 +485,9 @@ export function createExecutor(ctx: RoleContext): RoleHandler {
         lastFullMs: fullAt.get(tree.plan),
         full: at => {
           noteFull(tree.plan, at)
-        }
+        },
+        offers: tools === undefined ? NOTHING : new Set(tools.offers()),
+        offersOf
       })
     },
     nextWakeAt: () => {
@@ -493,33 +572,59 @@ export function createExecutor(ctx: RoleContext): RoleHandler {
       try {
         const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
         ctx.say(`executing ${intent.task.kind === 'rollup' ? 'roll-up of ' : ''}"${node.title}"`)
-        let out
+        const input = {
+          goal: tree.goal,
+          path: pathOf(tree, node, nodes),
+          task: { title: node.title, detail: node.detail },
+          kind: intent.task.kind,
+          inputs: inputsOf(tree, intent.task, nodes)
+        }
+        const opts = {
+          signal: abort.signal,
+          maxOutputTokens: tree.params.maxTokensPerCall,
+          trace: { plan: intent.plan, for: { slot: 'claim' as const, claim: claim.id } }
+        }
+        // A plan that uses tools (protocol 3) runs a leaf as a loop with this executor's tools, if it has any.
+        const loop =
+          tree.params.tools && intent.task.kind === 'leaf' && tools !== undefined && tools.box.list().length > 0
+        let out: {
+          output: string
+          usage: Usage
+          model: string
+          source: ResultSource
+          calls?: readonly ToolCallRecord[]
+          steps?: number
+        }
         try {
-          out = await provider.execute(
-            {
-              goal: tree.goal,
-              path: pathOf(tree, node, nodes),
-              task: { title: node.title, detail: node.detail },
-              kind: intent.task.kind,
-              inputs: inputsOf(tree, intent.task, nodes)
-            },
-            {
-              signal: abort.signal,
-              maxOutputTokens: tree.params.maxTokensPerCall,
-              trace: { plan: intent.plan, for: { slot: 'claim', claim: claim.id } }
-            }
-          )
+          out = loop
+            ? await provider.executeWithTools(input, {
+                ...opts,
+                tools: tools.box,
+                limits: tools.limits,
+                beforeTurn: usage =>
+                  outOfBudget(intent.plan, usage) ?? lostReason(intent.plan, intent.task.id, claim.id),
+                afterTurn: () => {
+                  working.get(key)?.check()
+                }
+              })
+            : await provider.execute(input, opts)
         } catch (err) {
           if (abort.signal.aborted) {
             ctx.say(`stopped "${node.title}": an earlier claim won or the node is stopping`)
             return
           }
+          if (standing(intent.plan, intent.task.id, claim.id) === 'lost') {
+            ctx.say(`dropped "${node.title}": an earlier claim won while it ran`)
+            return
+          }
           freeing(intent.plan)
-          await view.publish('task-failed', intent.plan, [claim.id], {
+          const spent = usageOfError(err)
+          await view.publish('task-failed', intent.plan, [claim.id, last.id], {
             task: intent.task.id,
             claim: claim.id,
             error: fit((err as Error).message, MAX_REASON_CHARS),
-            usage: { inputTokens: 0, outputTokens: 0 }
+            usage: spent.usage,
+            ...(tree.params.tools && spent.turns > 1 ? { turns: Math.min(spent.turns, MAX_TURNS) } : {})
           })
           ctx.say(`"${node.title}" failed: ${(err as Error).message}`)
           return
@@ -529,14 +634,19 @@ export function createExecutor(ctx: RoleContext): RoleHandler {
           return
         }
         freeing(intent.plan)
+        const calls = (out.calls ?? []).slice(0, MAX_TOOL_RECORDS)
         await view.publish('result-reported', intent.plan, [claim.id, last.id], {
           task: intent.task.id,
           claim: claim.id,
-          output: fit(out.output, MAX_OUTPUT_CHARS),
+          output: fitBytes(fit(out.output, MAX_OUTPUT_CHARS), MAX_EVENT_BYTES - 8_192 - recordsBytes(calls)),
           usage: out.usage,
           model: out.model,
-          source: out.source
+          source: out.source,
+          ...(tree.params.tools && loop
+            ? { toolCalls: calls, turns: Math.min(Math.max(1, out.steps ?? 1), MAX_TURNS) }
+            : {})
         })
+        if (calls.length > 0) ctx.say(`"${node.title}": ${calls.length} tool call(s): ${toolsLine(calls)}`)
         ctx.say(`done "${node.title}"`)
       } finally {
         working.delete(key)

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs'
 import { renderMarkdown, renderTree, short } from './render.js'
+import { executorOffers, unmetNeeds } from '../src/core/needs.js'
 import { isFinished } from '../src/core/view.js'
 import type { NodeView } from '../src/ports/node-view.js'
 import type { PlanId } from '../src/core/events.js'
@@ -16,7 +17,7 @@ export interface ObserverOptions {
 /** What the observer reads of its node: it never publishes. */
 export type ObserverView = Pick<
   NodeView,
-  'plans' | 'tree' | 'loadTree' | 'isEvicted' | 'treeHash' | 'summary' | 'now' | 'scheduler' | 'health'
+  'plans' | 'tree' | 'loadTree' | 'isEvicted' | 'treeHash' | 'summary' | 'now' | 'scheduler' | 'health' | 'roster'
 >
 
 /**
@@ -32,6 +33,7 @@ export function startObserver(view: ObserverView, opts: ObserverOptions): { stop
     const health = view.health()
     if (plans.length === 0)
       return `no plans yet · ${health.peers} peers · waiting for a goal (npm start -- submit "...")`
+    const offers = executorOffers(view.roster())
     return plans
       .map(p => {
         const tree = view.tree(p)
@@ -40,7 +42,8 @@ export function startObserver(view: ObserverView, opts: ObserverOptions): { stop
           treeHash: view.treeHash(p),
           peers: health.peers,
           parked: health.parked,
-          rejected: health.rejected
+          rejected: health.rejected,
+          unmet: unmetNeeds(tree, offers)
         })
       })
       .join('\n\n')

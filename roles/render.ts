@@ -1,4 +1,6 @@
 import { view } from '../src/core/view.js'
+import { needsPhrase } from '../src/core/needs.js'
+import type { ToolCallRecord } from '../src/core/events.js'
 import type { PlanTree, TreeNode, NodeStatus } from '../src/core/tree.js'
 
 const GLYPH: Record<NodeStatus, string> = {
@@ -11,6 +13,13 @@ const GLYPH: Record<NodeStatus, string> = {
   failed: '✗'
 }
 
+/** A result's tool calls in one line: `notes/read_note` (12 ms), `notes/search_notes` (failed: ...). */
+export function toolsLine(calls: readonly ToolCallRecord[]): string {
+  return calls
+    .map(c => `\`${c.server}/${c.tool}\` (${c.ok ? `${c.ms} ms` : `failed: ${c.error ?? 'error'}`})`)
+    .join(', ')
+}
+
 export function short(id: string): string {
   return id.length > 12 ? `…${id.slice(-6)}` : id
 }
@@ -19,7 +28,14 @@ export function short(id: string): string {
 export function renderTree(
   tree: PlanTree,
   nowMs: number,
-  extra: { treeHash?: string; peers?: number; parked?: number; rejected?: Readonly<Record<string, number>> } = {}
+  extra: {
+    treeHash?: string
+    peers?: number
+    parked?: number
+    rejected?: Readonly<Record<string, number>>
+    /** Ready tasks that no live executor can take (src/core/needs.ts unmetNeeds), by node. */
+    unmet?: ReadonlyMap<string, readonly string[]>
+  } = {}
 ): string {
   const v = view(tree, nowMs)
   const byId = new Map(tree.nodes.map(n => [n.id, n]))
@@ -58,6 +74,9 @@ export function renderTree(
     }
     if (n.leafReason !== null && n.leafReason !== 'marked-leaf' && n.leafReason !== 'max-depth')
       parts.push(`leaf: ${n.leafReason}`)
+    const unmet = extra.unmet?.get(n.id)
+    if (unmet !== undefined) parts.push(`waits for ${needsPhrase(unmet)}`)
+    else if (n.needs.length > 0) parts.push(`needs ${n.needs.map(x => `\`${x}\``).join(', ')}`)
     if (t !== undefined) {
       if (t.kind === 'rollup' && (n.status === 'ready' || n.status === 'claimed')) parts.push('roll-up')
       if (t.owner !== null) {
@@ -69,6 +88,7 @@ export function renderTree(
       const accepted = t.results.find(r => r.accepted)
       if (accepted !== undefined)
         parts.push(`by ${short(accepted.author)}${accepted.source === 'offline' ? ' (offline)' : ''}`)
+      if (accepted !== undefined && accepted.toolCalls.length > 0) parts.push(`tools: ${toolsLine(accepted.toolCalls)}`)
       if (t.duplicates > 0) parts.push(`${t.duplicates} duplicate(s)`)
       if (t.failures > 0) parts.push(`${t.failures}/${t.attemptsAllowed} failed`)
     }
@@ -113,6 +133,7 @@ export function renderMarkdown(tree: PlanTree): string {
     const r = t?.results.find(x => x.accepted)
     out.push(`${'  '.repeat(depth)}- ${GLYPH[n.status]} **${n.title}**${n.detail !== '' ? `: ${n.detail}` : ''}`)
     if (r !== undefined && n.kind === 'leaf') {
+      if (r.toolCalls.length > 0) out.push(`${'  '.repeat(depth + 1)}- tools: ${toolsLine(r.toolCalls)}`)
       for (const l of r.output.split('\n')) out.push(`${'  '.repeat(depth + 1)}> ${l}`)
     }
     for (const c of n.children) {

@@ -10,8 +10,11 @@ import { createSubmitToken } from '../http/dashboard/guard.js'
 import { createLlmTelemetry } from '../telemetry/llm-spans.js'
 import { startTracing } from '../telemetry/tracing.js'
 import { VERSION } from '../runtime/node-runtime.js'
+import { announcedOffers } from '../core/needs.js'
+import { MAX_CAPABILITIES } from '../net/presence.js'
 import type { NodeConfig } from '../runtime/config.js'
 import type { Peer } from './peer.js'
+import type { ToolHost } from '../tools/index.js'
 import type { RoleHandler, RoleContext } from '../../roles/driver.js'
 
 const HANDLERS: Record<string, (ctx: RoleContext) => RoleHandler> = {
@@ -40,8 +43,25 @@ export async function runNode(config: NodeConfig): Promise<number> {
           env: process.env,
           hooks: llm.retryHooks
         })
-  const peer = await startPeer(config)
+  // An executor's tools start before the peer: a tools file that cannot be served stops the node before it joins.
+  const toolHost = config.toolsFile === undefined ? undefined : await startTools(config.toolsFile)
+  let peer: Peer
+  try {
+    peer = await startPeer(config)
+  } catch (err) {
+    await toolHost?.close()
+    throw err
+  }
   const view = peer.view
+  // What the executor offers is announced in presence, and again whenever a server goes down or comes back.
+  let announced: readonly string[] = []
+  const announce = (): void => {
+    if (toolHost === undefined) return
+    announced = announcedOffers(toolHost.offers(), MAX_CAPABILITIES - 1)
+    view.offer?.(announced)
+  }
+  announce()
+  const stopWatching = toolHost?.onChange(announce)
   const print = (line: Record<string, unknown>, text: string): void => {
     console.log(config.json ? JSON.stringify({ t: new Date().toISOString(), ...line }) : text)
   }
@@ -110,6 +130,14 @@ export async function runNode(config: NodeConfig): Promise<number> {
         `${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
       `  holding   ${s.events.held} events in ${s.plans.length} plans`,
       ...(choice === undefined ? [] : [`  model     ${choice.banner}`]),
+      ...(toolHost === undefined
+        ? []
+        : [
+            `  tools     ${toolHost
+              .servers()
+              .map(x => `${x.name} (${x.tools} tool${x.tools === 1 ? '' : 's'})`)
+              .join(', ')}; offers ${announced.join(', ')}`
+          ]),
       ...(tracing.url === undefined ? [] : [`  tracing   OTLP/HTTP to ${tracing.url}`])
     ].join('\n')
   )
@@ -123,7 +151,9 @@ export async function runNode(config: NodeConfig): Promise<number> {
     choice === undefined
       ? undefined
       : llm.instrument(choice.provider, { meter: peer.metrics, tracer: tracing.tracer, clock: view.scheduler })
-  const ctx: RoleContext | undefined = provider === undefined ? undefined : { view, provider, say }
+  const tools =
+    toolHost === undefined ? undefined : { box: toolHost, offers: () => announced, limits: config.toolLimits }
+  const ctx: RoleContext | undefined = provider === undefined ? undefined : { view, provider, say, tools }
   const role = make === undefined || ctx === undefined ? undefined : startRole(ctx, make(ctx))
   const observer =
     config.role === 'observer'
@@ -156,9 +186,21 @@ export async function runNode(config: NodeConfig): Promise<number> {
   unmount?.()
   dashboard?.close()
   await role?.stop()
+  stopWatching?.()
+  await toolHost?.close()
   await tracing.stop()
   await peer.stop()
   return 0
+}
+
+/** `--tools FILE`: start or connect the executor's MCP servers (loaded only when given). */
+async function startTools(file: string): Promise<ToolHost> {
+  const { loadToolsFile, startToolHost } = await import('../tools/index.js')
+  return await startToolHost(loadToolsFile(file), {
+    log: line => {
+      console.error(`[tools] ${line}`)
+    }
+  })
 }
 
 /** `--role observer --once`: catch up with a peer (or give up after a while), print what there is, exit. */

@@ -49,3 +49,23 @@ export function unmetNeeds(tree: PlanTree, executors: readonly ReadonlySet<strin
   }
   return out
 }
+
+/**
+ * The part of an offer that fits in `max` presence capabilities: tags and
+ * server names first (what needs should name), then `server/tool` names,
+ * each group sorted. An executor ranks itself by this same set, so every
+ * executor ranks a task among the same peers.
+ */
+export function announcedOffers(all: readonly string[], max: number): string[] {
+  const names = [...new Set(all)]
+  const whole = names.filter(n => !n.includes('/')).sort()
+  const tools = names.filter(n => n.includes('/')).sort()
+  return [...whole, ...tools].slice(0, Math.max(0, max))
+}
+
+/** What each executor in a roster offers, one set per executor. */
+export function executorOffers(
+  roster: ReadonlyArray<{ readonly role: string; readonly capabilities: readonly string[] }>
+): ReadonlySet<string>[] {
+  return roster.filter(r => r.role === 'executor').map(r => new Set(offersIn(r.capabilities)))
+}

@@ -33,7 +33,7 @@ export function treeNode(d: Draft, f: Finish, titles: NodeTitles): TreeNode {
     index: d.index,
     kind: d.kind,
     leafReason: d.leafReason,
-    needs: d.kind === 'composite' ? [] : d.needs,
+    needs: d.needs,
     parent: d.parent?.id ?? null,
     status: f.status,
     task: f.task,

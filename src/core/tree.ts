@@ -69,10 +69,11 @@ export interface TreeNode {
   readonly kind: 'decomposing' | 'leaf' | 'composite'
   readonly leafReason: LeafReason | null
   /**
-   * What an executor must offer to take the node's task (protocol 3): the
-   * capabilities its subgoal named; empty for any executor, and for a
-   * composite (its roll-up needs nothing). Left out of the treeHash, which
-   * covers it through the accepted split's id.
+   * What an executor must offer to take the node's leaf task (protocol 3):
+   * the capabilities its subgoal named, fixed once the node exists; empty
+   * for any executor. A composite's roll-up needs nothing whatever its
+   * node says. Left out of the treeHash, which covers it through the
+   * accepted split's id.
    */
   readonly needs: readonly string[]
   readonly attempts: readonly AttemptView[]

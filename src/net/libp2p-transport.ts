@@ -1,3 +1,4 @@
+import { logger } from '@libp2p/logger'
 import { createSwarmNode } from './node.js'
 import { createSyncService } from '../sync/libp2p-service.js'
 import { peerIdFromString } from '@libp2p/peer-id'
@@ -41,7 +42,9 @@ export interface Libp2pTransport extends Transport {
  * (gossipsub floods its own messages to every connected subscriber).
  */
 export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTransport {
+  const log = logger('plan-swarm:net:presence')
   let node: SwarmNode | undefined
+  let presence: PresenceInfo = init.presence
   let sync: SyncService | undefined
   const scheduler = realScheduler()
   const maxPeers = init.maxPeers ?? DEFAULT_MAX_PEERS
@@ -124,7 +127,7 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
           neighbours.heard(p)
         },
         // Each announcement carries the interval until the next (the node adds it): receivers size its TTL by it.
-        presence: init.presence,
+        presence,
         presenceIntervalMs,
         maxConnections: maxPeers + NEWCOMER_HEADROOM,
         network: init.network,
@@ -170,6 +173,13 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
     topicPeers: () => node?.eventTopicPeers() ?? [],
     addresses: () => node?.addresses() ?? [],
     presenceIntervalMs,
+    announce: capabilities => {
+      presence = { ...presence, capabilities: [...capabilities] }
+      if (node !== undefined)
+        node.publishPresence(presence).catch((err: Error) => {
+          log.error('could not announce presence - %e', err)
+        })
+    },
     stop: async () => {
       neighbours.stop()
       stopStrangers?.()

@@ -39,6 +39,8 @@ export interface StatusBody {
   addresses: string[]
   peers: number
   roster: RosterEntry[]
+  /** What this node offers to tasks that need tools (an executor with --tools); empty otherwise. */
+  offers: string[]
   plans: PlanLine[]
   events: { held: number; parked: number }
 }
@@ -118,4 +120,9 @@ export interface NodeView {
   syncOnce: () => Promise<string | null>
   /** Prometheus text for GET /metrics. */
   metricsText: () => Promise<string>
+  /**
+   * Announce what this node offers (an executor's tools, protocol 3) in its
+   * presence, at once and from then on; absent where presence is fixed.
+   */
+  offer?: (offers: readonly string[]) => void
 }

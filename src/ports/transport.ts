@@ -82,5 +82,7 @@ export interface Transport {
   addresses: () => string[]
   /** The current interval between this node's presence announcements (roles size waits by it). */
   presenceIntervalMs: () => number
+  /** Announce these capabilities in presence from now on (at once, then with every announcement). */
+  announce?: (capabilities: readonly string[]) => void
   stop: () => Promise<void>
 }

@@ -3,6 +3,8 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import { ConfigError } from '../errors.js'
+import { MAX_TURNS } from '../core/limits.js'
+import { DEFAULT_TOOL_LIMITS, type ToolLoopLimits } from '../llm/agent.js'
 import type { NetworkOptions } from '../net/nat.js'
 
 export { ConfigError } from '../errors.js'
@@ -108,6 +110,16 @@ export const OPTIONS = {
       "observer: let the dashboard submit goals, cancel plans, vote and review (signed with this observer's key; " +
       'needs the token it prints)'
   },
+  tools: {
+    type: 'string',
+    help: 'executor: an MCP client config (mcpServers, as Claude Desktop reads it) of the tools it offers to plans'
+  },
+  'max-steps': { type: 'string', help: 'executor with --tools: model turns per task before it fails (default 20)' },
+  'tool-timeout-s': { type: 'string', help: 'executor with --tools: seconds one tool call may take (default 60)' },
+  'tool-result-bytes': {
+    type: 'string',
+    help: 'executor with --tools: bytes of one tool result the model sees; the rest is cut, saying so (default 16384)'
+  },
   provider: {
     type: 'string',
     help: 'anthropic | openai | offline (default: anthropic when ANTHROPIC_API_KEY is set, else offline)'
@@ -161,6 +173,26 @@ export interface NodeConfig {
   readonly mcpHttp: { host: string; port: number } | undefined
   /** `--worker-silence-s`, in ms: an outside worker silent this long loses its task's lease renewals. */
   readonly workerSilenceMs: number
+  /** `--tools FILE` (executor): the MCP servers whose tools it offers; undefined: none. */
+  readonly toolsFile: string | undefined
+  /** `--max-steps`, `--tool-timeout-s`, `--tool-result-bytes`: the limits of a task's tool loop. */
+  readonly toolLimits: ToolLoopLimits
+}
+
+/** A whole-number option within bounds, or its default; a ConfigError saying the range otherwise. */
+function boundedInt(
+  raw: string | undefined,
+  flag: string,
+  min: number,
+  max: number,
+  fallback: number,
+  unit: string
+): number {
+  if (raw === undefined) return fallback
+  const n = Number(raw)
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min || n > max)
+    throw new ConfigError(`--${flag} ${JSON.stringify(raw)}: expected a whole number of ${unit} from ${min} to ${max}`)
+  return n
 }
 
 /** `PLAN_SWARM_<NAME>` for an option name: `--data-dir` reads PLAN_SWARM_DATA_DIR. */
@@ -357,6 +389,32 @@ function parseWith(
     throw new ConfigError(
       `--worker-silence-s ${JSON.stringify(silenceRaw)}: expected a whole number of seconds from 1 to 86400`
     )
+  const toolsFile = get<string>('tools')
+  if (toolsFile !== undefined && !help && role !== 'executor')
+    throw new ConfigError(
+      `--tools is for executors, not --role ${role ?? ''}: an executor offers tools to the tasks it takes`
+    )
+  const toolLimits: ToolLoopLimits = {
+    maxSteps: boundedInt(get<string>('max-steps'), 'max-steps', 1, MAX_TURNS, DEFAULT_TOOL_LIMITS.maxSteps, 'turns'),
+    toolTimeoutMs:
+      1_000 *
+      boundedInt(
+        get<string>('tool-timeout-s'),
+        'tool-timeout-s',
+        1,
+        3_600,
+        DEFAULT_TOOL_LIMITS.toolTimeoutMs / 1_000,
+        'seconds'
+      ),
+    maxResultBytes: boundedInt(
+      get<string>('tool-result-bytes'),
+      'tool-result-bytes',
+      256,
+      1_048_576,
+      DEFAULT_TOOL_LIMITS.maxResultBytes,
+      'bytes'
+    )
+  }
   const otlp = otlpTracesUrl(get<string>('otlp'), env)
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
@@ -386,7 +444,9 @@ function parseWith(
     maxPeers,
     otlp,
     mcpHttp: mcpHttpValue === undefined ? undefined : parseHostPort(mcpHttpValue, '--mcp-http'),
-    workerSilenceMs: silence * 1_000
+    workerSilenceMs: silence * 1_000,
+    toolsFile,
+    toolLimits
   }
   const values: Record<string, string | string[] | boolean | undefined> = {}
   for (const name of Object.keys(extra)) values[name] = v[name] ?? envValue(env, name as OptionName)

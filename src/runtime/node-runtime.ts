@@ -1,3 +1,4 @@
+import { OFFER_PREFIX, executorOffers } from '../core/needs.js'
 import { logger } from '@libp2p/logger'
 import { createRoster } from '../net/roster.js'
 import { summarizeTree } from '../core/fold.js'
@@ -121,7 +122,15 @@ function createNodeView(
   scheduler: Scheduler
 ): NodeView {
   const fold = replica.fold
-  const planLines: NodeView['planLines'] = () => replica.planSummaries()
+  // What this node offers (an executor's tools, protocol 3), as it last announced it.
+  let offers: readonly string[] = []
+  /** What each live executor offers (this one included, when it is one): for what waits on needs. */
+  const offersInSight = (): ReadonlySet<string>[] => {
+    const sets = executorOffers(roster.list(scheduler.now()))
+    if (init.role === 'executor') sets.push(new Set(offers))
+    return sets
+  }
+  const planLines: NodeView['planLines'] = () => replica.planSummaries(offersInSight())
   const view: NodeView = {
     me: init.peerId,
     swarm: init.swarm,
@@ -160,10 +169,15 @@ function createNodeView(
       addresses: transport.addresses(),
       peers: transport.connectedPeers().length,
       roster: roster.list(scheduler.now()),
+      offers: [...offers],
       plans: planLines(),
       events: { held: replica.ids.size, parked: fold.events.parkedCount }
     }),
     onFolded: fn => replica.onFolded(fn),
+    offer: next => {
+      offers = [...next]
+      transport.announce?.(offers.map(o => `${OFFER_PREFIX}${o}`))
+    },
     publish: async (type, plan, cites, body) => {
       const signed = await replica.author(type, plan, cites, body)
       await transport.publish(signed.event.id, signed.bytes)

@@ -4,6 +4,7 @@ import { planOf } from '../core/event-set.js'
 import { HybridClock } from '../core/hlc.js'
 import { IdSet } from '../sync/reconcile/index.js'
 import { eventVersion } from '../core/events.js'
+import { needsPhrase, unmetNeeds } from '../core/needs.js'
 import { isFinished } from '../core/view.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
@@ -20,7 +21,7 @@ import type { Verdict } from '../ports/transport.js'
 import type { AddOutcome } from '../core/event-set.js'
 import type { EventStore } from '../ports/event-store.js'
 import type { NodeMetrics } from './metrics.js'
-import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
+import type { Bodies, EventId, EventType, NodeId, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
 import type { PlanSummary } from '../core/fold.js'
 import type { PlanTree, TreeNode } from '../core/tree.js'
 import type { PlanLine } from '../ports/node-view.js'
@@ -543,7 +544,7 @@ export class Replica {
    * cannot go on where it stands (nodes waiting for proposals, ballots or an
    * executor; at most STATUS_WAITING_MAX of them), empty once it is finished.
    */
-  planSummaries(): PlanLine[] {
+  planSummaries(executorOffers: readonly ReadonlySet<string>[] = []): PlanLine[] {
     return this.fold.plans().map(id => {
       // An evicted plan answers from its summary: it is finished, so nothing waits.
       const t = this.tree(id)
@@ -557,16 +558,23 @@ export class Replica {
         done: s.done,
         spentTokens: s.spentTokens,
         budgetTokens: s.budgetTokens,
-        waiting:
-          t === undefined || isFinished(t)
-            ? []
-            : t.nodes
-                .filter(n => n.waiting !== null && n.status !== 'blocked')
-                .slice(0, STATUS_WAITING_MAX)
-                .map(n => `"${n.title}": ${n.waiting as string}${reviewersAwaited(t, n)}`)
+        waiting: t === undefined || isFinished(t) ? [] : waitingLines(t, unmetNeeds(t, executorOffers))
       }
     })
   }
+}
+
+/** Why the plan's nodes wait, a line each (a ready task whose needs no live executor meets says so). */
+function waitingLines(t: PlanTree, unmet: ReadonlyMap<NodeId, readonly string[]>): string[] {
+  return t.nodes
+    .filter(n => n.waiting !== null && n.status !== 'blocked')
+    .sort((a, b) => Number(unmet.has(b.id)) - Number(unmet.has(a.id)))
+    .slice(0, STATUS_WAITING_MAX)
+    .map(n => {
+      const needs = unmet.get(n.id)
+      const why = needs === undefined ? (n.waiting as string) : `waits for ${needsPhrase(needs)}`
+      return `"${n.title}": ${why}${reviewersAwaited(t, n)}`
+    })
 }
 
 /** Whom a node in review waits for, as a suffix for its waiting line (a split's line names them already). */

@@ -46,6 +46,7 @@ import type {
   PlanId,
   PlanParams,
   Subgoal,
+  ToolCallRecord,
   TaskId
 } from '../../src/core/events.js'
 import type { PlanTree, TaskView } from '../../src/core/tree.js'
@@ -211,6 +212,8 @@ export interface PlanCtx {
   readonly people?: PersonTemper
   /** Results may come from outside executors (source 'outside'): only in a v2 plan whose executors are not 'model'. */
   readonly outside?: boolean
+  /** Protocol 3 (`tools`): subgoals may name needs, results record tool calls and turns, failures turns. */
+  readonly tools?: boolean
 }
 
 /** How the people of a plan behave. */
@@ -301,6 +304,24 @@ export class Roles {
     return { inputTokens: Math.floor(n * 0.7), outputTokens: n - Math.floor(n * 0.7) }
   }
 
+  /** A tool loop's record (protocol 3): a few calls, some failed, and the turns taken. */
+  private toolCalls(): { toolCalls: ToolCallRecord[]; turns: number } {
+    const rng = this.rng
+    const n = rng.int(0, 3)
+    const toolCalls = Array.from({ length: n }, (_, i) => {
+      const ok = rng.chance(0.8)
+      return {
+        server: 'notes',
+        tool: rng.pick(['list_notes', 'read_note']),
+        ms: rng.int(1, 900),
+        ok,
+        args: rng.chance(0.5) ? `{"name":"n${i}"}` : null,
+        error: ok ? null : 'the tool did not answer within 60 s'
+      }
+    })
+    return { toolCalls, turns: n + 1 }
+  }
+
   private subgoals(a: Actor, node: NodeId, attempt: number, variant: number): Subgoal[] {
     const { params } = this.ctx
     const rng = this.rng
@@ -310,8 +331,12 @@ export class Roles {
       title: `${i + 1}. by ${angle} v${variant} a${attempt} ${node.slice(0, 4)}`,
       detail: `part ${i + 1} of ${n}`,
       leaf: rng.chance(0.55),
-      dependsOn: Array.from({ length: i }, (_, j) => j).filter(() => rng.chance(0.25))
-    }))
+      dependsOn: Array.from({ length: i }, (_, j) => j).filter(() => rng.chance(0.25)),
+      // Drawn only in tool plans, so the other plans of a seed stay as they were.
+      ...(this.ctx.tools === true && rng.chance(0.4)
+        ? { needs: [...new Set(['browser', 'notes', 'notes/read_note'].filter(() => rng.chance(0.5)))].sort() }
+        : {})
+    })).map(s => (s.needs !== undefined && s.needs.length === 0 ? { ...s, needs: ['gpu'] } : s))
   }
 
   /** Propose a split for each open attempt not proposed for yet (sometimes a second, different one). */
@@ -472,7 +497,8 @@ export class Roles {
             task: job.task,
             claim: job.claim.id,
             error: 'simulated failure',
-            usage: this.usage(50, 400)
+            usage: this.usage(50, 400),
+            ...(this.ctx.tools === true ? { turns: rng.int(1, 5) } : {})
           })
         } else if (roll < t.pFail + t.pRelease) {
           this.emit(a, 'task-released', [job.claim.id], {
@@ -496,7 +522,8 @@ export class Roles {
             output: `output of ${job.task.slice(0, 6)} by ${a.id.slice(-4)}`,
             usage: this.usage(200, 1_500),
             model: 'sim',
-            source
+            source,
+            ...(this.ctx.tools === true ? this.toolCalls() : {})
           })
         }
         continue
@@ -631,6 +658,12 @@ export interface GenOptions {
    * the other plans of a seed stay as they were).
    */
   readonly people?: boolean
+  /**
+   * Protocol 3: a plan that uses tools: some subgoals name needs, results
+   * record tool calls and the turns of their loop, failures their turns.
+   * Default off (its draws are taken only when on).
+   */
+  readonly tools?: boolean
 }
 
 export interface GeneratedPlan {
@@ -720,6 +753,7 @@ export function generatePlan(seed: number, actors: Actors, opts: GenOptions = {}
     // A person who never answers, until the author amends them out (when amendments are on).
     if (rng.chance(0.2)) temper = { ...temper, silent: 2 }
   }
+  if (opts.tools === true) params = { ...params, tools: true }
   const pLongDelay = rng.pick([0.01, 0.05, 0.12])
 
   const created: PlanEvent[] = []
@@ -770,7 +804,8 @@ export function generatePlan(seed: number, actors: Actors, opts: GenOptions = {}
     spare: (scorers[3] as Actor).id,
     decomposers: decomposers.length,
     people,
-    outside
+    outside,
+    tools: opts.tools === true
   }
   const roles = new Roles(rng, temper, ctx, emit)
   const memory = new Map<Actor, RoleMemory>()

@@ -315,6 +315,7 @@ describe('replica: finished plans leave memory', () => {
     for (const bytes of b.wire) replica.ingest(bytes, 'gossip')
     expect(replica.fold.isEvicted(a.plan)).toBe(true)
     const nodeView: ObserverView = {
+      roster: () => [],
       plans: () => replica.fold.plans(),
       tree: plan => replica.tree(plan),
       loadTree: plan => replica.loadTree(plan),

@@ -75,7 +75,7 @@ function stubSource(): Stub {
       role: 'observer',
       swarm: 'test',
       peers: 2,
-      roster: [{ peerId: 'p1', role: 'scorer', lastSeenMs: 100 }],
+      roster: [{ peerId: 'p1', role: 'scorer', lastSeenMs: 100, capabilities: [] }],
       events: { held: 5, parked: 0 }
     }),
     plans: () => [...trees.keys()],

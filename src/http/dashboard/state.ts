@@ -18,7 +18,7 @@ export interface DashboardSource {
     role: string
     swarm: string
     peers: number
-    roster: ReadonlyArray<{ peerId: string; role: string; lastSeenMs: number }>
+    roster: ReadonlyArray<{ peerId: string; role: string; lastSeenMs: number; capabilities: readonly string[] }>
     events: { held: number; parked: number }
   }
   plans: () => readonly PlanId[]
@@ -75,7 +75,8 @@ export interface Summary {
   swarm: string
   allowSubmit: boolean
   peers: number
-  roster: Array<{ peerId: string; role: string; lastSeenMs: number }>
+  /** `offers`: what an executor offers to tasks that need tools (protocol 3). */
+  roster: Array<{ peerId: string; role: string; lastSeenMs: number; offers: string[] }>
   events: { held: number; parked: number; perSecond: number }
   rejected: Record<string, number>
   plans: PlanLine[]

@@ -1,3 +1,4 @@
+import { offersIn } from '../../core/needs.js'
 import { RateMeter, awaitingLines, defaultPlan, planLines } from './state.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { PlanId } from '../../core/events.js'
@@ -74,7 +75,12 @@ export function createStreamHub(source: DashboardSource, allowSubmit: boolean): 
       swarm: s.swarm,
       allowSubmit,
       peers: s.peers,
-      roster: s.roster.map(r => ({ peerId: r.peerId, role: r.role, lastSeenMs: r.lastSeenMs })),
+      roster: s.roster.map(r => ({
+        peerId: r.peerId,
+        role: r.role,
+        lastSeenMs: r.lastSeenMs,
+        offers: offersIn(r.capabilities)
+      })),
       events: { held: s.events.held, parked: s.events.parked, perSecond: rate.perSecond(now) },
       rejected: source.rejected(),
       plans: lines,
@@ -86,7 +92,7 @@ export function createStreamHub(source: DashboardSource, allowSubmit: boolean): 
   const push = (c: Client, s: Summary, force: boolean): void => {
     const now = s.now
     // Compare without the clock and the roster's ages, which change every tick.
-    const key = JSON.stringify({ ...s, now: 0, roster: s.roster.map(r => [r.peerId, r.role, r.lastSeenMs > 30_000]) })
+    const key = JSON.stringify({ ...s, now: 0, roster: s.roster.map(r => [r.peerId, r.role, r.offers, r.lastSeenMs > 30_000]) })
     if (force || key !== c.sentSummary || now - c.sentSummaryAt >= SUMMARY_EVERY_MS) {
       write(c, 'summary', s)
       c.sentSummary = key

@@ -226,7 +226,8 @@
                     el(
                       'li',
                       { class: 'mono', title: r.peerId },
-                      `${short(r.peerId)} · seen ${Math.round(r.lastSeenMs / 1000)} s ago`
+                      `${short(r.peerId)} · seen ${Math.round(r.lastSeenMs / 1000)} s ago` +
+                        `${r.offers && r.offers.length > 0 ? ` · offers ${r.offers.join(', ')}` : ''}`
                     )
                   )
               )
@@ -440,6 +441,15 @@
       }
       if (n.leafReason && n.leafReason !== 'marked-leaf' && n.leafReason !== 'max-depth')
         meta.push(`leaf: ${n.leafReason}`)
+      // A task that needs tools (protocol 3): which, and whether any executor in sight offers them.
+      if (n.needs && n.needs.length > 0) {
+        const offerSets = (state.summary ? state.summary.roster : [])
+          .filter(r => r.role === 'executor')
+          .map(r => new Set(r.offers || []))
+        const met = offerSets.some(o => n.needs.every(x => o.has(x)))
+        const names = n.needs.map(x => `\`${x}\``).join(' and ')
+        meta.push(n.status === 'ready' && !met ? `waits for an executor with ${names}` : `needs ${names}`)
+      }
       let lease = null
       if (task) {
         if (task.kind === 'rollup' && (task.status === 'ready' || task.status === 'claimed')) meta.push('roll-up')
@@ -530,7 +540,27 @@
             (`by ${short(r.author)}` +
               `${r.source === 'offline' ? ' · offline heuristics' : ` · ${r.model}`}` +
               `${r.review !== 'none' ? ` · review ${r.review}` : ''}`)
-          parts.push(details(`res:${r.id}`, label, el('pre', { class: 'output' }, r.output), false))
+          const calls = r.toolCalls || []
+          const toolList =
+            calls.length === 0
+              ? []
+              : [
+                  el(
+                    'ul',
+                    { class: 'tool-calls', 'aria-label': 'tool calls' },
+                    calls.map(c =>
+                      el(
+                        'li',
+                        { class: 'mono', 'data-ok': String(c.ok) },
+                        `${c.server}/${c.tool} · ${c.ms} ms · ${c.ok ? 'ok' : `failed: ${c.error || 'error'}`}` +
+                          `${c.args ? ` · ${c.args}` : ''}`
+                      )
+                    )
+                  )
+                ]
+          const body = [...toolList, el('pre', { class: 'output' }, r.output)]
+          const withCalls = calls.length === 0 ? label : `${label} · ${calls.length} tool call(s)`
+          parts.push(details(`res:${r.id}`, withCalls, body, false))
         }
       }
       const kids = n.children.map(c => byId.get(c)).filter(Boolean)
@@ -866,6 +896,7 @@
       const v = $(`opt-${name}`).value.trim()
       if (v !== '') options[name] = name === 'committee' ? v : Number(v)
     }
+    if ($('opt-use-tools').checked) options['use-tools'] = true
     $('submit-button').disabled = true
     msg.dataset.kind = ''
     msg.textContent = 'submitting…'
