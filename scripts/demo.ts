@@ -1,5 +1,6 @@
 import '../src/polyfill.js'
 import { spawn } from 'node:child_process'
+import { parseArgs } from 'node:util'
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -12,15 +13,30 @@ import type { PlanTree } from '../src/core/tree.js'
  * `npm run demo [-- "goal"]`: a whole swarm of real processes on 127.0.0.1
  * (2 decomposers, 3 scorers, 3 executors, 1 observer), joined by bootstrap
  * addresses, a goal submitted, the tree shown live, the deliverable printed.
+ * `npm run demo -- --tools`: one of the executors gets the example tools
+ * (examples/tools.json: the notes server over examples/notes/), the plan
+ * uses tools, and the leaves that need the notes go to that executor.
  * Exit 0 when the plan completes; Ctrl-C stops every child.
  */
+const USAGE = `npm run demo [-- "goal"] [-- --tools]`
 const ROOT = resolve(import.meta.dirname, '..')
+const { values: flags, positionals } = (() => {
+  try {
+    return parseArgs({ options: { tools: { type: 'boolean' }, help: { type: 'boolean' } }, allowPositionals: true })
+  } catch (err) {
+    console.error(`${(err as Error).message}\nusage: ${USAGE}`)
+    process.exit(2)
+  }
+})()
+if (flags.help === true) {
+  console.log(`usage: ${USAGE}`)
+  process.exit(0)
+}
+const withTools = flags.tools === true
+const TOOLS_FILE = join(ROOT, 'examples/tools.json')
 const goal =
-  process.argv
-    .slice(2)
-    .filter(a => !a.startsWith('--'))
-    .join(' ')
-    .trim() || 'plan a two-week trip to Japan'
+  positionals.join(' ').trim() ||
+  (withTools ? "turn the team's notes into a plan for the offsite" : 'plan a two-week trip to Japan')
 const timeoutS = Number(process.env.DEMO_TIMEOUT_S ?? 600)
 const dir = mkdtempSync(join(tmpdir(), 'plan-swarm-demo-'))
 const swarm = 'demo'
@@ -82,6 +98,7 @@ process.on('SIGTERM', () => {
 
 const common = ['--swarm', swarm, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0', '--json']
 console.log(`plan-swarm demo: 2 decomposers, 3 scorers, 3 executors and an observer on 127.0.0.1 (data in ${dir})`)
+if (withTools) console.log(`executor-1 offers the tools of ${TOOLS_FILE}; the plan uses tools (--use-tools)`)
 if (process.env.ANTHROPIC_API_KEY === undefined)
   console.log('no ANTHROPIC_API_KEY: offline heuristics, not a language model (set the key to plan with Claude)')
 
@@ -115,7 +132,8 @@ for (const [role, n] of roles) {
       '--data-dir',
       join(dir, `${role}-${i}`),
       '--bootstrap',
-      seed
+      seed,
+      ...(withTools && role === 'executor' && i === 1 ? ['--tools', TOOLS_FILE] : [])
     ])
     ready.push(firstJson(child, o => o.event === 'started'))
   }
@@ -140,7 +158,8 @@ const submit = node('submit', [
   '--timeout',
   String(timeoutS),
   '--max-depth',
-  '2'
+  '2',
+  ...(withTools ? ['--use-tools'] : [])
 ])
 const submitted = await firstJson(submit, o => typeof o.plan === 'string' && o.status === undefined)
 const plan = submitted.plan as string
