@@ -3,6 +3,7 @@ import { benchFold } from './fold.js'
 import { benchNet } from './net.js'
 import { benchE2e } from './e2e.js'
 import { benchScale } from './scale.js'
+import { benchToolCache } from './tool-cache.js'
 import { BenchUnavailable } from './util.js'
 
 /**
@@ -14,7 +15,8 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   fold: benchFold,
   net: benchNet,
   e2e: benchE2e,
-  scale: benchScale
+  scale: benchScale,
+  'tool-cache': benchToolCache
 }
 
 const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
@@ -32,7 +34,10 @@ BENCHMARKS.md has the current figures and how each is measured.
           E2E_TRACE=PREFIX E2E_DEBUG=NAMESPACES E2E_CPU_PROF=DIR. Needs ss (iproute2).
   scale   idle background and roster fill at 5-40 processes, then the simulator at 100-1000 nodes.
           --sizes=5,10,20,40 --idle-s=20 --sim-sizes=100,300,1000 --sim-seeds=3 --sim-until=plan|rosters
-          (--sizes= skips the processes, --sim-sizes= the simulator). Needs ss (iproute2).`
+          (--sizes= skips the processes, --sim-sizes= the simulator). Needs ss (iproute2).
+  tool-cache  a ten-step task with tools against the fake Messages API, with and without prompt-cache
+          breakpoints: input tokens, cache reads and writes, billed-equivalent input (reads 0.1x, writes 1.25x)
+          and the saving. Token counts are the fake's chars/4 approximation.`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {

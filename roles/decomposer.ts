@@ -2,7 +2,9 @@ import { hashParts } from '../src/core/hash.js'
 import { view } from '../src/core/view.js'
 import { ANGLES } from '../src/llm/types.js'
 import { isIdle, nearBudget, nodeMap, pathOf } from './plan-context.js'
-import type { PeerIdString, PlanId } from '../src/core/events.js'
+import { executorOffers } from '../src/core/needs.js'
+import { MAX_NEEDS, NEED_PATTERN } from '../src/core/limits.js'
+import type { PeerIdString, PlanId, Subgoal } from '../src/core/events.js'
 import type { PlanTree, TreeNode } from '../src/core/tree.js'
 import type { RoleContext, RoleHandler } from './driver.js'
 
@@ -10,6 +12,17 @@ import type { RoleContext, RoleHandler } from './driver.js'
 export function angleOf(peer: string): string {
   const h = parseInt(hashParts('angle', peer).slice(0, 8), 16)
   return ANGLES[h % ANGLES.length] as string
+}
+
+/**
+ * A subgoal as published: its needs kept only when the plan uses tools and
+ * the names are on offer in the swarm (sorted, distinct, at most MAX_NEEDS),
+ * so that a model's invented name cannot leave a task waiting for nobody.
+ */
+export function withNeeds(s: Subgoal, offered: readonly string[]): Subgoal {
+  const { needs, ...rest } = s
+  const kept = [...new Set(needs ?? [])].filter(n => offered.includes(n) && NEED_PATTERN.test(n)).sort()
+  return kept.length === 0 ? rest : { ...rest, needs: kept.slice(0, MAX_NEEDS) }
 }
 
 export interface ProposeIntent {
@@ -56,8 +69,11 @@ export function createDecomposer(ctx: RoleContext): RoleHandler {
     act: async (intent: ProposeIntent, tree) => {
       const p = tree.params
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
+      // Protocol 3: what the executors in sight offer, so that a subgoal can say what it needs.
+      const offered = p.tools ? [...new Set(executorOffers(ctx.view.roster()).flatMap(o => [...o]))].sort() : []
       const out = await provider.decompose(
         {
+          tools: offered,
           goal: tree.goal,
           path: intent.path,
           node: { title: intent.node.title, detail: intent.node.detail },
@@ -72,7 +88,7 @@ export function createDecomposer(ctx: RoleContext): RoleHandler {
       await ctx.view.publish('split-proposed', intent.plan, intent.node.evidence, {
         node: intent.node.id,
         attempt: intent.attempt,
-        subgoals: out.subgoals,
+        subgoals: out.subgoals.map(sg => withNeeds(sg, offered)),
         rationale: out.rationale,
         usage: out.usage
       })

@@ -14,7 +14,7 @@ export const OFFER_PREFIX = 'offers:'
 
 /** The offer announced in a list of presence capabilities. */
 export function offersIn(capabilities: readonly string[]): string[] {
-  return capabilities.filter(c => c.startsWith(OFFER_PREFIX)).map(c => c.slice(OFFER_PREFIX.length))
+  return (capabilities ?? []).filter(c => c.startsWith(OFFER_PREFIX)).map(c => c.slice(OFFER_PREFIX.length))
 }
 
 /** Whether an executor offering `offers` meets `needs` (every one of them). */

@@ -5,6 +5,13 @@
  * 'tool'}`); a bad answer goes back as a `tool_result` with `is_error: true`.
  * The SDK's own retries are off (`maxRetries: 0`): retry.ts does them, so they
  * are observable and the same for every provider.
+ *
+ * A task run with tools (agent-loop.ts) offers every tool with `tool_choice:
+ * {type: 'any'}` (the last turn forces report_result) and marks prompt-cache
+ * breakpoints (`cache_control: {type: 'ephemeral'}`) on the system prompt, on
+ * the task's user message and on the last block of the newest user turn:
+ * three of the four the API allows, so each turn reads the conversation so
+ * far from the cache and writes only what the last turn added.
  */
 import Anthropic, {
   APIConnectionError,
@@ -13,6 +20,8 @@ import Anthropic, {
   APIUserAbortError
 } from '@anthropic-ai/sdk'
 import type { Usage } from '../core/events.js'
+import type { CacheUsage } from './agent.js'
+import type { LoopCall, LoopConversation, LoopReply, LoopTransport } from './agent-loop.js'
 import type { Prompt } from './prompts.js'
 import { isRetryableStatus, parseRetryAfter, type RequestFailure } from './retry.js'
 import { createModelProvider, type ModelProviderSettings } from './model-provider.js'
@@ -32,19 +41,28 @@ export interface AnthropicProviderOptions extends Partial<ModelProviderSettings>
   readonly timeoutMs?: number
   /** A fetch to use instead of the global one (tests, proxies). */
   readonly fetch?: typeof fetch
+  /**
+   * Prompt-cache breakpoints in tool loops (default true). Internal: the
+   * tool-cache benchmark turns them off to measure what they save.
+   */
+  readonly promptCache?: boolean
 }
 
 type ResponseBlock = Anthropic.Messages.ContentBlock
 type ToolUseBlock = Anthropic.Messages.ToolUseBlock
 
+const n = (x: number | null | undefined): number => (typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : 0)
+
 function usageOf(u: Anthropic.Messages.Usage | undefined): Usage {
-  const n = (x: number | null | undefined): number =>
-    typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : 0
   return {
     // Cache writes and reads are billed input too.
     inputTokens: n(u?.input_tokens) + n(u?.cache_creation_input_tokens) + n(u?.cache_read_input_tokens),
     outputTokens: n(u?.output_tokens)
   }
+}
+
+function cacheOf(u: Anthropic.Messages.Usage | undefined): CacheUsage {
+  return { readTokens: n(u?.cache_read_input_tokens), writeTokens: n(u?.cache_creation_input_tokens) }
 }
 
 /** The answer blocks that go back into the conversation as the assistant's turn. */
@@ -129,6 +147,94 @@ function conversation(
   }
 }
 
+interface AnthropicLoopReply extends LoopReply {
+  readonly blocks: readonly ResponseBlock[]
+}
+
+const EPHEMERAL = Object.freeze({ type: 'ephemeral' as const })
+
+/** `block` with a cache breakpoint, or as it is when caching is off. */
+function marked<T extends object>(block: T, cache: boolean): T {
+  return cache ? { ...block, cache_control: EPHEMERAL } : block
+}
+
+type UserBlock = Anthropic.Messages.TextBlockParam | Anthropic.Messages.ToolResultBlockParam
+
+/** The newest user turn with a breakpoint on its last block (the conversation's growing prefix). */
+function markLast(messages: readonly Anthropic.Messages.MessageParam[]): Anthropic.Messages.MessageParam[] {
+  const out = [...messages]
+  const at = out.length - 1
+  const m = out[at]
+  if (at <= 0 || m === undefined || m.role !== 'user' || typeof m.content === 'string') return out
+  const blocks = [...m.content]
+  const lastBlock = blocks[blocks.length - 1]
+  if (lastBlock === undefined) return out
+  blocks[blocks.length - 1] = marked(lastBlock as UserBlock, true)
+  out[at] = { role: 'user', content: blocks }
+  return out
+}
+
+function loopConversation(
+  client: Anthropic,
+  prompt: Prompt,
+  tools: readonly ToolSpec[],
+  model: string,
+  opts: { timeoutMs: number; cache: boolean }
+): LoopConversation {
+  const messages: Anthropic.Messages.MessageParam[] = [
+    { role: 'user', content: [marked({ type: 'text' as const, text: prompt.user }, opts.cache)] }
+  ]
+  const system = [marked({ type: 'text' as const, text: prompt.system }, opts.cache)]
+  const toolParams = tools.map(t => ({
+    name: t.name,
+    description: t.description,
+    input_schema: t.schema as Anthropic.Messages.Tool.InputSchema
+  }))
+  return {
+    async send({ signal, maxOutputTokens, choice }): Promise<AnthropicLoopReply> {
+      const res = await client.messages.create(
+        {
+          model,
+          max_tokens: maxOutputTokens,
+          system,
+          messages: opts.cache ? markLast(messages) : messages,
+          tools: toolParams,
+          tool_choice: choice.kind === 'any' ? { type: 'any' } : { type: 'tool', name: choice.name }
+        },
+        { signal, timeout: opts.timeoutMs, maxRetries: 0 }
+      )
+      const blocks = Array.isArray(res.content) ? res.content : []
+      const calls: LoopCall[] = blocks
+        .filter((b): b is ToolUseBlock => b.type === 'tool_use')
+        .map(b => ({ id: b.id, name: b.name, input: b.input }))
+      return {
+        calls,
+        text: blocks.map(b => (b.type === 'text' ? b.text : '')).join(''),
+        usage: usageOf(res.usage),
+        cache: cacheOf(res.usage),
+        model: typeof res.model === 'string' ? res.model : null,
+        truncated: res.stop_reason === 'max_tokens',
+        blocks
+      }
+    },
+    answer(reply, results, note): void {
+      const content = asParams((reply as AnthropicLoopReply).blocks)
+      messages.push({
+        role: 'assistant',
+        content: content.length > 0 ? content : [{ type: 'text', text: '(no answer)' }]
+      })
+      const user: UserBlock[] = results.map(r => ({
+        type: 'tool_result' as const,
+        tool_use_id: r.id,
+        content: r.text,
+        ...(r.isError ? { is_error: true } : {})
+      }))
+      if (note !== null || user.length === 0) user.push({ type: 'text', text: note ?? 'Go on.' })
+      messages.push({ role: 'user', content: user })
+    }
+  }
+}
+
 /** Map the SDK's errors onto retry decisions. */
 export function classifyAnthropicError(err: unknown): RequestFailure {
   const base = { status: null, retryable: false, timedOut: false, aborted: false, retryAfterMs: null }
@@ -158,7 +264,9 @@ export function anthropicTransport(opts: {
   baseURL: string
   timeoutMs: number
   fetch?: typeof fetch
-}): ToolTransport {
+  /** Prompt-cache breakpoints in tool loops; default true. */
+  promptCache?: boolean
+}): ToolTransport & LoopTransport {
   const client = new Anthropic({
     apiKey: opts.apiKey,
     baseURL: opts.baseURL,
@@ -169,6 +277,8 @@ export function anthropicTransport(opts: {
   return {
     provider: 'anthropic',
     start: (prompt, tool, model) => conversation(client, prompt, tool, model, opts.timeoutMs),
+    startLoop: (prompt, tools, model) =>
+      loopConversation(client, prompt, tools, model, { timeoutMs: opts.timeoutMs, cache: opts.promptCache ?? true }),
     classify: classifyAnthropicError
   }
 }
@@ -178,7 +288,8 @@ export function createAnthropicProvider(opts: AnthropicProviderOptions): LlmProv
     apiKey: opts.apiKey,
     baseURL: opts.baseURL ?? DEFAULT_ANTHROPIC_BASE_URL,
     timeoutMs: opts.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-    fetch: opts.fetch
+    fetch: opts.fetch,
+    promptCache: opts.promptCache
   })
   return createModelProvider('anthropic', transport, {
     ...opts,

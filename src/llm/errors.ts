@@ -5,7 +5,7 @@
  * so tokens spent on a failure still count against the budget); they never
  * substitute a made-up answer.
  */
-import type { Usage } from '../core/events.js'
+import type { ToolCallRecord, Usage } from '../core/events.js'
 
 /** The provider options or environment cannot make a working provider. */
 export class ProviderConfigError extends Error {
@@ -89,5 +89,31 @@ export class LlmAbortedError extends Error {
   constructor(usage: Usage) {
     super('LLM call aborted by the caller')
     this.usage = usage
+  }
+}
+
+/**
+ * A task's tool loop stopped without a result: the step limit ran out while
+ * the model was still calling tools, or `beforeTurn` gave a reason to stop
+ * (the plan's budget, a lost claim). It carries what the loop cost and did,
+ * so budgets count the tokens and the failure can record the calls.
+ */
+export class ToolLoopError extends Error {
+  override readonly name = 'ToolLoopError'
+  /** Why the loop stopped, in words (the step limit, or what beforeTurn said). */
+  readonly reason: string
+  /** Tokens spent on every turn taken. */
+  readonly usage: Usage
+  /** Every tool call made, in order. */
+  readonly calls: readonly ToolCallRecord[]
+  /** Model turns taken. */
+  readonly steps: number
+
+  constructor(reason: string, usage: Usage, calls: readonly ToolCallRecord[], steps: number) {
+    super(`the task's tool loop stopped after ${steps} ${steps === 1 ? 'turn' : 'turns'}: ${reason}`)
+    this.reason = reason
+    this.usage = usage
+    this.calls = calls
+    this.steps = steps
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The LLM layer: what roles import. See types.ts for the provider interface,
  * create-provider.ts for how one is chosen, prompts.ts for how quoted data
- * enters prompts.
+ * enters prompts, agent.ts and agent-loop.ts for tasks run with tools.
  */
 export type {
   CallOptions,
@@ -22,7 +22,20 @@ export type {
   ScoreOutput
 } from './types.js'
 export { ANGLES, PROVIDER_NAMES, ZERO_USAGE, addUsage } from './types.js'
-export { LlmAbortedError, LlmOutputError, LlmRequestError, ProviderConfigError } from './errors.js'
+export { LlmAbortedError, LlmOutputError, LlmRequestError, ProviderConfigError, ToolLoopError } from './errors.js'
+export type {
+  CacheUsage,
+  ToolBox,
+  ToolDef,
+  ToolLoopLimits,
+  ToolLoopOptions,
+  ToolLoopOutput,
+  ToolLoopProvider,
+  ToolOutcome
+} from './agent.js'
+export { DEFAULT_TOOL_LIMITS } from './agent.js'
+export { cutToBytes, exposeTools, MODEL_TOOL_NAME, stepLimitReason, toolRecord } from './agent-loop.js'
+export type { ExposedTool } from './agent-loop.js'
 export { createProvider } from './create-provider.js'
 export type { CreateProviderOptions, ProviderChoice } from './create-provider.js'
 export {
@@ -46,7 +59,10 @@ export {
   buildExecutePrompt,
   buildReviewPrompt,
   buildScorePrompt,
+  buildToolLoopPrompt,
   quoteAttr,
   quoteText,
-  SYSTEM_PROMPT
+  quoteToolResult,
+  SYSTEM_PROMPT,
+  TOOL_LOOP_SYSTEM_PROMPT
 } from './prompts.js'

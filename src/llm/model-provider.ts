@@ -1,9 +1,12 @@
 /**
  * The four questions, asked of a real model through any transport: builds the
- * prompt, forces the matching tool, validates the answer. Shared by the
- * Anthropic and OpenAI-compatible providers, which differ only in transport.
+ * prompt, forces the matching tool, validates the answer; and a task run with
+ * tools, through the agent loop (agent-loop.ts). Shared by the Anthropic and
+ * OpenAI-compatible providers, which differ only in transport.
  */
 import { MAX_MODEL_CHARS } from '../core/limits.js'
+import type { ToolLoopOptions, ToolLoopOutput } from './agent.js'
+import { runToolLoop, type LoopTransport } from './agent-loop.js'
 import {
   buildDecomposePrompt,
   buildExecutePrompt,
@@ -61,7 +64,7 @@ function mergePolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
 
 export function createModelProvider(
   name: ProviderName,
-  transport: ToolTransport,
+  transport: ToolTransport & LoopTransport,
   settings: ModelProviderSettings
 ): LlmProvider {
   const call: ToolCallSettings = {
@@ -83,10 +86,10 @@ export function createModelProvider(
       const r = await callTool(transport, call, {
         operation: 'decompose',
         prompt: buildDecomposePrompt(input),
-        tool: splitTool(input.minChildren, input.maxChildren),
+        tool: splitTool(input.minChildren, input.maxChildren, input.tools ?? []),
         model,
         maxOutputTokens: limit(MAX_OUTPUT_TOKENS.decompose, opts),
-        validate: v => checkSplit(v, input.minChildren, input.maxChildren),
+        validate: v => checkSplit(v, input.minChildren, input.maxChildren, input.tools ?? []),
         signal: opts?.signal
       })
       return {
@@ -123,6 +126,15 @@ export function createModelProvider(
         signal: opts?.signal
       })
       return { output: r.value.output, usage: r.usage, model: modelName(r.model, model), source: 'llm' }
+    },
+
+    async executeWithTools(input: ExecuteInput, opts: ToolLoopOptions): Promise<ToolLoopOutput> {
+      const r = await runToolLoop(
+        transport,
+        { policy: call.policy, hooks: call.hooks },
+        { input, model, maxOutputTokens: limit(MAX_OUTPUT_TOKENS.execute, opts), opts }
+      )
+      return { ...r, model: modelName(r.model, model), source: 'llm' }
     },
 
     async review(input: ReviewInput, opts?: CallOptions): Promise<ReviewOutput> {

@@ -3,9 +3,15 @@
  * plain fetch: OpenAI, vLLM, llama.cpp, Ollama's /v1, LiteLLM and the like.
  * Structured answers come from a forced function call (`tool_choice: {type:
  * 'function'}`); a bad answer goes back as a `role: 'tool'` message saying
- * what was wrong.
+ * what was wrong. A task run with tools (agent-loop.ts) offers every tool
+ * with `tool_choice: "required"` (the last turn forces report_result); the
+ * API has no cache markers, so none are sent, and cached prompt tokens are
+ * read from `usage.prompt_tokens_details.cached_tokens` where the endpoint
+ * reports them.
  */
 import type { Usage } from '../core/events.js'
+import type { CacheUsage } from './agent.js'
+import type { LoopCall, LoopConversation, LoopReply, LoopTransport } from './agent-loop.js'
 import type { Prompt } from './prompts.js'
 import { isRetryableStatus, parseRetryAfter, type RequestFailure } from './retry.js'
 import { createModelProvider, type ModelProviderSettings } from './model-provider.js'
@@ -63,11 +69,18 @@ function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
+const n = (x: unknown): number => (typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : 0)
+
 function usageOf(u: unknown): Usage {
-  const n = (x: unknown): number => (typeof x === 'number' && Number.isSafeInteger(x) && x > 0 ? x : 0)
   return isObj(u)
     ? { inputTokens: n(u.prompt_tokens), outputTokens: n(u.completion_tokens) }
     : { inputTokens: 0, outputTokens: 0 }
+}
+
+/** Prompt tokens served from the endpoint's cache (already counted in prompt_tokens); no writes are reported. */
+function cacheOf(u: unknown): CacheUsage {
+  const details = isObj(u) ? u.prompt_tokens_details : undefined
+  return { readTokens: isObj(details) ? n(details.cached_tokens) : 0, writeTokens: 0 }
 }
 
 function toolCalls(v: unknown): ChatToolCall[] {
@@ -107,22 +120,47 @@ function parseReply(json: unknown, tool: ToolSpec): OpenAiReply {
   }
 }
 
-function conversation(
-  opts: { url: string; apiKey?: string; timeoutMs: number; fetch: typeof fetch },
-  prompt: Prompt,
-  tool: ToolSpec,
-  model: string
-): ToolConversation {
+interface Connection {
+  readonly url: string
+  readonly apiKey?: string
+  readonly timeoutMs: number
+  readonly fetch: typeof fetch
+}
+
+/** POST one chat completion request; resolves with the parsed JSON, rejects with the transport's errors. */
+async function post(conn: Connection, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+  const timeout = AbortSignal.timeout(conn.timeoutMs)
+  const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout])
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (conn.apiKey !== undefined && conn.apiKey !== '') headers.authorization = `Bearer ${conn.apiKey}`
+  try {
+    const res = await conn.fetch(conn.url, { method: 'POST', headers, body: JSON.stringify(body), signal: combined })
+    const text = await res.text()
+    if (!res.ok)
+      throw new OpenAiHttpError(
+        res.status,
+        text,
+        parseRetryAfter(h => res.headers.get(h), Date.now())
+      )
+    try {
+      return JSON.parse(text) as unknown
+    } catch {
+      throw new OpenAiHttpError(res.status, `response is not JSON: ${text.slice(0, 100)}`, null)
+    }
+  } catch (err) {
+    if (timeout.aborted && signal?.aborted !== true)
+      throw new OpenAiTimeoutError(`no answer within ${conn.timeoutMs} ms`)
+    throw err
+  }
+}
+
+function conversation(opts: Connection, prompt: Prompt, tool: ToolSpec, model: string): ToolConversation {
   const messages: ChatMessage[] = [
     { role: 'system', content: prompt.system },
     { role: 'user', content: prompt.user }
   ]
   return {
     async send({ signal, maxOutputTokens }): Promise<OpenAiReply> {
-      const timeout = AbortSignal.timeout(opts.timeoutMs)
-      const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout])
-      const headers: Record<string, string> = { 'content-type': 'application/json' }
-      if (opts.apiKey !== undefined && opts.apiKey !== '') headers.authorization = `Bearer ${opts.apiKey}`
       const body = {
         model,
         messages,
@@ -132,32 +170,7 @@ function conversation(
         ],
         tool_choice: { type: 'function', function: { name: tool.name } }
       }
-      try {
-        const res = await opts.fetch(opts.url, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(body),
-          signal: combined
-        })
-        const text = await res.text()
-        if (!res.ok)
-          throw new OpenAiHttpError(
-            res.status,
-            text,
-            parseRetryAfter(n => res.headers.get(n), Date.now())
-          )
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch {
-          throw new OpenAiHttpError(res.status, `response is not JSON: ${text.slice(0, 100)}`, null)
-        }
-        return parseReply(json, tool)
-      } catch (err) {
-        if (timeout.aborted && signal?.aborted !== true)
-          throw new OpenAiTimeoutError(`no answer within ${opts.timeoutMs} ms`)
-        throw err
-      }
+      return parseReply(await post(opts, body, signal), tool)
     },
     reject(reply: ToolReply, problem: string): void {
       const message = (reply as OpenAiReply).message
@@ -172,6 +185,74 @@ function conversation(
         for (const c of calls)
           messages.push({ role: 'tool', tool_call_id: c.id, content: retryInstruction(tool.name, problem) })
       }
+    }
+  }
+}
+
+interface OpenAiLoopReply extends LoopReply {
+  readonly message: ChatMessage
+}
+
+function parseLoopReply(json: unknown): OpenAiLoopReply {
+  const choice: unknown = isObj(json) && Array.isArray(json.choices) ? json.choices[0] : undefined
+  const msg: unknown = isObj(choice) ? choice.message : undefined
+  const content = isObj(msg) && typeof msg.content === 'string' ? msg.content : null
+  const chatCalls = isObj(msg) ? toolCalls(msg.tool_calls) : []
+  const calls: LoopCall[] = chatCalls.map(c => {
+    try {
+      return { id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) as unknown }
+    } catch (err) {
+      return {
+        id: c.id,
+        name: c.function.name,
+        problem: `the arguments of ${c.function.name} are not valid JSON (${(err as Error).message})`
+      }
+    }
+  })
+  const usage = isObj(json) ? json.usage : undefined
+  return {
+    calls,
+    text: content ?? '',
+    usage: usageOf(usage),
+    cache: cacheOf(usage),
+    model: isObj(json) && typeof json.model === 'string' ? json.model : null,
+    truncated: isObj(choice) && choice.finish_reason === 'length',
+    message: { role: 'assistant', content, ...(chatCalls.length > 0 ? { tool_calls: chatCalls } : {}) }
+  }
+}
+
+function loopConversation(
+  conn: Connection,
+  prompt: Prompt,
+  tools: readonly ToolSpec[],
+  model: string
+): LoopConversation {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: prompt.system },
+    { role: 'user', content: prompt.user }
+  ]
+  const functions = tools.map(t => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.schema }
+  }))
+  return {
+    async send({ signal, maxOutputTokens, choice }): Promise<OpenAiLoopReply> {
+      const body = {
+        model,
+        messages,
+        max_tokens: maxOutputTokens,
+        tools: functions,
+        tool_choice: choice.kind === 'any' ? 'required' : { type: 'function', function: { name: choice.name } }
+      }
+      return parseLoopReply(await post(conn, body, signal))
+    },
+    answer(reply, results, note): void {
+      const message = (reply as OpenAiLoopReply).message
+      const hasCalls = (message.tool_calls ?? []).length > 0
+      messages.push(hasCalls ? message : { role: 'assistant', content: message.content ?? '(no answer)' })
+      // The API has no is_error: a failure says so in its text (a quoted result carries status="error").
+      for (const r of results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.text })
+      if (note !== null || results.length === 0) messages.push({ role: 'user', content: note ?? 'Go on.' })
     }
   }
 }
@@ -200,8 +281,8 @@ export function openAiTransport(opts: {
   apiKey?: string
   timeoutMs: number
   fetch?: typeof fetch
-}): ToolTransport {
-  const conn = {
+}): ToolTransport & LoopTransport {
+  const conn: Connection = {
     url: `${opts.baseUrl.replace(/\/+$/, '')}/chat/completions`,
     apiKey: opts.apiKey,
     timeoutMs: opts.timeoutMs,
@@ -210,6 +291,7 @@ export function openAiTransport(opts: {
   return {
     provider: 'openai',
     start: (prompt, tool, model) => conversation(conn, prompt, tool, model),
+    startLoop: (prompt, tools, model) => loopConversation(conn, prompt, tools, model),
     classify: classifyOpenAiError
   }
 }

@@ -9,6 +9,7 @@ import {
   MAX_OUTPUT_CHARS,
   MAX_RATIONALE_CHARS,
   MAX_SCORE,
+  MAX_NEEDS,
   MAX_TITLE_CHARS
 } from '../core/limits.js'
 
@@ -26,7 +27,19 @@ export const SCORE_TOOL = 'score_proposals'
 export const RESULT_TOOL = 'report_result'
 export const REVIEW_TOOL = 'review_result'
 
-export function splitTool(minChildren: number, maxChildren: number): ToolSpec {
+export function splitTool(minChildren: number, maxChildren: number, offered: readonly string[] = []): ToolSpec {
+  const needs =
+    offered.length === 0
+      ? {}
+      : {
+          needs: {
+            type: 'array',
+            items: { type: 'string', enum: [...offered] },
+            minItems: 1,
+            maxItems: MAX_NEEDS,
+            description: 'the tools or capabilities an executor must offer to do it; leave out when any executor can'
+          }
+        }
   return {
     name: SPLIT_TOOL,
     description: `Propose a split of the node into ${minChildren}..${maxChildren} subgoals.`,
@@ -60,7 +73,8 @@ export function splitTool(minChildren: number, maxChildren: number): ToolSpec {
                 items: { type: 'integer', minimum: 0, maximum: maxChildren - 1 },
                 description:
                   'zero-based indexes of sibling subgoals whose results this one needs first; never itself, no cycles'
-              }
+              },
+              ...needs
             },
             required: ['title', 'detail', 'leaf', 'dependsOn'],
             additionalProperties: false

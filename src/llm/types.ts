@@ -9,6 +9,7 @@
  * a released claim or a failed task.
  */
 import type { EventId, NodeId, PlanId, Subgoal, Usage } from '../core/events.js'
+import type { ToolLoopOptions, ToolLoopOutput } from './agent.js'
 
 /** The kinds of provider `createProvider` can build. */
 export const PROVIDER_NAMES = ['anthropic', 'openai', 'offline'] as const
@@ -44,6 +45,12 @@ export interface DecomposeInput extends PlanContext {
   readonly leafHint: boolean
   /** The committee's notes on the failed previous attempt; empty on a first attempt. */
   readonly notes: readonly string[]
+  /**
+   * Protocol 3: the capabilities executors in sight offer (tags, servers,
+   * `server/tool`), so that a subgoal may say what it needs; empty or
+   * absent in a plan without tools.
+   */
+  readonly tools?: readonly string[]
 }
 
 export interface DecomposeOutput {
@@ -152,6 +159,13 @@ export interface LlmProvider {
   decompose(input: DecomposeInput, opts?: CallOptions): Promise<DecomposeOutput>
   score(input: ScoreInput, opts?: CallOptions): Promise<ScoreOutput>
   execute(input: ExecuteInput, opts?: CallOptions): Promise<ExecuteOutput>
+  /**
+   * Carry out a task with tools: a bounded loop of model turns and tool calls
+   * (agent-loop.ts) that ends when the model reports its result. Rejects with
+   * ToolLoopError (step limit, beforeTurn stop), LlmRequestError or
+   * LlmAbortedError.
+   */
+  executeWithTools(input: ExecuteInput, opts: ToolLoopOptions): Promise<ToolLoopOutput>
   review(input: ReviewInput, opts?: CallOptions): Promise<ReviewOutput>
 }
 

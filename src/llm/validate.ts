@@ -8,9 +8,10 @@
  * sorted ascending (the wire's canonical form), and keys the schema does not
  * name are ignored (the values built here carry only the known fields).
  */
-import type { Subgoal } from '../core/events.js'
+import { PROTOCOL_VERSION, PROTOCOL_VERSION_3, type Subgoal } from '../core/events.js'
 import {
   MAX_DETAIL_CHARS,
+  MAX_NEEDS,
   MAX_EVENT_BYTES,
   MAX_NOTES_CHARS,
   MAX_OUTPUT_CHARS,
@@ -72,7 +73,12 @@ export interface SplitAnswer {
 }
 
 /** A split: min..max subgoals (within 2..7), unique titles, valid acyclic dependsOn, texts within caps. */
-export function checkSplit(input: unknown, minChildren: number, maxChildren: number): Checked<SplitAnswer> {
+export function checkSplit(
+  input: unknown,
+  minChildren: number,
+  maxChildren: number,
+  offered: readonly string[] = []
+): Checked<SplitAnswer> {
   const min = Math.max(minChildren, MIN_SUBGOALS)
   const max = Math.min(maxChildren, MAX_SUBGOALS)
   if (!isRecord(input)) return fail(`expected an object with "subgoals" and "rationale", got ${describe(input)}`)
@@ -108,7 +114,19 @@ export function checkSplit(input: unknown, minChildren: number, maxChildren: num
       if (seen.has(d)) return fail(`${p}.dependsOn: index ${d} is listed twice`)
       seen.add(d)
     }
-    subgoals.push({ title, detail: s.detail as string, leaf: s.leaf, dependsOn: [...seen].sort((a, b) => a - b) })
+    const needs = s.needs
+    if (needs !== undefined && offered.length > 0) {
+      if (!Array.isArray(needs) || needs.some(x => typeof x !== 'string' || !offered.includes(x)))
+        return fail(`${p}.needs: expected names from the offered tools (${offered.join(', ')}), got ${describe(needs)}`)
+    }
+    const kept = offered.length === 0 || !Array.isArray(needs) ? [] : [...new Set(needs as string[])].sort()
+    subgoals.push({
+      title,
+      detail: s.detail as string,
+      leaf: s.leaf,
+      dependsOn: [...seen].sort((a, b) => a - b),
+      ...(kept.length > 0 ? { needs: kept.slice(0, MAX_NEEDS) } : {})
+    })
   }
   const cycle = findCycle(subgoals.map(s => s.dependsOn))
   if (cycle !== null)
@@ -122,13 +140,17 @@ export function checkSplit(input: unknown, minChildren: number, maxChildren: num
       `the split is ${bytes} bytes of UTF-8, more than ${MAX_ANSWER_BYTES}; write the details and rationale shorter`
     )
   // The wire's own check, last: whatever passes here is publishable as it is.
-  const wire = validateBody('split-proposed', {
-    node: WIRE_PLACEHOLDER_ID,
-    attempt: 1,
-    subgoals,
-    rationale: value.rationale,
-    usage: { inputTokens: 0, outputTokens: 0 }
-  })
+  const wire = validateBody(
+    'split-proposed',
+    {
+      node: WIRE_PLACEHOLDER_ID,
+      attempt: 1,
+      subgoals,
+      rationale: value.rationale,
+      usage: { inputTokens: 0, outputTokens: 0 }
+    },
+    subgoals.some(x => x.needs !== undefined) ? PROTOCOL_VERSION_3 : PROTOCOL_VERSION
+  )
   if (wire !== null) return fail(wire.replace(/^split-proposed\./, ''))
   return { ok: true, value }
 }

@@ -2,7 +2,7 @@ import { createOfflineProvider } from '../llm/offline/provider.js'
 import { LlmAbortedError } from '../llm/errors.js'
 import { ZERO_USAGE } from '../llm/types.js'
 
-import type { CallOptions, LlmProvider } from '../llm/types.js'
+import type { CallOptions, ExecuteInput, LlmProvider } from '../llm/types.js'
 import type { Scheduler } from '../ports/scheduler.js'
 
 /** LLM calls the simulated swarm made, all nodes together. */
@@ -52,6 +52,11 @@ export function createSimProvider(scheduler: Scheduler, latencyMs: number, calls
       signal?.addEventListener('abort', onAbort, { once: true })
     })
   }
+  const countExecution = (input: ExecuteInput): void => {
+    calls.execute++
+    const key = `${input.kind}:${[...input.path, input.task.title].join(' / ')}`
+    calls.executions.set(key, (calls.executions.get(key) ?? 0) + 1)
+  }
   const provider: LlmProvider = {
     name: offline.name,
     model: offline.model,
@@ -69,11 +74,14 @@ export function createSimProvider(scheduler: Scheduler, latencyMs: number, calls
       return await offline.score(input, opts)
     },
     execute: async (input, opts) => {
-      calls.execute++
-      const key = `${input.kind}:${[...input.path, input.task.title].join(' / ')}`
-      calls.executions.set(key, (calls.executions.get(key) ?? 0) + 1)
+      countExecution(input)
       await wait(opts)
       return await offline.execute(input, opts)
+    },
+    executeWithTools: async (input, opts) => {
+      countExecution(input)
+      await wait(opts)
+      return await offline.executeWithTools(input, opts)
     },
     review: async (input, opts) => {
       calls.review++

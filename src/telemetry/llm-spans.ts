@@ -3,14 +3,15 @@
  * call's tokens and latency (the node's /metrics) and, when tracing is on,
  * emits a span per call with the OpenTelemetry GenAI attribute names, as a
  * child of the span of the work the call serves (CallOptions.trace: the
- * proposal, ballot or review slot it fills, or the claim it executes).
+ * proposal, ballot or review slot it fills, or the claim it executes). A task
+ * run with tools gets a span per model turn and, through tool-spans.ts, one
+ * per tool call, all under the claim.
  *
  * HTTP retries happen inside the provider (src/llm/retry.ts); they reach
  * the call they belong to through the provider's retry hook and an
  * AsyncLocalStorage scoped to each call, never through shared state.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { randomBytes } from 'node:crypto'
 import { ballotSpanId, proposalSpanId, reviewSpanId, spanIdOfId, traceIdOf } from './ids.js'
 import {
   ATTR,
@@ -21,14 +22,19 @@ import {
   GEN_AI_REQUEST_MAX_TOKENS,
   GEN_AI_REQUEST_MODEL,
   GEN_AI_RESPONSE_MODEL,
+  GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+  GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
   GEN_AI_USAGE_INPUT_TOKENS,
   GEN_AI_USAGE_OUTPUT_TOKENS
 } from './span.js'
+import { randomSpanId, tracedToolBox } from './tool-spans.js'
 import type { PeerIdString, Usage } from '../core/events.js'
 import type { RetryEvent, RetryHooks } from '../llm/retry.js'
+import type { CacheUsage, ToolLoopOptions, ToolLoopOutput } from '../llm/agent.js'
 import type { CallOptions, CallTrace, LlmProvider } from '../llm/types.js'
+import { ZERO_USAGE } from '../llm/types.js'
 import type { SpanId } from './ids.js'
-import type { SpanSink, SpanSpec } from './span.js'
+import type { SpanSink } from './span.js'
 
 /** One finished model call, as the metrics count it. */
 export interface LlmCallRecord {
@@ -144,6 +150,95 @@ export function createLlmTelemetry(): LlmTelemetry {
   ): LlmProvider => {
     const { meter, tracer, clock } = opts
 
+    /** Where a call's spans go, or null when it is not traced. */
+    const whereTo = (
+      callOpts: CallOptions | undefined
+    ): { tracer: LlmSpanTarget; trace: CallTrace; parent: ReturnType<typeof parentOfCall> } | null =>
+      tracer === undefined || callOpts?.trace === undefined
+        ? null
+        : { tracer, trace: callOpts.trace, parent: parentOfCall(callOpts.trace, tracer.me) }
+
+    const meterCall = (
+      question: string,
+      outcome: LlmCallRecord['outcome'],
+      usage: Usage,
+      ms: number,
+      retries: number
+    ): void => {
+      meter?.llmCall({ operation: question, model: provider.model, usage, seconds: ms / 1000, outcome, retries })
+    }
+
+    /** One model request's span (a whole question, or one turn of a tool loop). */
+    const emitChat = (
+      to: NonNullable<ReturnType<typeof whereTo>>,
+      c: {
+        question: string
+        maxOutputTokens: number | undefined
+        startMs: number
+        ms: number
+        outcome: LlmCallRecord['outcome']
+        usage: Usage
+        cache: CacheUsage | null
+        responseModel: string | null
+        retries: readonly RetryEvent[]
+        retryAtMs: readonly number[]
+        turn: number | null
+        err?: Error
+      }
+    ): void => {
+      const { tracer: t, trace, parent } = to
+      const err = c.err
+      t.emit({
+        traceId: traceIdOf(trace.plan),
+        spanId: randomSpanId(),
+        parentSpanId: parent.span,
+        name: `${GEN_AI_OPERATION_CHAT} ${provider.model}`,
+        kind: 'client',
+        startMs: c.startMs,
+        endMs: c.startMs + c.ms,
+        attributes: {
+          [GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_CHAT,
+          [GEN_AI_PROVIDER_NAME]: providerName(provider.name),
+          [GEN_AI_REQUEST_MODEL]: provider.model,
+          ...(c.responseModel === null ? {} : { [GEN_AI_RESPONSE_MODEL]: c.responseModel }),
+          ...(c.maxOutputTokens === undefined ? {} : { [GEN_AI_REQUEST_MAX_TOKENS]: c.maxOutputTokens }),
+          [GEN_AI_USAGE_INPUT_TOKENS]: c.usage.inputTokens,
+          [GEN_AI_USAGE_OUTPUT_TOKENS]: c.usage.outputTokens,
+          ...(c.cache === null
+            ? {}
+            : {
+                [GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS]: c.cache.readTokens,
+                [GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS]: c.cache.writeTokens
+              }),
+          [ATTR.question]: c.question,
+          ...(c.turn === null ? {} : { [ATTR.turn]: c.turn }),
+          [ATTR.retries]: c.retries.length,
+          [ATTR.retried]: c.retries.length > 0,
+          [ATTR.plan]: trace.plan,
+          [ATTR.peer]: t.me,
+          [ATTR.outcome]: c.outcome,
+          ...parent.attributes,
+          ...(err === undefined ? {} : { [ERROR_TYPE]: err.name })
+        },
+        links: [],
+        events: c.retries.map((r, i) => ({
+          name: 'retry',
+          timeMs: c.retryAtMs[i] ?? c.startMs,
+          attributes: {
+            'plan_swarm.llm.retry': r.retry,
+            'plan_swarm.llm.retry_delay_ms': r.delayMs,
+            'plan_swarm.llm.retry_status': r.status ?? 0,
+            'plan_swarm.llm.retry_timed_out': r.timedOut
+          }
+        })),
+        status: c.outcome === 'error' ? 'error' : 'unset',
+        ...(err === undefined || c.outcome !== 'error' ? {} : { statusMessage: err.message.slice(0, 500) })
+      })
+    }
+
+    const outcomeOf = (err: unknown, callOpts: CallOptions | undefined): LlmCallRecord['outcome'] =>
+      (err as Error | null)?.name === 'LlmAbortedError' || callOpts?.signal?.aborted === true ? 'aborted' : 'error'
+
     const observe = async <T extends { readonly usage: Usage; readonly model: string }>(
       question: string,
       callOpts: CallOptions | undefined,
@@ -152,9 +247,8 @@ export function createLlmTelemetry(): LlmTelemetry {
       const state: CallState = { retries: [], retryAtMs: [], now: clock.now }
       const startMs = clock.now()
       const t0 = clock.monotonic()
-      const trace = callOpts?.trace
-      const parent = tracer === undefined || trace === undefined ? undefined : parentOfCall(trace, tracer.me)
-      if (parent?.slot === true && tracer !== undefined) tracer.noteWorkStart(parent.span, startMs)
+      const to = whereTo(callOpts)
+      if (to?.parent.slot === true) to.tracer.noteWorkStart(to.parent.span, startMs)
       const finish = (
         outcome: LlmCallRecord['outcome'],
         usage: Usage,
@@ -162,66 +256,126 @@ export function createLlmTelemetry(): LlmTelemetry {
         err?: Error
       ): void => {
         const ms = clock.monotonic() - t0
-        meter?.llmCall({
-          operation: question,
-          model: provider.model,
-          usage,
-          seconds: ms / 1000,
-          outcome,
-          retries: state.retries.length
-        })
-        if (tracer === undefined || trace === undefined || parent === undefined) return
-        const spanId = randomSpanId()
-        const s: SpanSpec = {
-          traceId: traceIdOf(trace.plan),
-          spanId,
-          parentSpanId: parent.span,
-          name: `${GEN_AI_OPERATION_CHAT} ${provider.model}`,
-          kind: 'client',
+        meterCall(question, outcome, usage, ms, state.retries.length)
+        if (to === null) return
+        emitChat(to, {
+          question,
+          maxOutputTokens: callOpts?.maxOutputTokens,
           startMs,
-          endMs: startMs + ms,
-          attributes: {
-            [GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_CHAT,
-            [GEN_AI_PROVIDER_NAME]: providerName(provider.name),
-            [GEN_AI_REQUEST_MODEL]: provider.model,
-            ...(responseModel === null ? {} : { [GEN_AI_RESPONSE_MODEL]: responseModel }),
-            ...(callOpts?.maxOutputTokens === undefined
-              ? {}
-              : { [GEN_AI_REQUEST_MAX_TOKENS]: callOpts.maxOutputTokens }),
-            [GEN_AI_USAGE_INPUT_TOKENS]: usage.inputTokens,
-            [GEN_AI_USAGE_OUTPUT_TOKENS]: usage.outputTokens,
-            [ATTR.question]: question,
-            [ATTR.retries]: state.retries.length,
-            [ATTR.retried]: state.retries.length > 0,
-            [ATTR.plan]: trace.plan,
-            [ATTR.peer]: tracer.me,
-            [ATTR.outcome]: outcome,
-            ...parent.attributes,
-            ...(err === undefined ? {} : { [ERROR_TYPE]: err.name })
-          },
-          links: [],
-          events: state.retries.map((r, i) => ({
-            name: 'retry',
-            timeMs: state.retryAtMs[i] ?? startMs,
-            attributes: {
-              'plan_swarm.llm.retry': r.retry,
-              'plan_swarm.llm.retry_delay_ms': r.delayMs,
-              'plan_swarm.llm.retry_status': r.status ?? 0,
-              'plan_swarm.llm.retry_timed_out': r.timedOut
-            }
-          })),
-          status: outcome === 'error' ? 'error' : 'unset',
-          ...(err === undefined || outcome !== 'error' ? {} : { statusMessage: err.message.slice(0, 500) })
-        }
-        tracer.emit(s)
+          ms,
+          outcome,
+          usage,
+          cache: null,
+          responseModel,
+          retries: state.retries,
+          retryAtMs: state.retryAtMs,
+          turn: null,
+          ...(err === undefined ? {} : { err })
+        })
       }
       try {
         const out = await calls.run(state, run)
         finish('ok', out.usage, out.model)
         return out
       } catch (err) {
-        const aborted = (err as Error | null)?.name === 'LlmAbortedError' || callOpts?.signal?.aborted === true
-        finish(aborted ? 'aborted' : 'error', usageOf(err), null, err as Error)
+        finish(outcomeOf(err, callOpts), usageOf(err), null, err as Error)
+        throw err
+      }
+    }
+
+    /**
+     * A task's tool loop: one model-call span per turn (from the turn's start
+     * to its afterTurn, with that turn's tokens), an execute_tool span per
+     * tool call, and one metered call for the whole loop. A turn that never
+     * reached afterTurn (a failed request, or a provider with no turns such
+     * as the offline one) gets its span when the loop ends.
+     */
+    const observeLoop = async (
+      question: string,
+      loopOpts: ToolLoopOptions,
+      run: (o: ToolLoopOptions) => Promise<ToolLoopOutput>
+    ): Promise<ToolLoopOutput> => {
+      const state: CallState = { retries: [], retryAtMs: [], now: clock.now }
+      const loopT0 = clock.monotonic()
+      const to = whereTo(loopOpts)
+      const firstMs = clock.now()
+      if (to?.parent.slot === true) to.tracer.noteWorkStart(to.parent.span, firstMs)
+      let open: { startMs: number; t0: number; retriesFrom: number } | null = {
+        startMs: firstMs,
+        t0: loopT0,
+        retriesFrom: 0
+      }
+      let turnNo = 1
+      let usageBefore = ZERO_USAGE
+      let cacheBefore: CacheUsage = { readTokens: 0, writeTokens: 0 }
+      const closeTurn = (
+        outcome: LlmCallRecord['outcome'],
+        usage: Usage,
+        cache: CacheUsage,
+        responseModel: string | null,
+        err?: Error
+      ): void => {
+        const turn = open
+        open = null
+        if (turn === null || to === null) return
+        emitChat(to, {
+          question,
+          maxOutputTokens: loopOpts.maxOutputTokens,
+          startMs: turn.startMs,
+          ms: clock.monotonic() - turn.t0,
+          outcome,
+          usage: {
+            inputTokens: Math.max(0, usage.inputTokens - usageBefore.inputTokens),
+            outputTokens: Math.max(0, usage.outputTokens - usageBefore.outputTokens)
+          },
+          cache: {
+            readTokens: Math.max(0, cache.readTokens - cacheBefore.readTokens),
+            writeTokens: Math.max(0, cache.writeTokens - cacheBefore.writeTokens)
+          },
+          responseModel,
+          retries: state.retries.slice(turn.retriesFrom),
+          retryAtMs: state.retryAtMs.slice(turn.retriesFrom),
+          turn: turnNo,
+          ...(err === undefined ? {} : { err })
+        })
+      }
+      const traced: ToolLoopOptions = {
+        ...loopOpts,
+        tools:
+          to === null
+            ? loopOpts.tools
+            : tracedToolBox(loopOpts.tools, {
+                sink: to.tracer,
+                traceId: traceIdOf(to.trace.plan),
+                parentSpanId: to.parent.span,
+                attributes: { [ATTR.plan]: to.trace.plan, [ATTR.peer]: to.tracer.me, ...to.parent.attributes },
+                now: clock.now,
+                monotonic: clock.monotonic
+              }),
+        beforeTurn: usageSoFar => {
+          const stop = loopOpts.beforeTurn?.(usageSoFar) ?? null
+          if (stop === null) open = { startMs: clock.now(), t0: clock.monotonic(), retriesFrom: state.retries.length }
+          return stop
+        },
+        afterTurn: (turn, usageSoFar, cacheSoFar) => {
+          turnNo = turn
+          closeTurn('ok', usageSoFar, cacheSoFar, null)
+          usageBefore = usageSoFar
+          cacheBefore = cacheSoFar
+          turnNo = turn + 1
+          loopOpts.afterTurn?.(turn, usageSoFar, cacheSoFar)
+        }
+      }
+      try {
+        const out = await calls.run(state, async () => await run(traced))
+        closeTurn('ok', out.usage, out.cache, out.model)
+        meterCall(question, 'ok', out.usage, clock.monotonic() - loopT0, state.retries.length)
+        return out
+      } catch (err) {
+        const outcome = outcomeOf(err, loopOpts)
+        const usage = usageOf(err)
+        closeTurn(outcome, usage, cacheBefore, null, err as Error)
+        meterCall(question, outcome, usage, clock.monotonic() - loopT0, state.retries.length)
         throw err
       }
     }
@@ -239,16 +393,16 @@ export function createLlmTelemetry(): LlmTelemetry {
       score: async (input, o) => await observe('score', o, async () => await provider.score(input, o)),
       execute: async (input, o) =>
         await observe(input.kind === 'leaf' ? 'execute' : 'roll-up', o, async () => await provider.execute(input, o)),
+      executeWithTools: async (input, o) =>
+        await observeLoop(
+          input.kind === 'leaf' ? 'execute' : 'roll-up',
+          o,
+          async traced => await provider.executeWithTools(input, traced)
+        ),
       review: async (input, o) => await observe('review', o, async () => await provider.review(input, o))
     }
     return wrapped
   }
 
   return { retryHooks, instrument }
-}
-
-/** A model call's own span id: random, as nothing else names it (its parent is what joins it to the trace). */
-function randomSpanId(): SpanId {
-  const id = randomBytes(8).toString('hex')
-  return id === '0000000000000000' ? '0000000000000001' : id
 }

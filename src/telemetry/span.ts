@@ -51,8 +51,14 @@ export const GEN_AI_REQUEST_MAX_TOKENS = 'gen_ai.request.max_tokens'
 export const GEN_AI_RESPONSE_MODEL = 'gen_ai.response.model'
 export const GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens'
 export const GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens'
+export const GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens'
+export const GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = 'gen_ai.usage.cache_creation.input_tokens'
+export const GEN_AI_TOOL_NAME = 'gen_ai.tool.name'
+export const GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id'
 /** gen_ai.operation.name for a chat-style model request (ours force a tool call in a chat). */
 export const GEN_AI_OPERATION_CHAT = 'chat'
+/** gen_ai.operation.name for one tool call of a task's loop. */
+export const GEN_AI_OPERATION_EXECUTE_TOOL = 'execute_tool'
 /** The stable convention's error.type. */
 export const ERROR_TYPE = 'error.type'
 
@@ -92,5 +98,9 @@ export const ATTR = Object.freeze({
   /** The question asked of the model: decompose, score, execute, roll-up or review. */
   question: 'plan_swarm.llm.question',
   retries: 'plan_swarm.llm.retries',
-  retried: 'plan_swarm.llm.retried'
+  retried: 'plan_swarm.llm.retried',
+  /** The turn of a task's tool loop a model-call span is (1 for the first). */
+  turn: 'plan_swarm.llm.turn',
+  /** The MCP server a tool call went to (gen_ai.tool.name is the tool's name there). */
+  toolServer: 'plan_swarm.tool.server'
 })

@@ -3,11 +3,20 @@
  * API (`POST /v1/messages`, non-streaming) and of OpenAI chat completions
  * (`POST /v1/chat/completions`) for the real SDK and our fetch client.
  *
- * Replies follow a script (text, a tool call with given input, a malformed
- * tool call, an HTTP error with retry-after, a slow or hanging reply, a reset
- * connection); once the script runs out, "auto" mode answers any forced tool
- * call of plan-swarm with valid deterministic content derived from the
- * request, so a whole plan can run against it. Every request is recorded
+ * Replies follow a script (text, a tool call with given input, several tool
+ * calls in one answer, a malformed tool call, an HTTP error with
+ * retry-after, a slow or hanging reply, a reset connection); once the script
+ * runs out, "auto" mode answers any forced tool call of plan-swarm with valid
+ * deterministic content derived from the request, so a whole plan can run
+ * against it. A task run with tools (a request that offers tools besides
+ * report_result) is answered in auto mode by one call of one of its tools,
+ * then, once the conversation holds tool results, by report_result with an
+ * output that quotes them.
+ *
+ * Anthropic prompt caching is modelled when a request carries cache_control
+ * (an approximation, see `cacheAccount`): tokens are ceil(chars / 4), a
+ * prefix some earlier request marked is read from the cache, the rest up to
+ * the request's last breakpoint is written. Every request is recorded
  * (body, headers, time) so tests assert what was sent, and `GET
  * /_fake/requests` lists them for other processes (benchmarks count duplicate
  * executions from it).
@@ -15,6 +24,7 @@
  * No test-framework imports: benchmarks and e2e scripts use it too.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createHash } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 
 export type FakeApi = 'anthropic' | 'openai'
@@ -33,11 +43,21 @@ export interface RecordedRequest {
   readonly at: number
   /** The forced tool's name, or null. */
   readonly tool: string | null
+  /** The names of every tool the request offers, in order. */
+  readonly offered: readonly string[]
 }
 
 export interface FakeUsage {
   readonly input_tokens: number
   readonly output_tokens: number
+  readonly cache_read_input_tokens?: number
+  readonly cache_creation_input_tokens?: number
+}
+
+/** One call of a `calls` step. */
+export interface FakeCall {
+  readonly name: string
+  readonly input: unknown
 }
 
 export type ScriptStep =
@@ -50,6 +70,13 @@ export type ScriptStep =
       readonly delayMs?: number
       readonly usage?: FakeUsage
       readonly stopReason?: string
+    }
+  /** Several tool calls in one answer, of any names (a tool loop's turn). */
+  | {
+      readonly kind: 'calls'
+      readonly calls: readonly FakeCall[]
+      readonly delayMs?: number
+      readonly usage?: FakeUsage
     }
   /** A tool call whose input fails every validator (`{ malformed: true }`). */
   | { readonly kind: 'malformed'; readonly delayMs?: number; readonly usage?: FakeUsage }
@@ -120,30 +147,147 @@ function attr(text: string, name: string): string | null {
   return m === null ? null : (m[1] as string)
 }
 
+/* eslint-disable @typescript-eslint/no-explicit-any */
+interface OfferedTool {
+  readonly name: string
+  readonly schema: any
+}
+
 interface Ask {
   readonly api: FakeApi
   readonly tool: string | null
-  readonly schema: any // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly schema: any
   readonly prompt: string
   readonly model: string
+  /** Every tool the request offers (absent in asks built by other helpers: then only the forced one). */
+  readonly offered?: readonly OfferedTool[]
+  /** 'any': the model may (must) call any offered tool (Anthropic `any`/`auto`, OpenAI `required`/`auto`). */
+  readonly choice?: 'any' | 'tool' | 'none'
 }
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
+/** The text of a message's content: the string, or its text blocks joined. */
+function contentText(content: any): string {
+  if (typeof content === 'string') return content
+  if (Array.isArray(content))
+    return content.map((b: any) => (b?.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('')
+  return ''
+}
+
+/** The prompt of a request: its first user message's text. */
+export function promptText(body: any): string {
+  const first = (body?.messages ?? []).find((m: any) => m?.role === 'user')
+  return contentText(first?.content)
+}
+
 function askOf(api: FakeApi | 'other', body: any): Ask | null {
   if (api === 'anthropic') {
-    const tool: string | null = body?.tool_choice?.type === 'tool' ? body.tool_choice.name : null
-    const schema = (body?.tools ?? []).find((t: any) => t?.name === tool)?.input_schema
-    const first = (body?.messages ?? []).find((m: any) => m?.role === 'user')
-    const prompt = typeof first?.content === 'string' ? first.content : JSON.stringify(first?.content ?? '')
-    return { api, tool, schema, prompt, model: String(body?.model ?? 'fake') }
+    const choice = body?.tool_choice?.type
+    const tool: string | null = choice === 'tool' ? body.tool_choice.name : null
+    const offered: OfferedTool[] = (body?.tools ?? []).map((t: any) => ({
+      name: String(t?.name),
+      schema: t?.input_schema
+    }))
+    return {
+      api,
+      tool,
+      schema: offered.find(t => t.name === tool)?.schema,
+      prompt: promptText(body),
+      model: String(body?.model ?? 'fake'),
+      offered,
+      choice: choice === 'tool' ? 'tool' : choice === 'any' || choice === 'auto' ? 'any' : 'none'
+    }
   }
   if (api === 'openai') {
-    const tool: string | null = body?.tool_choice?.type === 'function' ? body.tool_choice.function?.name : null
-    const schema = (body?.tools ?? []).find((t: any) => t?.function?.name === tool)?.function?.parameters
-    const first = (body?.messages ?? []).find((m: any) => m?.role === 'user')
-    return { api, tool, schema, prompt: String(first?.content ?? ''), model: String(body?.model ?? 'fake') }
+    const choice = body?.tool_choice
+    const tool: string | null = choice?.type === 'function' ? choice.function?.name : null
+    const offered: OfferedTool[] = (body?.tools ?? []).map((t: any) => ({
+      name: String(t?.function?.name),
+      schema: t?.function?.parameters
+    }))
+    return {
+      api,
+      tool,
+      schema: offered.find(t => t.name === tool)?.schema,
+      prompt: promptText(body),
+      model: String(body?.model ?? 'fake'),
+      offered,
+      choice: tool !== null ? 'tool' : choice === 'required' || choice === 'auto' ? 'any' : 'none'
+    }
   }
   return null
+}
+
+/** The texts of the tool results a conversation holds, in order, as sent (quoted). */
+export function toolResultsOf(api: FakeApi, body: any): string[] {
+  const out: string[] = []
+  for (const m of body?.messages ?? []) {
+    if (api === 'openai' && m?.role === 'tool') out.push(String(m.content ?? ''))
+    if (api === 'anthropic' && m?.role === 'user' && Array.isArray(m.content)) {
+      for (const b of m.content) if (b?.type === 'tool_result') out.push(contentText(b.content))
+    }
+  }
+  return out
+}
+
+/** A tool result's own text: the inside of its `<tool-result>` quote, unescaped. */
+function unquoteResult(text: string): string {
+  const m = /^<tool-result[^>]*>([\s\S]*)<\/tool-result>$/.exec(text)
+  return unescapeXml(m === null ? text : (m[1] as string))
+}
+
+/** Input for a tool from its schema: its required properties filled ("x" for strings, 1 for numbers). */
+export function fillArgs(schema: any): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  const required: unknown[] = Array.isArray(schema?.required) ? schema.required : []
+  for (const key of required) {
+    if (typeof key !== 'string') continue
+    const t = schema?.properties?.[key]?.type
+    const type = Array.isArray(t) ? t[0] : t
+    out[key] =
+      type === 'number' || type === 'integer'
+        ? 1
+        : type === 'boolean'
+          ? true
+          : type === 'array'
+            ? []
+            : type === 'object'
+              ? {}
+              : 'x'
+  }
+  return out
+}
+
+function needsNothing(schema: any): boolean {
+  return !Array.isArray(schema?.required) || schema.required.length === 0
+}
+
+/** Output over this many characters is cut (the wire caps outputs at 20,000). */
+const MAX_AUTO_OUTPUT = 8_000
+
+/**
+ * Auto mode for a tool loop's turn: the first call of a tool (one that needs
+ * no arguments, else the first, with its required arguments filled), then,
+ * once tool results are in the conversation (or when report_result is
+ * forced, or no other tool is offered), report_result quoting them.
+ */
+export function autoLoopCall(ask: Ask, body: any): FakeCall {
+  const others = (ask.offered ?? []).filter(t => t.name !== 'report_result')
+  const results = toolResultsOf(ask.api, body)
+  if (ask.choice === 'any' && others.length > 0 && results.length === 0) {
+    const pick = others.find(t => needsNothing(t.schema)) ?? (others[0] as OfferedTool)
+    return { name: pick.name, input: fillArgs(pick.schema) }
+  }
+  const title = unescapeXml(TITLE_IN('task').exec(ask.prompt)?.[1] ?? 'task')
+  let output = `result of ${title}`
+  if (results.length > 0) output += `\n\nTool results:\n${results.map(unquoteResult).join('\n')}`
+  return { name: 'report_result', input: { output: output.slice(0, MAX_AUTO_OUTPUT) } }
+}
+
+/** A task run with tools: the request offers report_result and may call it (or must), among others or alone. */
+function isLoopAsk(ask: Ask): boolean {
+  const offered = ask.offered ?? []
+  if (!offered.some(t => t.name === 'report_result')) return false
+  return ask.choice === 'any' || (ask.tool === 'report_result' && offered.length > 1)
 }
 
 /** Valid, deterministic tool input for plan-swarm's tools, derived from the request. */
@@ -193,11 +337,15 @@ function tokens(s: string): number {
   return Math.ceil(s.length / 4)
 }
 
+/** Call ids: `<prefix><n>` for an answer's only call (as before), `<prefix><n>_<i>` for several. */
+function callId(prefix: string, n: number, i: number, count: number): string {
+  return count === 1 ? `${prefix}${n}` : `${prefix}${n}_${i}`
+}
+
 function anthropicToolReply(
   n: number,
   model: string,
-  name: string,
-  input: unknown,
+  calls: readonly FakeCall[],
   usage: FakeUsage,
   stopReason = 'tool_use'
 ): unknown {
@@ -206,7 +354,12 @@ function anthropicToolReply(
     type: 'message',
     role: 'assistant',
     model,
-    content: [{ type: 'tool_use', id: `toolu_fake_${n}`, name, input }],
+    content: calls.map((c, i) => ({
+      type: 'tool_use',
+      id: callId('toolu_fake_', n, i, calls.length),
+      name: c.name,
+      input: c.input
+    })),
     stop_reason: stopReason,
     stop_sequence: null,
     usage
@@ -216,8 +369,7 @@ function anthropicToolReply(
 function openAiToolReply(
   n: number,
   model: string,
-  name: string,
-  input: unknown,
+  calls: readonly FakeCall[],
   usage: FakeUsage,
   stopReason = 'tool_calls'
 ): unknown {
@@ -232,7 +384,11 @@ function openAiToolReply(
         message: {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: `call_fake_${n}`, type: 'function', function: { name, arguments: JSON.stringify(input) } }]
+          tool_calls: calls.map((c, i) => ({
+            id: callId('call_fake_', n, i, calls.length),
+            type: 'function',
+            function: { name: c.name, arguments: JSON.stringify(c.input) }
+          }))
         },
         finish_reason: stopReason === 'max_tokens' ? 'length' : stopReason
       }
@@ -266,6 +422,86 @@ function textReply(api: FakeApi, n: number, model: string, text: string, usage: 
         usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens }
       }
 }
+/**
+ * Anthropic prompt caching, approximated. The request is cut into parts in
+ * the order the API caches them (each tool, each system block, each content
+ * block of each message), each serialized as JSON without its cache_control.
+ * A part that carries cache_control is a breakpoint (more than 4 is a 400,
+ * as with the API). The longest prefix that ends on a part boundary at or
+ * before the last breakpoint and that an earlier request (in this fake's
+ * lifetime) marked with a breakpoint is read from the cache; the rest up to
+ * the last breakpoint is written (every breakpoint's prefix is remembered);
+ * the rest of the request is plain input. Tokens are ceil(chars / 4), and
+ * the three add up to ceil(raw body chars / 4) as without caching. Not
+ * modelled: minimum cacheable lengths, the 20-block lookback, expiry.
+ */
+export interface CacheAccount {
+  readonly breakpoints: number
+  readonly readTokens: number
+  readonly writeTokens: number
+  readonly inputTokens: number
+}
+
+function cacheParts(body: any): Array<{ text: string; mark: boolean }> {
+  const parts: Array<{ text: string; mark: boolean }> = []
+  const add = (v: any): void => {
+    if (v === null || typeof v !== 'object') {
+      parts.push({ text: JSON.stringify(v ?? null), mark: false })
+      return
+    }
+    const { cache_control: cc, ...rest } = v
+    parts.push({ text: JSON.stringify(rest), mark: cc !== undefined && cc !== null })
+  }
+  for (const t of body?.tools ?? []) add(t)
+  if (typeof body?.system === 'string') add({ type: 'text', text: body.system })
+  else for (const b of body?.system ?? []) add(b)
+  for (const m of body?.messages ?? []) {
+    if (typeof m?.content === 'string') add({ role: m.role, type: 'text', text: m.content })
+    else for (const b of m?.content ?? []) add({ role: m?.role, ...b })
+  }
+  return parts
+}
+
+/** Whether a Messages request carries any cache_control. */
+export function hasCacheControl(body: any): boolean {
+  return cacheParts(body).some(p => p.mark)
+}
+
+export function cacheAccount(body: any, raw: string, written: Set<string>): CacheAccount {
+  const parts = cacheParts(body)
+  const keys: string[] = []
+  const chars: number[] = []
+  const hash = createHash('sha256')
+  let total = 0
+  for (const p of parts) {
+    hash.update(`${p.text}\u0000`)
+    keys.push(hash.copy().digest('hex'))
+    total += p.text.length
+    chars.push(total)
+  }
+  const marks = parts.flatMap((p, i) => (p.mark ? [i] : []))
+  const lastMark = marks[marks.length - 1]
+  const all = tokens(raw)
+  if (lastMark === undefined) return { breakpoints: 0, readTokens: 0, writeTokens: 0, inputTokens: all }
+  let hit = -1
+  for (let i = lastMark; i >= 0; i--) {
+    if (written.has(keys[i] as string)) {
+      hit = i
+      break
+    }
+  }
+  const readChars = hit < 0 ? 0 : (chars[hit] as number)
+  const readTokens = Math.ceil(readChars / 4)
+  // Rounded at prefix boundaries, so a later read of this prefix is exactly what was read and written before.
+  const writeTokens = hit === lastMark ? 0 : Math.ceil((chars[lastMark] as number) / 4) - readTokens
+  for (const i of marks) written.add(keys[i] as string)
+  return {
+    breakpoints: marks.length,
+    readTokens,
+    writeTokens,
+    inputTokens: Math.max(0, all - readTokens - writeTokens)
+  }
+}
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 function errorBody(api: FakeApi | 'other', status: number, message: string): unknown {
@@ -275,6 +511,8 @@ function errorBody(api: FakeApi | 'other', status: number, message: string): unk
 
 export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
   const requests: RecordedRequest[] = []
+  /** Prefix hashes requests marked with cache_control (see cacheAccount). */
+  const cacheWritten = new Set<string>()
   let script: FakeScript = opts.script ?? []
   let cursor = 0
   const timers = new Set<NodeJS.Timeout>()
@@ -345,7 +583,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       body,
       raw,
       at: Date.now(),
-      tool: ask?.tool ?? null
+      tool: ask?.tool ?? null,
+      offered: (ask?.offered ?? []).map(t => t.name)
     }
     requests.push(rec)
     if (req.method !== 'POST' || ask === null) {
@@ -358,11 +597,30 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     const model = opts.model ?? ask.model
     const delay = 'delayMs' in step && step.delayMs !== undefined ? step.delayMs : (opts.latencyMs ?? 0)
     const inTokens = tokens(raw)
-    const toolReply = (name: string, input: unknown, usage: FakeUsage | undefined, stop?: string): unknown => {
-      const u = usage ?? { input_tokens: inTokens, output_tokens: tokens(JSON.stringify(input)) + 1 }
+    const cached = api === 'anthropic' && hasCacheControl(body)
+    if (cached) {
+      const marks = cacheParts(body).filter(p => p.mark).length
+      if (marks > 4) {
+        const message = `A maximum of 4 blocks with cache_control may be provided. Found ${marks}.`
+        send(res, 400, errorBody(api, 400, message), { 'x-should-retry': 'false' })
+        return
+      }
+    }
+    /** Input usage of a reply: plain, or split by the cache accounting (done once, when a reply is sent). */
+    const inputUsage = (): Omit<FakeUsage, 'output_tokens'> => {
+      if (!cached) return { input_tokens: inTokens }
+      const c = cacheAccount(body, raw, cacheWritten)
+      return {
+        input_tokens: c.inputTokens,
+        cache_read_input_tokens: c.readTokens,
+        cache_creation_input_tokens: c.writeTokens
+      }
+    }
+    const toolReply = (calls: readonly FakeCall[], usage: FakeUsage | undefined, stop?: string): unknown => {
+      const u = usage ?? { ...inputUsage(), output_tokens: tokens(JSON.stringify(calls.map(c => c.input))) + 1 }
       return api === 'anthropic'
-        ? anthropicToolReply(n, model, name, input, u, stop)
-        : openAiToolReply(n, model, name, input, u, stop)
+        ? anthropicToolReply(n, model, calls, u, stop)
+        : openAiToolReply(n, model, calls, u, stop)
     }
     switch (step.kind) {
       case 'hang':
@@ -399,28 +657,34 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
               n,
               model,
               step.text,
-              step.usage ?? { input_tokens: inTokens, output_tokens: tokens(step.text) }
+              step.usage ?? { ...inputUsage(), output_tokens: tokens(step.text) }
             )
           )
         )
         return
       case 'tool':
         later(delay, () =>
-          send(res, 200, toolReply(step.name ?? ask.tool ?? 'tool', step.input, step.usage, step.stopReason))
+          send(
+            res,
+            200,
+            toolReply([{ name: step.name ?? ask.tool ?? 'tool', input: step.input }], step.usage, step.stopReason)
+          )
         )
         return
+      case 'calls':
+        later(delay, () => send(res, 200, toolReply(step.calls, step.usage)))
+        return
       case 'malformed':
-        later(delay, () => send(res, 200, toolReply(ask.tool ?? 'tool', { malformed: true }, step.usage)))
+        later(delay, () =>
+          send(res, 200, toolReply([{ name: ask.tool ?? 'tool', input: { malformed: true } }], step.usage))
+        )
         return
       case 'auto':
         later(delay, () => {
-          if (ask.tool === null)
-            send(
-              res,
-              200,
-              textReply(api as FakeApi, n, model, 'fake reply', { input_tokens: inTokens, output_tokens: 2 })
-            )
-          else send(res, 200, toolReply(ask.tool, autoInput(ask, opts.auto), undefined))
+          if (isLoopAsk(ask)) send(res, 200, toolReply([autoLoopCall(ask, body)], undefined))
+          else if (ask.tool === null)
+            send(res, 200, textReply(api as FakeApi, n, model, 'fake reply', { ...inputUsage(), output_tokens: 2 }))
+          else send(res, 200, toolReply([{ name: ask.tool, input: autoInput(ask, opts.auto) }], undefined))
         })
         return
       default: {

@@ -92,7 +92,9 @@ function cases(tree: PlanTree | undefined): string[] {
   return out
 }
 
-function sameSet(foldFn: FoldFn, counter?: CaseCounter): fc.IPropertyWithHooks<[fc.infer<typeof arbCase>]> {
+type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
+
+function sameSet(foldFn: FoldFn, counter?: CaseCounter): fc.IPropertyWithHooks<[Case]> {
   const refs = new Map<number, Folded>()
   return fc.property(arbCase, c => {
     const p = corpus.plan(c.plan)

@@ -62,6 +62,7 @@ describe('results: the earliest result is accepted, later ones are duplicates', 
         output: 'flights: NRT, 14 days',
         model: 'fake',
         source: 'llm',
+        toolCalls: [],
         accepted: true,
         review: 'none'
       }

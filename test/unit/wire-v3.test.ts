@@ -12,6 +12,7 @@ import {
   PROTOCOL_VERSION_3,
   paramsVersion,
   resolveParams,
+  type Bodies,
   type Envelope,
   type EventId,
   type PeerIdString,
@@ -24,6 +25,9 @@ import { announcedOffers, meetsNeeds, needsPhrase, offersIn, OFFER_PREFIX } from
 import { TEST_SWARM, peerIdOf, testKeys } from '../helpers/arbitraries.js'
 import { PlanBuilder, makeEvent } from '../helpers/plan-builder.js'
 import { foldAll } from '../../src/core/fold.js'
+import { decomposeOffline } from '../../src/llm/offline/decompose.js'
+import { checkSplit } from '../../src/llm/validate.js'
+import { withNeeds } from '../../roles/decomposer.js'
 
 let key: PrivateKey
 let ids: PeerIdString[] = []
@@ -158,7 +162,11 @@ describe('protocol 3 needs and tool calls', () => {
         hlc: { ms: 3_000, c: 0 },
         deps: [b.goal.id, claim.id].sort(),
         body: {
-          ...(result({ claim: claim.id, task: b.plan, usage: { inputTokens: 5_000, outputTokens: 0 } }) as never),
+          ...(result({
+            claim: claim.id,
+            task: b.plan,
+            usage: { inputTokens: 5_000, outputTokens: 0 }
+          }) as unknown as Bodies['result-reported']),
           ...(turns === undefined ? {} : { turns })
         }
       })
@@ -182,5 +190,45 @@ describe('offers and needs', () => {
 
   it('the announced offer keeps tags and servers first when it must be cut', () => {
     expect(announcedOffers(['s/t2', 'tag', 's', 's/t1'], 3)).toStrictEqual(['s', 'tag', 's/t1'])
+  })
+})
+
+describe('decomposers and needs', () => {
+  const input = {
+    goal: "turn the team's notes into a plan for the offsite",
+    path: [],
+    node: { title: "turn the team's notes into a plan for the offsite", detail: '' },
+    angle: 'by phase',
+    minChildren: 2,
+    maxChildren: 4,
+    leafHint: true,
+    notes: []
+  }
+
+  it('the offline planner marks a subgoal that names an offered tag, or the first when only the goal does', () => {
+    const plain = decomposeOffline(input)
+    expect(plain.subgoals.every(s => s.needs === undefined)).toBe(true)
+    const marked = decomposeOffline({ ...input, tools: ['notes', 'notes/read_note'] })
+    expect(marked.subgoals.some(s => s.needs?.includes('notes') === true)).toBe(true)
+    expect(marked.subgoals.flatMap(s => s.needs ?? []).every(n => n === 'notes')).toBe(true)
+  })
+
+  it("a model's needs are kept only when offered, and only in a plan with tools", () => {
+    const split = (needs: unknown): unknown => ({
+      subgoals: [
+        { title: 'a', detail: '', leaf: true, dependsOn: [], needs },
+        { title: 'b', detail: '', leaf: true, dependsOn: [] }
+      ],
+      rationale: 'r'
+    })
+    const ok = checkSplit(split(['notes']), 2, 4, ['notes'])
+    expect(ok.ok && ok.value.subgoals[0]?.needs).toStrictEqual(['notes'])
+    const invented = checkSplit(split(['browser']), 2, 4, ['notes'])
+    expect(invented.ok).toBe(false)
+    const noTools = checkSplit(split(['notes']), 2, 4, [])
+    expect(noTools.ok && noTools.value.subgoals[0]?.needs).toBe(undefined)
+    const s = { title: 'a', detail: '', leaf: true, dependsOn: [], needs: ['z', 'notes', 'browser'] }
+    expect(withNeeds(s, ['notes', 'z']).needs).toStrictEqual(['notes', 'z'])
+    expect(withNeeds(s, []).needs).toBe(undefined)
   })
 })

@@ -9,6 +9,7 @@
 import type { Subgoal } from '../../core/events.js'
 import {
   MAX_DETAIL_CHARS,
+  MAX_NEEDS,
   MAX_RATIONALE_CHARS,
   MAX_SUBGOALS,
   MAX_TITLE_CHARS,
@@ -259,10 +260,39 @@ export function decomposeOffline(input: DecomposeInput): OfflineSplit {
     leaf: input.leafHint || d.leaf,
     dependsOn: [...d.dependsOn]
   }))
+  const marked = markNeeds(subgoals, input)
   const leaves = subgoals.filter(s => s.leaf).length
   const rationale =
     `Offline heuristics, not a language model: ${how}. ` +
     `${subgoals.length} subgoals, ${leaves} marked leaf${input.leafHint ? ' (the next level is the maximum depth)' : ''}.` +
     (fitted.length !== drafts.length ? ` Fitted ${drafts.length} steps to the plan's ${min}..${max} children.` : '')
-  return { subgoals, rationale: safeSlice(rationale, MAX_RATIONALE_CHARS) }
+  return { subgoals: marked, rationale: safeSlice(rationale, MAX_RATIONALE_CHARS) }
+}
+
+/**
+ * The offline planner's needs (protocol 3): a subgoal whose title or detail
+ * names an offered tag or server (as a word, any case) needs it; when no
+ * subgoal does but the goal or the node names one, the first subgoal needs
+ * it, so a goal about "the notes" sends at least one task to the executor
+ * with the notes.
+ */
+export function markNeeds(subgoals: readonly Subgoal[], input: DecomposeInput): Subgoal[] {
+  const names = (input.tools ?? []).filter(t => !t.includes('/'))
+  if (names.length === 0) return [...subgoals]
+  const mentions = (text: string): string[] => {
+    const words = new Set(
+      text
+        .toLowerCase()
+        .split(/[^a-z0-9._-]+/)
+        .map(w => w.replace(/[._-]+$/, ''))
+    )
+    return names.filter(n => words.has(n.toLowerCase()))
+  }
+  const own = subgoals.map(s => mentions(`${s.title} ${s.detail}`))
+  const context = mentions(`${input.goal} ${input.node.title} ${input.node.detail}`)
+  if (own.every(m => m.length === 0) && context.length > 0) own[0] = context
+  return subgoals.map((s, i) => {
+    const needs = [...new Set(own[i] ?? [])].sort().slice(0, MAX_NEEDS)
+    return needs.length === 0 ? s : { ...s, needs }
+  })
 }

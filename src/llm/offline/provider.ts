@@ -4,6 +4,7 @@
  * every rationale, note and output, reports zero tokens and the source
  * 'offline', and never claims to have carried out a task. Same input, same
  * output, on every node: offline swarms converge as easily as real ones.
+ * With tools it makes fixed calls (tools.ts) and quotes what they returned.
  */
 import { LlmAbortedError } from '../errors.js'
 import type { CallOptions, LlmProvider } from '../types.js'
@@ -11,6 +12,7 @@ import { ZERO_USAGE } from '../types.js'
 import { decomposeOffline } from './decompose.js'
 import { executeOffline, reviewOffline } from './execute.js'
 import { scoreOffline } from './score.js'
+import { executeWithToolsOffline } from './tools.js'
 
 /** What the CLI prints when it falls back to the offline provider. */
 export const OFFLINE_BANNER = 'no ANTHROPIC_API_KEY: offline heuristics, not a language model'
@@ -41,6 +43,10 @@ export function createOfflineProvider(): LlmProvider {
       notAborted(opts)
       return { output: executeOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL, source: 'offline' }
     },
+    executeWithTools: async (input, opts) => ({
+      ...(await executeWithToolsOffline(input, opts)),
+      model: OFFLINE_MODEL
+    }),
     review: async (input, opts) => {
       notAborted(opts)
       return { ...reviewOffline(input), usage: ZERO_USAGE, model: OFFLINE_MODEL }
