@@ -186,7 +186,14 @@ export default tseslint.config(
   },
   {
     // Type-aware rules: a promise nobody awaits or catches is an error, wherever it is.
-    files: ['src/**/*.ts', 'roles/**/*.ts', 'scripts/**/*.{ts,js}', 'bench/**/*.ts', 'test/**/*.ts'],
+    files: [
+      'src/**/*.ts',
+      'roles/**/*.ts',
+      'scripts/**/*.{ts,js}',
+      'bench/**/*.ts',
+      'test/**/*.ts',
+      'examples/**/*.ts'
+    ],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

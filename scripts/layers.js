@@ -36,6 +36,7 @@ const LIBRARY = [
   'src/store',
   'src/net',
   'src/llm',
+  'src/tools',
   'src/runtime',
   'src/author',
   'src/http',
@@ -100,6 +101,17 @@ export const LAYERS = [
     what: 'The model providers (Anthropic, OpenAI-compatible, the offline heuristics), prompts and tool calls.',
     mayImport: ['src/core', 'src/wire', 'src/ports'],
     why: "an adapter below the runtime: a provider turns a plan's text into answers and knows no node."
+  },
+  {
+    name: 'src/tools',
+    what:
+      "The executor's tools over MCP: the tools file (`parseToolsConfig`, `loadToolsFile`: Claude's `mcpServers` " +
+      'format plus `allow` and `tags`) and `startToolHost`, which runs the stdio and HTTP servers, restarts ' +
+      'those that die and serves their tools as a `ToolBox`.',
+    mayImport: ['src/errors.ts', 'src/core', 'src/llm'],
+    why:
+      "an adapter below the runtime: it serves the executor's tools over MCP through the ToolBox of src/llm " +
+      'and knows no node.'
   },
   {
     name: 'src/runtime',

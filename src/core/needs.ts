@@ -6,6 +6,7 @@
  * not enforce needs (as with `executors`, ADR-0024): executors choose, and
  * everything here is a pure function of a tree and the offers heard.
  */
+import { MAX_NEED_CHARS, NEED_PATTERN } from './limits.js'
 import type { NodeId } from './events.js'
 import type { PlanTree, TaskView } from './tree.js'
 
@@ -57,7 +58,8 @@ export function unmetNeeds(tree: PlanTree, executors: readonly ReadonlySet<strin
  * executor ranks a task among the same peers.
  */
 export function announcedOffers(all: readonly string[], max: number): string[] {
-  const names = [...new Set(all)]
+  // Only names a need can name: a longer `server/tool` could never be asked for.
+  const names = [...new Set(all)].filter(n => n.length <= MAX_NEED_CHARS && NEED_PATTERN.test(n))
   const whole = names.filter(n => !n.includes('/')).sort()
   const tools = names.filter(n => n.includes('/')).sort()
   return [...whole, ...tools].slice(0, Math.max(0, max))
