@@ -61,16 +61,30 @@ export function decideDecomposer(tree: PlanTree, me: PeerIdString, nowMs: number
   })
 }
 
+/** Capability names a decomposer remembers at most (what executors offered since it started). */
+export const MAX_KNOWN_OFFERS = 256
+
 export function createDecomposer(ctx: RoleContext): RoleHandler {
   const angle = angleOf(ctx.view.me)
+  // Every capability an executor offered since this node started, not only those in sight now: the laptop
+  // with the browser may be closed for the night, and a task that needs it should wait for it, not lose the need.
+  const known = new Set<string>()
+  const knownOffers = (): string[] => {
+    for (const o of executorOffers(ctx.view.roster()))
+      for (const n of o) if (known.size < MAX_KNOWN_OFFERS || known.has(n)) known.add(n)
+    return [...known].sort()
+  }
   ctx.say(`decomposer angle: ${angle}`)
   return {
     decide: (tree, now) => decideDecomposer(tree, ctx.view.me, now),
+    tick: () => {
+      knownOffers()
+    },
     act: async (intent: ProposeIntent, tree) => {
       const p = tree.params
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
-      // Protocol 3: what the executors in sight offer, so that a subgoal can say what it needs.
-      const offered = p.tools ? [...new Set(executorOffers(ctx.view.roster()).flatMap(o => [...o]))].sort() : []
+      // Protocol 3: what executors offer, so that a subgoal can say what it needs.
+      const offered = p.tools ? knownOffers() : []
       const out = await provider.decompose(
         {
           tools: offered,

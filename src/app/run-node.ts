@@ -197,6 +197,7 @@ export async function runNode(config: NodeConfig): Promise<number> {
 async function startTools(file: string): Promise<ToolHost> {
   const { loadToolsFile, startToolHost } = await import('../tools/index.js')
   return await startToolHost(loadToolsFile(file), {
+    version: VERSION,
     log: line => {
       console.error(`[tools] ${line}`)
     }
