@@ -26,6 +26,7 @@ import { TEST_SWARM, peerIdOf, testKeys } from '../helpers/arbitraries.js'
 import { PlanBuilder, makeEvent } from '../helpers/plan-builder.js'
 import { foldAll } from '../../src/core/fold.js'
 import { decomposeOffline } from '../../src/llm/offline/decompose.js'
+import { executeOffline } from '../../src/llm/offline/execute.js'
 import { checkSplit } from '../../src/llm/validate.js'
 import { withNeeds } from '../../roles/decomposer.js'
 
@@ -230,5 +231,30 @@ describe('decomposers and needs', () => {
     const s = { title: 'a', detail: '', leaf: true, dependsOn: [], needs: ['z', 'notes', 'browser'] }
     expect(withNeeds(s, ['notes', 'z']).needs).toStrictEqual(['notes', 'z'])
     expect(withNeeds(s, []).needs).toBe(undefined)
+  })
+})
+
+describe('offline runs with tools', () => {
+  it("an offline roll-up carries its inputs' tool results up to the deliverable", () => {
+    const leaf = [
+      'OFFLINE (no model ran): planned step "read"',
+      'Tools called (offline: fixed calls with no arguments, not chosen by a model):',
+      '- notes/list_notes returned: "offsite.md: the offsite is on 12 March"',
+      '',
+      'Outline:',
+      '- read'
+    ].join('\n')
+    const base = { goal: 'g', path: [], task: { title: 'g', detail: '' }, kind: 'rollup' as const }
+    const mid = executeOffline({ ...base, inputs: [{ title: 'read', output: leaf }] })
+    expect(mid).toContain('Tool results in the inputs:\n- notes/list_notes returned: "offsite.md')
+    const top = executeOffline({
+      ...base,
+      inputs: [
+        { title: 'part', output: mid },
+        { title: 'other', output: 'x' }
+      ]
+    })
+    expect(top).toContain('- notes/list_notes returned: "offsite.md: the offsite is on 12 March"')
+    expect(executeOffline({ ...base, inputs: [{ title: 'other', output: 'x' }] })).not.toContain('Tool results')
   })
 })

@@ -15,6 +15,25 @@ import { safeSlice } from './text.js'
 export const OFFLINE_OUTPUT_PREFIX = 'OFFLINE (no model ran):'
 
 const OUTLINE_HEADER = 'Outline:'
+/** The section in which an offline task with tools quotes what its tools returned (offline/tools.ts). */
+export const TOOLS_HEADER = 'Tools called (offline: fixed calls with no arguments, not chosen by a model):'
+/** The section in which an offline roll-up carries its inputs' tool results up to the deliverable. */
+const CARRIED_TOOLS_HEADER = 'Tool results in the inputs:'
+/** Tool result lines a roll-up carries up at most. */
+const MAX_CARRIED_TOOL_LINES = 6
+
+/** The tool result lines of an offline output (its own calls, or those a roll-up carried), in order. */
+function toolLinesOf(output: string): string[] {
+  const lines = output.split('\n')
+  const out: string[] = []
+  let inside = false
+  for (const l of lines) {
+    if (l === TOOLS_HEADER || l === CARRIED_TOOLS_HEADER) inside = true
+    else if (inside && l.startsWith('- ')) out.push(l)
+    else inside = false
+  }
+  return out.filter(l => !l.startsWith('- none'))
+}
 
 /** The outline lines of an earlier offline output, or null when it has none. */
 function outlineOf(output: string): string[] | null {
@@ -58,6 +77,13 @@ function fits(text: string): boolean {
   return text.length <= MAX_OUTPUT_CHARS
 }
 
+/** A roll-up's section quoting its inputs' tool results, so they reach the deliverable; empty when there are none. */
+function carriedTools(input: ExecuteInput): string[] {
+  if (input.kind !== 'rollup') return []
+  const lines = [...new Set(input.inputs.flatMap(r => toolLinesOf(r.output)))]
+  return lines.length === 0 ? [] : [CARRIED_TOOLS_HEADER, ...lines.slice(0, MAX_CARRIED_TOOL_LINES)]
+}
+
 export function executeOffline(input: ExecuteInput): string {
   const title = oneLine(input.task.title)
   const goal = oneLine(input.goal)
@@ -89,6 +115,7 @@ export function executeOffline(input: ExecuteInput): string {
     `Done when: ${done}.`,
     ...checklistOf(input),
     inputs,
+    ...carriedTools(input),
     todo,
     'Source: offline heuristics and templates, not a language model.'
   ]

@@ -12,15 +12,13 @@ import type { ToolDef, ToolLoopOptions, ToolLoopOutput } from '../agent.js'
 import { runToolCall } from '../agent-loop.js'
 import { LlmAbortedError } from '../errors.js'
 import { ZERO_USAGE, type ExecuteInput } from '../types.js'
-import { executeOffline } from './execute.js'
+import { executeOffline, TOOLS_HEADER } from './execute.js'
 import { safeSlice } from './text.js'
 
 /** Calls one offline task makes at most. */
 export const MAX_OFFLINE_TOOL_CALLS = 3
 /** Characters of each tool result the offline output quotes. */
 export const OFFLINE_TOOL_QUOTE_CHARS = 300
-
-const TOOLS_HEADER = 'Tools called (offline: fixed calls with no arguments, not chosen by a model):'
 
 /** A tool whose input schema requires no property, so `{}` is a valid call. */
 export function needsNoArgs(def: ToolDef): boolean {
