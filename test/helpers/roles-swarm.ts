@@ -36,7 +36,7 @@ import type { Peer } from '../../src/app/peer.js'
 import type { LlmProvider } from '../../src/llm/types.js'
 import type { PeerIdString, PlanEvent, PlanId, PlanParams } from '../../src/core/events.js'
 import type { PlanStatus, PlanTree } from '../../src/core/tree.js'
-import type { RoleContext, RoleHandler } from '../../roles/driver.js'
+import type { ExecutorTools, RoleContext, RoleHandler } from '../../roles/driver.js'
 
 export type SwarmRole = 'decomposer' | 'scorer' | 'executor' | 'observer'
 
@@ -80,6 +80,8 @@ export interface SwarmOptions {
     member: { name: string; role: SwarmRole; peer: Peer },
     event: PlanEvent
   ) => Promise<void> | void
+  /** Tools for the executors (as `--tools` gives them), by member name; none for the others. */
+  readonly tools?: (name: string) => ExecutorTools | undefined
   /** Wrap a role's handler (to watch what it decides). */
   readonly wrap?: (member: { name: string; role: SwarmRole; peer: Peer }, handler: RoleHandler) => RoleHandler
 }
@@ -236,7 +238,14 @@ export class RoleSwarm {
         await hook?.({ name: label, role, peer }, r.event)
         return r
       }
-      const ctx: RoleContext = { view: hook === undefined ? peer.view : { ...peer.view, publish }, provider, say }
+      const tools = role === 'executor' ? this.opts.tools?.(label) : undefined
+      if (tools !== undefined) peer.view.offer?.(tools.offers())
+      const ctx: RoleContext = {
+        view: hook === undefined ? peer.view : { ...peer.view, publish },
+        provider,
+        say,
+        ...(tools === undefined ? {} : { tools })
+      }
       const handler = HANDLERS[role](ctx)
       const handle = startRole(ctx, this.opts.wrap?.({ name: label, role, peer }, handler) ?? handler)
       stopRole = handle.stop
