@@ -92,7 +92,11 @@ export function createStreamHub(source: DashboardSource, allowSubmit: boolean): 
   const push = (c: Client, s: Summary, force: boolean): void => {
     const now = s.now
     // Compare without the clock and the roster's ages, which change every tick.
-    const key = JSON.stringify({ ...s, now: 0, roster: s.roster.map(r => [r.peerId, r.role, r.offers, r.lastSeenMs > 30_000]) })
+    const key = JSON.stringify({
+      ...s,
+      now: 0,
+      roster: s.roster.map(r => [r.peerId, r.role, r.offers, r.lastSeenMs > 30_000])
+    })
     if (force || key !== c.sentSummary || now - c.sentSummaryAt >= SUMMARY_EVERY_MS) {
       write(c, 'summary', s)
       c.sentSummary = key
