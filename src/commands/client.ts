@@ -1,3 +1,4 @@
+import { executorOffers, needsPhrase, unmetNeeds } from '../core/needs.js'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isFinished } from '../core/view.js'
@@ -106,7 +107,13 @@ async function follow(view: NodeView, plan: PlanId, deadline: number, say: Say):
     const tree = view.loadTree(plan)
     if (tree !== undefined) {
       const done = tree.nodes.filter(n => n.status === 'done').length
-      const line = `${tree.status}: ${done}/${tree.nodes.length} nodes done, ${tree.spentTokens} tokens`
+      // Tasks that need a tool no executor in sight offers say so (protocol 3): the author knows what is missing.
+      const unmet = [...unmetNeeds(tree, executorOffers(view.roster())).entries()]
+      const waits = unmet.map(([id, needs]) => {
+        const title = tree.nodes.find(n => n.id === id)?.title ?? id.slice(0, 8)
+        return `; "${title}" waits for ${needsPhrase(needs)}`
+      })
+      const line = `${tree.status}: ${done}/${tree.nodes.length} nodes done, ${tree.spentTokens} tokens${waits.join('')}`
       if (line !== last) {
         say(line)
         last = line
