@@ -4,7 +4,8 @@
  * message that says what to do (and no stack trace):
  *   2  bad flags or configuration (unknown flag, bad multiaddr, missing or
  *      unknown role, unreadable or malformed swarm key, a provider without
- *      its key, a bad --http or env value, an unknown command)
+ *      its key, a bad --http or env value, a tools file that cannot be
+ *      served, an unknown command)
  *   3  data dir in use by another running process
  *   4  --http port in use
  * and `keygen`, whose key round-trips through --swarm-key (and
@@ -180,6 +181,46 @@ describe('configuration errors: exit code and a message that says what to do', (
       args: ['--role', 'executor', ...LOCAL, '--data-dir', dir('p2'), '--provider', 'gpt'],
       code: EXIT.CONFIG,
       says: [/unknown provider "gpt"; use --provider anthropic/]
+    },
+    {
+      name: '--tools naming a command that does not exist',
+      args: [
+        '--role',
+        'executor',
+        ...LOCAL,
+        '--data-dir',
+        dir('t1'),
+        '--tools',
+        file('tools.json', JSON.stringify({ mcpServers: { lab: { command: 'no-such-mcp-server-here' } } }))
+      ],
+      code: EXIT.CONFIG,
+      says: [/tools\.json/, /"lab"/, /no-such-mcp-server-here/]
+    },
+    {
+      name: '--tools that is not JSON',
+      args: [
+        '--role',
+        'executor',
+        ...LOCAL,
+        '--data-dir',
+        dir('t2'),
+        '--tools',
+        file('broken.json', '{"mcpServers": ')
+      ],
+      code: EXIT.CONFIG,
+      says: [/broken\.json/, /JSON/]
+    },
+    {
+      name: '--tools on a scorer',
+      args: ['--role', 'scorer', ...LOCAL, '--data-dir', dir('t3'), '--tools', 'tools.json'],
+      code: EXIT.CONFIG,
+      says: [/--tools is for executors, not --role scorer/]
+    },
+    {
+      name: 'a --max-steps out of range',
+      args: ['--role', 'executor', ...LOCAL, '--data-dir', dir('t4'), '--max-steps', '0'],
+      code: EXIT.CONFIG,
+      says: [/--max-steps "0": expected a whole number of turns from 1 to 100/]
     },
     {
       name: 'an unknown command',
