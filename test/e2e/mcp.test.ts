@@ -192,8 +192,12 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
       expect(waited.finished).toBe(true)
       expect(waited.status).toBe('completed')
       expect(String(waited.deliverable.text).length).toBeGreaterThan(0)
-      expect(progress.length).toBeGreaterThan(1)
+      // One notification per change: at least the state at the start of the wait, and more unless the plan
+      // had already finished by then (it can, on a loaded machine, between plan_submit and plan_wait).
+      expect(progress.length).toBeGreaterThan(0)
       const finished = progress.map(m => Number(/(\d+)\/\d+ tasks finished/.exec(m)?.[1] ?? -1))
+      const total = Number(/\d+\/(\d+) tasks finished/.exec(progress[0] ?? '')?.[1] ?? -1)
+      if (finished[0] !== total) expect(progress.length).toBeGreaterThan(1)
       expect(finished.every(n => n >= 0)).toBe(true)
       expect(finished).toEqual([...finished].sort((a, b) => a - b))
 
