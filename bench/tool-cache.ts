@@ -9,7 +9,7 @@
  * the 5-minute cache.
  */
 import { createAnthropicProvider } from '../src/llm/anthropic.js'
-import type { CacheUsage, ToolBox } from '../src/llm/agent.js'
+import type { CacheUsage, ToolBox } from '../src/llm/types.js'
 import type { ExecuteInput } from '../src/llm/types.js'
 import { startFakeLlm, type RecordedRequest, type ScriptStep } from '../test/helpers/fake-llm.js'
 import { report } from './util.js'

@@ -1,6 +1,6 @@
 import { logger } from '@libp2p/logger'
 import type { LlmProvider } from '../src/llm/types.js'
-import type { ToolBox, ToolLoopLimits } from '../src/llm/agent.js'
+import type { ToolBox, ToolLoopLimits } from '../src/llm/types.js'
 import type { PlanTree } from '../src/core/tree.js'
 import type { NodeView } from '../src/ports/node-view.js'
 import type { Cancel } from '../src/ports/scheduler.js'

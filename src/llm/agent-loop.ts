@@ -13,13 +13,22 @@
 import { logger } from '@libp2p/logger'
 import type { ToolCallRecord, Usage } from '../core/events.js'
 import { MAX_TOOL_ARGS_CHARS, MAX_TOOL_ERROR_CHARS, MAX_TOOL_MS, MAX_TOOL_NAME_CHARS } from '../core/limits.js'
-import type { CacheUsage, ToolBox, ToolDef, ToolLoopLimits, ToolLoopOptions, ToolLoopOutput } from './agent.js'
+import {
+  addUsage,
+  ZERO_USAGE,
+  type CacheUsage,
+  type ExecuteInput,
+  type ToolBox,
+  type ToolDef,
+  type ToolLoopLimits,
+  type ToolLoopOptions,
+  type ToolLoopOutput
+} from './types.js'
 import { LlmAbortedError, ToolLoopError } from './errors.js'
 import { buildToolLoopPrompt, quoteToolResult, type Prompt } from './prompts.js'
 import { sendWithRetries, type RequestFailure, type RetryHooks, type RetryPolicy } from './retry.js'
 import { retryInstruction } from './tool-call.js'
 import { RESULT_TOOL, resultTool, type ToolSpec } from './tools.js'
-import { addUsage, ZERO_USAGE, type ExecuteInput } from './types.js'
 import { checkOutput } from './validate.js'
 
 const log = logger('plan-swarm:llm')

@@ -20,14 +20,13 @@ import Anthropic, {
   APIUserAbortError
 } from '@anthropic-ai/sdk'
 import type { Usage } from '../core/events.js'
-import type { CacheUsage } from './agent.js'
+import type { CacheUsage, LlmProvider } from './types.js'
 import type { LoopCall, LoopConversation, LoopReply, LoopTransport } from './agent-loop.js'
 import type { Prompt } from './prompts.js'
 import { isRetryableStatus, parseRetryAfter, type RequestFailure } from './retry.js'
 import { createModelProvider, type ModelProviderSettings } from './model-provider.js'
 import { retryInstruction, type ToolConversation, type ToolReply, type ToolTransport } from './tool-call.js'
 import type { ToolSpec } from './tools.js'
-import type { LlmProvider } from './types.js'
 
 export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-5-5'
 export const DEFAULT_ANTHROPIC_CHEAP_MODEL = 'claude-haiku-5-5'

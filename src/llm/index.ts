@@ -1,7 +1,7 @@
 /**
  * The LLM layer: what roles import. See types.ts for the provider interface,
  * create-provider.ts for how one is chosen, prompts.ts for how quoted data
- * enters prompts, agent.ts and agent-loop.ts for tasks run with tools.
+ * enters prompts, agent-loop.ts for tasks run with tools.
  */
 export type {
   CallOptions,
@@ -19,21 +19,17 @@ export type {
   ReviewInput,
   ReviewOutput,
   ScoreInput,
-  ScoreOutput
-} from './types.js'
-export { ANGLES, PROVIDER_NAMES, ZERO_USAGE, addUsage } from './types.js'
-export { LlmAbortedError, LlmOutputError, LlmRequestError, ProviderConfigError, ToolLoopError } from './errors.js'
-export type {
+  ScoreOutput,
   CacheUsage,
   ToolBox,
   ToolDef,
   ToolLoopLimits,
   ToolLoopOptions,
   ToolLoopOutput,
-  ToolLoopProvider,
   ToolOutcome
-} from './agent.js'
-export { DEFAULT_TOOL_LIMITS } from './agent.js'
+} from './types.js'
+export { ANGLES, DEFAULT_TOOL_LIMITS, PROVIDER_NAMES, ZERO_USAGE, addUsage } from './types.js'
+export { LlmAbortedError, LlmOutputError, LlmRequestError, ProviderConfigError, ToolLoopError } from './errors.js'
 export { cutToBytes, exposeTools, MODEL_TOOL_NAME, stepLimitReason, toolRecord } from './agent-loop.js'
 export type { ExposedTool } from './agent-loop.js'
 export { createProvider } from './create-provider.js'

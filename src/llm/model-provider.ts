@@ -5,7 +5,6 @@
  * OpenAI-compatible providers, which differ only in transport.
  */
 import { MAX_MODEL_CHARS } from '../core/limits.js'
-import type { ToolLoopOptions, ToolLoopOutput } from './agent.js'
 import { runToolLoop, type LoopTransport } from './agent-loop.js'
 import {
   buildDecomposePrompt,
@@ -28,7 +27,9 @@ import type {
   ReviewInput,
   ReviewOutput,
   ScoreInput,
-  ScoreOutput
+  ScoreOutput,
+  ToolLoopOptions,
+  ToolLoopOutput
 } from './types.js'
 import { checkOutput, checkReview, checkScore, checkSplit } from './validate.js'
 

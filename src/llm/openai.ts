@@ -10,14 +10,13 @@
  * reports them.
  */
 import type { Usage } from '../core/events.js'
-import type { CacheUsage } from './agent.js'
+import type { CacheUsage, LlmProvider } from './types.js'
 import type { LoopCall, LoopConversation, LoopReply, LoopTransport } from './agent-loop.js'
 import type { Prompt } from './prompts.js'
 import { isRetryableStatus, parseRetryAfter, type RequestFailure } from './retry.js'
 import { createModelProvider, type ModelProviderSettings } from './model-provider.js'
 import { retryInstruction, type ToolConversation, type ToolReply, type ToolTransport } from './tool-call.js'
 import type { ToolSpec } from './tools.js'
-import type { LlmProvider } from './types.js'
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './anthropic.js'
 
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1'

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import { ConfigError } from '../errors.js'
 import { MAX_TURNS } from '../core/limits.js'
-import { DEFAULT_TOOL_LIMITS, type ToolLoopLimits } from '../llm/agent.js'
+import { DEFAULT_TOOL_LIMITS, type ToolLoopLimits } from '../llm/types.js'
 import type { NetworkOptions } from '../net/nat.js'
 
 export { ConfigError } from '../errors.js'

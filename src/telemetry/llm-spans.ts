@@ -30,7 +30,7 @@ import {
 import { randomSpanId, tracedToolBox } from './tool-spans.js'
 import type { PeerIdString, Usage } from '../core/events.js'
 import type { RetryEvent, RetryHooks } from '../llm/retry.js'
-import type { CacheUsage, ToolLoopOptions, ToolLoopOutput } from '../llm/agent.js'
+import type { CacheUsage, ToolLoopOptions, ToolLoopOutput } from '../llm/types.js'
 import type { CallOptions, CallTrace, LlmProvider } from '../llm/types.js'
 import { ZERO_USAGE } from '../llm/types.js'
 import type { SpanId } from './ids.js'

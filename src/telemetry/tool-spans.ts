@@ -7,7 +7,7 @@
  * the claim the loop executes, next to its model-call spans.
  */
 import { randomBytes } from 'node:crypto'
-import type { ToolBox } from '../llm/agent.js'
+import type { ToolBox } from '../llm/types.js'
 import type { SpanId, TraceId } from './ids.js'
 import {
   ATTR,

@@ -6,7 +6,7 @@
  * one answer cannot fill the host's memory (the tool loop cuts further).
  */
 import type { CallToolResult } from '@modelcontextprotocol/client'
-import type { ToolOutcome } from '../llm/agent.js'
+import type { ToolOutcome } from '../llm/types.js'
 
 /** The most of one tool result the host keeps, in UTF-8 bytes. */
 export const MAX_KEPT_RESULT_BYTES = 4 * 1024 * 1024

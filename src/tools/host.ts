@@ -15,7 +15,7 @@ import { findCommand } from './command.js'
 import { outcomeOf } from './content.js'
 import { listServerTools } from './listing.js'
 import type { ServerConfig, ToolsConfig } from './config.js'
-import type { ToolBox, ToolDef, ToolOutcome } from '../llm/agent.js'
+import type { ToolBox, ToolDef, ToolOutcome } from '../llm/types.js'
 
 export interface ToolHostOptions {
   /** Lines for the operator: deaths, restarts, a server's stderr. */

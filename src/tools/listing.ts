@@ -8,7 +8,7 @@ import * as z from 'zod'
 import { MAX_TOOL_NAME_CHARS, NEED_PATTERN } from '../core/limits.js'
 import type { Client } from '@modelcontextprotocol/client'
 import type { ServerConfig } from './config.js'
-import type { ToolDef } from '../llm/agent.js'
+import type { ToolDef } from '../llm/types.js'
 
 const PAGE = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() })
 const MAX_PAGES = 64

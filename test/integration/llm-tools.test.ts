@@ -14,7 +14,7 @@ import {
   type ToolDef,
   type ToolLoopLimits,
   type ToolOutcome
-} from '../../src/llm/agent.js'
+} from '../../src/llm/types.js'
 import { cutToBytes, exposeTools } from '../../src/llm/agent-loop.js'
 import { LlmAbortedError, ToolLoopError } from '../../src/llm/errors.js'
 import {

@@ -8,7 +8,7 @@
  */
 import { MAX_OUTPUT_CHARS } from '../../core/limits.js'
 import type { ToolCallRecord } from '../../core/events.js'
-import type { ToolDef, ToolLoopOptions, ToolLoopOutput } from '../agent.js'
+import type { ToolDef, ToolLoopOptions, ToolLoopOutput } from '../types.js'
 import { runToolCall } from '../agent-loop.js'
 import { LlmAbortedError } from '../errors.js'
 import { ZERO_USAGE, type ExecuteInput } from '../types.js'
