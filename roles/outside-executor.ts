@@ -266,7 +266,7 @@ export function createOutsideExecutor(view: NodeView, opts: OutsideExecutorOptio
       const plans = plan === undefined ? view.plans() : [plan]
       for (const id of plans) {
         const tree = view.tree(id)
-        if (tree === undefined || isIdle(tree) || !welcomesOutside(tree)) continue
+        if (tree === undefined || isIdle(tree) || !welcomesOutside(tree) || view.held(id) !== null) continue
         const v = planView(tree, view.now(), SKEW_ALLOWANCE_MS)
         const chain = chainLengths(tree)
         const order = [...v.claimable]

@@ -125,7 +125,8 @@ export async function startPeer(
       store,
       transport,
       scheduler,
-      metrics
+      metrics,
+      openPlansPerAuthor: config.openPlansPerAuthor
     })
     cleanup.push(() => runtime.stop())
     cleanup.push(() => runtime.replica.verifyPool.close())

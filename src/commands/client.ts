@@ -113,6 +113,9 @@ async function follow(view: NodeView, plan: PlanId, deadline: number, say: Say):
         const title = tree.nodes.find(n => n.id === id)?.title ?? id.slice(0, 8)
         return `; "${title}" waits for ${needsPhrase(needs)}`
       })
+      // Over the open-plan limit per author (src/core/admission.ts): the whole plan waits its turn.
+      const held = view.held(plan)
+      if (held !== null) waits.unshift(`; the plan ${held}`)
       const line = `${tree.status}: ${done}/${tree.nodes.length} nodes done, ${tree.spentTokens} tokens${waits.join('')}`
       if (line !== last) {
         say(line)
@@ -174,9 +177,11 @@ export async function submit(argv: readonly string[]): Promise<number> {
     const params = planParams(values, committee)
     const plan = await publishGoal(view, text, params)
     const holder = await confirmHeld(view, deadline, say)
-    if (json) console.log(JSON.stringify({ plan, committee, quorum: params.quorum, heldBy: holder }))
+    const waits = view.held(plan)
+    if (json) console.log(JSON.stringify({ plan, committee, quorum: params.quorum, heldBy: holder, waits }))
     else console.log(plan)
     say(`submitted plan ${plan} (committee of ${committee.length}, quorum ${params.quorum}); held by ${holder}`)
+    if (waits !== null) say(`the plan ${waits}; it starts by itself then`)
     if (values.wait !== true) return 0
     const tree = await follow(view, plan, deadline, say)
     if (json)

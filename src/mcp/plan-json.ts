@@ -50,6 +50,8 @@ export interface AgentPlan {
   readonly treeHash: string | null
   /** How to get results whole when some were cut. */
   readonly hint: string | null
+  /** Why the whole plan waits for its author's earlier plans to finish (the open-plan limit per author), or null. */
+  readonly waits: string | null
 }
 
 export function trimText(text: string, max: number): TrimmedText {
@@ -62,7 +64,8 @@ export function agentPlan(
   me: PeerIdString,
   treeHash: string | undefined,
   maxResultChars: number,
-  only?: string
+  only?: string,
+  waits: string | null = null
 ): AgentPlan {
   const tasks = new Map(tree.tasks.map(t => [t.id, t]))
   let cut = false
@@ -111,6 +114,7 @@ export function agentPlan(
     nodes,
     deliverable,
     treeHash: treeHash ?? null,
+    waits,
     hint: cut
       ? 'some texts were cut: call plan_get again with maxResultChars: 0 (and node: <id> for one ' +
         'node), or read the resource plan-swarm://plans/<id>, or plan_export'
@@ -123,7 +127,8 @@ export function planText(p: AgentPlan): string {
   const lines = [
     `plan ${p.plan} ${p.status}: ${p.statusReason}`,
     `goal: ${p.goal}`,
-    `tokens ${p.spentTokens}/${p.budgetTokens}`
+    `tokens ${p.spentTokens}/${p.budgetTokens}`,
+    ...(p.waits === null ? [] : [`the plan ${p.waits}`])
   ]
   for (const n of p.nodes) {
     const result = n.task?.result

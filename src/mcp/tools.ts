@@ -170,13 +170,15 @@ const SUBMIT = z.object({
 type SubmitArgs = z.infer<typeof SUBMIT>
 
 /** How far a plan is, for progress notifications: finished tasks out of all known. */
-function progressOf(tree: PlanTree): { done: number; total: number; line: string } {
+function progressOf(tree: PlanTree, held: string | null): { done: number; total: number; line: string } {
   const done = tree.tasks.filter(t => t.status === 'done' || t.status === 'failed').length
   const total = Math.max(tree.tasks.length, 1)
   return {
     done,
     total,
-    line: `${tree.status}: ${done}/${tree.tasks.length} tasks finished, ${tree.nodes.length} nodes, ${tree.spentTokens} tokens`
+    line:
+      `${tree.status}: ${done}/${tree.tasks.length} tasks finished, ${tree.nodes.length} nodes, ${tree.spentTokens} tokens` +
+      (held === null ? '' : `; the plan ${held}`)
   }
 }
 
@@ -254,9 +256,12 @@ export function registerSwarmTools(server: McpServer, tools: SwarmTools): void {
         const plan = await publishGoal(view, a.goal, params)
         const heldBy = await confirmHeld(view, 1_000 * (a.timeoutSeconds ?? 60))
         tools.say(`submitted plan ${plan}`)
+        // Over the open-plan limit per author: it is stored and waits its turn; the caller is told so.
+        const waits = view.held(plan)
         return ok(
-          `submitted plan ${plan} (committee of ${params.committee.length}, quorum ${params.quorum}); held by ${heldBy}`,
-          { plan, committee: params.committee, quorum: params.quorum, heldBy }
+          `submitted plan ${plan} (committee of ${params.committee.length}, quorum ${params.quorum}); held by ${heldBy}` +
+            (waits === null ? '' : `; the plan ${waits}`),
+          { plan, committee: params.committee, quorum: params.quorum, heldBy, waits }
         )
       })
   )
@@ -313,7 +318,7 @@ export function registerSwarmTools(server: McpServer, tools: SwarmTools): void {
     async ({ plan, node, maxResultChars }) =>
       await guarded(tools, 'plan_get', async () => {
         const tree = treeOf(view, plan)
-        const p = agentPlan(tree, me, view.treeHash(tree.plan), maxResultChars ?? 500, node)
+        const p = agentPlan(tree, me, view.treeHash(tree.plan), maxResultChars ?? 500, node, view.held(tree.plan))
         if (node !== undefined && p.nodes.length === 0)
           throw new ToolInputError(
             `plan ${tree.plan.slice(0, 12)} has no node or task ${JSON.stringify(node.slice(0, 80))}: see plan_get without node`
@@ -396,7 +401,7 @@ export function registerSwarmTools(server: McpServer, tools: SwarmTools): void {
           if (tree === undefined && view.now() > deadline)
             throw new ToolInputError(`plan ${id.slice(0, 12)} never arrived at this node: check the id with plan_list`)
           if (tree !== undefined) {
-            const pr = progressOf(tree)
+            const pr = progressOf(tree, view.held(id))
             if (pr.line !== last) {
               last = pr.line
               await notifyProgress(ctx, pr.done, pr.total, pr.line)

@@ -89,6 +89,12 @@ export interface NodeView {
   /** Finished and out of memory (on disk only). */
   isEvicted: (plan: PlanId) => boolean
   treeHash: (plan: PlanId) => string | undefined
+  /**
+   * Why a plan waits for its author's earlier plans to finish (the open-plan
+   * limit per author, src/core/admission.ts), or null: the roles leave a held
+   * plan alone.
+   */
+  held: (plan: PlanId) => string | null
   /** A plan's line without its tree (also for plans out of memory). */
   summary: (plan: PlanId) => PlanSummary | undefined
   /** One line per plan, as /status shows them. */

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import { ConfigError } from '../errors.js'
 import { MAX_TURNS } from '../core/limits.js'
+import { DEFAULT_OPEN_PLANS_PER_AUTHOR } from '../core/admission.js'
 import { DEFAULT_TOOL_LIMITS, type ToolLoopLimits } from '../llm/types.js'
 import type { NetworkOptions } from '../net/nat.js'
 
@@ -120,6 +121,12 @@ export const OPTIONS = {
     type: 'string',
     help: 'executor with --tools: bytes of one tool result the model sees; the rest is cut, saying so (default 16384)'
   },
+  'open-plans-per-author': {
+    type: 'string',
+    help:
+      "plans one author may have under way (default 20; 0: no limit): a goal beyond them waits for the author's " +
+      'earlier plans to finish. Give every node the same value'
+  },
   provider: {
     type: 'string',
     help: 'anthropic | openai | offline (default: anthropic when ANTHROPIC_API_KEY is set, else offline)'
@@ -177,6 +184,8 @@ export interface NodeConfig {
   readonly toolsFile: string | undefined
   /** `--max-steps`, `--tool-timeout-s`, `--tool-result-bytes`: the limits of a task's tool loop. */
   readonly toolLimits: ToolLoopLimits
+  /** `--open-plans-per-author`: plans one author may have under way before their next goal waits; 0: no limit. */
+  readonly openPlansPerAuthor: number
 }
 
 /** A whole-number option within bounds, or its default; a ConfigError saying the range otherwise. */
@@ -415,6 +424,14 @@ function parseWith(
       'bytes'
     )
   }
+  const openPlansPerAuthor = boundedInt(
+    get<string>('open-plans-per-author'),
+    'open-plans-per-author',
+    0,
+    1_000_000,
+    DEFAULT_OPEN_PLANS_PER_AUTHOR,
+    'plans'
+  )
   const otlp = otlpTracesUrl(get<string>('otlp'), env)
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
@@ -446,7 +463,8 @@ function parseWith(
     mcpHttp: mcpHttpValue === undefined ? undefined : parseHostPort(mcpHttpValue, '--mcp-http'),
     workerSilenceMs: silence * 1_000,
     toolsFile,
-    toolLimits
+    toolLimits,
+    openPlansPerAuthor
   }
   const values: Record<string, string | string[] | boolean | undefined> = {}
   for (const name of Object.keys(extra)) values[name] = v[name] ?? envValue(env, name as OptionName)

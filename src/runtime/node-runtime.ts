@@ -37,6 +37,8 @@ export interface NodeRuntimeInit {
   readonly verifier?: SignatureVerifier
   readonly inlineVerify?: boolean
   readonly evictQuietMs?: number
+  /** Open plans one author may have under way before their next goal waits (0: no limit); default 20. */
+  readonly openPlansPerAuthor?: number
 }
 
 /** A node without its roles: the replica, wired to a transport, seen through a NodeView. */
@@ -69,7 +71,8 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     scheduler,
     verifier: init.verifier,
     inlineVerify: init.inlineVerify,
-    evictQuietMs: init.evictQuietMs
+    evictQuietMs: init.evictQuietMs,
+    openPlansPerAuthor: init.openPlansPerAuthor
   })
   const loaded = replica.load()
   log('loaded %d events (%d damaged rows skipped)', loaded.loaded, loaded.damaged)
@@ -141,6 +144,7 @@ function createNodeView(
     tree: plan => replica.tree(plan),
     loadTree: plan => replica.loadTree(plan),
     isEvicted: plan => fold.isEvicted(plan),
+    held: plan => replica.heldReason(plan),
     treeHash: plan => fold.treeHash(plan),
     summary: plan => {
       const t = replica.tree(plan)

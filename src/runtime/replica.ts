@@ -6,6 +6,7 @@ import { IdSet } from '../sync/reconcile/index.js'
 import { eventVersion } from '../core/events.js'
 import { needsPhrase, unmetNeeds } from '../core/needs.js'
 import { isFinished } from '../core/view.js'
+import { AuthorLimit, DEFAULT_OPEN_PLANS_PER_AUTHOR, planStanding } from '../core/admission.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
 import { signEvent } from '../wire/sign.js'
@@ -73,6 +74,8 @@ export interface ReplicaInit {
   readonly inlineVerify?: boolean
   /** How long a finished plan stays in memory after its last event; default EVICT_QUIET_MS, Infinity keeps every plan. */
   readonly evictQuietMs?: number
+  /** Open plans one author may have under way before their next goal waits (0: no limit); default 20. */
+  readonly openPlansPerAuthor?: number
 }
 
 /**
@@ -104,6 +107,8 @@ export class Replica {
   readonly ids = new IdSet()
   readonly clock: HybridClock
   private readonly listeners = new Set<(events: readonly PlanEvent[]) => void>()
+  /** Which plans wait for their author's earlier plans (src/core/admission.ts). */
+  readonly authorLimit: AuthorLimit
   /** Smoothed delay between another peer signing an event and this node folding it from gossip. */
   lagMs = 0
   /** Wire bytes of parked events, kept to store them when they fold; pruned with the parked set. */
@@ -135,6 +140,9 @@ export class Replica {
     this.clock = new HybridClock(now)
     this.verifyPool = new VerifyPool(init.swarm)
     this.quiet = new QuietPlans(init.evictQuietMs ?? EVICT_QUIET_MS)
+    this.authorLimit = new AuthorLimit(init.openPlansPerAuthor ?? DEFAULT_OPEN_PLANS_PER_AUTHOR, plan =>
+      planStanding(this.fold, plan)
+    )
     this.writes = new WriteQueue(init.store, this.scheduler)
     this.fold = new Fold({
       hashText: nativeSha256HexOfText,
@@ -465,6 +473,7 @@ export class Replica {
       this.parkedBytes.delete(f.id)
       this.ids.add(f.id)
       this.quiet.touch(planOf(f), now)
+      this.authorLimit.touch(planOf(f))
       this.init.metrics.accepted.inc({ source })
       if (source === 'gossip' && f.env.author !== this.init.peerId) {
         // How late others' events reach us (their stamp is their wall clock at signing): a moving
@@ -523,6 +532,11 @@ export class Replica {
     return tree
   }
 
+  /** Why a plan waits for its author's earlier plans to finish, or null (src/core/admission.ts). */
+  heldReason(plan: PlanId): string | null {
+    return this.authorLimit.reason(plan)
+  }
+
   /**
    * The plan's tree, bringing an evicted plan back into memory first: one
    * indexed store read and a fold of its events (ADR-0012). It
@@ -544,6 +558,12 @@ export class Replica {
    * cannot go on where it stands (nodes waiting for proposals, ballots or an
    * executor; at most STATUS_WAITING_MAX of them), empty once it is finished.
    */
+  private waitingOf(t: PlanTree, executorOffers: readonly ReadonlySet<string>[]): string[] {
+    const held = this.heldReason(t.plan)
+    const lines = waitingLines(t, unmetNeeds(t, executorOffers))
+    return held === null ? lines : [`the plan ${held}`, ...lines.slice(0, STATUS_WAITING_MAX - 1)]
+  }
+
   planSummaries(executorOffers: readonly ReadonlySet<string>[] = []): PlanLine[] {
     return this.fold.plans().map(id => {
       // An evicted plan answers from its summary: it is finished, so nothing waits.
@@ -558,7 +578,7 @@ export class Replica {
         done: s.done,
         spentTokens: s.spentTokens,
         budgetTokens: s.budgetTokens,
-        waiting: t === undefined || isFinished(t) ? [] : waitingLines(t, unmetNeeds(t, executorOffers))
+        waiting: t === undefined || isFinished(t) ? [] : this.waitingOf(t, executorOffers)
       }
     })
   }
