@@ -260,6 +260,12 @@ export function decideExecutor(
   const stable = ev.stableView === true
   const out: ClaimIntent[] = []
   const seen = new Map(v.claimable.map(t => [t.id, seenAt(t.id)]))
+  // A lease that runs out makes its task claimable without an event: the driver is told when to look again.
+  for (const t of tree.tasks) {
+    const c = t.chains[t.chains.length - 1]
+    if (t.status === 'claimed' && c !== undefined && c.end === null && !lapsed.has(t.id))
+      ev.wake?.(c.lapseMs + SKEW_ALLOWANCE_MS + 1)
+  }
   if (ev.heardAt !== undefined)
     for (const t of tree.tasks)
       if (t.status === 'claimed') {
@@ -494,6 +500,11 @@ export function createExecutor(ctx: RoleContext): RoleHandler {
       const at = wakeAt
       wakeAt = null
       return at
+    },
+    viewKey: now => {
+      noteView(now)
+      const stable = now - upSince >= stableViewMs(view.presenceIntervalMs()) && now - viewSince >= VIEW_UNCHANGED_MS
+      return `${viewKey}|${stable ? 'stable' : 'changing'}|${tools === undefined ? '' : tools.offers().join(',')}`
     },
     tick: now => {
       // Watched from the start, not from the first plan: a plan submitted to a settled swarm finds the view stable already.

@@ -104,16 +104,19 @@ export function decideScorer(
 export function createScorer(ctx: RoleContext): RoleHandler {
   const me = ctx.view.me
   const events: EventLookup = { get: id => ctx.view.event(id) }
+  const liveDecomposers = (): string[] =>
+    ctx.view
+      .roster()
+      .filter(r => r.role === 'decomposer')
+      .map(r => r.peerId)
+      .sort()
   let wakeAt: number | null = null
   const wake = (at: number): void => {
     if (wakeAt === null || at < wakeAt) wakeAt = at
   }
   return {
     decide: (tree, now) => {
-      const live = ctx.view
-        .roster()
-        .filter(r => r.role === 'decomposer')
-        .map(r => r.peerId)
+      const live = liveDecomposers()
       return decideScorer(tree, me, now, live, events, id => ctx.view.reviewsOf(tree.plan, id), wake)
     },
     nextWakeAt: () => {
@@ -121,6 +124,7 @@ export function createScorer(ctx: RoleContext): RoleHandler {
       wakeAt = null
       return at
     },
+    viewKey: () => liveDecomposers().join(','),
     act: async (intent: BallotIntent | ReviewIntent, tree) => {
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
       if (intent.kind === 'review') {
