@@ -80,10 +80,13 @@ export function heldPlans(standings: Iterable<PlanStanding>, limit: number): Map
 /** Why a held plan waits, in the words every surface shows. */
 export function heldReason(ahead: number, limit: number): string {
   const finish = ahead - limit + 1
-  return (
-    `waits for ${finish} of its author's ${ahead} earlier open plans to finish ` +
-    `(at most ${limit} open plans per author)`
-  )
+  const which =
+    ahead === 1
+      ? "its author's earlier open plan"
+      : finish === ahead
+        ? `its author's ${ahead} earlier open plans`
+        : `${finish} of its author's ${ahead} earlier open plans`
+  return `waits for ${which} to finish (at most ${limit} open ${limit === 1 ? 'plan' : 'plans'} per author)`
 }
 
 /**

@@ -90,16 +90,18 @@ describe('executor slots', () => {
       at: 2_000 + VIEW_UNCHANGED_MS + 1_000
     })
     let events: PlanEvent[] = [...s.events]
-    const me = cast.executors[0] as PeerIdString
     const leaves = treeOf(b, events)
       .tasks.filter(t => t.status === 'ready')
       .map(t => t.id)
     expect(leaves).toHaveLength(2)
     // Another executor, one that `me` outranks for both leaves (a roster entry is only a name to rank by).
+    // The keys are made afresh each run, so search executors and names until one pair fits.
     const all = treeOf(b, events).tasks.map(t => t.id)
-    const other = Array.from({ length: 500 }, (_, i) => `other-${i}`).find(p =>
-      all.every(l => rankFor(l, me, [me, p]) === 0)
-    ) as string
+    const names = Array.from({ length: 2_000 }, (_, i) => `other-${i}`)
+    const pairs = cast.executors.flatMap(e => names.map(p => [e as PeerIdString, p] as const))
+    const pair = pairs.find(([e, p]) => all.every(l => rankFor(l, e, [e, p]) === 0))
+    if (!pair) throw new Error('no executor outranks any of the names for every task; widen the search')
+    const [me, other] = pair
     let now = 2_000
     let releasePublish: () => void = () => {}
     const published: string[] = []
