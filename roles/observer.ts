@@ -17,7 +17,17 @@ export interface ObserverOptions {
 /** What the observer reads of its node: it never publishes. */
 export type ObserverView = Pick<
   NodeView,
-  'plans' | 'tree' | 'loadTree' | 'isEvicted' | 'treeHash' | 'summary' | 'now' | 'scheduler' | 'health' | 'roster'
+  | 'plans'
+  | 'tree'
+  | 'loadTree'
+  | 'isEvicted'
+  | 'treeHash'
+  | 'summary'
+  | 'now'
+  | 'scheduler'
+  | 'health'
+  | 'roster'
+  | 'held'
 >
 
 /**
@@ -38,13 +48,19 @@ export function startObserver(view: ObserverView, opts: ObserverOptions): { stop
       .map(p => {
         const tree = view.tree(p)
         if (tree === undefined) return evictedLine(view, p)
-        return renderTree(tree, view.now(), {
+        const printed = renderTree(tree, view.now(), {
           treeHash: view.treeHash(p),
           peers: health.peers,
           parked: health.parked,
           rejected: health.rejected,
           unmet: unmetNeeds(tree, offers)
         })
+        // A plan held under the open-plan limit per author: its reason under the plan's first line.
+        const held = view.held(p)
+        if (held === null) return printed
+        const cut = printed.indexOf('\n')
+        const line = `  ⏸ the plan ${held}; it starts by itself then`
+        return cut < 0 ? `${printed}\n${line}` : `${printed.slice(0, cut)}\n${line}${printed.slice(cut)}`
       })
       .join('\n\n')
   }

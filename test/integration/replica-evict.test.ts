@@ -322,6 +322,7 @@ describe('replica: finished plans leave memory', () => {
       isEvicted: plan => replica.fold.isEvicted(plan),
       treeHash: plan => replica.fold.treeHash(plan),
       summary: plan => replica.fold.summary(plan),
+      held: plan => replica.heldReason(plan),
       now: () => clock.ms,
       scheduler: realScheduler(),
       health: () => ({

@@ -21,6 +21,7 @@ export function dashboardSource(view: NodeView): DashboardSource {
     tree: plan => view.loadTree(plan),
     treeHash: plan => view.treeHash(plan),
     summary: plan => view.summary(plan),
+    held: plan => view.held(plan),
     onFolded: fn =>
       view.onFolded(events => {
         fn(events.length)
@@ -36,7 +37,8 @@ export function dashboardSource(view: NodeView): DashboardSource {
         )
       const params = planParams(values, committee)
       const plan = await publishGoal(view, goal, params)
-      return { plan, committee, quorum: params.quorum }
+      const waits = view.held(plan)
+      return { plan, committee, quorum: params.quorum, ...(waits === null ? {} : { waits: `the plan ${waits}` }) }
     },
     cancel: async (plan, reason) => {
       const tree = view.loadTree(plan)

@@ -30,6 +30,8 @@ export interface DashboardSource {
    * list is made from `tree`.
    */
   summary?: (plan: PlanId) => PlanSummary | undefined
+  /** Why the plan waits its turn under the open-plan limit per author (src/core/admission.ts), or null. */
+  held?: (plan: PlanId) => string | null
   /** Called with the number of events folded, whenever some are. */
   onFolded: (fn: (count: number) => void) => () => void
   /** Events this node rejected since it started, by reason. */
@@ -38,7 +40,7 @@ export interface DashboardSource {
   submit: (
     goal: string,
     values: Readonly<Record<string, string | boolean | undefined>>
-  ) => Promise<{ plan: PlanId; committee: readonly string[]; quorum: number }>
+  ) => Promise<{ plan: PlanId; committee: readonly string[]; quorum: number; waits?: string }>
   /** Publish `goal-cancelled` as this node (it must be the goal's author). */
   cancel: (plan: PlanId, reason: string | undefined) => Promise<void>
   /**
@@ -132,16 +134,21 @@ export function awaitingLines(items: readonly AwaitingItem[]): { awaiting: Await
 }
 
 /** The plans as the page lists them: newest first. */
-export function planLines(source: Pick<DashboardSource, 'plans' | 'tree' | 'summary'>, self: string): PlanLine[] {
+export function planLines(
+  source: Pick<DashboardSource, 'plans' | 'tree' | 'summary' | 'held'>,
+  self: string
+): PlanLine[] {
   const lines: PlanLine[] = []
   for (const id of source.plans()) {
     const t = source.summary !== undefined ? source.summary(id) : summaryOf(source.tree(id))
     if (t === undefined) continue
+    const held = source.held?.(id) ?? null
     lines.push({
       id,
       goal: t.goal,
       status: t.status,
-      statusReason: t.statusReason,
+      // A held plan is 'planning' by its tree, but nobody grows it yet: say why it waits instead.
+      statusReason: held === null ? t.statusReason : `the plan ${held}`,
       nodes: t.nodes,
       done: t.done,
       spentTokens: t.spentTokens,

@@ -903,7 +903,10 @@
     const r = await post('/api/goals', { goal, options })
     $('submit-button').disabled = false
     msg.dataset.kind = r.ok ? 'ok' : 'error'
-    msg.textContent = r.ok ? `submitted plan ${short(r.data.plan)} (committee of ${r.data.committee.length})` : r.error
+    msg.textContent = r.ok
+      ? `submitted plan ${short(r.data.plan)} (committee of ${r.data.committee.length})` +
+        (r.data.waits ? `; ${r.data.waits}, and starts by itself then` : '')
+      : r.error
     if (r.ok) {
       $('goal').value = ''
       choose(r.data.plan)
