@@ -166,6 +166,8 @@ export async function submit(argv: readonly string[]): Promise<number> {
     const deadline = deadlineOf(values, values.wait === true ? 1_800 : 60)
     const scorers = (): string[] => scorersInSight(view)
     const given = parseCommittee(values.committee)
+    // Refuse bad parameters before waiting for peers (a --quorum without --committee is checked once scorers are seen).
+    if (given !== undefined || values.quorum === undefined) planParams(values, given ?? [view.me])
     await until(
       'a scorer and a peer to hold the goal',
       () => (given !== undefined || scorers().length > 0) && view.health().topicPeers > 0,

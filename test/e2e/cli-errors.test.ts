@@ -223,6 +223,12 @@ describe('configuration errors: exit code and a message that says what to do', (
       says: [/--max-steps "0": expected a whole number of turns from 1 to 100/]
     },
     {
+      name: 'submit with --max-nodes beyond the cap, refused before it waits for peers',
+      args: ['submit', 'plan a trip', ...LOCAL, '--data-dir', dir('s1'), '--max-nodes', '6000'],
+      code: EXIT.CONFIG,
+      says: [/plan parameters: params\.maxNodes: 6000 is outside 1\.\.5000/]
+    },
+    {
       name: 'an unknown command',
       args: ['frobnicate'],
       code: EXIT.CONFIG,

@@ -791,6 +791,7 @@ describe('validateParams', () => {
     ],
     ['a short lease', { leaseMs: 999 }, 'params.leaseMs: 999 is outside 1000..3600000'],
     ['zero nodes', { maxNodes: 0 }, 'params.maxNodes: 0 is outside 1..5000'],
+    ['nodes beyond the cap', { maxNodes: 5_001 }, 'params.maxNodes: 5001 is outside 1..5000'],
     ['review as a string', { review: 'yes' }, 'params.review: expected a boolean, got a string'],
     [
       'too many claims per executor',
