@@ -6,6 +6,7 @@ import { startTracing } from '../telemetry/tracing.js'
 import { startMcpHttp } from '../mcp/http.js'
 import { ConfigError, helpText, parseClientArgs } from '../runtime/config.js'
 import { PACKAGE_VERSION } from '../runtime/version.js'
+import { GoalRate } from '../author/goal-rate.js'
 import type { NodeConfig } from '../runtime/config.js'
 import type { NodeView } from '../ports/node-view.js'
 
@@ -13,14 +14,15 @@ import type { NodeView } from '../ports/node-view.js'
 export async function startMcpOver(
   view: NodeView,
   config: NodeConfig,
-  say: (line: string) => void
+  say: (line: string) => void,
+  rate = new GoalRate(config.goalsPerMinute)
 ): Promise<{
   mcp: ReturnType<typeof createSwarmMcp>
   http: Awaited<ReturnType<typeof startMcpHttp>> | undefined
   close: () => Promise<void>
 }> {
   const outside = createOutsideExecutor(view, { silenceMs: config.workerSilenceMs, say })
-  const mcp = createSwarmMcp({ view, outside, say }, PACKAGE_VERSION)
+  const mcp = createSwarmMcp({ view, outside, rate, say }, PACKAGE_VERSION)
   const http =
     config.mcpHttp === undefined ? undefined : await startMcpHttp(mcp, config.mcpHttp.host, config.mcpHttp.port)
   return {

@@ -7,6 +7,7 @@ import { startObserver } from '../../roles/observer.js'
 import { createDashboard } from '../http/dashboard/routes.js'
 import { dashboardSource } from '../http/dashboard/peer-source.js'
 import { createSubmitToken } from '../http/dashboard/guard.js'
+import { GoalRate } from '../author/goal-rate.js'
 import { createLlmTelemetry } from '../telemetry/llm-spans.js'
 import { startTracing } from '../telemetry/tracing.js'
 import { VERSION } from '../runtime/node-runtime.js'
@@ -84,9 +85,11 @@ export async function runNode(config: NodeConfig): Promise<number> {
   })
   // The observer's dashboard: read-only, unless --allow-submit, which makes a token the page must present.
   const submitToken = config.role === 'observer' && config.allowSubmit ? createSubmitToken() : undefined
+  // One count of goals a minute for everything this node serves: its dashboard and its MCP endpoint.
+  const goalRate = new GoalRate(config.goalsPerMinute)
   const dashboard =
     config.role === 'observer' && peer.http !== undefined
-      ? createDashboard(dashboardSource(view), { submitToken })
+      ? createDashboard(dashboardSource(view, goalRate), { submitToken })
       : undefined
   const unmount = dashboard === undefined ? undefined : peer.http?.mount(dashboard.route)
   const dashboardUrl = dashboard === undefined || peer.http === undefined ? null : `${peer.http.url}/`
@@ -95,9 +98,14 @@ export async function runNode(config: NodeConfig): Promise<number> {
       ? undefined
       : await (
           await import('./run-mcp.js')
-        ).startMcpOver(view, config, line => {
-          print({ event: 'mcp', line }, `[mcp] ${line}`)
-        })
+        ).startMcpOver(
+          view,
+          config,
+          line => {
+            print({ event: 'mcp', line }, `[mcp] ${line}`)
+          },
+          goalRate
+        )
   const s = view.status()
   print(
     {

@@ -11,6 +11,7 @@ import { agentPlan, planText } from './plan-json.js'
 import type { McpServer, CallToolResult, ServerContext } from '@modelcontextprotocol/server'
 import type { NodeView } from '../ports/node-view.js'
 import type { OutsideExecutor } from '../../roles/outside-executor.js'
+import type { GoalRate } from '../author/goal-rate.js'
 import type { PlanId, TaskId } from '../core/events.js'
 import type { PlanTree } from '../core/tree.js'
 
@@ -23,6 +24,8 @@ export interface SwarmTools {
   readonly view: NodeView
   /** Claims, renewals and results for outside workers (this node's key). */
   readonly outside: OutsideExecutor
+  /** Goals this node takes in a minute (`--goals-per-minute`), shared with its dashboard. */
+  readonly rate: GoalRate
   /** Lines for the server's log (stderr on stdio). */
   readonly say: (line: string) => void
 }
@@ -253,7 +256,10 @@ export function registerSwarmTools(server: McpServer, tools: SwarmTools): void {
         if (a.committee === undefined && !readiness(view).canSubmit)
           throw new ToolInputError(`cannot submit now: ${readiness(view).why}`)
         const params = paramsFrom(view, a)
+        const refused = tools.rate.refusal(view.now())
+        if (refused !== null) throw new ToolInputError(`${refused}; nothing was published`)
         const plan = await publishGoal(view, a.goal, params)
+        tools.rate.took(view.now())
         const heldBy = await confirmHeld(view, 1_000 * (a.timeoutSeconds ?? 60))
         tools.say(`submitted plan ${plan}`)
         // Over the open-plan limit per author: it is stored and waits its turn; the caller is told so.

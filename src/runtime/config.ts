@@ -5,6 +5,9 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { ConfigError } from '../errors.js'
 import { MAX_TURNS } from '../core/limits.js'
 import { DEFAULT_OPEN_PLANS_PER_AUTHOR } from '../core/admission.js'
+
+/** Goals one node takes from its dashboard and MCP in any 60 s (`--goals-per-minute`, src/author/goal-rate.ts). */
+export const DEFAULT_GOALS_PER_MINUTE = 60
 import { DEFAULT_TOOL_LIMITS, type ToolLoopLimits } from '../llm/types.js'
 import type { NetworkOptions } from '../net/nat.js'
 
@@ -121,6 +124,10 @@ export const OPTIONS = {
     type: 'string',
     help: 'executor with --tools: bytes of one tool result the model sees; the rest is cut, saying so (default 16384)'
   },
+  'goals-per-minute': {
+    type: 'string',
+    help: 'goals this node takes from its dashboard and MCP in any minute (default 60; 0: no limit); more are refused'
+  },
   'open-plans-per-author': {
     type: 'string',
     help:
@@ -186,6 +193,8 @@ export interface NodeConfig {
   readonly toolLimits: ToolLoopLimits
   /** `--open-plans-per-author`: plans one author may have under way before their next goal waits; 0: no limit. */
   readonly openPlansPerAuthor: number
+  /** `--goals-per-minute`: goals the dashboard and MCP take in any 60 s before refusing more; 0: no limit. */
+  readonly goalsPerMinute: number
 }
 
 /** A whole-number option within bounds, or its default; a ConfigError saying the range otherwise. */
@@ -432,6 +441,14 @@ function parseWith(
     DEFAULT_OPEN_PLANS_PER_AUTHOR,
     'plans'
   )
+  const goalsPerMinute = boundedInt(
+    get<string>('goals-per-minute'),
+    'goals-per-minute',
+    0,
+    1_000_000,
+    DEFAULT_GOALS_PER_MINUTE,
+    'goals'
+  )
   const otlp = otlpTracesUrl(get<string>('otlp'), env)
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
@@ -464,7 +481,8 @@ function parseWith(
     workerSilenceMs: silence * 1_000,
     toolsFile,
     toolLimits,
-    openPlansPerAuthor
+    openPlansPerAuthor,
+    goalsPerMinute
   }
   const values: Record<string, string | string[] | boolean | undefined> = {}
   for (const name of Object.keys(extra)) values[name] = v[name] ?? envValue(env, name as OptionName)

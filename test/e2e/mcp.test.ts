@@ -251,6 +251,26 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
     expect(await heldOnObserver()).toBe(before)
   }, 60_000)
 
+  it('refuses a goal beyond --goals-per-minute with the wait, and publishes nothing', async () => {
+    const limited = await stdioClient('limited', ['--goals-per-minute', '1'])
+    await ready(limited)
+    const first = data(
+      await limited.callTool({ name: 'plan_submit', arguments: { goal: 'plan a quiet evening', maxDepth: 1 } })
+    )
+    expect(first.plan).toMatch(/^[0-9a-f]{64}$/)
+    const second = await limited.callTool({
+      name: 'plan_submit',
+      arguments: { goal: 'plan a second quiet evening', maxDepth: 1 }
+    })
+    expect(second.isError).toBe(true)
+    expect(textOf(second)).toMatch(
+      /at most 1 goal a minute \(--goals-per-minute\), and 1 came in the last minute: try again in \d+ s; nothing was published/
+    )
+    const listed = data(await limited.callTool({ name: 'plan_list', arguments: {} })).plans as Structured[]
+    expect(listed.some(p => p.id === first.plan)).toBe(true)
+    expect(listed.some(p => p.goal === 'plan a second quiet evening')).toBe(false)
+  }, 120_000)
+
   it('serves Streamable HTTP with the printed token only, refuses a foreign Origin, and keeps author tools to the author', async () => {
     await expect(httpClient('wrong-token')).rejects.toThrow()
     const foreign = await fetch(mcpUrl, {

@@ -2,6 +2,7 @@ import { isFinished } from '../../core/view.js'
 import { parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from '../../author/author-events.js'
 import { awaitingMe, castReview, castVote } from '../../author/person-events.js'
 import { DashboardRequestError } from './guard.js'
+import type { GoalRate } from '../../author/goal-rate.js'
 import type { NodeView } from '../../ports/node-view.js'
 import type { DashboardSource } from './state.js'
 
@@ -12,7 +13,7 @@ import type { DashboardSource } from './state.js'
  * person's ballot and review (the "awaiting you" panel) are those of the
  * `vote` and `review` commands (src/author/person-events.ts), as this key.
  */
-export function dashboardSource(view: NodeView): DashboardSource {
+export function dashboardSource(view: NodeView, rate: GoalRate): DashboardSource {
   return {
     now: view.now,
     status: () => view.status(),
@@ -36,7 +37,10 @@ export function dashboardSource(view: NodeView): DashboardSource {
             'this observer to hear from one), or name the committee'
         )
       const params = planParams(values, committee)
+      const refused = rate.refusal(view.now())
+      if (refused !== null) throw new DashboardRequestError(429, refused)
       const plan = await publishGoal(view, goal, params)
+      rate.took(view.now())
       const waits = view.held(plan)
       return { plan, committee, quorum: params.quorum, ...(waits === null ? {} : { waits: `the plan ${waits}` }) }
     },
