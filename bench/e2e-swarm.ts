@@ -151,7 +151,9 @@ export class BenchSwarm {
     llmUrl: string,
     log: (s: string) => void,
     cli: CliMode = 'built',
-    meshTimeoutMs = 240_000
+    meshTimeoutMs = 240_000,
+    /** More options for every process (e.g. `--open-plans-per-author 0`). */
+    extraArgs: readonly string[] = []
   ): Promise<BenchSwarm> {
     const s = new BenchSwarm()
     const spawnedAt = Date.now()
@@ -205,7 +207,8 @@ export class BenchSwarm {
             '--base-url',
             llmUrl,
             '--model',
-            `fake-${name}`
+            `fake-${name}`,
+            ...extraArgs
           ],
           { env, name }
         )

@@ -4,6 +4,7 @@ import { benchNet } from './net.js'
 import { benchE2e } from './e2e.js'
 import { benchScale } from './scale.js'
 import { benchToolCache } from './tool-cache.js'
+import { benchLoad } from './load.js'
 import { BenchUnavailable } from './util.js'
 
 /**
@@ -16,7 +17,8 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   net: benchNet,
   e2e: benchE2e,
   scale: benchScale,
-  'tool-cache': benchToolCache
+  'tool-cache': benchToolCache,
+  load: benchLoad
 }
 
 const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
@@ -37,7 +39,11 @@ BENCHMARKS.md has the current figures and how each is measured.
           (--sizes= skips the processes, --sim-sizes= the simulator). Needs ss (iproute2).
   tool-cache  a ten-step task with tools against the fake Messages API, with and without prompt-cache
           breakpoints: input tokens, cache reads and writes, billed-equivalent input (reads 0.1x, writes 1.25x)
-          and the saving. Token counts are the fake's chars/4 approximation.`
+          and the saving. Token counts are the fake's chars/4 approximation.
+  load    10 real processes, many plans at once (stand-in API, 0.3 s): B's 5 goals alone, 1 goal, 100 at once,
+          1000 at once, then A's flood of 500 beside B's 5 (fair shares). Makespan against the floor, duplicates,
+          first claims, /status latency, CPU per event and RSS per process. --goals=1000 --flood=500 --few=5
+          --cli=built|tsx. About 20 minutes.`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
