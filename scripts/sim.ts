@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { runSeed } from '../src/sim/run.js'
 import { parseFaultKinds } from '../src/sim/faults.js'
 import { pct } from '../src/sim/checks.js'
+import { parseLatencySpec, parseLinkMs } from '../src/sim/latency.js'
 import type { RunReport } from '../src/sim/run.js'
 import type { TraceSample } from '../src/sim/world.js'
 
@@ -29,10 +30,18 @@ import type { TraceSample } from '../src/sim/world.js'
  * with the periodic announcements, 450-550 s virtual after the start, so
  * `--until rosters` there takes more than 16 minutes of wall time and over
  * 3 GB of memory on 2 cores.
+ *
+ * `--llm-ms 300|fixed:300|lognormal:MEDIAN[:SIGMA]`: the model's latency, a
+ * distribution drawn per call from the seed and the call's identity (src/sim/
+ * latency.ts; `--latency-ms` is the fixed form). `--link-ms MIN-MAX`: every
+ * message's one-way delay, uniform (default 2-5 ms). `--plans K`: K goals at
+ * once (plan k by node k mod n). `--goal-at-ms MS`: when they are submitted
+ * (default 1500). bench/tax.ts runs these against a central scheduler.
  */
 const USAGE =
   'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults ' +
-  'all|none|kind,kind] [--latency-ms MS] [--fault-span-ms MS] [--depth D] [--topology ' +
+  'all|none|kind,kind] [--latency-ms MS] [--llm-ms MS|lognormal:MEDIAN[:SIGMA]] [--link-ms MIN-MAX] ' +
+  '[--plans K] [--goal-at-ms MS] [--fault-span-ms MS] [--depth D] [--topology ' +
   'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace]'
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
@@ -75,6 +84,10 @@ async function main(): Promise<number> {
       seed: { type: 'string' },
       faults: { type: 'string' },
       'latency-ms': { type: 'string' },
+      'llm-ms': { type: 'string' },
+      'link-ms': { type: 'string' },
+      plans: { type: 'string' },
+      'goal-at-ms': { type: 'string' },
       'fault-span-ms': { type: 'string' },
       depth: { type: 'string' },
       review: { type: 'boolean' },
@@ -102,6 +115,11 @@ async function main(): Promise<number> {
   if (topology !== 'neighbours' && topology !== 'fixed')
     throw new Error(`--topology ${topology}: expected neighbours or fixed; ${USAGE}`)
   const maxPeers = values['max-peers'] === undefined ? undefined : wholeNumber('max-peers', values['max-peers'], 24)
+  const llmLatency = values['llm-ms'] === undefined ? undefined : parseLatencySpec(values['llm-ms'])
+  const linkMs = values['link-ms'] === undefined ? undefined : parseLinkMs(values['link-ms'])
+  const plans = values.plans === undefined ? undefined : wholeNumber('plans', values.plans, 1)
+  const goalAtMs =
+    values['goal-at-ms'] === undefined ? undefined : wholeNumber('goal-at-ms', values['goal-at-ms'], 0, 0)
   const until = values.until
   if (until !== undefined && until !== 'plan' && until !== 'rosters')
     throw new Error(`--until ${until}: expected plan or rosters; ${USAGE}`)
@@ -126,6 +144,10 @@ async function main(): Promise<number> {
       review: values.review === true,
       topology,
       ...(maxPeers === undefined ? {} : { maxPeers }),
+      ...(llmLatency === undefined ? {} : { llmLatency }),
+      ...(linkMs === undefined ? {} : { linkMs }),
+      ...(plans === undefined ? {} : { plans }),
+      ...(goalAtMs === undefined ? {} : { goalAtMs }),
       ...(until === undefined ? {} : { until }),
       ...(topology === 'fixed' ? { degree } : {}),
       ...trace

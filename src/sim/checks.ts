@@ -2,7 +2,7 @@ import { decodeEvent } from '../wire/decode.js'
 import { foldAll } from '../core/fold.js'
 import { isFinished } from '../core/view.js'
 import { duplicateExecutions } from './sim-llm.js'
-import type { PlanEvent } from '../core/events.js'
+import type { PlanEvent, PlanId } from '../core/events.js'
 import type { World } from './world.js'
 
 /** What a run must satisfy once its faults are over. */
@@ -72,50 +72,60 @@ export function checkRun(w: World): RunChecks {
       }
     )
   }
-  const plan = w.plan
   const reference = foldAll(union.values())
-  const refHash = plan === undefined ? undefined : reference.treeHash(plan)
-  const refTree = plan === undefined ? undefined : reference.tree(plan)
-  let live = plan !== undefined && refTree !== undefined && isFinished(refTree)
-  if (!live)
-    problems.push(
-      plan === undefined
-        ? 'the goal was never published'
-        : `the plan is ${refTree?.status ?? 'missing'} in the union of all stores, not finished`
-    )
-  let converged = refHash !== undefined
+  const plans: ReadonlyArray<PlanId | undefined> = w.plans.length === 0 ? [undefined] : w.plans
+  // One plan words its problems as it always did; several name the plan.
+  const which = (plan: PlanId | undefined): string =>
+    plans.length === 1 || plan === undefined ? '' : ` (plan ${plan.slice(0, 12)})`
+  let live = true
+  let converged = true
   let memoryBounded = true
-  for (const n of w.nodes) {
-    const v = n.runtime?.view
-    if (v === undefined) {
-      converged = false
-      problems.push(`node ${n.index} is down at the end`)
-      continue
-    }
-    const h = plan === undefined ? undefined : v.treeHash(plan)
-    if (h !== refHash) {
-      converged = false
+  let oneResultPerTask = true
+  for (const plan of plans) {
+    const refHash = plan === undefined ? undefined : reference.treeHash(plan)
+    const refTree = plan === undefined ? undefined : reference.tree(plan)
+    if (!(plan !== undefined && refTree !== undefined && isFinished(refTree))) {
+      live = false
       problems.push(
-        `node ${n.index} (${n.role}) has treeHash ${h?.slice(0, 12) ?? 'none'}, the union fold ${refHash?.slice(0, 12) ?? 'none'}`
+        plan === undefined
+          ? 'the goal was never published'
+          : `the plan is ${refTree?.status ?? 'missing'} in the union of all stores, not finished${which(plan)}`
       )
     }
-    const t = plan === undefined ? undefined : v.loadTree(plan)
-    if (t === undefined || !isFinished(t)) {
-      live = false
-      problems.push(`node ${n.index} sees the plan ${t?.status ?? 'missing'}`)
+    if (refHash === undefined) converged = false
+    for (const n of w.nodes) {
+      const v = n.runtime?.view
+      if (v === undefined) {
+        converged = false
+        if (plan === plans[0]) problems.push(`node ${n.index} is down at the end`)
+        continue
+      }
+      const h = plan === undefined ? undefined : v.treeHash(plan)
+      if (h !== refHash) {
+        converged = false
+        const mine = h?.slice(0, 12) ?? 'none'
+        problems.push(
+          `node ${n.index} (${n.role}) has treeHash ${mine}, the union fold ${refHash?.slice(0, 12) ?? 'none'}${which(plan)}`
+        )
+      }
+      const t = plan === undefined ? undefined : v.loadTree(plan)
+      if (t === undefined || !isFinished(t)) {
+        live = false
+        problems.push(`node ${n.index} sees the plan ${t?.status ?? 'missing'}${which(plan)}`)
+      }
+      if (plan !== plans[0]) continue
+      const parked = v.health().parked
+      if (parked > MAX_PARKED_AT_END) {
+        memoryBounded = false
+        problems.push(`node ${n.index} still parks ${parked} events`)
+      }
     }
-    const parked = v.health().parked
-    if (parked > MAX_PARKED_AT_END) {
-      memoryBounded = false
-      problems.push(`node ${n.index} still parks ${parked} events`)
-    }
-  }
-  let oneResultPerTask = true
-  for (const task of refTree?.tasks ?? []) {
-    const accepted = task.results.filter(r => r.accepted).length
-    if (accepted > 1) {
-      oneResultPerTask = false
-      problems.push(`task ${task.id.slice(0, 12)} has ${accepted} accepted results`)
+    for (const task of refTree?.tasks ?? []) {
+      const accepted = task.results.filter(r => r.accepted).length
+      if (accepted > 1) {
+        oneResultPerTask = false
+        problems.push(`task ${task.id.slice(0, 12)} has ${accepted} accepted results`)
+      }
     }
   }
   const connectionsBounded = w.connections.overCap.length === 0 && w.connections.overMaxPeers.length === 0

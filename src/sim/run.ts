@@ -3,6 +3,7 @@ import { checkRun } from './checks.js'
 import type { RunChecks } from './checks.js'
 import type { FaultKind } from './faults.js'
 import type { RosterFill, SimHorizon, WorldOptions } from './world.js'
+import { latencyWords } from './latency.js'
 
 /** One simulated run, as `npm run sim` prints it and the tests check it. */
 export interface RunReport {
@@ -12,7 +13,7 @@ export interface RunReport {
   readonly outcome: 'done' | 'deadline' | 'idle'
   readonly ok: boolean
   readonly checks: RunChecks
-  /** Virtual ms from the goal to the author's tree finishing. */
+  /** Virtual ms from the goal(s) to node 0's tree of every plan finishing. */
   readonly completionMs: number | null
   /** Virtual ms from the last event signed to the last node folding anything. */
   readonly convergenceMs: number
@@ -56,13 +57,17 @@ export interface RunReport {
   readonly replay: string
 }
 
-/** Goal published at this virtual time (World.run). */
-const GOAL_AT_MS = 1_500
+/** Goals published at this virtual time by default (World.run, WorldOptions.goalAtMs). */
+export const GOAL_AT_MS = 1_500
 
 export function replayCommand(opts: WorldOptions): string {
   const extra = [
     opts.faultSpanMs === undefined ? '' : ` --fault-span-ms ${opts.faultSpanMs}`,
     opts.llmLatencyMs === undefined ? '' : ` --latency-ms ${opts.llmLatencyMs}`,
+    opts.llmLatency === undefined ? '' : ` --llm-ms ${latencyWords(opts.llmLatency)}`,
+    opts.linkMs === undefined ? '' : ` --link-ms ${opts.linkMs.minMs}-${opts.linkMs.maxMs}`,
+    opts.plans === undefined ? '' : ` --plans ${opts.plans}`,
+    opts.goalAtMs === undefined ? '' : ` --goal-at-ms ${opts.goalAtMs}`,
     opts.maxDepth === undefined ? '' : ` --depth ${opts.maxDepth}`,
     opts.degree === undefined ? '' : ` --degree ${opts.degree}`,
     opts.review === true ? ' --review' : '',
@@ -78,6 +83,11 @@ export function replayCommand(opts: WorldOptions): string {
 
 /** Run one seed to the end, check it, and report. */
 export async function runSeed(opts: WorldOptions): Promise<RunReport> {
+  return (await runWorld(opts)).report
+}
+
+/** Run one seed to the end and check it: the report, and the world as the run left it (its nodes stopped). */
+export async function runWorld(opts: WorldOptions): Promise<{ report: RunReport; world: World }> {
   const t0 = performance.now()
   // On the real clock, beside the run: virtual time drains to setImmediate between timers, so this fires during it and
   // changes nothing in it.
@@ -106,22 +116,26 @@ export async function runSeed(opts: WorldOptions): Promise<RunReport> {
     planBytes += t.eventBytesReceived + t.syncBytesReceived
     presenceBytes += t.presenceBytesReceived
   }
-  const tree = w.plan === undefined ? undefined : w.nodes[0]?.runtime?.view.loadTree(w.plan)
-  const composites = tree?.nodes.filter(x => x.kind === 'composite').length ?? 0
   const decomposers = w.nodes.filter(x => x.role === 'decomposer').length
-  const committee = tree?.params.committee.length ?? 0
-  const tasks = tree?.tasks.length ?? 0
+  let tasks = 0
+  let minimum = 0
+  for (const plan of w.plans) {
+    const tree = w.nodes[0]?.runtime?.view.loadTree(plan)
+    const composites = tree?.nodes.filter(x => x.kind === 'composite').length ?? 0
+    tasks += tree?.tasks.length ?? 0
+    minimum += composites * (decomposers + (tree?.params.committee.length ?? 0)) + (tree?.tasks.length ?? 0)
+  }
   const lastFold = Math.max(...w.nodes.map(x => x.lastFoldAt))
   const ok = outcome === 'done' && checks.problems.length === 0
   const degrees = w.nodes.map(x => w.network.linkCount(x.peerId)).sort((a, b) => a - b)
-  return {
+  const report: RunReport = {
     seed: opts.seed,
     nodes: n,
     faults: opts.faults,
     outcome,
     ok,
     checks,
-    completionMs: w.finishedAt === undefined ? null : Math.round(w.finishedAt - GOAL_AT_MS),
+    completionMs: w.finishedAt === undefined ? null : Math.round(w.finishedAt - (opts.goalAtMs ?? GOAL_AT_MS)),
     convergenceMs: Math.round(Math.max(0, lastFold - w.lastEventAt)),
     events: w.events,
     treeHash: w.plan === undefined ? null : (w.nodes[0]?.runtime?.view.treeHash(w.plan) ?? null),
@@ -130,7 +144,7 @@ export async function runSeed(opts: WorldOptions): Promise<RunReport> {
     bytesPerNodePerEvent: w.events === 0 ? 0 : Math.round(planBytes / n / w.events),
     presenceBytesPerNode: Math.round(presenceBytes / n),
     llmCalls: w.calls.decompose + w.calls.score + w.calls.execute + w.calls.review,
-    llmMinimum: composites * (decomposers + committee) + tasks,
+    llmMinimum: minimum,
     executions: w.calls.execute,
     tasks,
     virtualMs: Math.round(w.time.elapsed),
@@ -148,4 +162,5 @@ export async function runSeed(opts: WorldOptions): Promise<RunReport> {
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     replay: replayCommand(opts)
   }
+  return { report, world: w }
 }

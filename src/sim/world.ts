@@ -16,18 +16,22 @@ import { DEFAULT_MAX_PEERS, NEIGHBOUR_TICK_MS, NEWCOMER_HEADROOM, TRIM_AFTER_MS 
 import { SimTransport } from './sim-transport.js'
 import { NodeClock, VirtualTime, drainMicrotasks } from './virtual-time.js'
 import { createSimProvider, emptyLlmCalls } from './sim-llm.js'
+import { latencyOf } from './latency.js'
+import { SimRecord } from './record.js'
+import { planOf } from '../core/event-set.js'
 import { drawFaults } from './faults.js'
 import { presenceIntervalFor } from '../net/presence-interval.js'
 import { PRESENCE_JITTER } from '../net/presence-announcer.js'
 import type { PrivateKey } from '@libp2p/interface'
-import type { PeerIdString, PlanId, PlanParams } from '../core/events.js'
+import type { PeerIdString, PlanEvent, PlanId, PlanParams } from '../core/events.js'
 import type { EventStore } from '../ports/event-store.js'
 import type { NodeRuntime } from '../runtime/node-runtime.js'
 import type { RoleContext, RoleHandler } from '../../roles/driver.js'
 import type { SignatureVerifier } from '../wire/decode.js'
 import type { FaultKind, FaultPlan, PartitionShape } from './faults.js'
-import type { LlmCalls } from './sim-llm.js'
-import type { SimTopology } from './network.js'
+import type { LlmCalls, SimLatency } from './sim-llm.js'
+import type { LinkFaults, SimTopology } from './network.js'
+import type { LatencySpec } from './latency.js'
 
 /**
  * How soon every roster must list every live node (from the start, or from
@@ -76,6 +80,28 @@ export interface WorldOptions {
   readonly faults: readonly FaultKind[]
   /** Virtual ms the model takes for one call. Default 300. */
   readonly llmLatencyMs?: number
+  /**
+   * The model's latency as a distribution (`--llm-ms`, src/sim/latency.ts):
+   * a call's latency drawn from the seed and the call's identity. Takes the
+   * place of llmLatencyMs when given.
+   */
+  readonly llmLatency?: LatencySpec
+  /**
+   * One-way delay of every message on every link, uniform in [minMs, maxMs)
+   * (`--link-ms 20-80`); default the quiet CLEAN_LINKS (2-5 ms). Faults on
+   * links replace it while they last.
+   */
+  readonly linkMs?: { readonly minMs: number; readonly maxMs: number }
+  /**
+   * Goals submitted at once (default 1): plan k by node k mod n, so that no
+   * author holds more than the open-plan limit per author with n >= 5 at 100
+   * plans. Each plan a goal of its own text.
+   */
+  readonly plans?: number
+  /** Virtual ms at which the goals are submitted (default 1,500). */
+  readonly goalAtMs?: number
+  /** Keep what the critical path and the central scheduler need (World.record): events, fold times, calls. */
+  readonly record?: boolean
   /** The plan's depth (default 2: a root, its subgoals, their leaves). */
   readonly maxDepth?: number
   /** Links per node in the fixed topology (default 6). */
@@ -238,11 +264,21 @@ export class World {
   readonly registry = new Map<string, SimTransport>()
   readonly verifier: SignatureVerifier
   readonly presenceIntervalMs: number
+  /** The first plan (the only one unless WorldOptions.plans). */
   plan: PlanId | undefined
+  /** Every plan, in the order submitted. */
+  readonly plans: PlanId[] = []
   /** Virtual ms when the last event of the run was signed. */
   lastEventAt = 0
-  /** Virtual ms when the author's tree first reached a final status. */
+  /** Virtual ms when node 0's tree of every plan first reached a final status (the last of them). */
   finishedAt: number | undefined
+  /** Per plan, virtual ms when node 0's tree of it first reached a final status. */
+  readonly finishedAtByPlan = new Map<PlanId, number>()
+  /** What WorldOptions.record keeps, or undefined. */
+  readonly record: SimRecord | undefined
+  /** Links when no fault is on them (WorldOptions.linkMs, or CLEAN_LINKS). */
+  private readonly baseLinks: LinkFaults
+  private readonly latency: SimLatency
   events = 0
   readonly topology: SimTopology
   readonly maxPeers: number
@@ -287,6 +323,20 @@ export class World {
       opts.faultSpanMs ?? 20_000
     )
     this.verifier = memoizedVerifier()
+    const links = opts.linkMs
+    this.baseLinks =
+      links === undefined
+        ? CLEAN_LINKS
+        : { delayMs: links.minMs, jitterMs: Math.max(0, links.maxMs - links.minMs), loss: 0, duplicate: 0 }
+    this.network.faults = this.baseLinks
+    const spec = opts.llmLatency
+    this.latency =
+      spec === undefined
+        ? (opts.llmLatencyMs ?? 300)
+        : spec.kind === 'fixed'
+          ? spec.ms
+          : (_kind, key) => latencyOf(spec, opts.seed, key)
+    this.record = opts.record === true ? new SimRecord() : undefined
     this.presenceIntervalMs = presenceIntervalFor(peers.length)
     this.until = opts.until ?? (peers.length <= ROSTER_WAIT_MAX_NODES ? 'rosters' : 'plan')
     this.rosterBoundMs = opts.rosterBoundMs ?? rosterFullBoundMs(peers.length)
@@ -353,29 +403,67 @@ export class World {
     })
     node.transport = transport
     node.runtime = runtime
+    const record = this.record
+    const watched = record !== undefined && (node.index === 0 || node.role !== 'observer')
     runtime.view.onFolded(events => {
       node.lastFoldAt = this.time.elapsed
       for (const e of events) {
         if (e.env.author === node.peerId) {
           this.events++
           this.lastEventAt = Math.max(this.lastEventAt, this.time.elapsed)
+          record?.published(e, node.index, this.time.elapsed)
         }
+        if (watched) record?.folded(e.id, node.index, this.time.elapsed)
       }
-      if (this.finishedAt === undefined && node.index === 0 && this.plan !== undefined) {
-        const t = runtime.view.tree(this.plan)
-        if (t !== undefined && isFinished(t)) this.finishedAt = this.time.elapsed
-      }
+      if (this.finishedAt === undefined && node.index === 0 && this.plans.length > 0) this.noteFinished(events)
     })
     if (node.role === 'decomposer' || node.role === 'scorer' || node.role === 'executor') {
       const ctx: RoleContext = {
         view: runtime.view,
-        provider: createSimProvider(node.clock.scheduler, this.opts.llmLatencyMs ?? 300, this.calls),
+        provider: createSimProvider(
+          node.clock.scheduler,
+          this.latency,
+          this.calls,
+          node.peerId,
+          record === undefined
+            ? undefined
+            : { now: () => this.time.elapsed, add: call => record.called(node.index, call) }
+        ),
         say: line => {
           this.opts.say?.(node.index, node.role, Math.round(this.time.elapsed), line)
         }
       }
       node.stopRole = startRole(ctx, HANDLERS[node.role](ctx)).stop
     }
+  }
+
+  /** Node 0 folded `events`: note the plans they finished there, and when the last one did. */
+  private noteFinished(events: readonly PlanEvent[]): void {
+    const view = this.nodes[0]?.runtime?.view
+    if (view === undefined) return
+    const touched = new Set<PlanId>()
+    for (const e of events) touched.add(planOf(e))
+    for (const plan of touched) {
+      if (this.finishedAtByPlan.has(plan) || !this.plans.includes(plan)) continue
+      const t = view.tree(plan)
+      if (t !== undefined && isFinished(t)) this.finishedAtByPlan.set(plan, this.time.elapsed)
+    }
+    if (this.finishedAtByPlan.size === this.plans.length && this.plans.length === this.planCount)
+      this.finishedAt = this.time.elapsed
+  }
+
+  /** Goals this run submits (WorldOptions.plans). */
+  get planCount(): number {
+    return Math.max(1, this.opts.plans ?? 1)
+  }
+
+  /** The text of plan k's goal: the seed's built-in goal alone, or each goal of several its own. */
+  goalText(k: number): string {
+    const n = this.planCount
+    const seed = this.opts.seed
+    return n === 1
+      ? (GOALS[seed % GOALS.length] as string)
+      : `${GOALS[(seed + k) % GOALS.length] as string} (goal ${k + 1} of ${n})`
   }
 
   /** Kill a node where it stands: its timers die, its streams are cut, its store keeps what was committed. */
@@ -454,7 +542,7 @@ export class World {
       })
     }
     this.time.schedule(f.endMs, () => {
-      this.network.faults = CLEAN_LINKS
+      this.network.faults = this.baseLinks
       this.network.setPartition(null)
       for (const n of this.nodes) {
         if (n.clock.isPaused) n.resumedAt = this.time.elapsed
@@ -616,13 +704,18 @@ export class World {
     for (const n of this.nodes) await this.boot(n)
     this.network.changed()
     this.scheduleFaults()
-    const goal = GOALS[this.opts.seed % GOALS.length] as string
-    this.time.schedule(1_500, () => {
-      const author = this.nodes[0]?.runtime
-      if (author === undefined) return
-      void author.view.publish('goal-submitted', '', [], { text: goal, params: this.params() }).then(r => {
-        this.plan = r.event.id as string as PlanId
-      })
+    this.time.schedule(this.opts.goalAtMs ?? 1_500, () => {
+      for (let k = 0; k < this.planCount; k++) {
+        const author = this.nodes[k % this.nodes.length]?.runtime
+        if (author === undefined) continue
+        void author.view
+          .publish('goal-submitted', '', [], { text: this.goalText(k), params: this.params() })
+          .then(r => {
+            const plan = r.event.id as string as PlanId
+            this.plans.push(plan)
+            this.plan ??= plan
+          })
+      }
     })
     let settled = false
     const check = (): void => {
@@ -655,7 +748,7 @@ export class World {
    * to the deadline would only make the failure slower).
    */
   settled(): boolean {
-    if (this.plan === undefined || this.time.elapsed < this.faults.endMs) return false
+    if (this.plans.length < this.planCount || this.time.elapsed < this.faults.endMs) return false
     if (
       this.topology === 'neighbours' &&
       this.until === 'rosters' &&
@@ -663,16 +756,18 @@ export class World {
       this.time.elapsed - this.rosterOriginMs <= this.rosterBoundMs
     )
       return false
-    let hash: string | undefined
-    for (const n of this.nodes) {
-      const v = n.runtime?.view
-      if (v === undefined) return false
-      const h = v.treeHash(this.plan)
-      const t = v.tree(this.plan)
-      if (h === undefined || (t !== undefined && !isFinished(t)) || (t === undefined && !v.isEvicted(this.plan)))
-        return false
-      if (hash === undefined) hash = h
-      else if (h !== hash) return false
+    for (const plan of this.plans) {
+      let hash: string | undefined
+      for (const n of this.nodes) {
+        const v = n.runtime?.view
+        if (v === undefined) return false
+        const h = v.treeHash(plan)
+        const t = v.tree(plan)
+        if (h === undefined || (t !== undefined && !isFinished(t)) || (t === undefined && !v.isEvicted(plan)))
+          return false
+        if (hash === undefined) hash = h
+        else if (h !== hash) return false
+      }
     }
     return true
   }
