@@ -11,6 +11,8 @@ export interface ObserverOptions {
   readonly markdown?: string
   /** Redraw in place (a terminal) instead of printing snapshots. */
   readonly tty: boolean
+  /** Print every node of every tree: no finished or quiet subtree folded into one line (roles/render.ts). */
+  readonly expand?: boolean
   readonly write: (text: string) => void
 }
 
@@ -53,7 +55,8 @@ export function startObserver(view: ObserverView, opts: ObserverOptions): { stop
           peers: health.peers,
           parked: health.parked,
           rejected: health.rejected,
-          unmet: unmetNeeds(tree, offers)
+          unmet: unmetNeeds(tree, offers),
+          expand: opts.expand
         })
         // A plan held under the open-plan limit per author: its reason under the plan's first line.
         const held = view.held(p)

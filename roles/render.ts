@@ -24,7 +24,52 @@ export function short(id: string): string {
   return id.length > 12 ? `…${id.slice(-6)}` : id
 }
 
-/** One plan as an indented tree with status glyphs, votes, owners, lease left and why nodes wait. */
+/** The order statuses are counted in, on the totals line and a collapsed subtree's line. */
+const STATUS_ORDER: readonly NodeStatus[] = [
+  'done',
+  'claimed',
+  'in-review',
+  'ready',
+  'blocked',
+  'decomposing',
+  'failed'
+]
+
+/** Plans of more nodes than this also collapse quiet subtrees (nothing under way); smaller ones only finished ones. */
+export const QUIET_FROM = 50
+
+/** How many nodes of a subtree are in each status, and how many of its tasks' attempts failed. */
+interface Counts {
+  nodes: number
+  failedAttempts: number
+  /** Nodes someone is working on or must look at: claimed, in review, failed, a split under way, unmet needs. */
+  active: number
+  readonly by: Record<NodeStatus, number>
+}
+
+const zero = (): Counts => ({
+  nodes: 0,
+  failedAttempts: 0,
+  active: 0,
+  by: { decomposing: 0, blocked: 0, ready: 0, claimed: 0, 'in-review': 0, done: 0, failed: 0 }
+})
+
+/** `12 done · 3 ready`: the statuses that have nodes, in STATUS_ORDER. */
+function countsPhrase(c: Counts): string {
+  return STATUS_ORDER.filter(s => c.by[s] > 0)
+    .map(s => `${c.by[s]} ${s}`)
+    .join(' · ')
+}
+
+/**
+ * One plan as an indented tree with status glyphs, votes, owners, lease left and why nodes wait.
+ *
+ * A big plan reads in a few dozen lines: under a totals line, a composite node whose whole subtree is done prints as
+ * one line with its counts (`✓ title — 48 nodes done`). In a plan of more than QUIET_FROM nodes, so does a quiet
+ * subtree, one with nothing under way (`○ title — 24 nodes, none under way: 4 done · 16 ready · 4 blocked`). A
+ * subtree with anything under way (a claim, a review, a split being voted on), a failure or a wait for a missing
+ * capability stays expanded down to those nodes. The root is never collapsed. `expand: true` prints every node.
+ */
 export function renderTree(
   tree: PlanTree,
   nowMs: number,
@@ -35,6 +80,8 @@ export function renderTree(
     rejected?: Readonly<Record<string, number>>
     /** Ready tasks that no live executor can take (src/core/needs.ts unmetNeeds), by node. */
     unmet?: ReadonlyMap<string, readonly string[]>
+    /** Print every node, collapsing nothing. */
+    expand?: boolean
   } = {}
 ): string {
   const v = view(tree, nowMs)
@@ -61,6 +108,41 @@ export function renderTree(
   if (rejected.length > 0)
     flags.push(`rejected events (this node): ${rejected.map(([why, n]) => `${n} ${why}`).join(', ')}`)
   if (flags.length > 0) lines.push(`  ! ${flags.join(' · ')}`)
+
+  // Each subtree's counts, children before parents (the nodes are in breadth-first order).
+  const counts = new Map<string, Counts>()
+  for (let i = tree.nodes.length - 1; i >= 0; i--) {
+    const n = tree.nodes[i] as TreeNode
+    const c = zero()
+    c.nodes = 1
+    c.by[n.status] = 1
+    const t = n.task === null ? undefined : tasks.get(n.task)
+    c.failedAttempts = t?.failures ?? 0
+    const splitting = n.status === 'decomposing' && (n.attempts[n.attempts.length - 1]?.proposals.length ?? 0) > 0
+    const busy = n.status === 'claimed' || n.status === 'in-review' || n.status === 'failed'
+    c.active = busy || splitting || extra.unmet?.has(n.id) === true || (t?.owner ?? null) !== null ? 1 : 0
+    for (const k of n.children) {
+      const kc = counts.get(k)
+      if (kc === undefined) continue
+      c.nodes += kc.nodes
+      c.failedAttempts += kc.failedAttempts
+      c.active += kc.active
+      for (const s of STATUS_ORDER) c.by[s] += kc.by[s]
+    }
+    counts.set(n.id, c)
+  }
+  const all = counts.get(tree.root)
+  if (all !== undefined) lines.push(`  nodes: ${countsPhrase(all)}`)
+
+  /** A collapsed subtree's line after its title, or null when it stays expanded. */
+  const collapsed = (n: TreeNode, c: Counts): string | null => {
+    if (extra.expand === true || n.children.length === 0) return null
+    const failed = c.failedAttempts > 0 ? `, ${c.failedAttempts} failed attempt(s) retried` : ''
+    if (c.by.done === c.nodes) return `${c.nodes} nodes done${failed}`
+    if (c.active === 0 && tree.nodes.length > QUIET_FROM)
+      return `${c.nodes} nodes, none under way: ${countsPhrase(c)}${failed}`
+    return null
+  }
 
   const describe = (n: TreeNode): string => {
     const t = n.task === null ? undefined : tasks.get(n.task)
@@ -99,6 +181,12 @@ export function renderTree(
   }
   const walk = (n: TreeNode, prefix: string, last: boolean, root: boolean): void => {
     const branch = root ? '' : last ? '└─ ' : '├─ '
+    const c = counts.get(n.id)
+    const folded = root || c === undefined ? null : collapsed(n, c)
+    if (folded !== null) {
+      lines.push(`${prefix}${branch}${GLYPH[n.status]} ${n.title} — ${folded}`)
+      return
+    }
     const d = describe(n)
     lines.push(`${prefix}${branch}${GLYPH[n.status]} ${n.title}${d === '' ? '' : `  [${d}]`}`)
     const next = root ? prefix : prefix + (last ? '   ' : '│  ')

@@ -30,7 +30,9 @@
     notes: new Map(),
     sent: new Map(),
     said: new Map(),
-    itemIds: new Map()
+    itemIds: new Map(),
+    /** Collapsed finished subtrees the user opened, by node id. */
+    expanded: new Set()
   }
 
   // ---- small DOM helpers ---------------------------------------------------------------
@@ -424,11 +426,75 @@
     rerender($('tree'), () => (t ? renderTree(t) : []))
   }
 
+  /** Plans of more nodes than this show each finished subtree as one row with its counts (roles/render.ts QUIET_FROM). */
+  const COLLAPSE_FROM = 50
+  const STATUS_ORDER = ['done', 'claimed', 'in-review', 'ready', 'blocked', 'decomposing', 'failed']
+  const countsPhrase = by =>
+    STATUS_ORDER.filter(s => by[s] > 0)
+      .map(s => `${num(by[s])} ${s}`)
+      .join(' · ')
+
   function renderTree(t) {
     const byId = new Map(t.nodes.map(n => [n.id, n]))
     const tasks = new Map(t.tasks.map(x => [x.id, x]))
+    // Each subtree's size and failed attempts, children before parents (the nodes are in breadth-first order).
+    const sizes = new Map()
+    const totals = {}
+    for (let i = t.nodes.length - 1; i >= 0; i--) {
+      const n = t.nodes[i]
+      const task = n.task === null ? undefined : tasks.get(n.task)
+      const c = { nodes: 1, done: n.status === 'done' ? 1 : 0, failures: task ? task.failures : 0 }
+      for (const k of n.children) {
+        const kc = sizes.get(k)
+        if (!kc) continue
+        c.nodes += kc.nodes
+        c.done += kc.done
+        c.failures += kc.failures
+      }
+      sizes.set(n.id, c)
+      totals[n.status] = (totals[n.status] || 0) + 1
+    }
+    const collapse = t.nodes.length > COLLAPSE_FROM
+    // A finished subtree of a big plan: one row with its counts, and a button that opens it.
+    const collapsedItem = (n, c) =>
+      el(
+        'li',
+        { 'data-node': n.id, 'data-status': n.status, 'data-collapsed': c.nodes },
+        el(
+          'div',
+          { class: 'node-row' },
+          el(
+            'span',
+            { class: `badge s-${n.status}`, 'aria-label': `status ${n.status}` },
+            `${GLYPH[n.status]} ${n.status}`
+          ),
+          el('span', { class: 'node-title' }, n.title),
+          el(
+            'span',
+            { class: 'node-meta' },
+            `${num(c.nodes)} nodes done` + (c.failures > 0 ? ` · ${num(c.failures)} failed attempt(s) retried` : '')
+          ),
+          el(
+            'button',
+            {
+              type: 'button',
+              class: 'expand',
+              'data-key': `expand:${n.id}`,
+              'aria-label': `show the ${c.nodes} nodes of ${n.title}`,
+              onclick: () => {
+                state.expanded.add(n.id)
+                rerender($('tree'), () => renderTree(t))
+              }
+            },
+            'show'
+          )
+        )
+      )
     const quorum = t.committees.length > 0 ? t.committees[t.committees.length - 1].quorum : t.params.quorum
     const nodeItem = n => {
+      const size = sizes.get(n.id)
+      if (collapse && n.id !== t.root && n.status === 'done' && n.children.length > 0 && !state.expanded.has(n.id))
+        return collapsedItem(n, size)
       const task = n.task === null ? undefined : tasks.get(n.task)
       const meta = []
       if (n.kind === 'decomposing') {
@@ -568,7 +634,16 @@
       return el('li', { 'data-node': n.id, 'data-status': n.status }, parts)
     }
     const root = byId.get(t.root)
-    return root ? el('ul', { class: 'tree', 'aria-label': 'plan tree' }, nodeItem(root)) : []
+    if (!root) return []
+    return [
+      el(
+        'p',
+        { id: 'tree-totals', class: 'small muted' },
+        `${num(t.nodes.length)} nodes: ${countsPhrase(totals)}` +
+          (collapse ? ' · finished subtrees are shown as one row each' : '')
+      ),
+      el('ul', { class: 'tree', 'aria-label': 'plan tree' }, nodeItem(root))
+    ]
   }
 
   // Lease countdowns tick without redrawing the tree.
