@@ -42,11 +42,12 @@ function foldOnly(events: readonly PlanEvent[]): number {
 }
 
 /**
- * CPU µs per event when the tree (and its treeHash: `Fold.tree` computes both) is read after every event, in a
- * window of WINDOW events ending at each checkpoint: what one event costs a role that reads the tree after it, as
- * the plan grows. The events before a window are folded without reading.
+ * CPU µs per event when the tree is read after every event (and with `hash`, its treeHash too, which `Fold` computes
+ * only when asked), in a window of WINDOW events ending at each checkpoint: what one event costs a role that reads
+ * the tree after it (an observer that also hashes it), as the plan grows. The events before a window are folded
+ * without reading.
  */
-function derivePerEvent(events: readonly PlanEvent[], plan: PlanId): number[] {
+function derivePerEvent(events: readonly PlanEvent[], plan: PlanId, hash: boolean): number[] {
   const fold = new Fold({ hashText: nativeSha256HexOfText })
   const out: number[] = []
   let i = 0
@@ -60,6 +61,7 @@ function derivePerEvent(events: readonly PlanEvent[], plan: PlanId): number[] {
     for (; i < end; i++) {
       fold.add(events[i] as PlanEvent, FAR)
       fold.tree(plan)
+      if (hash) fold.treeHash(plan)
     }
     out.push((cpuUs() - c0) / n)
   }
@@ -106,8 +108,9 @@ function renderCost(
  * `bench/big-plan.ts` (`npm run bench -- big-plan`): one plan of about 100, 400 and 1,100 nodes, built as the stream
  * of signed events a swarm makes (bigPlanEvents). Per size, medians of BIG_PLAN_RUNS (5) runs, CPU time:
  * - `foldUs`: CPU µs per event to fold the stream one event at a time, reading nothing;
- * - `deriveUs`: CPU µs per event when the tree is read (derived and hashed) after every event, at 25/50/75/100% of
- *   the stream (a window of 20 events each): the cost of one event as the plan grows;
+ * - `deriveUs`: CPU µs per event when the tree is read (derived) after every event, at 25/50/75/100% of the stream
+ *   (a window of 20 events each): the cost of one event to a role as the plan grows; `deriveHashUs` the same with
+ *   the treeHash read too;
  * - `batchUs`: CPU µs per event over the whole stream with the tree read once per BIG_PLAN_BATCH (50) events;
  * - `deriveMs`: one derivation + treeHash of the finished tree, and `renderMs`: one observer printout of the
  *   half-finished plan (collapsed, and `--expand`ed), with its lines.
@@ -123,15 +126,19 @@ export async function benchBigPlan(): Promise<Record<string, unknown>> {
   // A pass over the smallest plan first, unmeasured, so the JIT has warmed up before the first figure.
   const warm = await bigPlanEvents(SHAPES[0] as readonly number[])
   foldOnly(warm.events)
-  derivePerEvent(warm.events, warm.plan)
+  derivePerEvent(warm.events, warm.plan, true)
   batched(warm.events, warm.plan, batch)
   for (const shape of SHAPES) {
     const { events, plan, nodes } = await bigPlanEvents(shape)
     console.error(`big-plan: ${nodes} nodes (${shape.join('x')}), ${events.length} events`)
     const rep = <T>(f: () => T): T[] => Array.from({ length: runs }, f)
     const fold = r1(median(rep(() => foldOnly(events))))
-    const windows = rep(() => derivePerEvent(events, plan))
-    const derive = CHECKPOINTS.map((_, k) => r1(median(windows.map(w => w[k] as number))))
+    const atCheckpoints = (hash: boolean): number[] => {
+      const windows = rep(() => derivePerEvent(events, plan, hash))
+      return CHECKPOINTS.map((_, k) => r1(median(windows.map(w => w[k] as number))))
+    }
+    const derive = atCheckpoints(false)
+    const deriveHash = atCheckpoints(true)
     const batchUs = r1(median(rep(() => batched(events, plan, batch))))
     const end = treeAt(events, plan, events.length)
     if (end.tree.status !== 'completed') throw new Error(`the plan did not complete: ${end.tree.status}`)
@@ -162,6 +169,7 @@ export async function benchBigPlan(): Promise<Record<string, unknown>> {
       events: events.length,
       foldUs: fold,
       deriveUs: Object.fromEntries(CHECKPOINTS.map((cp, k) => [`${cp * 100}%`, derive[k]])),
+      deriveHashUs: Object.fromEntries(CHECKPOINTS.map((cp, k) => [`${cp * 100}%`, deriveHash[k]])),
       batchUs,
       deriveMs,
       renderMs: { halfCollapsed: collapsed.ms, halfExpanded: expanded.ms, finished: done.ms },
@@ -180,6 +188,7 @@ export async function benchBigPlan(): Promise<Record<string, unknown>> {
     [
       'foldUs',
       'deriveUs.100%',
+      'deriveHashUs.100%',
       'batchUs',
       'deriveMs',
       'renderMs.halfCollapsed',

@@ -5,6 +5,7 @@ import { benchE2e } from './e2e.js'
 import { benchScale } from './scale.js'
 import { benchToolCache } from './tool-cache.js'
 import { benchLoad } from './load.js'
+import { benchBigPlan } from './big-plan.js'
 import { BenchUnavailable } from './util.js'
 
 /**
@@ -18,7 +19,8 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   e2e: benchE2e,
   scale: benchScale,
   'tool-cache': benchToolCache,
-  load: benchLoad
+  load: benchLoad,
+  'big-plan': benchBigPlan
 }
 
 const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
@@ -43,7 +45,9 @@ BENCHMARKS.md has the current figures and how each is measured.
   load    10 real processes, many plans at once (stand-in API, 0.3 s): B's 5 goals alone, 1 goal, 100 at once,
           1000 at once, then A's flood of 500 beside B's 5 (fair shares). Makespan against the floor, duplicates,
           first claims, /status latency, CPU per event and RSS per process. --goals=1000 --flood=500 --few=5
-          --cli=built|tsx. About 20 minutes.`
+          --cli=built|tsx. About 35 minutes.
+  big-plan  one plan of 101, 400 and 1,123 nodes (6x6x6x4), in process: CPU per event to fold, to derive the tree
+          (and its treeHash) as the plan grows, and to print it, collapsed and expanded. BIG_PLAN_RUNS=5 BIG_PLAN_BATCH=50`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {

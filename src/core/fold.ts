@@ -80,7 +80,8 @@ export function summarizeTree(tree: PlanTree): PlanSummary {
  */
 export class Fold {
   readonly events: EventSet
-  private readonly cache = new Map<PlanId, { version: number; tree: PlanTree; hash: string }>()
+  /** Per plan, its tree as of `version`, and the tree's hash once somebody asked for it. */
+  private readonly cache = new Map<PlanId, { version: number; tree: PlanTree; hash: string | undefined }>()
   private readonly evicted = new Map<PlanId, { readonly hash: string; readonly summary: PlanSummary }>()
   private readonly hashText: (text: string) => string
   private readonly loadPlan: FoldOptions['loadPlan']
@@ -123,8 +124,18 @@ export class Fold {
     return this.entry(plan)?.tree
   }
 
+  /**
+   * Hashed on demand and cached with the tree: the roles read a tree after
+   * every event, the hash is read by /status, the observer and tests, and
+   * hashing a tree costs about as much as deriving it.
+   */
   treeHash(plan: PlanId): string | undefined {
-    return this.evicted.get(plan)?.hash ?? this.entry(plan)?.hash
+    const gone = this.evicted.get(plan)
+    if (gone !== undefined) return gone.hash
+    const entry = this.entry(plan)
+    if (entry === undefined) return undefined
+    entry.hash ??= treeHash(entry.tree, this.hashText)
+    return entry.hash
   }
 
   /** One hash over every plan's treeHash: equal for replicas holding equal sets, whatever each has evicted. */
@@ -162,7 +173,7 @@ export class Fold {
     if (this.loadPlan === undefined) return false
     const entry = this.entry(plan)
     if (entry === undefined || this.events.hasParked(plan)) return false
-    this.evicted.set(plan, { hash: entry.hash, summary: summarizeTree(entry.tree) })
+    this.evicted.set(plan, { hash: this.treeHash(plan) as string, summary: summarizeTree(entry.tree) })
     this.cache.delete(plan)
     this.events.dropPlan(plan)
     return true
@@ -190,13 +201,13 @@ export class Fold {
     if (this.evicted.has(plan)) this.reload(plan)
   }
 
-  private entry(plan: PlanId): { tree: PlanTree; hash: string } | undefined {
+  private entry(plan: PlanId): { tree: PlanTree; hash: string | undefined } | undefined {
     const index = this.events.plan(plan)
     if (index?.goal === undefined) return undefined
     const cached = this.cache.get(plan)
     if (cached !== undefined && cached.version === index.version) return cached
     const tree = derivePlan(index)
-    const fresh = { version: index.version, tree, hash: treeHash(tree, this.hashText) }
+    const fresh = { version: index.version, tree, hash: undefined }
     this.cache.set(plan, fresh)
     return fresh
   }
