@@ -66,6 +66,12 @@ export interface CentralResult {
   readonly maxInFlight: number
   /** Every call's identity, in the order started (to check them against the swarm's). */
   readonly keys: readonly string[]
+  /**
+   * A lower bound on any schedule's makespan under `limits`: the longest chain of calls (what runCentral gives with no
+   * limits, passed in as `chainMs`), or the busiest decomposer's or scorer's work over its slots, or the executions'
+   * work over every executor's slots, whichever is largest. The greedy schedule above is not optimal when slots bind.
+   */
+  readonly floorMs: (chainMs: number) => number
 }
 
 type Latency = (kind: CallKind, key: string) => number
@@ -149,6 +155,8 @@ export function runCentral(plans: readonly CentralPlan[], latency: Latency, limi
   let maxInFlight = 0
   let now = 0
   const keys: string[] = []
+  const workBy = new Map<string, number>()
+  let execWorkMs = 0
 
   const push = (job: Omit<Job, 'seq' | 'readyAt' | 'ms'>): void => {
     const j: Job = { ...job, ms: latency(job.kind, job.key), readyAt: now, seq: seq++ }
@@ -285,6 +293,8 @@ export function runCentral(plans: readonly CentralPlan[], latency: Latency, limi
   const start = (job: Job, executor: number): void => {
     calls++
     keys.push(job.key)
+    if (job.worker === null) execWorkMs += job.ms
+    else workBy.set(job.worker, (workBy.get(job.worker) ?? 0) + job.ms)
     workMs += job.ms
     callsByKind[job.kind] = (callsByKind[job.kind] ?? 0) + 1
     running.push({ end: now + job.ms, seq: job.seq, job, executor })
@@ -354,6 +364,12 @@ export function runCentral(plans: readonly CentralPlan[], latency: Latency, limi
     callsByKind,
     workMs,
     maxInFlight,
-    keys
+    keys,
+    floorMs: chainMs =>
+      Math.max(
+        chainMs,
+        ...[...workBy.values()].map(w => w / limits.roleConcurrency),
+        execWorkMs / (limits.executors * limits.executorConcurrency)
+      )
   }
 }

@@ -21,6 +21,9 @@ export interface TaxRun {
   readonly unlimited: CentralResult
   /** swarmMs / central.makespanMs. */
   readonly tax: number
+  /** A lower bound on any schedule of these calls under these limits (CentralResult.floorMs), and swarmMs over it. */
+  readonly floorMs: number
+  readonly overFloor: number
   /** The critical path of the plan that finished last on node 0. */
   readonly path: CriticalPath
   /** Model calls the swarm made beyond those the central scheduler replays (second attempts, lost races). */
@@ -83,6 +86,8 @@ export async function runTax(opts: WorldOptions): Promise<TaxRun> {
     central,
     unlimited,
     tax: report.completionMs / central.makespanMs,
+    floorMs: central.floorMs(unlimited.makespanMs),
+    overFloor: report.completionMs / central.floorMs(unlimited.makespanMs),
     path,
     extraCalls: report.llmCalls - central.calls
   }
@@ -100,6 +105,9 @@ export interface TaxFigures {
   /** The central scheduler with no limits at all: the longest chain of the calls alone. */
   readonly unlimitedS: number
   readonly tax: number
+  /** A lower bound on any schedule under the limits (the chain, or the busiest resource's work over its slots). */
+  readonly floorS: number
+  readonly overFloor: number
   /** The critical path of the last plan to finish, in s, part by part (they add up to swarmS). */
   readonly pathS: Readonly<Record<keyof PathParts, number>>
   /**
@@ -140,6 +148,8 @@ export function taxFigures(run: TaxRun, wallS: number): TaxFigures {
     centralS: r3(central / 1000),
     unlimitedS: r3(run.unlimited.makespanMs / 1000),
     tax: r4(run.tax),
+    floorS: r3(run.floorMs / 1000),
+    overFloor: r4(run.overFloor),
     pathS,
     taxParts: { ...shares, remainder: r4((p.llm + p.slot - central) / central) },
     pathEvents: run.path.events,

@@ -83,6 +83,17 @@ describe('the central scheduler', () => {
     expect(spread.makespanMs).toBe(1_000 + 500 + 600 + 100)
   })
 
+  it('its floor: the longest chain, or the busiest resource over its slots, never above the makespan', () => {
+    const tree = onePlan(['a', 'b', 'c', 'd', 'e'])
+    const chain = runCentral([{ tree }], latency, NONE).makespanMs
+    expect(chain).toBe(2_200)
+    const one = runCentral([{ tree }], latency, { ...NONE, executors: 1, executorConcurrency: 1 })
+    expect(one.makespanMs).toBe(1_000 + 500 + 5 * 600 + 100)
+    // Five leaves and the roll-up on one slot: 3,100 ms of work, above the chain.
+    expect(one.floorMs(chain)).toBe(5 * 600 + 100)
+    expect(runCentral([{ tree }], latency, NONE).floorMs(chain)).toBe(chain)
+  })
+
   it("a role's slots bind: one decomposer with one slot and two plans decomposes them in turn", () => {
     const plans = [
       { tree: onePlan(['book flights', 'book hotels'], {}, 'plan a trip to Japan') },

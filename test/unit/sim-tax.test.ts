@@ -115,6 +115,8 @@ describe('the tax of a small run', () => {
     expect(run.tax).toBeGreaterThanOrEqual(1)
     expect(run.tax).toBeLessThan(1.5)
     expect(run.unlimited.makespanMs).toBeLessThanOrEqual(run.central.makespanMs)
+    expect(run.floorMs).toBeLessThanOrEqual(run.central.makespanMs)
+    expect(run.overFloor).toBeGreaterThanOrEqual(run.tax)
     expect(run.central.calls).toBeGreaterThanOrEqual(1 + 1 + 2 + 1)
     expect(run.extraCalls).toBeGreaterThanOrEqual(0)
     for (const k of PATH_PARTS) expect(run.path.parts[k], k).toBeGreaterThanOrEqual(0)
