@@ -168,6 +168,7 @@ export async function runNode(config: NodeConfig): Promise<number> {
       ? startObserver(view, {
           json: config.json,
           markdown: config.markdown,
+          expand: config.expand,
           tty: process.stdout.isTTY,
           write: t => process.stdout.write(t)
         })
@@ -225,6 +226,7 @@ async function observeOnce(peer: Peer, config: NodeConfig): Promise<number> {
   const o = startObserver(view, {
     json: config.json,
     markdown: config.markdown,
+    expand: config.expand,
     tty: false,
     write: t => process.stdout.write(t)
   })

@@ -148,6 +148,10 @@ export const OPTIONS = {
   json: { type: 'boolean', help: 'print JSON lines instead of text' },
   once: { type: 'boolean', help: 'observer: print the trees once (after catching up) and exit' },
   markdown: { type: 'string', help: 'observer: write finished plans as Markdown to this file' },
+  expand: {
+    type: 'boolean',
+    help: "observer: print every node; by default a big plan's finished and quiet subtrees print as one line of counts"
+  },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
   version: { type: 'boolean', help: 'print the release (from package.json) and exit' }
 } as const
@@ -173,6 +177,7 @@ export interface NodeConfig {
   readonly cheapModel: string | undefined
   readonly once: boolean
   readonly markdown: string | undefined
+  readonly expand: boolean
   readonly baseUrl: string | undefined
   readonly json: boolean
   /** Across NATs: --announce, --relay, --upnp, --websockets. */
@@ -471,6 +476,7 @@ function parseWith(
     cheapModel: get<string>('cheap-model'),
     once: get<boolean>('once') === true,
     markdown: get<string>('markdown'),
+    expand: get<boolean>('expand') === true,
     baseUrl: get<string>('base-url'),
     json: get<boolean>('json') === true,
     network,
