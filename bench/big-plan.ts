@@ -6,7 +6,7 @@ import { nativeSha256HexOfText } from '../src/sync/native-hash.js'
 import { renderMarkdown, renderTree } from '../roles/render.js'
 import { treeHash } from '../src/core/tree-hash.js'
 import { bigPlanEvents } from '../test/helpers/big-plan.js'
-import { machine, median, report } from './util.js'
+import { machine, median, report, r1, r2 } from './util.js'
 import type { PlanEvent, PlanId } from '../src/core/events.js'
 import type { PlanTree } from '../src/core/tree.js'
 
@@ -28,8 +28,6 @@ const cpuUs = (): number => {
   const u = process.cpuUsage()
   return u.user + u.system
 }
-const r1 = (x: number): number => Math.round(x * 10) / 10
-const r2 = (x: number): number => Math.round(x * 100) / 100
 const FAR = Date.now() + 1e12
 
 /** CPU µs per event to fold the whole stream one event at a time, reading nothing. */

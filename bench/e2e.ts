@@ -19,10 +19,9 @@
  * E2E_CPU_PROF=/tmp/dir: every process writes a V8 CPU profile there when
  * it exits (scale too).
  */
-import { loadavg } from 'node:os'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { SS, buildCli, cliMode, machine, median, report, requireTools, resultsDir } from './util.js'
+import { SS, buildCli, cliMode, machine, median, report, requireTools, resultsDir, r1, r3, loadNow } from './util.js'
 import { startBenchLlm, countCalls, TREE, type CallCounts } from './e2e-llm.js'
 import { runCentral } from './e2e-central.js'
 import { BenchSwarm, rolesFor, sampleProc, type CliMode, type PlanRun, type ProcSample } from './e2e-swarm.js'
@@ -63,9 +62,6 @@ function options(argv: readonly string[]): Options {
 const log = (s: string): void => {
   console.error(s)
 }
-const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
-const r1 = (x: number): number => Math.round(x * 10) / 10
-const r3 = (x: number): number => Math.round(x * 1000) / 1000
 
 interface Repeat {
   readonly swarm: PlanRun
@@ -96,7 +92,7 @@ export async function benchE2e(): Promise<Record<string, unknown>> {
       const roles = rolesFor(size)
       log(
         `e2e: ${size} processes (${roles.decomposer} decomposers, ${roles.scorer} ` +
-          `scorers, ${roles.executor} executors), load ${load().join(' ')}`
+          `scorers, ${roles.executor} executors), load ${loadNow().join(' ')}`
       )
       const t = Date.now()
       let swarm: BenchSwarm
@@ -104,14 +100,14 @@ export async function benchE2e(): Promise<Record<string, unknown>> {
         swarm = await BenchSwarm.start(size, llm.fake.url, log, opts.cli)
       } catch (err) {
         log(`  the swarm of ${size} did not come up: ${(err as Error).message.slice(0, 300)}`)
-        cells.push({ size, roles, error: `did not mesh: ${(err as Error).message.slice(0, 200)}`, load: load() })
+        cells.push({ size, roles, error: `did not mesh: ${(err as Error).message.slice(0, 200)}`, load: loadNow() })
         removeTempDirs()
         continue
       }
       const startupMs = Date.now() - t
       log(
         `  ${swarm.rosterShare >= 1 ? 'meshed' : `rosters ${Math.round(swarm.rosterShare * 100)}% full`} ` +
-          `after ${startupMs} ms, load ${load().join(' ')}`
+          `after ${startupMs} ms, load ${loadNow().join(' ')}`
       )
       try {
         const latencies = opts.sensitivitySizes.includes(size) ? opts.latencies : [HEADLINE_LATENCY_MS]
@@ -126,7 +122,7 @@ export async function benchE2e(): Promise<Record<string, unknown>> {
             latencyMs: HEADLINE_LATENCY_MS,
             repeat: 0,
             error: `warm-up: ${(err as Error).message}`,
-            load: load()
+            load: loadNow()
           })
         }
         await runCentral(`warm-up central ${size}`, {
@@ -136,13 +132,13 @@ export async function benchE2e(): Promise<Record<string, unknown>> {
           label: 'warm'
         })
         const idleWireBytesPerS = await swarm.idleWireBytesPerS(5_000)
-        log(`  warmed up; idle traffic ${idleWireBytesPerS} B/s among the swarm; load ${load().join(' ')}`)
+        log(`  warmed up; idle traffic ${idleWireBytesPerS} B/s among the swarm; load ${loadNow().join(' ')}`)
         for (const latency of latencies) {
           llm.setLatency(latency)
           const repeats: Repeat[] = []
           const n = latency === HEADLINE_LATENCY_MS ? opts.repeats : Math.max(1, Math.ceil(opts.repeats / 2))
           for (let k = 0; k < n; k++) {
-            const loadBefore = load()
+            const loadBefore = loadNow()
             const before = new Map(swarm.nodes.map(x => [x.name, sampleProc(x.child.pid)]))
             const from = llm.fake.requests.length
             let run: PlanRun
@@ -257,7 +253,7 @@ export async function benchE2e(): Promise<Record<string, unknown>> {
     cells,
     failures,
     machine: machine(),
-    loadAtEnd: load(),
+    loadAtEnd: loadNow(),
     cli: opts.cli,
     command: `npm run bench -- e2e ${process.argv
       .slice(2)

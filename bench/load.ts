@@ -1,9 +1,9 @@
-import { loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { BenchSwarm, SWARM, rolesFor, sampleProc } from './e2e-swarm.js'
 import { startBenchLlm } from './e2e-llm.js'
-import { buildCli, cliMode, machine, median, percentile, report } from './util.js'
+import { buildCli, cliMode, machine, median, percentile, report, r1, r3, loadNow } from './util.js'
 import { startPeer } from '../src/app/peer.js'
 import { parseNodeArgs } from '../src/runtime/config.js'
 import { DEFAULT_PARAMS, majority } from '../src/core/events.js'
@@ -59,9 +59,6 @@ function options(argv: readonly string[]): Options {
 const log = (s: string): void => {
   console.error(s)
 }
-const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
-const r1 = (x: number): number => Math.round(x * 10) / 10
-const r3 = (x: number): number => Math.round(x * 1000) / 1000
 
 /** What one author peer saw of its plans: when each was published, first claimed, finished. */
 class Watch {
@@ -201,7 +198,7 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
     go: () => Promise<{ all: PlanId[]; measured: PlanId[] }>,
     timeoutMs: number
   ): Promise<Phase> => {
-    const loadBefore = load()
+    const loadBefore = loadNow()
     log(`load: ${name}, load ${loadBefore.join(' ')}`)
     const before = await Promise.all(
       swarm.nodes.map(async n => ({ cpu: sampleProc(n.child.pid)?.cpuMs ?? 0, held: (await statusOf(n.http)).held }))
@@ -231,7 +228,7 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
     const { all, measured } = await go()
     const ok = await watch.until(measured, timeoutMs, done =>
       log(
-        `  ${Math.round((Date.now() - t0) / 1000)} s: ${done} of ${measured.length} plans finished, load ${load().join(' ')}`
+        `  ${Math.round((Date.now() - t0) / 1000)} s: ${done} of ${measured.length} plans finished, load ${loadNow().join(' ')}`
       )
     )
     const t1 = Math.max(...measured.map(p => watch.finishedAt.get(p) ?? Date.now()))

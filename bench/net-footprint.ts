@@ -46,7 +46,7 @@ import { bundleEntries } from './net-bundle.js'
 import { BUILT_CLI } from '../test/helpers/cli-process.js'
 import { REPO, adopt, cpuSeconds, log, rssParts, sleep, spawnChild, tempDir, waitAll } from './net-harness.js'
 import type { Child, Line } from './net-harness.js'
-import { buildCli, cliMode, median, type CliMode } from './util.js'
+import { buildCli, cliMode, median, type CliMode, r1, r2 } from './util.js'
 
 /** --cli=built|tsx on the command line (`npm run bench -- net --cli=tsx`), else NET_FP_CLI, else built. */
 function cliFromArgs(): CliMode {
@@ -250,9 +250,6 @@ function spaces(
     r1(median(per.filter(x => x.kind === kind).map(x => x.spacesUsedMb[n] ?? 0)))
   return Object.fromEntries(names.map(n => [n, { full: of('full', n), bare: of('bare', n) }]))
 }
-
-const r1 = (x: number): number => Math.round(x * 10) / 10
-const r2 = (x: number): number => Math.round(x * 100) / 100
 
 export async function benchFootprint(p: {
   idleS: number

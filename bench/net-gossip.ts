@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { loadavg } from 'node:os'
 import { cpuSeconds, log, sleep, spawnChild, stopChildren, tempDir, waitAll } from './net-harness.js'
 import type { Child } from './net-harness.js'
-import { median, percentile } from './util.js'
+import { median, percentile, r1, r2 } from './util.js'
 import type { RenewalSet } from './net-events.js'
 
 export type Kind = 'peer' | 'bare'
@@ -262,8 +262,6 @@ export interface LatencySummary {
   }>
 }
 
-const r1 = (x: number): number => Math.round(x * 10) / 10
-
 export function summarise(runs: readonly RunResult[]): LatencySummary {
   const all = runs.flatMap(r => r.lat)
   const dp = runs.reduce((s, r) => s + r.deliveredPairs, 0)
@@ -298,8 +296,6 @@ export interface GossipParams {
   readonly warmupSeconds: number
   readonly drainMs: number
 }
-
-const r2 = (x: number): number => Math.round(x * 100) / 100
 
 /** Windows [0, windows) of `per` events each: window k publishes renewals [k * per, (k + 1) * per). */
 function windowRanges(p: GossipParams): Array<{ from: number; to: number }> {

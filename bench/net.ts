@@ -38,7 +38,7 @@ import type { HealMode } from './net-heal.js'
 import { makeRenewalSet } from './net-events.js'
 import type { RenewalSet } from './net-events.js'
 import { cleanupAll, log, tempDir } from './net-harness.js'
-import { IP, NFT, machine, report, requireTools } from './util.js'
+import { IP, NFT, machine, report, requireTools, r2 } from './util.js'
 
 const PARTS = ['gossip', 'catchup', 'heal', 'footprint', 'policy'] as const
 type Part = (typeof PARTS)[number]
@@ -132,8 +132,6 @@ export async function benchNet(): Promise<Record<string, unknown>> {
     machine: machine()
   })
 }
-
-const r2 = (x: number): number => Math.round(x * 100) / 100
 
 /** The figures scripts read, at the top level (null when their part did not run). */
 function headline(out: Record<string, unknown>, sizes: number[]): Record<string, unknown> {

@@ -18,8 +18,7 @@
  * presence announcements the bootstrap peer took in.
  * Writes bench/results/scale.json; the last line is one JSON object.
  */
-import { loadavg } from 'node:os'
-import { SS, buildCli, machine, median, report, requireTools } from './util.js'
+import { SS, buildCli, machine, median, report, requireTools, r2, loadNow } from './util.js'
 import { startBenchLlm } from './e2e-llm.js'
 import { BenchSwarm, sampleProc } from './e2e-swarm.js'
 import { runSeed } from '../src/sim/run.js'
@@ -28,8 +27,6 @@ import { removeTempDirs } from '../test/helpers/cli-process.js'
 const log = (s: string): void => {
   console.error(s)
 }
-const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
-const r2 = (x: number): number => Math.round(x * 100) / 100
 
 function option(argv: readonly string[], flag: string): string | undefined {
   return argv.find(a => a.startsWith(`${flag}=`))?.slice(flag.length + 1)
@@ -86,7 +83,7 @@ async function realSwarm(n: number, idleS: number, llmUrl: string): Promise<Reco
       idleBytesPerNodePerS: Math.round(bytesPerS / n),
       connectionsMedian: median(connections),
       connectionsMax: Math.max(...connections),
-      loadavg: load()
+      loadavg: loadNow()
     }
   } finally {
     await swarm.stop()
@@ -150,7 +147,7 @@ export async function benchScale(): Promise<Record<string, unknown>> {
       rssMbMax: Math.max(...runs.map(r => r.rssMb)),
       peakHeapMbMax: Math.max(...runs.map(r => r.peakHeapMb)),
       peakRssMb: Math.max(...runs.map(r => r.peakRssMb)),
-      loadavg: load()
+      loadavg: loadNow()
     })
   }
   const at = (n: number): Record<string, unknown> | undefined => real.find(r => r.processes === n)
@@ -165,6 +162,6 @@ export async function benchScale(): Promise<Record<string, unknown>> {
     cpuRatioLargestToSmallest: ratio('idleCpuPctPerNodeMedian'),
     bytesRatioLargestToSmallest: ratio('idleBytesPerNodePerS'),
     rosterFullS40: at(40)?.rosterFullS ?? null,
-    loadavg: load()
+    loadavg: loadNow()
   })
 }

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { cpus, totalmem } from 'node:os'
+import { cpus, loadavg, totalmem } from 'node:os'
 import { join } from 'node:path'
 
 export function median(xs: readonly number[]): number {
@@ -8,6 +8,14 @@ export function median(xs: readonly number[]): number {
   const m = s.length >> 1
   return s.length === 0 ? NaN : s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
 }
+
+/** Rounded to one, two or three decimals, as the figures are reported. */
+export const r1 = (x: number): number => Math.round(x * 10) / 10
+export const r2 = (x: number): number => Math.round(x * 100) / 100
+export const r3 = (x: number): number => Math.round(x * 1000) / 1000
+
+/** The load averages (1, 5, 15 minutes) now, to two decimals: reported beside every figure. */
+export const loadNow = (): number[] => loadavg().map(r2)
 
 export function percentile(xs: readonly number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b)
