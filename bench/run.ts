@@ -6,6 +6,7 @@ import { benchScale } from './scale.js'
 import { benchToolCache } from './tool-cache.js'
 import { benchLoad } from './load.js'
 import { benchBigPlan } from './big-plan.js'
+import { benchTax } from './tax.js'
 import { BenchUnavailable } from './util.js'
 
 /**
@@ -20,7 +21,8 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   scale: benchScale,
   'tool-cache': benchToolCache,
   load: benchLoad,
-  'big-plan': benchBigPlan
+  'big-plan': benchBigPlan,
+  tax: benchTax
 }
 
 const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
@@ -47,7 +49,10 @@ BENCHMARKS.md has the current figures and how each is measured.
           first claims, /status latency, CPU per event and RSS per process. --goals=1000 --flood=500 --few=5
           --cli=built|tsx. About 35 minutes.
   big-plan  one plan of 101, 400 and 1,123 nodes (6x6x6x4), in process: CPU per event to fold, to derive the tree
-          (and its treeHash) as the plan grows, and to print it, collapsed and expanded. BIG_PLAN_RUNS=5 BIG_PLAN_BATCH=50`
+          (and its treeHash) as the plan grows, and to print it, collapsed and expanded. BIG_PLAN_RUNS=5 BIG_PLAN_BATCH=50
+  tax     the protocol's own tax in the simulator: 10/100/1000 nodes x 1/100 plans against a central scheduler.
+          --nodes=10,100,1000 --plans=1,100 --seed=1 --llm-ms=lognormal:4000:0.7 --link-ms=20-80 --goal-at-ms=1500
+          --case-timeout-s=2400 --max-heap-mb=6144`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
