@@ -1,10 +1,9 @@
 import '../src/polyfill.js'
 import { spawn } from 'node:child_process'
-import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { parseLatencySpec, latencyWords } from '../src/sim/latency.js'
 import { parseLinkMs, runTax, taxFigures } from '../src/sim/tax.js'
-import { machine, report } from './util.js'
+import { loadNow, machine, report } from './util.js'
 import type { LatencySpec } from '../src/sim/latency.js'
 import type { TaxFigures } from '../src/sim/tax.js'
 
@@ -105,7 +104,6 @@ type CaseResult =
 const log = (s: string): void => {
   console.error(s)
 }
-const load = (): number[] => loadavg().map(x => Math.round(x * 100) / 100)
 
 /** Run one case in this process (the child's side). */
 async function runCase(c: Case): Promise<TaxFigures> {
@@ -138,7 +136,7 @@ async function peakRss(pid: number | undefined): Promise<number | null> {
 
 /** Run one case in a child process of its own, with its own heap cap and time limit. */
 async function spawnCase(c: Case, opts: Options): Promise<CaseResult> {
-  const loadBefore = load()
+  const loadBefore = loadNow()
   const t0 = performance.now()
   const child = spawn(
     process.execPath,
@@ -197,7 +195,7 @@ export async function benchTax(): Promise<Record<string, unknown>> {
         link: opts.link,
         ...(opts.goalAtMs === undefined ? {} : { goalAtMs: opts.goalAtMs })
       }
-      log(`tax: ${nodes} nodes, ${plans} plan(s) at once, load ${load().join(' ')}`)
+      log(`tax: ${nodes} nodes, ${plans} plan(s) at once, load ${loadNow().join(' ')}`)
       const r = await spawnCase(c, opts)
       log(`  ${JSON.stringify(r)}`)
       cases.push(r)

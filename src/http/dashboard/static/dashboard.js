@@ -11,6 +11,15 @@
   const FINISHED = new Set(['completed', 'failed', 'cancelled'])
   const TOKEN_KEY = 'plan-swarm-submit-token'
 
+  /** A node's status as a coloured badge with its glyph. */
+  function statusBadge(n) {
+    return el(
+      'span',
+      { class: `badge s-${n.status}`, 'aria-label': `status ${n.status}` },
+      `${GLYPH[n.status] || ''} ${n.status}`
+    )
+  }
+
   const state = {
     summary: null,
     tree: null,
@@ -463,11 +472,7 @@
         el(
           'div',
           { class: 'node-row' },
-          el(
-            'span',
-            { class: `badge s-${n.status}`, 'aria-label': `status ${n.status}` },
-            `${GLYPH[n.status]} ${n.status}`
-          ),
+          statusBadge(n),
           el('span', { class: 'node-title' }, n.title),
           el(
             'span',
@@ -546,11 +551,7 @@
         el(
           'div',
           { class: 'node-row' },
-          el(
-            'span',
-            { class: `badge s-${n.status}`, 'aria-label': `status ${n.status}` },
-            `${GLYPH[n.status] || ''} ${n.status}`
-          ),
+          statusBadge(n),
           el('span', { class: 'node-title' }, n.title),
           waits,
           meta.length > 0 || lease
