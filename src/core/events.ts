@@ -38,13 +38,30 @@ export const PROTOCOL_VERSION_2 = 2
  * made (ADR-0037). Protocol 2's features may be used beside it.
  */
 export const PROTOCOL_VERSION_3 = 3
+/**
+ * Protocol version 4: a goal that says how long its plan is kept once
+ * finished (`retainDays`, ADR-0040). Protocol 2's and 3's features may be
+ * used beside it; a goal without `retainDays` keeps its old version (and
+ * treeHash) and is kept for DEFAULT_RETAIN_DAYS.
+ */
+export const PROTOCOL_VERSION_4 = 4
 /** The versions this code folds. Events of any other version are stored and relayed, not folded. */
-export const FOLDED_VERSIONS: readonly number[] = [PROTOCOL_VERSION, PROTOCOL_VERSION_2, PROTOCOL_VERSION_3]
-export type ProtocolVersion = 1 | 2 | 3
+export const FOLDED_VERSIONS: readonly number[] = [
+  PROTOCOL_VERSION,
+  PROTOCOL_VERSION_2,
+  PROTOCOL_VERSION_3,
+  PROTOCOL_VERSION_4
+]
+export type ProtocolVersion = 1 | 2 | 3 | 4
 
 /** Whether this code folds events of version `v`. */
 export function isFoldedVersion(v: unknown): v is ProtocolVersion {
-  return v === PROTOCOL_VERSION || v === PROTOCOL_VERSION_2 || v === PROTOCOL_VERSION_3
+  return v === PROTOCOL_VERSION || v === PROTOCOL_VERSION_2 || v === PROTOCOL_VERSION_3 || v === PROTOCOL_VERSION_4
+}
+
+/** Whether events of version `v` may carry protocol 3's fields (subgoal needs, a result's tool calls). */
+export function hasToolFields(v: number): boolean {
+  return v === PROTOCOL_VERSION_3 || v === PROTOCOL_VERSION_4
 }
 
 /** Hybrid logical clock stamp: wall milliseconds and a counter that breaks ties within one millisecond. */
@@ -156,6 +173,11 @@ export interface PlanParams {
    * only tasks whose needs they meet, and results record their tool calls.
    */
   readonly tools?: true
+  /**
+   * Protocol 4 only: whole days the plan is kept once finished, counted from
+   * its last event's stamp (src/core/retention.ts). Absent: DEFAULT_RETAIN_DAYS.
+   */
+  readonly retainDays?: number
 }
 
 /**
@@ -164,24 +186,39 @@ export interface PlanParams {
  * shows as `params`. The defaults are left out of the treeHash, so a v1
  * plan hashes as it did before protocol 2.
  */
-export type ResolvedParams = Omit<PlanParams, 'approvers' | 'executors' | 'tools'> & {
+export type ResolvedParams = Omit<PlanParams, 'approvers' | 'executors' | 'tools' | 'retainDays'> & {
   readonly approvers: Approvers | null
   readonly executors: Executors
   readonly tools: boolean
+  /** The goal's, or null: kept for DEFAULT_RETAIN_DAYS (null keeps the treeHash of plans from before protocol 4). */
+  readonly retainDays: number | null
 }
 
 /** The goal's parameters with protocol 2's defaults filled in. */
 export function resolveParams(p: PlanParams | ResolvedParams): ResolvedParams {
-  if (p.approvers !== undefined && p.executors !== undefined && typeof p.tools === 'boolean') return p as ResolvedParams
-  return { ...p, approvers: p.approvers ?? null, executors: p.executors ?? 'model', tools: p.tools === true }
+  if (
+    p.approvers !== undefined &&
+    p.executors !== undefined &&
+    typeof p.tools === 'boolean' &&
+    p.retainDays !== undefined
+  )
+    return p as ResolvedParams
+  return {
+    ...p,
+    approvers: p.approvers ?? null,
+    executors: p.executors ?? 'model',
+    tools: p.tools === true,
+    retainDays: p.retainDays ?? null
+  }
 }
 
 /**
- * The protocol version of a plan with these parameters: 3 when it uses
- * tools, else 2 when it uses a protocol-2 feature (approvers, or executors
- * other than 'model'), else 1.
+ * The protocol version of a plan with these parameters: 4 when it says how
+ * long it is kept, else 3 when it uses tools, else 2 when it uses a
+ * protocol-2 feature (approvers, or executors other than 'model'), else 1.
  */
 export function paramsVersion(p: PlanParams | ResolvedParams): ProtocolVersion {
+  if (p.retainDays !== undefined && p.retainDays !== null) return PROTOCOL_VERSION_4
   if (p.tools === true) return PROTOCOL_VERSION_3
   return (p.approvers !== undefined && p.approvers !== null) || (p.executors !== undefined && p.executors !== 'model')
     ? PROTOCOL_VERSION_2

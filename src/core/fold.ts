@@ -5,6 +5,7 @@ import { treeHash } from './tree-hash.js'
 import type { AddOutcome, EventSetOptions } from './event-set.js'
 import type { Hlc, PeerIdString, PlanEvent, PlanId } from './events.js'
 import type { PlanStatus, PlanTree } from './tree.js'
+import type { RetentionFacts } from './retention.js'
 
 /** Wall time far enough ahead that no stamp counts as "from the future": for folding a stored set outside any clock. */
 export const NO_CLOCK = Number.MAX_SAFE_INTEGER
@@ -45,6 +46,17 @@ export interface PlanSummary {
   readonly events: number
 }
 
+/**
+ * All that is kept of a plan out of memory: its treeHash, its summary, and
+ * what the retention rule reads. The runtime stores it beside the plan's
+ * events, so a node starting on a long history need not fold finished plans
+ * to list them.
+ */
+export interface PlanRecord extends RetentionFacts {
+  readonly hash: string
+  readonly summary: PlanSummary
+}
+
 export function summarizeTree(tree: PlanTree): PlanSummary {
   let done = 0
   for (const n of tree.nodes) if (n.status === 'done') done++
@@ -82,7 +94,7 @@ export class Fold {
   readonly events: EventSet
   /** Per plan, its tree as of `version`, and the tree's hash once somebody asked for it. */
   private readonly cache = new Map<PlanId, { version: number; tree: PlanTree; hash: string | undefined }>()
-  private readonly evicted = new Map<PlanId, { readonly hash: string; readonly summary: PlanSummary }>()
+  private readonly evicted = new Map<PlanId, PlanRecord>()
   private readonly hashText: (text: string) => string
   private readonly loadPlan: FoldOptions['loadPlan']
   private readonly onReloaded: FoldOptions['onReloaded']
@@ -173,7 +185,48 @@ export class Fold {
     if (this.loadPlan === undefined) return false
     const entry = this.entry(plan)
     if (entry === undefined || this.events.hasParked(plan)) return false
-    this.evicted.set(plan, { hash: this.treeHash(plan) as string, summary: summarizeTree(entry.tree) })
+    this.evicted.set(plan, this.record(plan) as PlanRecord)
+    this.cache.delete(plan)
+    this.events.dropPlan(plan)
+    return true
+  }
+
+  /** A plan's record (see PlanRecord), in memory or evicted; undefined for a plan without a goal. */
+  record(plan: PlanId): PlanRecord | undefined {
+    const gone = this.evicted.get(plan)
+    if (gone !== undefined) return gone
+    const entry = this.entry(plan)
+    const index = this.events.plan(plan)
+    if (entry === undefined || index === undefined) return undefined
+    return {
+      hash: this.treeHash(plan) as string,
+      summary: summarizeTree(entry.tree),
+      status: entry.tree.status,
+      lastStampMs: index.lastStampMs,
+      retainDays: entry.tree.params.retainDays
+    }
+  }
+
+  /**
+   * Know a plan as evicted from its record without folding it (a node
+   * starting on its store). The caller vouches that the record is the one
+   * `record` gave for the events the store holds; the plan folds from them
+   * when anything asks for its tree. False if the plan is in memory.
+   */
+  restore(plan: PlanId, record: PlanRecord): boolean {
+    if (this.loadPlan === undefined || this.events.plan(plan)?.goal !== undefined) return false
+    this.evicted.set(plan, record)
+    return true
+  }
+
+  /**
+   * Drop a plan altogether (it expired): its events, tree and record. It
+   * is as if the plan had never been folded; `plans` and `swarmHash` leave
+   * it out. False while an event of it is parked.
+   */
+  forget(plan: PlanId): boolean {
+    if (this.events.hasParked(plan)) return false
+    this.evicted.delete(plan)
     this.cache.delete(plan)
     this.events.dropPlan(plan)
     return true

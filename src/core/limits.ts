@@ -30,6 +30,8 @@ export const MAX_CLAIM_MS_LIMIT = 86_400_000
 /** Token counts stay far below 2^53 even summed over 100k events, so sums are exact in any order. */
 export const MAX_TOKENS_LIMIT = 10_000_000_000
 export const MAX_CLAIMS_PER_EXECUTOR_LIMIT = 100
+/** Protocol 4: the most whole days a goal may ask its plan to be kept once finished (ten years). */
+export const MAX_RETAIN_DAYS = 3_650
 /** Events stamped further ahead of local wall time than this wait (parked) until the clock catches up. */
 export const MAX_CLOCK_AHEAD_MS = 10_000
 

@@ -63,6 +63,8 @@ export class PlanIndex {
   /** Sum over events of reported usage, each capped at maxTokensPerCall (per model turn, for a tool loop's). */
   spentTokens = 0
   version = 0
+  /** The latest wall-clock part of any folded event's stamp: when the plan was last heard of (src/core/retention.ts). */
+  lastStampMs = 0
 
   /** `source` finds events by id; without one, the index keeps its own map. */
   constructor(
@@ -110,6 +112,7 @@ export class PlanIndex {
     this.list.push(e)
     if (this.source === undefined) this.byId?.set(e.id, e)
     this.version++
+    if (e.env.hlc.ms > this.lastStampMs) this.lastStampMs = e.env.hlc.ms
     switch (e.env.type) {
       case 'goal-submitted':
         this.goal = e as PlanEvent<'goal-submitted'>

@@ -53,21 +53,22 @@ export function treeHash(tree: PlanTree, hashText: (text: string) => string = sh
 export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting', 'needs', 'toolCalls'])
 
 /**
- * The tree as it is hashed: protocol 2's and 3's plan parameters are left out where
- * they have their defaults (no approvers, executors 'model', no tools), so a v1
+ * The tree as it is hashed: protocol 2's, 3's and 4's plan parameters are left out where
+ * they have their defaults (no approvers, executors 'model', no tools, no retainDays), so a v1
  * plan's tree hashes exactly as it did before protocol 2 (the golden
  * fixture holds it). Nothing is lost: the plan id is the hash of the goal,
  * parameters included.
  */
 function hashedForm(tree: PlanTree): PlanTree | (Omit<PlanTree, 'params'> & { params: object }) {
   const p = tree.params
-  if (p.approvers !== null && p.executors !== 'model' && p.tools) return tree
-  const { approvers, executors, tools, ...rest } = p
+  if (p.approvers !== null && p.executors !== 'model' && p.tools && p.retainDays !== null) return tree
+  const { approvers, executors, tools, retainDays, ...rest } = p
   const params = {
     ...rest,
     ...(approvers === null ? {} : { approvers }),
     ...(executors === 'model' ? {} : { executors }),
-    ...(tools ? { tools } : {})
+    ...(tools ? { tools } : {}),
+    ...(retainDays === null ? {} : { retainDays })
   }
   return { ...tree, params }
 }

@@ -19,6 +19,9 @@ import {
   PROTOCOL_VERSION,
   PROTOCOL_VERSION_2,
   PROTOCOL_VERSION_3,
+  PROTOCOL_VERSION_4,
+  FOLDED_VERSIONS,
+  hasToolFields,
   isFoldedVersion,
   majority,
   type EventType,
@@ -35,6 +38,7 @@ import {
   MAX_LEASE_MS,
   MAX_MODEL_CHARS,
   MAX_NODES_LIMIT,
+  MAX_RETAIN_DAYS,
   MAX_NOTES_CHARS,
   MAX_OUTPUT_CHARS,
   MAX_RATIONALE_CHARS,
@@ -260,6 +264,8 @@ const PARAMS_KEYS = [
 const PARAMS_V2_KEYS = ['approvers', 'executors']
 /** What protocol 3 adds: `tools`, always true (a v3 goal may use protocol 2's keys too). */
 const PARAMS_V3_KEYS = [...PARAMS_V2_KEYS, 'tools']
+/** What protocol 4 adds: `retainDays`, always present (protocol 2's and 3's keys may be used too). */
+const PARAMS_V4_KEYS = [...PARAMS_V3_KEYS, 'retainDays']
 
 const APPROVERS_KEYS = ['ids', 'for']
 
@@ -312,19 +318,43 @@ export function validateParams(params: unknown, path = 'params', version?: numbe
   if (!isMap(params)) return `${path}: expected a map, got ${describeValue(params)}`
   const v =
     version ??
-    (Object.hasOwn(params, 'tools')
-      ? PROTOCOL_VERSION_3
-      : PARAMS_V2_KEYS.some(k => Object.hasOwn(params, k))
-        ? PROTOCOL_VERSION_2
-        : PROTOCOL_VERSION)
+    (Object.hasOwn(params, 'retainDays')
+      ? PROTOCOL_VERSION_4
+      : Object.hasOwn(params, 'tools')
+        ? PROTOCOL_VERSION_3
+        : PARAMS_V2_KEYS.some(k => Object.hasOwn(params, k))
+          ? PROTOCOL_VERSION_2
+          : PROTOCOL_VERSION)
   const k =
     v === PROTOCOL_VERSION
       ? exactKeys(params, path, PARAMS_KEYS)
-      : keysWithin(params, path, PARAMS_KEYS, v === PROTOCOL_VERSION_2 ? PARAMS_V2_KEYS : PARAMS_V3_KEYS)
+      : keysWithin(
+          params,
+          path,
+          PARAMS_KEYS,
+          v === PROTOCOL_VERSION_2 ? PARAMS_V2_KEYS : v === PROTOCOL_VERSION_3 ? PARAMS_V3_KEYS : PARAMS_V4_KEYS
+        )
   if (k !== null) return k
   const p = params
   if (v === PROTOCOL_VERSION) return paramsV1(p, path)
-  return paramsV1(p, path) ?? (v === PROTOCOL_VERSION_2 ? paramsV2(p, path) : paramsV3(p, path))
+  const later = v === PROTOCOL_VERSION_2 ? paramsV2 : v === PROTOCOL_VERSION_3 ? paramsV3 : paramsV4
+  return paramsV1(p, path) ?? later(p, path)
+}
+
+/**
+ * The protocol-4 fields: `retainDays` (whole days, 1 to MAX_RETAIN_DAYS), and
+ * protocol 2's and 3's, each optional and checked as there.
+ */
+function paramsV4(p: Obj, path: string): Problem {
+  const r = int(p.retainDays, `${path}.retainDays`, 1, MAX_RETAIN_DAYS)
+  if (r !== null) return `${r}; a protocol 4 goal says how many whole days its plan is kept once finished`
+  if (Object.hasOwn(p, 'tools') && p.tools !== true)
+    return `${path}.tools: true or absent (a plan that uses no tools leaves it out)`
+  if (Object.hasOwn(p, 'approvers')) {
+    const a = approvers(p.approvers, p.committee as readonly unknown[], p.review, `${path}.approvers`)
+    if (a !== null) return a
+  }
+  return Object.hasOwn(p, 'executors') ? oneOf(p.executors, `${path}.executors`, EXECUTORS) : null
 }
 
 /** The protocol-3 fields: `tools: true`, and protocol 2's, each checked as protocol 2 checks it. */
@@ -432,8 +462,7 @@ function subgoals(value: unknown, path: string, version: number): Problem {
   for (let i = 0; i < n; i++) {
     const sp = `${path}[${i}]`
     const s: unknown = value[i]
-    const k =
-      version === PROTOCOL_VERSION_3 ? keysWithin(s, sp, SUBGOAL_KEYS, ['needs']) : exactKeys(s, sp, SUBGOAL_KEYS)
+    const k = hasToolFields(version) ? keysWithin(s, sp, SUBGOAL_KEYS, ['needs']) : exactKeys(s, sp, SUBGOAL_KEYS)
     if (k !== null || !isMap(s)) return k
     const f =
       str(s.title, `${sp}.title`, MAX_TITLE_CHARS, true) ??
@@ -546,7 +575,7 @@ const SOURCES_V2 = ['llm', 'offline', 'outside']
 export function validateBody(type: EventType, body: unknown, version: number = PROTOCOL_VERSION): string | null {
   const path = type
   const k =
-    version === PROTOCOL_VERSION_3 && (type === 'result-reported' || type === 'task-failed')
+    hasToolFields(version) && (type === 'result-reported' || type === 'task-failed')
       ? keysWithin(body, path, BODY_KEYS[type], type === 'result-reported' ? ['toolCalls', 'turns'] : ['turns'])
       : exactKeys(body, path, BODY_KEYS[type])
   if (k !== null || !isMap(body)) return k
@@ -701,8 +730,7 @@ export function validateEnvelope(value: unknown): string | null {
   if (s !== null) return `swarm: ${s}`
   const a = peerId(frame.author, 'author')
   if (a !== null) return a
-  if (!isFoldedVersion(frame.v))
-    return `v: ${frame.v} is not protocol version ${PROTOCOL_VERSION}, ${PROTOCOL_VERSION_2} or ${PROTOCOL_VERSION_3}`
+  if (!isFoldedVersion(frame.v)) return `v: ${frame.v} is not protocol version ${FOLDED_VERSIONS.join(', ')}`
   if (!isEventType(frame.type)) return `type: unknown event type ${describeString(frame.type)}`
   return validateEnvelopeRest(frame, frame.type)
 }

@@ -123,8 +123,8 @@ describe("the tree's parameters", () => {
     const tree = treeOf(b, [])
     expect(tree.params.approvers).toStrictEqual(approvers)
     expect(tree.params.executors).toBe('any')
-    // tools (protocol 3) is left out while false.
-    const { tools: _notUsed, ...v2params } = tree.params
+    // tools (protocol 3) is left out while false, and retainDays (protocol 4) while null.
+    const { tools: _notUsed, retainDays: _notSet, ...v2params } = tree.params
     expect(treeHash(tree)).toBe(sha256HexOfText(canonicalJson({ ...tree, params: v2params }, NOT_HASHED)))
     const outside = treeOf(new PlanBuilder(cast.author, cast.scorers.slice(0, 3), { executors: 'outside' }), [])
     expect(outside.params).toMatchObject({ approvers: null, executors: 'outside' })
