@@ -1,7 +1,7 @@
 import { PlanBuilder, makePeers, subgoals } from '../test/helpers/plan-builder.js'
 import { childId, rollupId } from '../src/core/derive.js'
 import type { PrivateKey } from '@libp2p/interface'
-import type { EventId, NodeId, PeerIdString, PlanEvent, TaskId } from '../src/core/events.js'
+import type { EventId, NodeId, PeerIdString, PlanEvent, PlanParams, TaskId } from '../src/core/events.js'
 
 /**
  * A big, fully valid plan for the fold benchmark: a complete tree of the given
@@ -14,6 +14,8 @@ export async function generatePlan(opts: {
   fanout: number
   depth: number
   renewals: number
+  /** Plan parameters over the generator's own (retainDays, say). */
+  params?: Partial<PlanParams>
 }): Promise<{ events: PlanEvent[]; peers: Array<{ id: PeerIdString; key: PrivateKey }>; builder: PlanBuilder }> {
   const peers = await makePeers(9)
   const [author, d1, d2, d3, s1, s2, s3, e1, e2] = peers.map(p => p.id) as [PeerIdString, ...PeerIdString[]]
@@ -25,7 +27,8 @@ export async function generatePlan(opts: {
     minChildren: 2,
     maxChildren: 7,
     leaseMs: 60_000,
-    maxClaimMs: 86_400_000
+    maxClaimMs: 86_400_000,
+    ...opts.params
   })
   const events: PlanEvent[] = [b.goal]
   let t = 2_000

@@ -33,6 +33,10 @@ async function main(argv: readonly string[]): Promise<number> {
     const person = await import('./commands/person.js')
     return await person[command](rest)
   }
+  if (command === 'import') {
+    const { importArchive } = await import('./commands/import.js')
+    return importArchive(rest)
+  }
   if (command === 'task') {
     const { task } = await import('./commands/task.js')
     return await task(rest)

@@ -126,7 +126,14 @@ export async function startPeer(
       transport,
       scheduler,
       metrics,
-      openPlansPerAuthor: config.openPlansPerAuthor
+      openPlansPerAuthor: config.openPlansPerAuthor,
+      retention: {
+        dataDir: dir,
+        keepArchivesDays: config.keepArchivesDays,
+        // Test hook (test/resilience/expiry.test.ts): a real kill between the archive and the store's transaction.
+        afterArchive:
+          process.env.PLAN_SWARM_FAULT === 'kill-after-archive' ? () => process.kill(process.pid, 'SIGKILL') : undefined
+      }
     })
     cleanup.push(() => runtime.stop())
     cleanup.push(() => runtime.replica.verifyPool.close())

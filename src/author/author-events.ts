@@ -1,5 +1,6 @@
 import { APPROVE_FOR, DEFAULT_PARAMS, EXECUTORS, majority } from '../core/events.js'
-import { MAX_GOAL_CHARS, MAX_REASON_CHARS } from '../core/limits.js'
+import { MAX_GOAL_CHARS, MAX_REASON_CHARS, MAX_RETAIN_DAYS } from '../core/limits.js'
+import { DEFAULT_RETAIN_DAYS } from '../core/retention.js'
 import { validateParams } from '../wire/shape.js'
 import { isEd25519PeerIdString } from '../wire/peer-keys.js'
 import { ConfigError } from '../errors.js'
@@ -90,11 +91,25 @@ export function planParams(values: AuthorValues, committee: PeerIdString[]): Pla
       ? {}
       : { approvers: { ids: approvers, for: approveFor ?? (review ? 'both' : 'splits') } }),
     ...(executors === undefined || executors === 'model' ? {} : { executors }),
-    ...(values['use-tools'] === true ? { tools: true as const } : {})
+    ...(values['use-tools'] === true ? { tools: true as const } : {}),
+    ...retainDays(values)
   }
   const problem = validateParams(params)
   if (problem !== null) throw new ConfigError(`plan parameters: ${problem}`)
   return params
+}
+
+/** `--retain-days N` (protocol 4, ADR-0040), checked here so the message names the flag. */
+function retainDays(values: AuthorValues): { retainDays?: number } {
+  const raw = values['retain-days']
+  if (raw === undefined) return {}
+  const n = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_RETAIN_DAYS)
+    throw new ConfigError(
+      `--retain-days ${JSON.stringify(raw)}: expected whole days from 1 to ${MAX_RETAIN_DAYS}; ` +
+        `leave it out to keep the plan ${DEFAULT_RETAIN_DAYS} days`
+    )
+  return { retainDays: n }
 }
 
 /** `--committee ID,ID,...`: sorted, unique Ed25519 peer ids, or undefined when not given. */

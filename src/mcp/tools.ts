@@ -125,6 +125,7 @@ function paramsFrom(view: NodeView, a: SubmitArgs): ReturnType<typeof planParams
   flag('budget', a.budgetTokens)
   flag('max-tokens-per-call', a.maxTokensPerCall)
   flag('max-claims-per-executor', a.maxClaimsPerExecutor)
+  flag('retain-days', a.retainDays)
   if (a.review === true) values.review = true
   if (a.executors !== undefined) values.executors = a.executors
   if (a.useTools === true) values['use-tools'] = true
@@ -154,6 +155,7 @@ const SUBMIT = z.object({
   budgetTokens: int('token budget (default 2000000)'),
   maxTokensPerCall: int('most tokens one event may count (default 16000)'),
   maxClaimsPerExecutor: int('live claims one executor may hold in this plan (default 2)'),
+  retainDays: int('whole days every node keeps the plan once finished, 1-3650 (default 30; then archived and removed)'),
   review: z.boolean().optional().describe('results need a committee quorum of accepting reviews'),
   executors: z
     .enum(['model', 'outside', 'any'])

@@ -96,6 +96,38 @@ export interface EventStore {
   ids(): string[]
   /** Every plan id that has at least one event, sorted ascending. */
   plans(): string[]
+  /** How many events each plan has (plans with none are absent). */
+  planCounts(): Map<string, number>
+  /**
+   * Takes an expired plan out of the store in one transaction (a kill leaves
+   * all of it or none): its rows leave `events`, their ids stay behind as
+   * tombstones (so sync does not fetch them again from a peer whose clock has
+   * not reached the expiry yet), the plan is listed as expired at `nowMs`,
+   * and its record goes. Returns the ids removed.
+   */
+  expirePlan(plan: string, nowMs: number): string[]
+  /** Plans listed as expired (whose tombstones are still kept), sorted ascending. */
+  expiredPlans(): string[]
+  /** Whether an id is a tombstone of an expired plan. */
+  isTombstone(id: string): boolean
+  /** Forgets expired plans listed before `beforeMs`, and their tombstones; returns how many plans. */
+  purgeExpired(beforeMs: number): number
+  /**
+   * Keeps a plan's record (src/core/fold.ts PlanRecord, as opaque JSON) with
+   * the number of events it was made from, so a restart can know the plan
+   * without folding it while the store still holds exactly that many.
+   */
+  putRecord(plan: string, events: number, json: string): void
+  /** Every record kept. */
+  records(): Array<{ readonly plan: string; readonly events: number; readonly json: string }>
+  /**
+   * Marks an imported plan as kept here (never expired again, never offered
+   * to peers) and takes it off the expired list. `putMany` its rows in the
+   * same call, so an import lands whole or not at all. Returns rows newly stored.
+   */
+  importPlan(plan: string, rows: readonly EventRow[], nowMs: number): number
+  /** Plans imported and kept here, sorted ascending. */
+  keptPlans(): string[]
   /** Closes the database. Idempotent; any other call afterwards throws. */
   close(): void
 }

@@ -42,7 +42,8 @@ export interface StatusBody {
   /** What this node offers to tasks that need tools (an executor with --tools); empty otherwise. */
   offers: string[]
   plans: PlanLine[]
-  events: { held: number; parked: number }
+  /** Events held and parked; plans expired here since start, and late events of expired plans refused. */
+  events: { held: number; parked: number; expired: number; refusedLate: number }
 }
 
 /** How this node stands in the swarm, for printouts and waits. */

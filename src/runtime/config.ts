@@ -5,6 +5,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { ConfigError } from '../errors.js'
 import { MAX_TURNS } from '../core/limits.js'
 import { DEFAULT_OPEN_PLANS_PER_AUTHOR } from '../core/admission.js'
+import { DEFAULT_KEEP_ARCHIVES_DAYS } from './retention.js'
 
 /** Goals one node takes from its dashboard and MCP in any 60 s (`--goals-per-minute`, src/author/goal-rate.ts). */
 export const DEFAULT_GOALS_PER_MINUTE = 60
@@ -57,6 +58,11 @@ export const COMMANDS = [
     name: 'review',
     usage: 'review <plan-id> <task-id> --accept|--reject [--notes TEXT]',
     help: 'accept or reject a result'
+  },
+  {
+    name: 'import',
+    usage: 'import <archive.jsonl> --data-dir DIR',
+    help: "put an expired plan's archive back into a stopped node's store, checking every event"
   },
   { name: 'keygen', usage: 'keygen [FILE]', help: 'write a new pre-shared swarm key to FILE (or stdout)' }
 ] as const
@@ -128,6 +134,12 @@ export const OPTIONS = {
     type: 'string',
     help: 'goals this node takes from its dashboard and MCP in any minute (default 60; 0: no limit); more are refused'
   },
+  'keep-archives': {
+    type: 'string',
+    help:
+      'days this node keeps the archive of each expired plan in <data-dir>/archive (default 30; 0: none; forever: ' +
+      "every one). Expiry itself follows each goal's retain-days on every node"
+  },
   'open-plans-per-author': {
     type: 'string',
     help:
@@ -198,6 +210,8 @@ export interface NodeConfig {
   readonly toolLimits: ToolLoopLimits
   /** `--open-plans-per-author`: plans one author may have under way before their next goal waits; 0: no limit. */
   readonly openPlansPerAuthor: number
+  /** `--keep-archives`: days an expired plan's archive is kept; Infinity: forever. */
+  readonly keepArchivesDays: number
   /** `--goals-per-minute`: goals the dashboard and MCP take in any 60 s before refusing more; 0: no limit. */
   readonly goalsPerMinute: number
 }
@@ -312,6 +326,10 @@ export const CLIENT_OPTIONS = {
   'lease-ms': { type: 'string', help: 'a claim holds a task this long between renewals (default 15000)' },
   'max-claim-ms': { type: 'string', help: 'no claim lasts longer (default 600000)' },
   'max-nodes': { type: 'string', help: 'largest tree (default 200)' },
+  'retain-days': {
+    type: 'string',
+    help: 'submit: whole days every node keeps the plan once it is finished, 1-3650 (default 30; then archived and removed)'
+  },
   budget: { type: 'string', help: 'token budget (default 2000000)' },
   'max-tokens-per-call': { type: 'string', help: 'most tokens one event may count (default 16000)' },
   'max-claims-per-executor': { type: 'string', help: 'live claims one executor may hold in this plan (default 2)' },
@@ -454,6 +472,11 @@ function parseWith(
     DEFAULT_GOALS_PER_MINUTE,
     'goals'
   )
+  const keepRaw = get<string>('keep-archives')
+  const keepArchivesDays =
+    keepRaw?.trim() === 'forever'
+      ? Infinity
+      : boundedInt(keepRaw, 'keep-archives', 0, 1_000_000, DEFAULT_KEEP_ARCHIVES_DAYS, 'days (or forever)')
   const otlp = otlpTracesUrl(get<string>('otlp'), env)
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
@@ -488,6 +511,7 @@ function parseWith(
     toolsFile,
     toolLimits,
     openPlansPerAuthor,
+    keepArchivesDays,
     goalsPerMinute
   }
   const values: Record<string, string | string[] | boolean | undefined> = {}

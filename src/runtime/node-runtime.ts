@@ -4,6 +4,8 @@ import { createRoster } from '../net/roster.js'
 import { summarizeTree } from '../core/fold.js'
 import { NodeMetrics } from './metrics.js'
 import { Replica } from './replica.js'
+import { startRetention } from './retention.js'
+import type { RetentionOptions } from './retention.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { SignatureVerifier } from '../wire/decode.js'
 import type { PeerIdString } from '../core/events.js'
@@ -39,6 +41,8 @@ export interface NodeRuntimeInit {
   readonly evictQuietMs?: number
   /** Open plans one author may have under way before their next goal waits (0: no limit); default 20. */
   readonly openPlansPerAuthor?: number
+  /** Where expired plans are archived, and for how long (src/runtime/retention.ts). */
+  readonly retention?: RetentionOptions
 }
 
 /** A node without its roles: the replica, wired to a transport, seen through a NodeView. */
@@ -75,7 +79,12 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     openPlansPerAuthor: init.openPlansPerAuthor
   })
   const loaded = replica.load()
-  log('loaded %d events (%d damaged rows skipped)', loaded.loaded, loaded.damaged)
+  log(
+    'loaded %d events (%d damaged rows skipped); %d finished plans known from their records',
+    loaded.loaded,
+    loaded.damaged,
+    loaded.restored
+  )
   const roster = createRoster()
   await transport.start({
     receive: bytes => replica.ingest(bytes, 'gossip').verdict,
@@ -95,6 +104,7 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     replica.tick()
     metrics.peers.set(transport.connectedPeers().length)
   })
+  const stopRetention = startRetention(replica, scheduler, init.retention)
   const view = createNodeView(init, replica, roster, metrics, transport, scheduler)
   let stopped = false
   return {
@@ -107,6 +117,7 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
       if (stopped) return
       stopped = true
       stopTick()
+      stopRetention()
       try {
         await transport.stop()
       } finally {
@@ -175,7 +186,12 @@ function createNodeView(
       roster: roster.list(scheduler.now()),
       offers: [...offers],
       plans: planLines(),
-      events: { held: replica.ids.size, parked: fold.events.parkedCount }
+      events: {
+        held: replica.ids.size,
+        parked: fold.events.parkedCount,
+        expired: replica.retention.expired,
+        refusedLate: replica.retention.refused
+      }
     }),
     onFolded: fn => replica.onFolded(fn),
     offer: next => {

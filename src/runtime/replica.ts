@@ -6,6 +6,7 @@ import { IdSet } from '../sync/reconcile/index.js'
 import { eventVersion } from '../core/events.js'
 import { needsPhrase, unmetNeeds } from '../core/needs.js'
 import { isFinished } from '../core/view.js'
+import { isExpired } from '../core/retention.js'
 import { AuthorLimit, DEFAULT_OPEN_PLANS_PER_AUTHOR, planStanding } from '../core/admission.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
@@ -20,10 +21,10 @@ import { realScheduler } from '../ports/scheduler.js'
 import type { Scheduler } from '../ports/scheduler.js'
 import type { Verdict } from '../ports/transport.js'
 import type { AddOutcome } from '../core/event-set.js'
-import type { EventStore } from '../ports/event-store.js'
+import type { EventStore, StoredEvent } from '../ports/event-store.js'
 import type { NodeMetrics } from './metrics.js'
 import type { Bodies, EventId, EventType, NodeId, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
-import type { PlanSummary } from '../core/fold.js'
+import type { PlanRecord, PlanSummary } from '../core/fold.js'
 import type { PlanTree, TreeNode } from '../core/tree.js'
 import type { PlanLine } from '../ports/node-view.js'
 
@@ -131,6 +132,12 @@ export class Replica {
   private readonly quiet: QuietPlans
   /** Plans taken out of memory and brought back since start (a plan may do both several times). */
   readonly evictions = { evicted: 0, reloaded: 0 }
+  /** Plans expired here (ADR-0040): every late event of them is refused. */
+  private readonly expired: Set<string>
+  /** Plans imported from an archive: kept here, never expired, never offered to peers. */
+  private readonly kept: Set<string>
+  /** Plans expired since start, plans restored from their records at start, and late events refused. */
+  readonly retention = { expired: 0, restored: 0, refused: 0 }
 
   constructor(private readonly init: ReplicaInit) {
     this.scheduler = init.scheduler ?? realScheduler()
@@ -144,6 +151,8 @@ export class Replica {
       planStanding(this.fold, plan)
     )
     this.writes = new WriteQueue(init.store, this.scheduler)
+    this.expired = new Set(init.store.expiredPlans())
+    this.kept = new Set(init.store.keptPlans())
     this.fold = new Fold({
       hashText: nativeSha256HexOfText,
       onRejected: (id, reason, detail) => {
@@ -175,8 +184,15 @@ export class Replica {
     return this.init.swarm
   }
 
-  /** Fold everything in the store (already verified when it was stored), a page of rows at a time. */
-  load(): { loaded: number; damaged: number; rejected: number } {
+  /**
+   * Fold what is in the store (already verified when it was stored), a page
+   * of rows at a time. A plan that left memory with a record (see
+   * `evictQuiet`) whose event count the store still matches is known from
+   * that record and not folded: a node with a long history folds only the
+   * plans under way, and starts in about the time those take.
+   */
+  load(): { loaded: number; damaged: number; rejected: number; restored: number } {
+    const store = this.init.store
     let rejected = 0
     let page: Uint8Array[] = []
     const flush = (): void => {
@@ -184,17 +200,43 @@ export class Replica {
       for (const r of this.foldScreened(page, decoded, results, 'store')) if (r.verdict === 'reject') rejected++
       page = []
     }
-    const counts = this.init.store.load(
-      row => {
-        page.push(row.bytes)
-        if (page.length >= LOAD_PAGE) flush()
-      },
-      d => {
-        log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem)
+    const onRow = (row: StoredEvent): void => {
+      page.push(row.bytes)
+      if (page.length >= LOAD_PAGE) flush()
+    }
+    const onDamaged = (d: { rowid: number; problem: string }): void => {
+      log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem)
+    }
+    const counts = store.planCounts()
+    const restored = new Set<string>()
+    for (const { plan, events, json } of store.records()) {
+      if (counts.get(plan) !== events || this.kept.has(plan)) continue
+      const record = parseRecord(json)
+      if (record !== undefined && this.fold.restore(plan as PlanId, record)) restored.add(plan)
+    }
+    let loaded = 0
+    let damaged = 0
+    if (restored.size === 0) ({ loaded, damaged } = store.load(onRow, onDamaged))
+    else {
+      for (const plan of counts.keys()) {
+        if (restored.has(plan)) continue
+        const c = store.loadPlan(plan, onRow, onDamaged)
+        loaded += c.loaded
+        damaged += c.damaged
       }
-    )
+    }
     flush()
-    return { ...counts, rejected }
+    const ids = store.ids()
+    this.ids.addMany(this.kept.size === 0 ? ids : ids.filter(id => !this.keptId(id)))
+    this.retention.restored = restored.size
+    this.init.metrics.stored.set(this.ids.size)
+    return { loaded, damaged, rejected, restored: restored.size }
+  }
+
+  /** Whether a stored id is one of a kept plan's (they stay out of the sync id set). */
+  private keptId(id: string): boolean {
+    const e = this.fold.events.get(id as EventId)
+    return e !== undefined && this.kept.has(planOf(e))
   }
 
   /**
@@ -221,9 +263,17 @@ export class Replica {
     return out
   }
 
-  /** Held (folded, parked, or of another version), or refused at the wire for its envelope: sync need not fetch it again. */
+  /**
+   * Held (folded, parked, or of another version), refused at the wire for its
+   * envelope, or of a plan expired here: sync need not fetch it again.
+   */
   has(id: string): boolean {
-    return this.ids.has(id) || this.fold.events.has(id as EventId) || this.refusedIds.has(id)
+    return (
+      this.ids.has(id) ||
+      this.fold.events.has(id as EventId) ||
+      this.refusedIds.has(id) ||
+      (this.expired.size > 0 && this.init.store.isTombstone(id))
+    )
   }
 
   getBytes(id: string): Uint8Array | undefined {
@@ -254,6 +304,8 @@ export class Replica {
     const verify = source !== 'store' && opts.signedHere !== true
     const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify, verifier: this.verifier })
     if (decoded.kind === 'rejected') return this.refused(bytes, decoded.reason, decoded.detail, source)
+    const late = this.lateFor(decoded, source)
+    if (late !== undefined) return late
     if (decoded.kind === 'other-version') return this.otherVersion(decoded, bytes, source)
     const e = decoded.event
     // Held already, perhaps by a plan out of memory: a duplicate, without bringing the plan back.
@@ -308,7 +360,7 @@ export class Replica {
       if (d.kind === 'rejected') results[i] = this.refused(bytes, d.reason, d.detail, source)
       else {
         const id = d.kind === 'event' ? d.event.id : d.id
-        if (this.has(id)) results[i] = this.duplicate(id, source)
+        results[i] = this.lateFor(d, source) ?? (this.has(id) ? this.duplicate(id, source) : undefined)
       }
       return d
     })
@@ -343,6 +395,16 @@ export class Replica {
     }
     // What is still unsettled was a second copy of an event earlier in the batch.
     return results.map((r, i) => r ?? this.duplicate((decoded[i] as DecodedEvent).event.id, source))
+  }
+
+  /** A refusal if the event belongs to a plan expired here (ADR-0040), else undefined. */
+  private lateFor(d: DecodeResult, source: EventSource): IngestResult | undefined {
+    if (this.expired.size === 0 || d.kind === 'rejected') return undefined
+    const plan = d.kind === 'event' ? planOf(d.event) : d.plan === '' ? d.id : d.plan
+    if (!this.expired.has(plan)) return undefined
+    this.retention.refused++
+    const id = d.kind === 'event' ? d.event.id : d.id
+    return this.rejected('expired', `plan ${plan} expired here: its events are kept only in its archive`, source, id)
   }
 
   /** A wire rejection: counted, and its id remembered (see `refusedIds`) unless only the signature was bad. */
@@ -451,9 +513,72 @@ export class Replica {
       if (this.fold.evict(plan)) {
         this.quiet.forget(plan)
         this.evictions.evicted++
+        this.keepRecord(plan)
         log('plan %s (%s) left memory after %d ms quiet', plan, tree.status, quietForMs)
       }
     }
+  }
+
+  /** Store an evicted plan's record, so a restart knows it without folding it (best effort: without it, the plan folds). */
+  private keepRecord(plan: PlanId): void {
+    const record = this.fold.record(plan)
+    if (record === undefined) return
+    try {
+      this.init.store.putRecord(plan, this.init.store.countByPlan(plan), JSON.stringify(record))
+    } catch (err) {
+      log.error('could not keep the record of plan %s: %s', plan, (err as Error).message)
+    }
+  }
+
+  /**
+   * Finished plans whose retention ran out by `nowMs` (src/core/retention.ts),
+   * oldest first; imported plans are kept and never listed.
+   */
+  expiredBy(nowMs: number): PlanId[] {
+    const out: Array<{ plan: PlanId; at: number }> = []
+    for (const plan of this.fold.plans()) {
+      if (this.kept.has(plan)) continue
+      const r = this.fold.record(plan)
+      if (r !== undefined && isExpired(r, nowMs)) out.push({ plan, at: r.lastStampMs })
+    }
+    return out.sort((a, b) => a.at - b.at).map(x => x.plan)
+  }
+
+  /**
+   * Expire a plan: hand its stored rows and record to `archive` (which must
+   * have them safely on disk when it returns), then take the plan out of the
+   * store in one transaction, out of the fold and out of the sync id set.
+   * From then on every event of it is refused. A kill before the
+   * transaction leaves the plan whole in the store, and the next start
+   * expires it again; after it, nothing of it is left but its tombstones.
+   * False (nothing done) while an event of it is parked.
+   */
+  expire(plan: PlanId, archive: (rows: readonly StoredEvent[], record: PlanRecord) => void): boolean {
+    const record = this.fold.record(plan)
+    if (record === undefined || this.fold.events.hasParked(plan)) return false
+    this.flush()
+    const rows: StoredEvent[] = []
+    this.init.store.loadPlan(plan, row => rows.push(row))
+    archive(rows, record)
+    const ids = this.init.store.expirePlan(plan, this.now())
+    this.fold.forget(plan)
+    this.quiet.forget(plan)
+    this.ids.removeMany(ids)
+    this.expired.add(plan)
+    this.retention.expired++
+    this.init.metrics.stored.set(this.ids.size)
+    log('plan %s expired: %d events archived and removed', plan, ids.length)
+    return true
+  }
+
+  /** Forget expired plans listed before `beforeMs` with their tombstones: their events are refused no more. */
+  forgetExpired(beforeMs: number): number {
+    const n = this.init.store.purgeExpired(beforeMs)
+    if (n > 0) {
+      this.expired.clear()
+      for (const p of this.init.store.expiredPlans()) this.expired.add(p)
+    }
+    return n
   }
 
   private afterFold(
@@ -471,7 +596,7 @@ export class Replica {
         if (bytes !== undefined) this.writes.add({ id: f.id, plan: planOf(f), bytes, receivedMs: now })
       }
       this.parkedBytes.delete(f.id)
-      this.ids.add(f.id)
+      if (this.kept.size === 0 || !this.kept.has(planOf(f))) this.ids.add(f.id)
       this.quiet.touch(planOf(f), now)
       this.authorLimit.touch(planOf(f))
       this.init.metrics.accepted.inc({ source })
@@ -581,6 +706,18 @@ export class Replica {
         waiting: t === undefined || isFinished(t) ? [] : this.waitingOf(t, executorOffers)
       }
     })
+  }
+}
+
+/** A stored record, or undefined if it cannot be read (the plan is folded instead). */
+function parseRecord(json: string): PlanRecord | undefined {
+  try {
+    const r = JSON.parse(json) as PlanRecord
+    return typeof r.hash === 'string' && typeof r.lastStampMs === 'number' && typeof r.summary === 'object'
+      ? r
+      : undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -22,7 +22,7 @@ const log = logger('plan-swarm:store')
 export const EVENTS_FILE = 'events.sqlite'
 
 /** The schema this code reads and writes, kept in the `meta` table. */
-export const EVENT_STORE_SCHEMA_VERSION = 1
+export const EVENT_STORE_SCHEMA_VERSION = 2
 
 /** Rows `load` and `loadPlan` read per query: bounds memory, and frees the connection between pages. */
 const PAGE_ROWS = 512
@@ -94,6 +94,32 @@ CREATE TABLE events (
   received_ms INTEGER NOT NULL
 );
 CREATE INDEX events_plan ON events (plan);
+`
+
+/**
+ * Schema 2: plan records for fast starts, expired plans with their
+ * tombstones, and imported plans kept here. Schema 1 stores gain these empty
+ * tables and lose nothing.
+ */
+const SCHEMA_2 = `
+CREATE TABLE plan_records (
+  plan TEXT PRIMARY KEY NOT NULL,
+  events INTEGER NOT NULL,
+  record TEXT NOT NULL
+);
+CREATE TABLE expired_plans (
+  plan TEXT PRIMARY KEY NOT NULL,
+  expired_ms INTEGER NOT NULL
+);
+CREATE TABLE tombstones (
+  id TEXT PRIMARY KEY NOT NULL,
+  plan TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX tombstones_plan ON tombstones (plan);
+CREATE TABLE kept_plans (
+  plan TEXT PRIMARY KEY NOT NULL,
+  imported_ms INTEGER NOT NULL
+);
 `
 
 /** Where `load` moves damaged rows; untyped, so any value fits. Recreated if missing: it holds nothing the plan needs. */
@@ -194,6 +220,7 @@ function migrate(db: Database.Database, path: string): void {
         )
       }
       db.exec(SCHEMA)
+      db.exec(SCHEMA_2)
       db.exec(DAMAGED_SCHEMA)
       db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?)").run(String(EVENT_STORE_SCHEMA_VERSION))
       log('%s: created schema version %d', path, EVENT_STORE_SCHEMA_VERSION)
@@ -214,8 +241,11 @@ function migrate(db: Database.Database, path: string): void {
           `reads ${EVENT_STORE_SCHEMA_VERSION}); upgrade plan-swarm or pass --data-dir <another dir>`
       )
     }
-    if (version < EVENT_STORE_SCHEMA_VERSION) {
-      // No older schema has ever shipped; a migration goes here when one does.
+    if (version === 1) {
+      db.exec(SCHEMA_2)
+      db.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(String(EVENT_STORE_SCHEMA_VERSION))
+      log('%s: migrated schema 1 to %d', path, EVENT_STORE_SCHEMA_VERSION)
+    } else if (version < EVENT_STORE_SCHEMA_VERSION) {
       throw new EventStoreFileError(
         path,
         `has schema ${version}, which this build cannot migrate; move it aside and let the node resync`
@@ -238,6 +268,11 @@ class SqliteEventStore implements EventStore {
   private readonly idsStmt: Database.Statement<[]>
   private readonly plansStmt: Database.Statement<[]>
   private readonly moveAsideTx: (rowid: number, problem: string) => void
+  private readonly expireTx: (plan: string, nowMs: number) => string[]
+  private readonly purgeTx: (beforeMs: number) => number
+  private readonly importTx: (plan: string, rows: readonly EventRow[], nowMs: number) => number
+  private readonly tombstoneStmt: Database.Statement<[string]>
+  private readonly putRecordStmt: Database.Statement<[string, number, string]>
   private readonly putManyTx: (rows: Iterable<EventRow>) => number
   private closed = false
 
@@ -275,6 +310,50 @@ class SqliteEventStore implements EventStore {
       copyAside.run(problem, Date.now(), rowid)
       deleteRow.run(rowid)
     })
+    const planIds = db.prepare<[string]>('SELECT id FROM events WHERE plan = ? ORDER BY id').pluck()
+    const addTombstones = db.prepare<[string]>(
+      'INSERT OR IGNORE INTO tombstones (id, plan) SELECT id, plan FROM events WHERE plan = ?'
+    )
+    const listExpired = db.prepare<[string, number]>(
+      'INSERT INTO expired_plans (plan, expired_ms) VALUES (?, ?) ON CONFLICT (plan) DO NOTHING'
+    )
+    const deleteEvents = db.prepare<[string]>('DELETE FROM events WHERE plan = ?')
+    const deleteRecord = db.prepare<[string]>('DELETE FROM plan_records WHERE plan = ?')
+    this.expireTx = db.transaction((plan: string, nowMs: number): string[] => {
+      const ids = planIds.all(plan) as string[]
+      addTombstones.run(plan)
+      listExpired.run(plan, nowMs)
+      deleteEvents.run(plan)
+      deleteRecord.run(plan)
+      return ids
+    })
+    const oldPlans = db.prepare<[number]>('SELECT plan FROM expired_plans WHERE expired_ms < ?').pluck()
+    const unlist = db.prepare<[string]>('DELETE FROM expired_plans WHERE plan = ?')
+    const dropTombstones = db.prepare<[string]>('DELETE FROM tombstones WHERE plan = ?')
+    this.purgeTx = db.transaction((beforeMs: number): number => {
+      const plans = oldPlans.all(beforeMs) as string[]
+      for (const p of plans) {
+        unlist.run(p)
+        dropTombstones.run(p)
+      }
+      return plans.length
+    })
+    const keep = db.prepare<[string, number]>(
+      'INSERT INTO kept_plans (plan, imported_ms) VALUES (?, ?) ON CONFLICT (plan) DO NOTHING'
+    )
+    this.importTx = db.transaction((plan: string, rows: readonly EventRow[], nowMs: number): number => {
+      let added = 0
+      for (const row of rows) if (this.insert(row)) added++
+      keep.run(plan, nowMs)
+      unlist.run(plan)
+      dropTombstones.run(plan)
+      return added
+    })
+    this.tombstoneStmt = db.prepare<[string]>('SELECT 1 FROM tombstones WHERE id = ?').pluck()
+    this.putRecordStmt = db.prepare<[string, number, string]>(
+      'INSERT INTO plan_records (plan, events, record) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (plan) DO UPDATE SET events = excluded.events, record = excluded.record'
+    )
     this.putManyTx = db.transaction((rows: Iterable<EventRow>): number => {
       let added = 0
       for (const row of rows) {
@@ -369,6 +448,49 @@ class SqliteEventStore implements EventStore {
 
   plans(): string[] {
     return this.plansStmt.all() as string[]
+  }
+
+  planCounts(): Map<string, number> {
+    const rows = this.db.prepare('SELECT plan, count(*) AS n FROM events GROUP BY plan').raw().all() as Array<
+      [string, number]
+    >
+    return new Map(rows)
+  }
+
+  expirePlan(plan: string, nowMs: number): string[] {
+    return this.expireTx(plan, nowMs)
+  }
+
+  expiredPlans(): string[] {
+    return this.db.prepare('SELECT plan FROM expired_plans ORDER BY plan').pluck().all() as string[]
+  }
+
+  isTombstone(id: string): boolean {
+    return this.tombstoneStmt.get(id) !== undefined
+  }
+
+  purgeExpired(beforeMs: number): number {
+    return this.purgeTx(beforeMs)
+  }
+
+  putRecord(plan: string, events: number, json: string): void {
+    this.putRecordStmt.run(plan, events, json)
+  }
+
+  records(): Array<{ plan: string; events: number; json: string }> {
+    return this.db.prepare('SELECT plan, events, record AS json FROM plan_records').all() as Array<{
+      plan: string
+      events: number
+      json: string
+    }>
+  }
+
+  importPlan(plan: string, rows: readonly EventRow[], nowMs: number): number {
+    return this.importTx(plan, rows, nowMs)
+  }
+
+  keptPlans(): string[] {
+    return this.db.prepare('SELECT plan FROM kept_plans ORDER BY plan').pluck().all() as string[]
   }
 
   close(): void {

@@ -12,6 +12,15 @@ const HEX_ID = /^[0-9a-f]{64}$/
 export function createMemoryStore(): EventStore {
   const rows = new Map<string, StoredEvent>()
   const byPlan = new Map<string, string[]>()
+  const records = new Map<string, { plan: string; events: number; json: string }>()
+  /** Expired plans: when, and their tombstones. */
+  const expired = new Map<string, { ms: number; ids: readonly string[] }>()
+  const tombstones = new Set<string>()
+  const kept = new Set<string>()
+  const unlist = (plan: string): void => {
+    for (const id of expired.get(plan)?.ids ?? []) tombstones.delete(id)
+    expired.delete(plan)
+  }
   let closed = false
   const open = (): void => {
     if (closed) throw new Error('the memory store is closed')
@@ -90,6 +99,57 @@ export function createMemoryStore(): EventStore {
     plans: () => {
       open()
       return [...byPlan.keys()].sort()
+    },
+    planCounts: () => {
+      open()
+      return new Map([...byPlan].map(([p, ids]) => [p, ids.length]))
+    },
+    expirePlan: (plan, nowMs) => {
+      open()
+      const ids = [...(byPlan.get(plan) ?? [])].sort()
+      for (const id of ids) {
+        rows.delete(id)
+        tombstones.add(id)
+      }
+      byPlan.delete(plan)
+      records.delete(plan)
+      if (!expired.has(plan)) expired.set(plan, { ms: nowMs, ids })
+      return ids
+    },
+    expiredPlans: () => {
+      open()
+      return [...expired.keys()].sort()
+    },
+    isTombstone: id => {
+      open()
+      return tombstones.has(id)
+    },
+    purgeExpired: beforeMs => {
+      open()
+      const old = [...expired].filter(([, e]) => e.ms < beforeMs).map(([p]) => p)
+      for (const p of old) unlist(p)
+      return old.length
+    },
+    putRecord: (plan, events, json) => {
+      open()
+      records.set(plan, { plan, events, json })
+    },
+    records: () => {
+      open()
+      return [...records.values()]
+    },
+    importPlan: (plan, many, _nowMs) => {
+      open()
+      for (const r of many) check(r)
+      let n = 0
+      for (const r of many) if (put(r)) n++
+      kept.add(plan)
+      unlist(plan)
+      return n
+    },
+    keptPlans: () => {
+      open()
+      return [...kept].sort()
     },
     close: () => {
       closed = true

@@ -14,6 +14,7 @@ import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { Replica } from '../../src/runtime/replica.js'
 import { openEventStore } from '../../src/store/event-store.js'
 import { signEventSync, signRawSync } from '../../src/wire/sign.js'
+import { eventIdOfWire } from '../../src/wire/codec.js'
 import { peerIdOf, testKeys } from '../helpers/arbitraries.js'
 import { removeTempDirs, tempDir } from '../helpers/cli-process.js'
 import type { PrivateKey } from '@libp2p/interface'
@@ -45,14 +46,14 @@ describe('upgrade: a v1 data dir folds to the hashes it had', () => {
       return { id: event.id as string, plan: golden.plan as string, bytes, receivedMs: 0 }
     })
     expect(rows.map(r => r.id)).toStrictEqual(golden.ids)
-    // A v4 event an old node held for a newer peer: stored, relayed, never folded.
+    // A v5 event an old node held for a newer peer: stored, relayed, never folded.
     const author = golden.envelopes[0]?.author as PeerIdString
     const future = signRawSync(
       'test',
-      dagCbor.encode({ ...golden.envelopes[1], v: 4, type: 'something-new' }),
+      dagCbor.encode({ ...golden.envelopes[1], v: 5, type: 'something-new' }),
       keys.get(author) as PrivateKey
     )
-    old.putMany([...rows, { id: 'f'.repeat(64), plan: golden.plan, bytes: future, receivedMs: 0 }])
+    old.putMany([...rows, { id: eventIdOfWire(future) as string, plan: golden.plan, bytes: future, receivedMs: 0 }])
     old.close()
 
     const store = openEventStore({ dir })

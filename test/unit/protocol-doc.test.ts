@@ -13,6 +13,9 @@ import { describe, expect, it } from 'vitest'
 import { toHex } from '../../src/core/hash.js'
 import { foldAll } from '../../src/core/fold.js'
 import { FINGERPRINT_BYTES } from '../../src/core/id-set.js'
+import { MAX_RETAIN_DAYS } from '../../src/core/limits.js'
+import { DEFAULT_RETAIN_DAYS } from '../../src/core/retention.js'
+import { TOMBSTONE_KEEP_MS } from '../../src/runtime/retention.js'
 import {
   MAX_CLOCK_AHEAD_MS,
   MAX_COMMITTEE,
@@ -262,7 +265,10 @@ describe('docs/protocol.md: names and constants', () => {
       MAX_WANT_IDS_PER_FRAME,
       MAX_OUTSTANDING_WANTS,
       FINGERPRINT_BYTES,
-      SIGNATURE_BYTES
+      SIGNATURE_BYTES,
+      MAX_RETAIN_DAYS,
+      DEFAULT_RETAIN_DAYS,
+      TOMBSTONE_KEEP_MS
     }
     const rows = tableRows('## 9. Constants').filter(([name]) => name.startsWith('`'))
     expect(Object.fromEntries(rows.map(([name, value]) => [name.replace(/`/g, ''), Number(value)]))).toStrictEqual(

@@ -53,7 +53,8 @@ const SUBMIT_FIELDS = [
   'max-tokens-per-call',
   'max-claims-per-executor',
   'review',
-  'use-tools'
+  'use-tools',
+  'retain-days'
 ] as const
 
 export interface DashboardOptions {
