@@ -70,4 +70,23 @@ describe('planParams: approvers and executors', () => {
       /--executors "robots": expected one of model, outside, any/
     )
   })
+
+  it('--retain-days makes a v4 goal; out of range, it is refused at submit and by the wire', () => {
+    const p = planParams({ 'retain-days': '7', 'use-tools': true }, ids.slice(0, 1))
+    expect(p.retainDays).toBe(7)
+    expect(paramsVersion(p)).toBe(4)
+    expect(validateParams(p)).toBeNull()
+    expect(paramsVersion(planParams({}, ids.slice(0, 1)))).toBe(1)
+    for (const bad of ['0', '-1', '1.5', '3651', 'soon', ''])
+      expect(() => planParams({ 'retain-days': bad }, ids.slice(0, 1)), bad).toThrow(
+        /--retain-days .*expected whole days from 1 to 3650; leave it out to keep the plan 30 days/
+      )
+    // What reaches the wire anyway is refused there, as wrong-shape on every node.
+    const base = planParams({}, ids.slice(0, 1))
+    for (const bad of [0, -1, 1.5, 3651, '7'])
+      expect(validateParams({ ...base, retainDays: bad }), String(bad)).toMatch(/params\.retainDays: /)
+    expect(validateParams({ ...base, retainDays: 7, tools: false })).toMatch(/params\.tools: true or absent/)
+    // A v1 goal may not carry it: its keys are exact.
+    expect(validateParams({ ...base, retainDays: 7 }, 'params', 1)).toMatch(/retainDays/)
+  })
 })
