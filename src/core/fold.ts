@@ -199,12 +199,20 @@ export class Fold {
     const index = this.events.plan(plan)
     if (entry === undefined || index === undefined) return undefined
     return {
+      ...(this.facts(plan) as RetentionFacts),
       hash: this.treeHash(plan) as string,
-      summary: summarizeTree(entry.tree),
-      status: entry.tree.status,
-      lastStampMs: index.lastStampMs,
-      retainDays: entry.tree.params.retainDays
+      summary: summarizeTree(entry.tree)
     }
+  }
+
+  /** What the retention rule reads of a plan, in memory or evicted, without hashing its tree. */
+  facts(plan: PlanId): RetentionFacts | undefined {
+    const gone = this.evicted.get(plan)
+    if (gone !== undefined) return gone
+    const entry = this.entry(plan)
+    const index = this.events.plan(plan)
+    if (entry === undefined || index === undefined) return undefined
+    return { status: entry.tree.status, lastStampMs: index.lastStampMs, retainDays: entry.tree.params.retainDays }
   }
 
   /**

@@ -538,7 +538,7 @@ export class Replica {
     const out: Array<{ plan: PlanId; at: number }> = []
     for (const plan of this.fold.plans()) {
       if (this.kept.has(plan)) continue
-      const r = this.fold.record(plan)
+      const r = this.fold.facts(plan)
       if (r !== undefined && isExpired(r, nowMs)) out.push({ plan, at: r.lastStampMs })
     }
     return out.sort((a, b) => a.at - b.at).map(x => x.plan)
