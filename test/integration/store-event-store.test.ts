@@ -285,4 +285,58 @@ describe('event store', () => {
     expect(raw.pragma('integrity_check', { simple: true })).toBe('ok')
     raw.close()
   })
+
+  it('migrates a schema 1 store to schema 2 with nothing lost, and expires and imports in one transaction each', () => {
+    const dir = tempDir('store')
+    // Schema 1 exactly as 0.3.0 created it.
+    const raw = new Database(join(dir, EVENTS_FILE))
+    raw.exec(`
+      CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+      CREATE TABLE events (
+        id TEXT PRIMARY KEY NOT NULL CHECK (typeof(id) = 'text' AND length(id) = 64 AND NOT id GLOB '*[^0-9a-f]*'),
+        plan TEXT NOT NULL CHECK (typeof(plan) = 'text'),
+        bytes BLOB NOT NULL CHECK (typeof(bytes) = 'blob' AND length(bytes) > 0),
+        received_ms INTEGER NOT NULL
+      );
+      CREATE INDEX events_plan ON events (plan);
+      INSERT INTO meta VALUES ('schema_version', '1');
+    `)
+    const ins = raw.prepare('INSERT INTO events (id, plan, bytes, received_ms) VALUES (?, ?, ?, ?)')
+    const rows = [row(1), row(2), row(3, PLAN_B)]
+    for (const r of rows) ins.run(r.id, r.plan, Buffer.from(r.bytes), r.receivedMs)
+    raw.close()
+
+    const store = track(openEventStore({ dir }))
+    expect(collect(store).rows.map(r => r.id)).toStrictEqual(rows.map(r => r.id))
+    const check = new Database(join(dir, EVENTS_FILE), { readonly: true })
+    expect(check.prepare("SELECT value FROM meta WHERE key = 'schema_version'").pluck().get()).toBe('2')
+    check.close()
+    expect(store.planCounts()).toStrictEqual(
+      new Map([
+        [PLAN_A, 2],
+        [PLAN_B, 1]
+      ])
+    )
+
+    store.putRecord(PLAN_A, 2, '{"x":1}')
+    expect(store.expirePlan(PLAN_A, 5_000)).toStrictEqual([row(1).id, row(2).id].sort())
+    expect(store.countByPlan(PLAN_A)).toBe(0)
+    expect(store.count()).toBe(1)
+    expect(store.records()).toStrictEqual([])
+    expect(store.expiredPlans()).toStrictEqual([PLAN_A])
+    expect(store.isTombstone(row(1).id)).toBe(true)
+    expect(store.isTombstone(row(3, PLAN_B).id)).toBe(false)
+    // An import that fails part-way stores nothing and keeps the plan expired.
+    expect(() => store.importPlan(PLAN_A, [row(1), { ...row(2), id: 'nope' }], 6_000)).toThrow()
+    expect(store.countByPlan(PLAN_A)).toBe(0)
+    expect(store.expiredPlans()).toStrictEqual([PLAN_A])
+    expect(store.importPlan(PLAN_A, [row(1), row(2)], 6_000)).toBe(2)
+    expect(store.keptPlans()).toStrictEqual([PLAN_A])
+    expect(store.expiredPlans()).toStrictEqual([])
+    expect(store.isTombstone(row(1).id)).toBe(false)
+    store.expirePlan(PLAN_B, 7_000)
+    expect(store.purgeExpired(7_000)).toBe(0)
+    expect(store.purgeExpired(7_001)).toBe(1)
+    expect(store.expiredPlans()).toStrictEqual([])
+  })
 })
