@@ -7,6 +7,7 @@ import { benchToolCache } from './tool-cache.js'
 import { benchLoad } from './load.js'
 import { benchBigPlan } from './big-plan.js'
 import { benchTax } from './tax.js'
+import { benchIdSet } from './id-set.js'
 import { BenchUnavailable } from './util.js'
 
 /**
@@ -22,7 +23,8 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   'tool-cache': benchToolCache,
   load: benchLoad,
   'big-plan': benchBigPlan,
-  tax: benchTax
+  tax: benchTax,
+  'id-set': benchIdSet
 }
 
 const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
@@ -52,7 +54,10 @@ BENCHMARKS.md has the current figures and how each is measured.
           (and its treeHash) as the plan grows, and to print it, collapsed and expanded. BIG_PLAN_RUNS=5 BIG_PLAN_BATCH=50
   tax     the protocol's own tax in the simulator: 10/100/1000 nodes x 1/100 plans against a central scheduler.
           --nodes=10,100,1000 --plans=1,100 --seed=1 --llm-ms=lognormal:4000:0.7 --link-ms=20-80 --goal-at-ms=1500
-          --case-timeout-s=2400 --max-heap-mb=6144`
+          --case-timeout-s=2400 --max-heap-mb=6144
+  id-set  the sync id set at 1M ids, loaded from SELECT id ... ORDER BY id of an in-memory SQLite table: bytes an id
+          it keeps, load, single adds and the next snapshot's merge, removing 300 ids, range fingerprints, has.
+          ID_SET_N=1000000 ID_SET_RUNS=3 ID_SET_MODULE=path (another copy of src/core/id-set.ts, e.g. the code before)`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {

@@ -84,7 +84,7 @@ class FakeNode {
 }
 
 function sortedIds(set: IdSet): readonly string[] {
-  return set.snapshot().ids
+  return set.snapshot().slice()
 }
 
 describe('sync sessions over a memory stream pair on virtual time', () => {

@@ -75,14 +75,13 @@ export function rangeSize(range: WireRange): number {
     case 'ids':
       return head + varintSize(range.ids.length) + ID_BYTES * range.ids.length
     case 'diff':
-      return (
-        head +
-        varintSize(range.extras.length) +
-        ID_BYTES * range.extras.length +
-        varintSize(range.missing.length) +
-        missingSize(range.missing)
-      )
+      return diffRangeSize(range.hi, range.extras.length, range.missing)
   }
+}
+
+/** Bytes a diff range takes on the wire, known before its extras are written out as ids. */
+export function diffRangeSize(hi: Bound, extras: number, missing: readonly number[]): number {
+  return boundSize(hi) + 1 + varintSize(extras) + ID_BYTES * extras + varintSize(missing.length) + missingSize(missing)
 }
 
 /** Bytes a message of these ranges takes. */

@@ -24,7 +24,7 @@ import { varintSize } from '../../wire/varint.js'
 import type { Bound, IdSet, IdSnapshot } from '../../core/id-set.js'
 import { END_BOUND, separatingBound } from '../../core/id-set.js'
 import type { WireRange } from './codec.js'
-import { boundSize, decodeMessage, encodeMessage, missingSize, rangeSize } from './codec.js'
+import { boundSize, decodeMessage, diffRangeSize, encodeMessage, missingSize, rangeSize } from './codec.js'
 
 /** Tuning of one side of a reconciliation. Out-of-range values are clamped (see each field), never refused. */
 export interface ReconcileOptions {
@@ -84,8 +84,10 @@ export interface ReconcileStats {
  * side's snapshot holds and the peer's lacks.
  *
  * Snapshot: the session reconciles the set as it was when the session was
- * created; ids added later are left to a later session (ids are never
- * removed, so the result stays right for everything present at the start).
+ * created; ids added later are left to a later session. Ids removed meanwhile
+ * (an expired plan's) are still in the snapshot, so the session may still
+ * offer them and the peer may still ask for them: whoever serves the peer's
+ * requests must answer an id it no longer holds as missing (serve.ts does).
  *
  * Rounds: a side with n ids splits a differing range at most
  * splits(n) = ceil(log_branching(n / maxIdsPerLeaf)) times (0 if n fits a
@@ -178,8 +180,13 @@ type Work =
   | { readonly kind: 'none' }
   /** State our own view of ids[i0..i1): list them or split them. */
   | { readonly kind: 'state'; readonly i0: number; readonly i1: number }
-  /** Answer the peer's list with what each side lacks there. */
-  | { readonly kind: 'diff'; readonly listed: readonly string[]; readonly extras: string[]; readonly missing: number[] }
+  /**
+   * Answer the peer's list with what each side lacks there. Our extras are
+   * snapshot positions, turned into ids only for what goes into the reply (a
+   * newcomer's empty list against a long history would otherwise make every
+   * id a string, every round).
+   */
+  | { readonly kind: 'diff'; readonly listed: readonly string[]; readonly extras: number[]; readonly missing: number[] }
 
 const NONE: Work = { kind: 'none' }
 
@@ -190,6 +197,11 @@ class Reply {
   closed = false
 
   constructor(private readonly budget: number) {}
+
+  /** Whether a range of this many bytes fits (keeping room to close). */
+  fits(bytes: number): boolean {
+    return this.size + bytes + RESERVE <= this.budget
+  }
 
   /** Appends all the ranges if they fit (keeping room to close), else none. */
   tryPush(ranges: readonly WireRange[]): boolean {
@@ -238,6 +250,8 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 class Session implements ReconcileSession {
   private readonly set: IdSet
   private readonly snap: IdSnapshot
+  /** The set's version when the snapshot was taken (see freshNeeds). */
+  private readonly version: number
   private readonly leaf: number
   private readonly branching: number
   private readonly maxMessageBytes: number
@@ -253,6 +267,7 @@ class Session implements ReconcileSession {
   constructor(set: IdSet, options: ReconcileOptions) {
     this.set = set
     this.snap = set.snapshot()
+    this.version = set.version
     this.offerSeen = new Uint8Array(this.snap.size)
     this.maxMessageBytes = clamp(
       options.maxMessageBytes,
@@ -313,10 +328,10 @@ class Session implements ReconcileSession {
     const need: EventId[] = []
     const offer: number[] = []
     const works: Work[] = []
-    const ids = this.snap.ids
+    const snap = this.snap
     let i0 = 0
     for (const range of ranges) {
-      const i1 = this.snap.lowerBound(range.hi)
+      const i1 = snap.lowerBound(range.hi)
       switch (range.mode) {
         case 'skip':
           works.push(NONE)
@@ -325,29 +340,32 @@ class Session implements ReconcileSession {
           works.push({ kind: 'state', i0, i1 })
           break
         case 'fingerprint':
-          works.push(sameBytes(this.snap.fingerprintAt(i0, i1), range.fingerprint) ? NONE : { kind: 'state', i0, i1 })
+          works.push(sameBytes(snap.fingerprintAt(i0, i1), range.fingerprint) ? NONE : { kind: 'state', i0, i1 })
           break
         case 'ids': {
+          // Each listed id is placed among ours by a binary search; ours before it are extras.
           const listed = range.ids
-          const extras: string[] = []
+          const extras: number[] = []
           const missing: number[] = []
-          let a = 0
           let b = i0
-          while (a < listed.length || b < i1) {
-            const theirs = listed[a]
-            const ours = b < i1 ? ids[b] : undefined
-            if (theirs !== undefined && (ours === undefined || theirs < ours)) {
-              missing.push(a)
-              need.push(theirs as EventId)
-              a++
-            } else if (ours !== undefined && (theirs === undefined || ours < theirs)) {
-              extras.push(ours)
+          for (let a = 0; a < listed.length; a++) {
+            const theirs = listed[a] as string
+            const found = snap.search(theirs, b, i1)
+            const at = found >= 0 ? found : -found - 1
+            for (; b < at; b++) {
+              extras.push(b)
               offer.push(b)
+            }
+            if (found >= 0) {
               b++
             } else {
-              a++
-              b++
+              missing.push(a)
+              need.push(theirs as EventId)
             }
+          }
+          for (; b < i1; b++) {
+            extras.push(b)
+            offer.push(b)
           }
           works.push(extras.length > 0 || missing.length > 0 ? { kind: 'diff', listed, extras, missing } : NONE)
           break
@@ -377,8 +395,7 @@ class Session implements ReconcileSession {
         const said =
           work.kind === 'state'
             ? reply.tryPush(this.stateRanges(hi, work.i0, work.i1))
-            : reply.tryPush([{ mode: 'diff', hi, extras: work.extras, missing: work.missing }]) ||
-              this.partialDiff(reply, hi, work)
+            : this.wholeDiff(reply, hi, work) || this.partialDiff(reply, hi, work)
         if (!said && !reply.tryPush([{ mode: 'pending', hi }])) reply.close()
       }
     }
@@ -395,19 +412,26 @@ class Session implements ReconcileSession {
 
   /** Our own view of ids[i0..i1) (the range ending at hi): the ids themselves if few, else `branching` fingerprinted sub-ranges. */
   private stateRanges(hi: Bound, i0: number, i1: number): WireRange[] {
-    const ids = this.snap.ids
+    const snap = this.snap
     const count = i1 - i0
-    if (count <= this.leaf) return [{ mode: 'ids', hi, ids: ids.slice(i0, i1) }]
+    if (count <= this.leaf) return [{ mode: 'ids', hi, ids: snap.slice(i0, i1) }]
     const parts = Math.min(this.branching, count)
     const out: WireRange[] = []
     let start = i0
     for (let j = 1; j <= parts; j++) {
       const end = i0 + Math.floor((j * count) / parts)
-      const bound = j === parts ? hi : separatingBound(ids[end - 1] as string, ids[end] as string)
-      out.push({ mode: 'fingerprint', hi: bound, fingerprint: this.snap.fingerprintAt(start, end) })
+      const bound = j === parts ? hi : separatingBound(snap.idAt(end - 1), snap.idAt(end))
+      out.push({ mode: 'fingerprint', hi: bound, fingerprint: snap.fingerprintAt(start, end) })
       start = end
     }
     return out
+  }
+
+  /** The whole diff, if it fits what is left of the reply (its ids are made only then). */
+  private wholeDiff(reply: Reply, hi: Bound, work: Extract<Work, { kind: 'diff' }>): boolean {
+    if (!reply.fits(diffRangeSize(hi, work.extras.length, work.missing))) return false
+    const extras = work.extras.map(at => this.snap.idAt(at))
+    return reply.tryPush([{ mode: 'diff', hi, extras, missing: work.missing }])
   }
 
   /**
@@ -422,20 +446,21 @@ class Session implements ReconcileSession {
     const room = this.maxMessageBytes - RESERVE - reply.size - fixed
     const k = Math.min(extras.length - 1, Math.floor(room / ID_BYTES))
     if (k < 1) return false
-    const cut = separatingBound(extras[k - 1] as string, extras[k] as string)
+    const sent = extras.slice(0, k).map(at => this.snap.idAt(at))
+    const cut = separatingBound(sent[k - 1] as string, this.snap.idAt(extras[k] as number))
     const head = missing.filter(index => (listed[index] as string) < cut)
     return reply.tryPush([
-      { mode: 'diff', hi: cut, extras: extras.slice(0, k), missing: head },
+      { mode: 'diff', hi: cut, extras: sent, missing: head },
       { mode: 'pending', hi }
     ])
   }
 
-  /** Needs not reported before and still absent from the live set (checked only if it grew since the snapshot). */
+  /** Needs not reported before and still absent from the live set (checked only if it changed since the snapshot). */
   private freshNeeds(ids: readonly EventId[]): EventId[] {
-    const grew = this.set.size !== this.snap.size
+    const changed = this.set.version !== this.version
     const out: EventId[] = []
     for (const id of ids) {
-      if (this.needSeen.has(id) || (grew && this.set.has(id))) continue
+      if (this.needSeen.has(id) || (changed && this.set.has(id))) continue
       this.needSeen.add(id)
       out.push(id)
     }
@@ -448,7 +473,7 @@ class Session implements ReconcileSession {
     for (const at of positions) {
       if (this.offerSeen[at] === 1) continue
       this.offerSeen[at] = 1
-      out.push(this.snap.ids[at] as EventId)
+      out.push(this.snap.idAt(at) as EventId)
     }
     return out
   }
