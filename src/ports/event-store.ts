@@ -94,6 +94,8 @@ export interface EventStore {
   loadPlan(plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts
   /** Every id, sorted ascending (the order set reconciliation ranges over). */
   ids(): string[]
+  /** `ids()` written back to back in one string: a third of the cost at a million ids (IdSet.addConcatenated). */
+  idsConcatenated(): string
   /** Every plan id that has at least one event, sorted ascending. */
   plans(): string[]
   /** How many events each plan has (plans with none are absent). */

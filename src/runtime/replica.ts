@@ -226,8 +226,8 @@ export class Replica {
       }
     }
     flush()
-    const ids = store.ids()
-    this.ids.addMany(this.kept.size === 0 ? ids : ids.filter(id => !this.keptId(id)))
+    if (this.kept.size === 0) this.ids.addConcatenated(store.idsConcatenated())
+    else this.ids.addMany(store.ids().filter(id => !this.keptId(id)))
     this.retention.restored = restored.size
     this.init.metrics.stored.set(this.ids.size)
     return { loaded, damaged, rejected, restored: restored.size }

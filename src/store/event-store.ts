@@ -446,6 +446,11 @@ class SqliteEventStore implements EventStore {
     return this.idsStmt.all() as string[]
   }
 
+  idsConcatenated(): string {
+    return (this.db.prepare("SELECT group_concat(id, '') FROM (SELECT id FROM events ORDER BY id)").pluck().get() ??
+      '') as string
+  }
+
   plans(): string[] {
     return this.plansStmt.all() as string[]
   }

@@ -96,6 +96,10 @@ export function createMemoryStore(): EventStore {
       open()
       return [...rows.keys()].sort()
     },
+    idsConcatenated: () => {
+      open()
+      return [...rows.keys()].sort().join('')
+    },
     plans: () => {
       open()
       return [...byPlan.keys()].sort()

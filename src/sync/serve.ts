@@ -14,11 +14,15 @@ import { varintSize } from '../wire/varint.js'
 export class Server {
   private readonly queue = new IdQueue()
   private peerWanted = 0
+  /** The most ids this node held during the session: ids it expired meanwhile were offered, and may be wanted. */
+  private mostHeld: number
 
   constructor(
     private readonly host: SessionHost,
     private readonly counters: SessionCounters
-  ) {}
+  ) {
+    this.mostHeld = host.ids.size
+  }
 
   /** Wanted ids not answered yet. */
   get pending(): number {
@@ -34,7 +38,8 @@ export class Server {
     if (this.queue.length + k > MAX_OUTSTANDING_WANTS)
       throw new SyncProtocolError(`more than ${MAX_OUTSTANDING_WANTS} wanted ids outstanding`)
     this.peerWanted += k
-    const allowed = this.host.ids.size + this.host.limits.wantSlack
+    this.mostHeld = Math.max(this.mostHeld, this.host.ids.size)
+    const allowed = this.mostHeld + this.host.limits.wantSlack
     if (this.peerWanted > allowed)
       throw new SyncProtocolError(`peer wanted ${this.peerWanted} ids, more than the ${allowed} this node could serve`)
     for (let i = 0; i < k; i++) this.queue.push(idFromBytes(payload, i * ID_BYTES))
