@@ -14,6 +14,7 @@ import { signEvent } from '../wire/sign.js'
 import { eventIdOfWire } from '../wire/codec.js'
 import { nativeSha256HexOfText } from '../sync/native-hash.js'
 import { VerifyPool, checkWireSignature, createNativeVerifier } from './verify.js'
+import type { VerifyJob } from './verify.js'
 import { WriteQueue } from './write-queue.js'
 import { QuietPlans } from './quiet-plans.js'
 import type { PrivateKey } from '@libp2p/interface'
@@ -321,20 +322,21 @@ export class Replica {
    * transaction. The same verdicts as ingesting them one by one, in order.
    */
   async ingestMany(batch: readonly Uint8Array[], source: EventSource): Promise<IngestResult[]> {
-    const { decoded, results } = this.screen(batch, source)
     const toCheck: number[] = []
-    decoded.forEach((d, i) => {
-      if (results[i] === undefined && source !== 'store') toCheck.push(i)
+    const jobs: VerifyJob[] = []
+    // On worker threads, each signature is sent off as soon as its event is decoded: checks overlap the decoding.
+    const pooled = source === 'store' || this.init.inlineVerify === true ? undefined : this.verifyPool.batch()
+    const { decoded, results } = this.screen(batch, source, (i, author) => {
+      if (source === 'store') return
+      toCheck.push(i)
+      if (pooled === undefined) jobs.push({ author, bytes: batch[i] as Uint8Array })
+      else pooled.add({ author, bytes: batch[i] as Uint8Array })
     })
     if (toCheck.length > 0) {
-      const jobs = toCheck.map(i => {
-        const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
-        return { author: d.kind === 'event' ? d.event.env.author : d.author, bytes: batch[i] as Uint8Array }
-      })
       const ok =
-        this.init.inlineVerify === true
+        pooled === undefined
           ? jobs.map(j => checkWireSignature(this.verifier, this.init.swarm, j.author, j.bytes))
-          : await this.verifyPool.verifyMany(jobs)
+          : await pooled.done()
       toCheck.forEach((i, k) => {
         if (ok[k] === true) return
         const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
@@ -349,10 +351,14 @@ export class Replica {
     return this.foldScreened(batch, decoded, results, source)
   }
 
-  /** Decode a batch without checking signatures; settle what is undecodable or held already. */
+  /**
+   * Decode a batch without checking signatures; settle what is undecodable or held already.
+   * `unsettled` hears of each event left (index, claimed author) as soon as it is decoded.
+   */
   private screen(
     batch: readonly Uint8Array[],
-    source: EventSource
+    source: EventSource,
+    unsettled?: (i: number, author: string) => void
   ): { decoded: DecodeResult[]; results: Array<IngestResult | undefined> } {
     const results = new Array<IngestResult | undefined>(batch.length).fill(undefined)
     const decoded = batch.map((bytes, i) => {
@@ -361,6 +367,7 @@ export class Replica {
       else {
         const id = d.kind === 'event' ? d.event.id : d.id
         results[i] = this.lateFor(d, source) ?? (this.has(id) ? this.duplicate(id, source) : undefined)
+        if (results[i] === undefined) unsettled?.(i, d.kind === 'event' ? d.event.env.author : d.author)
       }
       return d
     })

@@ -2,7 +2,7 @@ import { createPublicKey, verify } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import { logger } from '@libp2p/logger'
-import { splitWire, signedMessage } from '../wire/codec.js'
+import { SIGNATURE_BYTES, signatureDomain, splitWire, signedMessage } from '../wire/codec.js'
 import { ed25519KeyOf } from '../wire/peer-keys.js'
 import type { KeyObject } from 'node:crypto'
 import type { SignatureVerifier } from '../wire/decode.js'
@@ -54,27 +54,51 @@ export function checkWireSignature(
 
 /**
  * The worker: Node's Ed25519 check with a key object per author, as in
- * createNativeVerifier, on inputs the pool prepares (raw key, signed message,
- * signature). Plain JavaScript evaluated by the Worker, so it runs the same
- * under tsx, vitest and built code, with no file to find.
+ * createNativeVerifier. It gets a share of a batch as one transferred buffer
+ * (see `pack`) and builds each signed message itself (the swarm's domain,
+ * then the envelope) in one scratch buffer, so the main thread neither copies
+ * messages nor clones thousands of small arrays. Plain JavaScript evaluated by
+ * the Worker, so it runs the same under tsx, vitest and built code, with no
+ * file to find.
  */
 const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads')
+const { parentPort, workerData } = require('node:worker_threads')
 const { createPublicKey, verify } = require('node:crypto')
 const SPKI = Buffer.from('${Buffer.from(SPKI_ED25519).toString('hex')}', 'hex')
+const SIG = ${SIGNATURE_BYTES}
+const domain = Buffer.from(workerData.domain)
 const keys = new Map()
+let scratch = Buffer.allocUnsafe(domain.length + 4096)
+domain.copy(scratch)
+function keyOf(author, raw) {
+  let key = keys.get(author)
+  if (key !== undefined) return key
+  try {
+    key = createPublicKey({ key: Buffer.concat([SPKI, raw]), format: 'der', type: 'spki' })
+  } catch { key = null }
+  if (keys.size >= ${KEY_CACHE_SIZE}) keys.clear()
+  keys.set(author, key)
+  return key
+}
 parentPort.on('message', m => {
-  const ok = new Uint8Array(m.messages.length)
-  for (let i = 0; i < ok.length; i++) {
+  const meta = new Uint32Array(m.buf, 0, 3 * m.n)
+  const data = new Uint8Array(m.buf)
+  const authorKeys = m.authors.map((a, i) => keyOf(a, m.raw[i]))
+  const ok = new Uint8Array(m.n)
+  for (let i = 0; i < m.n; i++) {
+    const key = authorKeys[meta[3 * i]]
+    const at = meta[3 * i + 1]
+    const len = meta[3 * i + 2]
+    if (key === undefined || key === null || len <= SIG) continue
+    const envelope = len - SIG
+    if (domain.length + envelope > scratch.length) {
+      scratch = Buffer.allocUnsafe(2 * (domain.length + envelope))
+      domain.copy(scratch)
+    }
+    scratch.set(data.subarray(at, at + envelope), domain.length)
     try {
-      let key = keys.get(m.authors[i])
-      if (key === undefined) {
-        key = createPublicKey({ key: Buffer.concat([SPKI, m.keys[i]]), format: 'der', type: 'spki' })
-        if (keys.size >= ${KEY_CACHE_SIZE}) keys.clear()
-        keys.set(m.authors[i], key)
-      }
-      ok[i] = verify(null, m.messages[i], key, m.signatures[i]) ? 1 : 0
-    } catch { ok[i] = 0 }
+      ok[i] = verify(null, scratch.subarray(0, domain.length + envelope), key, data.subarray(at + envelope, at + len)) ? 1 : 0
+    } catch {}
   }
   parentPort.postMessage({ id: m.id, ok }, [ok.buffer])
 })
@@ -86,24 +110,61 @@ export interface VerifyJob {
 }
 
 interface Pending {
+  readonly jobs: number
   resolve: (ok: Uint8Array) => void
   reject: (err: Error) => void
 }
+
+interface PoolWorker {
+  readonly worker: Worker
+  readonly pending: Map<number, Pending>
+  /** Signatures sent to it and not answered yet. */
+  load: number
+}
+
+/** A share of a batch as the worker reads it: one buffer, the authors it names, their raw keys. */
+interface Packed {
+  readonly id: number
+  readonly n: number
+  /** 3 u32 per job (author index, offset of its wire bytes, their length), then the wire bytes. */
+  readonly buf: ArrayBuffer
+  readonly authors: string[]
+  readonly raw: Uint8Array[]
+}
+
+/** Author index of a job whose author names no Ed25519 key: the worker fails it, as the inline check does. */
+const NO_KEY = 0xffff_ffff
 
 /** Below this many signatures a batch is checked on the calling thread: a round trip to a worker costs more. */
 export const MIN_POOL_BATCH = 64
 
 /**
+ * A batch goes to the workers in shares of this many signatures, each to the
+ * least busy worker, as the batch is fed: a sync frame (about 1,400 events)
+ * makes five or six, so the first are checked while the rest is decoded, and
+ * a worker that finishes first takes the next.
+ */
+export const STREAM_SHARE = 256
+
+/** Jobs fed one at a time; `done` gives one flag per job, in the order they were added. */
+export interface VerifyBatch {
+  add(job: VerifyJob): void
+  done(): Promise<boolean[]>
+}
+
+/**
  * Signature checks on worker threads, for batches (a sync round brings
  * thousands of events; gossip brings them one at a time and is checked
- * inline). A batch is cut into one share per worker; the shares are checked
- * in parallel while the main thread goes on with the network. Workers start
- * on first use and stop with `close`.
+ * inline). A batch is cut into shares, each sent to the least busy worker as
+ * one transferred buffer; the shares are checked in parallel while the main
+ * thread goes on with the network. Workers start on first use and stop with
+ * `close`. A worker that fails or exits fails the batches it held: those are
+ * checked on the calling thread, and so is every batch after.
  */
 export class VerifyPool {
-  private workers: Worker[] | undefined
-  private readonly pending = new Map<number, Pending>()
+  private workers: PoolWorker[] | undefined
   private nextId = 0
+  private busy = false
   private readonly inline = createNativeVerifier()
   private broken = false
   /** Signatures checked on workers, and on the calling thread. */
@@ -116,14 +177,44 @@ export class VerifyPool {
 
   /** One flag per job, in order: true when its signature checks out. */
   async verifyMany(jobs: readonly VerifyJob[]): Promise<boolean[]> {
-    if (jobs.length < MIN_POOL_BATCH || this.broken) return this.checkInline(jobs)
-    const workers = this.start()
-    const share = Math.ceil(jobs.length / workers.length)
+    const batch = this.batch()
+    for (const j of jobs) batch.add(j)
+    return await batch.done()
+  }
+
+  /**
+   * A batch fed one job at a time (as a sync frame is decoded): a share goes
+   * to a worker as soon as STREAM_SHARE jobs are waiting, so the workers
+   * check the first events while the caller decodes the rest.
+   */
+  batch(): VerifyBatch {
+    const jobs: VerifyJob[] = []
     const parts: Array<Promise<Uint8Array>> = []
-    for (let w = 0; w < workers.length && w * share < jobs.length; w++) {
-      const slice = jobs.slice(w * share, (w + 1) * share)
-      parts.push(this.send(workers[w] as Worker, slice))
+    let sent = 0
+    const dispatch = (shares: number): void => {
+      const workers = this.start()
+      const per = Math.ceil((jobs.length - sent) / shares)
+      for (; sent < jobs.length; sent = Math.min(jobs.length, sent + per))
+        parts.push(this.send(leastBusy(workers), this.pack(jobs, sent, Math.min(jobs.length, sent + per))))
     }
+    return {
+      add: job => {
+        jobs.push(job)
+        if (this.broken) return
+        // Big enough for the workers: start them now, so they are up by the time the first share is ready.
+        if (jobs.length === MIN_POOL_BATCH) this.start()
+        if (jobs.length - sent >= STREAM_SHARE) dispatch(1)
+      },
+      done: async () => {
+        if (this.broken || (parts.length === 0 && jobs.length < MIN_POOL_BATCH)) return this.checkInline(jobs)
+        // The rest, shared out: the workers that finished their shares take it.
+        if (sent < jobs.length) dispatch(Math.min(this.size, Math.ceil((jobs.length - sent) / MIN_POOL_BATCH)))
+        return await this.collect(jobs, parts)
+      }
+    }
+  }
+
+  private async collect(jobs: readonly VerifyJob[], parts: ReadonlyArray<Promise<Uint8Array>>): Promise<boolean[]> {
     try {
       const flags = await Promise.all(parts)
       const out: boolean[] = []
@@ -132,7 +223,11 @@ export class VerifyPool {
       return out
     } catch (err) {
       // A worker that died is not a reason to drop events: check them here instead.
-      log.error('verify worker failed (%s): checking signatures on the main thread from now on', (err as Error).message)
+      if (!this.broken)
+        log.error(
+          'verify worker failed (%s): checking signatures on the main thread from now on',
+          (err as Error).message
+        )
       this.broken = true
       await this.close()
       return this.checkInline(jobs)
@@ -147,57 +242,110 @@ export class VerifyPool {
   async close(): Promise<void> {
     const workers = this.workers ?? []
     this.workers = undefined
-    for (const p of this.pending.values()) p.reject(new Error('verify pool closed'))
-    this.pending.clear()
-    await Promise.all(workers.map(async w => w.terminate()))
+    this.busy = false
+    const closed = new Error('verify pool closed')
+    for (const w of workers) failAll(w, closed)
+    await Promise.all(workers.map(async w => w.worker.terminate()))
   }
 
-  private start(): Worker[] {
+  private start(): PoolWorker[] {
     if (this.workers !== undefined) return this.workers
-    this.workers = Array.from({ length: this.size }, () => {
-      const w = new Worker(WORKER_SOURCE, { eval: true })
-      w.unref()
-      w.on('message', (m: { id: number; ok: Uint8Array }) => {
-        const p = this.pending.get(m.id)
-        this.pending.delete(m.id)
-        if (this.pending.size === 0) this.hold(false)
-        p?.resolve(m.ok)
+    const domain = signatureDomain(this.swarm)
+    const workers = Array.from({ length: this.size }, (): PoolWorker => {
+      // The source is plain CommonJS: no loader hooks (tsx) to start in each worker.
+      const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], workerData: { domain } })
+      const w: PoolWorker = { worker, pending: new Map(), load: 0 }
+      worker.unref()
+      worker.on('message', (m: { id: number; ok: Uint8Array }) => {
+        const p = w.pending.get(m.id)
+        if (p === undefined) return
+        w.pending.delete(m.id)
+        w.load -= p.jobs
+        this.settled()
+        p.resolve(m.ok)
       })
-      w.on('error', err => {
-        for (const p of this.pending.values()) p.reject(err)
+      worker.on('error', err => {
+        failAll(w, err)
+        this.settled()
+      })
+      worker.on('messageerror', err => {
+        failAll(w, err)
+        this.settled()
+      })
+      // Exited without an error (terminated, process.exit inside it): what it held is never answered.
+      worker.on('exit', code => {
+        failAll(w, new Error(`verify worker exited (code ${code})`))
+        this.settled()
       })
       return w
     })
-    return this.workers
+    this.workers = workers
+    return workers
   }
 
   /** Workers keep the process alive only while they have work. */
-  private hold(busy: boolean): void {
-    for (const w of this.workers ?? []) {
-      if (busy) w.ref()
-      else w.unref()
-    }
+  private settled(): void {
+    if (!this.busy || (this.workers ?? []).some(w => w.pending.size > 0)) return
+    this.busy = false
+    for (const w of this.workers ?? []) w.worker.unref()
   }
 
-  private async send(w: Worker, jobs: readonly VerifyJob[]): Promise<Uint8Array> {
-    const id = this.nextId++
+  /** Jobs `from` to `to` in one buffer the worker can take over (transferred, not cloned). */
+  private pack(jobs: readonly VerifyJob[], from: number, to: number): Packed {
+    const n = to - from
+    let bytes = 0
+    for (let i = from; i < to; i++) bytes += (jobs[i] as VerifyJob).bytes.length
+    const head = 12 * n
+    const buf = new ArrayBuffer(head + bytes)
+    const meta = new Uint32Array(buf, 0, 3 * n)
+    const data = new Uint8Array(buf)
     const authors: string[] = []
-    const keys: Uint8Array[] = []
-    const messages: Uint8Array[] = []
-    const signatures: Uint8Array[] = []
-    for (const j of jobs) {
-      const parts = splitWire(j.bytes)
-      const key = ed25519KeyOf(j.author)
-      authors.push(j.author)
-      // Nothing to check the worker with: an empty key fails the check there.
-      keys.push(key?.raw ?? new Uint8Array(0))
-      messages.push(parts === null ? new Uint8Array(0) : signedMessage(this.swarm, parts.envelopeBytes))
-      signatures.push(parts?.signature ?? new Uint8Array(0))
+    const raw: Uint8Array[] = []
+    const index = new Map<string, number>()
+    let at = head
+    for (let k = 0; k < n; k++) {
+      const j = jobs[from + k] as VerifyJob
+      let a = index.get(j.author)
+      if (a === undefined) {
+        const key = ed25519KeyOf(j.author)
+        a = key === null ? NO_KEY : authors.length
+        if (key !== null) {
+          authors.push(j.author)
+          raw.push(key.raw.slice())
+        }
+        index.set(j.author, a)
+      }
+      meta[3 * k] = a
+      meta[3 * k + 1] = at
+      meta[3 * k + 2] = j.bytes.length
+      data.set(j.bytes, at)
+      at += j.bytes.length
     }
+    return { id: this.nextId++, n, buf, authors, raw }
+  }
+
+  private async send(w: PoolWorker, packed: Packed): Promise<Uint8Array> {
     return await new Promise<Uint8Array>((resolve, reject) => {
-      if (this.pending.size === 0) this.hold(true)
-      this.pending.set(id, { resolve, reject })
-      w.postMessage({ id, authors, keys, messages, signatures })
+      if (!this.busy) {
+        this.busy = true
+        for (const x of this.workers ?? []) x.worker.ref()
+      }
+      w.pending.set(packed.id, { jobs: packed.n, resolve, reject })
+      w.load += packed.n
+      w.worker.postMessage(packed, [packed.buf])
     })
   }
+}
+
+function leastBusy(workers: readonly PoolWorker[]): PoolWorker {
+  let best = workers[0] as PoolWorker
+  for (const w of workers) if (w.load < best.load) best = w
+  return best
+}
+
+function failAll(w: PoolWorker, err: Error): void {
+  const pending = [...w.pending.values()]
+  w.pending.clear()
+  w.load = 0
+  for (const p of pending) p.reject(err)
 }
