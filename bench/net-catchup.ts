@@ -4,12 +4,20 @@
  * connection to holding every event with the same hash. Baseline, in this
  * (parent) process between trials: one core decoding and verifying the same
  * wire bytes (decodeEvent, verify: true, with the node's native verifier), nothing else.
+ *
+ * Each trial also reads the CPU the joiner (main thread, and every other
+ * thread: signature workers, V8's compiler and GC helpers) and the holder
+ * used meanwhile; `cpuRatio` is their sum over the baseline's CPU. On an
+ * otherwise idle machine of c cores (where the baseline's time is its CPU),
+ * the catch-up takes at least cpuRatio / c of the baseline's time, however
+ * the work is spread.
  */
 import { join } from 'node:path'
 import { loadavg } from 'node:os'
 import { decodeEvent } from '../src/wire/decode.js'
 import { createNativeVerifier } from '../src/runtime/verify.js'
-import { log, spawnChild, stopChildren, tempDir } from './net-harness.js'
+import { readFileSync } from 'node:fs'
+import { cpuSeconds, log, spawnChild, stopChildren, tempDir } from './net-harness.js'
 import type { Child } from './net-harness.js'
 import { makeWholePlan } from './net-events.js'
 import { median } from './util.js'
@@ -17,13 +25,34 @@ import { median } from './util.js'
 /** The node's own signature check (src/runtime/replica.ts): native, keeping each author's key object. */
 const verifier = createNativeVerifier()
 
+/** CPU ms of the baseline runs (wall time is what the ratio uses; CPU says how loaded the machine was). */
+const verifyCpuMs: number[] = []
+
 function verifyAll(bytes: readonly Uint8Array[]): number {
+  const c0 = process.cpuUsage()
   const t0 = performance.now()
   for (const b of bytes) {
     if (decodeEvent(b, { swarm: 'test', verify: true, verifier }).kind !== 'event')
       throw new Error('baseline: an event did not verify')
   }
-  return performance.now() - t0
+  const ms = performance.now() - t0
+  const c = process.cpuUsage(c0)
+  verifyCpuMs.push(Math.round((c.user + c.system) / 1000))
+  return ms
+}
+
+/** Clock ticks (utime + stime) of a /proc stat file. */
+function statTicks(path: string): number {
+  const stat = readFileSync(path, 'utf8')
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(rest[11]) + Number(rest[12])
+}
+
+/** CPU seconds of a process, all threads, and of its main thread (whose tid is the pid). */
+function threadCpu(pid: number): { main: number; all: number } {
+  const all = cpuSeconds(pid)
+  const share = statTicks(`/proc/${pid}/task/${pid}/stat`) / Math.max(1, statTicks(`/proc/${pid}/stat`))
+  return { main: all * share, all }
 }
 
 export async function benchCatchup(p: {
@@ -38,6 +67,7 @@ export async function benchCatchup(p: {
   const n = plan.bytes.length
   const verifyMs: number[] = []
   verifyAll(plan.bytes.slice(0, 1_000)) // warm the JIT
+  verifyCpuMs.length = 0
   verifyMs.push(verifyAll(plan.bytes))
   log(`catch-up: ${n} events; verifying them on one core took ${verifyMs.map(x => x.toFixed(0)).join(', ')} ms`)
 
@@ -55,6 +85,7 @@ export async function benchCatchup(p: {
     log(`catch-up: holder loaded ${n} events in ${(loaded.ms as number).toFixed(0)} ms (verify + fold + store)`)
     const trials: Array<Record<string, unknown>> = []
     for (let t = 0; t < p.trials; t++) {
+      const holderCpu0 = cpuSeconds(holder.pid)
       const joiner = await spawnChild(`joiner-${t}`, 'peer', {
         swarm: 'test',
         listen: '/ip4/127.0.0.1/tcp/0',
@@ -63,7 +94,10 @@ export async function benchCatchup(p: {
         expect: n
       })
       children.push(joiner)
+      const joinerCpu0 = threadCpu(joiner.pid)
       const caught = await joiner.waitLine(l => l.ev === 'caught', 600_000)
+      const joinerCpu1 = threadCpu(joiner.pid)
+      const holderCpuMs = Math.round((cpuSeconds(holder.pid) - holderCpu0) * 1000)
       const ms = (caught.tDone as number) - (caught.tConn as number)
       const same = caught.hash === hash
       trials.push({
@@ -71,6 +105,10 @@ export async function benchCatchup(p: {
         verifyBeforeMs: Math.round(verifyMs[verifyMs.length - 1] as number),
         sameHash: same,
         held: caught.held,
+        // CPU from the joiner's ready line (about its first connection) to the parent reading its caught line.
+        joinerMainCpuMs: Math.round((joinerCpu1.main - joinerCpu0.main) * 1000),
+        joinerOtherCpuMs: Math.round((joinerCpu1.all - joinerCpu0.all - (joinerCpu1.main - joinerCpu0.main)) * 1000),
+        holderCpuMs,
         sync: (caught.state as { sync?: unknown }).sync,
         loadavg: loadavg().map(x => Math.round(x * 100) / 100)
       })
@@ -97,6 +135,15 @@ export async function benchCatchup(p: {
       medianTrialRatio: median(trials.map(x => x.ratio as number)),
       holderLoadMs: Math.round(loaded.ms as number),
       verifyRuns: verifyMs.map(Math.round),
+      verifyCpuRuns: [...verifyCpuMs],
+      cpuRatio:
+        Math.round(
+          (median(
+            trials.map(x => (x.joinerMainCpuMs as number) + (x.joinerOtherCpuMs as number) + (x.holderCpuMs as number))
+          ) /
+            median(verifyCpuMs)) *
+            100
+        ) / 100,
       trials
     }
   } finally {
