@@ -24,7 +24,10 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ['PLAN_SWARM_HOME', 'the root of the default data dirs (default ~/.plan-swarm)'],
   ['PLAN_SWARM_MCP_TOKEN', 'the bearer token of --mcp-http (default: a new random one at every start)'],
   ['PLAN_SWARM_CLOCK_OFFSET_MS', "test hook: milliseconds added to this node's wall clock"],
-  ['PLAN_SWARM_FAULT', 'test hook: `kill-after-archive` kills the node (SIGKILL) between writing an expired plan\'s archive and removing it from the store'],
+  [
+    'PLAN_SWARM_FAULT',
+    "test hook: `kill-after-archive` kills the node (SIGKILL) between writing an expired plan's archive and removing it from the store"
+  ],
   ['PATH', "where `--tools` looks for a stdio server's command that is not a path (as a shell does)"],
   ['PATHEXT', 'on Windows, the extensions tried for such a command (default .EXE;.CMD;.BAT)'],
   ['(any, in a tools file)', '`${VAR}` and `${VAR:-default}` in a `--tools` file are read from the environment']
