@@ -85,6 +85,14 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     loaded.damaged,
     loaded.restored
   )
+  // Plans that expired while the node was down leave the sync id set before the transport starts (the retention
+  // passes, from a second on, take them out of the store): offered in the first sync, they were taken back by peers
+  // that had forgotten their tombstones (the simulator's long run, src/sim/long-run.ts).
+  for (const plan of replica.expiredBy(scheduler.now())) {
+    const ids: string[] = []
+    init.store.loadPlan(plan, row => ids.push(row.id))
+    replica.ids.removeMany(ids)
+  }
   const roster = createRoster()
   await transport.start({
     receive: bytes => replica.ingest(bytes, 'gossip').verdict,
