@@ -4,7 +4,10 @@ import { runSeed } from '../src/sim/run.js'
 import { parseFaultKinds } from '../src/sim/faults.js'
 import { pct } from '../src/sim/checks.js'
 import { parseLatencySpec, parseLinkMs } from '../src/sim/latency.js'
+import { runLong } from '../src/sim/long-run.js'
 import type { RunReport } from '../src/sim/run.js'
+import type { LongRunReport } from '../src/sim/long-run.js'
+import type { LatencySpec } from '../src/sim/latency.js'
 import type { TraceSample } from '../src/sim/world.js'
 
 /**
@@ -37,12 +40,20 @@ import type { TraceSample } from '../src/sim/world.js'
  * message's one-way delay, uniform (default 2-5 ms). `--plans K`: K goals at
  * once (plan k by node k mod n). `--goal-at-ms MS`: when they are submitted
  * (default 1500). bench/tax.ts runs these against a central scheduler.
+ *
+ * `--days N`: the long run instead (src/sim/long-run.ts): N virtual days,
+ * `--plans K` goals arriving over them (default 10 a day), `--restarts K`
+ * crashes with a restart on the same store, `--joins K` newcomers on empty
+ * stores, retention at its default; idle spans are skipped. It prints a line
+ * per run (and with `--trace` one per virtual day on stderr), then one JSON
+ * object.
  */
 const USAGE =
   'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults ' +
   'all|none|kind,kind] [--latency-ms MS] [--llm-ms MS|lognormal:MEDIAN[:SIGMA]] [--link-ms MIN-MAX] ' +
   '[--plans K] [--goal-at-ms MS] [--fault-span-ms MS] [--depth D] [--topology ' +
-  'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace]'
+  'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace] ' +
+  '[--days N [--restarts K] [--joins K]]'
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -96,6 +107,9 @@ async function main(): Promise<number> {
       'max-peers': { type: 'string' },
       until: { type: 'string' },
       trace: { type: 'boolean' },
+      days: { type: 'string' },
+      restarts: { type: 'string' },
+      joins: { type: 'string' },
       help: { type: 'boolean' }
     }
   })
@@ -123,6 +137,31 @@ async function main(): Promise<number> {
   const until = values.until
   if (until !== undefined && until !== 'plan' && until !== 'rosters')
     throw new Error(`--until ${until}: expected plan or rosters; ${USAGE}`)
+  if (values.days === undefined && (values.restarts !== undefined || values.joins !== undefined))
+    throw new Error(`--restarts and --joins go with --days; ${USAGE}`)
+  if (values.days !== undefined) {
+    const shortOnly = (['goal-at-ms', 'fault-span-ms', 'review', 'degree', 'until'] as const)
+      .filter(k => values[k] !== undefined)
+      .map(k => `--${k}`)
+    if (faults.length > 0) shortOnly.push('--faults')
+    if (topology !== 'neighbours') shortOnly.push('--topology fixed')
+    if (shortOnly.length > 0) throw new Error(`--days runs without ${shortOnly.join(', ')}; ${USAGE}`)
+    return await mainLong({
+      nodes,
+      seeds,
+      first,
+      days: wholeNumber('days', values.days, 1),
+      plans,
+      restarts: values.restarts === undefined ? undefined : wholeNumber('restarts', values.restarts, 0, 0),
+      joins: values.joins === undefined ? undefined : wholeNumber('joins', values.joins, 0, 0),
+      maxDepth: values.depth === undefined ? undefined : maxDepth,
+      llmLatencyMs: values['latency-ms'] === undefined ? undefined : llmLatencyMs,
+      llmLatency,
+      linkMs,
+      maxPeers,
+      trace: values.trace === true
+    })
+  }
   const reports: RunReport[] = []
   for (let seed = first; seed < first + seeds; seed++) {
     const t0 = performance.now()
@@ -200,6 +239,109 @@ async function main(): Promise<number> {
       heapMbMax: Math.max(...reports.map(r => r.heapMb)),
       rssMbMax: Math.max(...reports.map(r => r.rssMb)),
       peakHeapMbMax: Math.max(...reports.map(r => r.peakHeapMb)),
+      peakRssMb: Math.max(...reports.map(r => r.peakRssMb))
+    })
+  )
+  return failed.length === 0 ? 0 : 1
+}
+
+interface LongArgs {
+  readonly nodes: number
+  readonly seeds: number
+  readonly first: number
+  readonly days: number
+  readonly plans: number | undefined
+  readonly restarts: number | undefined
+  readonly joins: number | undefined
+  readonly maxDepth: number | undefined
+  readonly llmLatencyMs: number | undefined
+  readonly llmLatency: LatencySpec | undefined
+  readonly linkMs: { readonly minMs: number; readonly maxMs: number } | undefined
+  readonly maxPeers: number | undefined
+  readonly trace: boolean
+}
+
+const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KB`
+
+/** `--days N`: one long run per seed (src/sim/long-run.ts), a line each, then one JSON object. */
+async function mainLong(a: LongArgs): Promise<number> {
+  const reports: LongRunReport[] = []
+  for (let seed = a.first; seed < a.first + a.seeds; seed++) {
+    const t0 = performance.now()
+    const r = await runLong({
+      seed,
+      nodes: a.nodes,
+      days: a.days,
+      plans: a.plans ?? 10 * a.days,
+      ...(a.restarts === undefined ? {} : { restarts: a.restarts }),
+      ...(a.joins === undefined ? {} : { joins: a.joins }),
+      ...(a.maxDepth === undefined ? {} : { maxDepth: a.maxDepth }),
+      ...(a.llmLatencyMs === undefined ? {} : { llmLatencyMs: a.llmLatencyMs }),
+      ...(a.llmLatency === undefined ? {} : { llmLatency: a.llmLatency }),
+      ...(a.linkMs === undefined ? {} : { linkMs: a.linkMs }),
+      ...(a.maxPeers === undefined ? {} : { maxPeers: a.maxPeers }),
+      ...(a.trace
+        ? {
+            trace: (line: string) => {
+              console.error(`trace seed ${seed} ${line} (wall ${((performance.now() - t0) / 1000).toFixed(1)} s)`)
+            }
+          }
+        : {})
+    })
+    reports.push(r)
+    const idle =
+      r.idleBytesPerNodePerHour === null || r.bytesPerNodePerDayWithIdle === null
+        ? 'no idle window fitted'
+        : `idle ${kb(r.idleBytesPerNodePerHour)} an hour (measured over ${Math.round(r.idleWindowMs / 1000)} s), so ` +
+          `${kb(r.bytesPerNodePerDayWithIdle)} a day with the idle spans`
+    console.log(
+      `seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes (+${r.joins} joined, ${r.restarts} restarts), ` +
+        `${r.days} days virtual (${Math.round(r.simulatedMs / 1000)} s simulated, the rest skipped idle in ${r.skips} skips); ` +
+        `${r.plans} plans (${r.shortPlans} kept 1-7 days), ${r.expiredPlans} expired, ${r.events} events, ` +
+        `${r.returned} returned after expiry; largest store ${r.maxStore} events (node ${r.maxStoreNode}, day ` +
+        `${r.maxStoreDay}; bound then ${r.boundAtMaxStore}, largest bound ${r.maxBound}), largest id set ${r.maxIdSet}, ` +
+        `most tombstones ${r.maxTombstones} (bound ${r.maxTombstoneBound}), ${r.boundFailures} of ${r.boundChecks} ` +
+        `bound checks failed; bytes per node per day ${kb(r.bytesPerNodePerDay)} simulated (plan gossip ` +
+        `${kb(r.eventBytesPerNodePerDay)}, presence ${kb(r.presenceBytesPerNodePerDay)}, sync ` +
+        `${kb(r.syncBytesPerNodePerDay)}); ${idle}; wall ${r.wallMs} ms, heap ${r.heapMb} MB, peak RSS ${r.peakRssMb} MB`
+    )
+    if (!r.ok) {
+      for (const p of r.problems.slice(0, 10)) console.log(`  - ${p}`)
+      console.log(`  replay: ${r.replay}`)
+    }
+  }
+  const failed = reports.filter(r => !r.ok)
+  const med = (f: (r: LongRunReport) => number): number => median(reports.map(f))
+  const medOrNull = (f: (r: LongRunReport) => number | null): number | null => {
+    const xs = reports.map(f).filter((x): x is number => x !== null)
+    return xs.length === 0 ? null : median(xs)
+  }
+  console.log(
+    JSON.stringify({
+      nodes: a.nodes,
+      days: a.days,
+      seeds: a.seeds,
+      failed: failed.map(r => r.seed),
+      plansMedian: med(r => r.plans),
+      expiredPlansMedian: med(r => r.expiredPlans),
+      eventsMedian: med(r => r.events),
+      returned: reports.reduce((x, r) => x + r.returned, 0),
+      boundFailures: reports.reduce((x, r) => x + r.boundFailures, 0),
+      maxStore: Math.max(...reports.map(r => r.maxStore)),
+      maxBound: Math.max(...reports.map(r => r.maxBound)),
+      maxIdSet: Math.max(...reports.map(r => r.maxIdSet)),
+      maxTombstones: Math.max(...reports.map(r => r.maxTombstones)),
+      maxTombstoneBound: Math.max(...reports.map(r => r.maxTombstoneBound)),
+      bytesPerNodePerDayMedian: med(r => r.bytesPerNodePerDay),
+      eventBytesPerNodePerDayMedian: med(r => r.eventBytesPerNodePerDay),
+      presenceBytesPerNodePerDayMedian: med(r => r.presenceBytesPerNodePerDay),
+      syncBytesPerNodePerDayMedian: med(r => r.syncBytesPerNodePerDay),
+      idleBytesPerNodePerHourMedian: medOrNull(r => r.idleBytesPerNodePerHour),
+      bytesPerNodePerDayWithIdleMedian: medOrNull(r => r.bytesPerNodePerDayWithIdle),
+      simulatedMsMedian: med(r => r.simulatedMs),
+      skippedMsMedian: med(r => r.skippedMs),
+      wallMsMedian: med(r => r.wallMs),
+      heapMbMax: Math.max(...reports.map(r => r.heapMb)),
       peakRssMb: Math.max(...reports.map(r => r.peakRssMb))
     })
   )

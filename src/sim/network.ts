@@ -86,6 +86,8 @@ export class SimNetwork {
   /** Who dialed each connection (`neighbours` only), by `linkKey`. */
   private readonly openedBy = new Map<string, string>()
   private readonly linkListeners = new Map<string, (peer: string, up: boolean) => void>()
+  /** Gossip copies on their way now by the clock that will deliver them, and dials (null): see `inFlight`. */
+  private readonly pending = new Map<NodeClock | null, number>()
 
   constructor(
     private readonly time: VirtualTime,
@@ -151,10 +153,12 @@ export class SimNetwork {
     if (this.neighbours.get(from)?.has(to) === true) return
     const a = this.endpoints.get(from)
     const rtt = this.delay() + this.delay()
+    this.count(null, 1)
     await new Promise<void>((resolve, reject) => {
       this.time.schedule(
         rtt,
         () => {
+          this.count(null, -1)
           const a2 = this.endpoints.get(from)
           const b2 = this.endpoints.get(to)
           if (a === undefined || a2?.clock !== a.clock || a.clock.isPaused) {
@@ -281,9 +285,11 @@ export class SimNetwork {
         this.received(to, topic, wire).duplicatesDropped++
         continue
       }
+      this.count(target.clock, 1)
       this.time.schedule(
         delay,
         () => {
+          this.count(target.clock, -1)
           // The receiver may have crashed and restarted meanwhile: deliver to whoever holds the id now.
           const now = this.endpoints.get(to)
           if (now === undefined || now.clock !== target.clock || this.cutFn(from, to)) return NOTHING_QUEUED
@@ -293,6 +299,26 @@ export class SimNetwork {
         target.clock
       )
     }
+  }
+
+  private count(clock: NodeClock | null, by: number): void {
+    const n = (this.pending.get(clock) ?? 0) + by
+    if (n === 0) this.pending.delete(clock)
+    else this.pending.set(clock, n)
+  }
+
+  /**
+   * Gossip copies and dials on their way now (a long run skips idle time
+   * only when there are none); copies to a node that crashed meanwhile are
+   * never delivered and not counted.
+   */
+  inFlight(): number {
+    let n = 0
+    for (const [clock, k] of this.pending) {
+      if (clock !== null && clock.isDead) this.pending.delete(clock)
+      else n += k
+    }
+    return n
   }
 
   /** Count one gossip message received by `to`. */

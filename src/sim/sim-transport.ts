@@ -439,6 +439,16 @@ export class SimTransport implements Transport {
     for (const [s, peer] of [...this.streams]) if (!this.init.network.reachable(this.peerId, peer)) s.cut()
   }
 
+  /** A sync session of this node is under way (a long run skips idle time only when none is). */
+  busy(): boolean {
+    return this.sessions.size > 0 || this.streams.size > 0
+  }
+
+  /** Announce this node's presence now (a long run's nodes after an idle span it skipped: see src/sim/long-run.ts). */
+  announceNow(): void {
+    if (!this.stopped) void this.announcer?.announce()
+  }
+
   connectedPeers(): string[] {
     if (this.stopped) return []
     return this.init.network.connected(this.peerId)

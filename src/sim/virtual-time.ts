@@ -18,7 +18,8 @@ export const NOTHING_QUEUED: unique symbol = Symbol('nothing queued')
 export type TimerFn = () => void | typeof NOTHING_QUEUED
 
 interface Timer {
-  readonly at: number
+  /** Moved only by VirtualTime.skip, which moves every timer alike. */
+  at: number
   readonly seq: number
   readonly fn: TimerFn
   readonly owner: NodeClock | null
@@ -66,6 +67,17 @@ class TimerHeap {
 
   peek(): Timer | undefined {
     return this.items[0]
+  }
+
+  /** Every timer `ms` later: the order by (at, seq) is unchanged, so the heap stays a heap. */
+  shift(ms: number): void {
+    for (const t of this.items) t.at += ms
+  }
+
+  /** The nodes' timers `ms` later, the world's where they are; then the heap made again (a sorted array is one). */
+  shiftNodes(ms: number): void {
+    for (const t of this.items) if (t.owner !== null) t.at += ms
+    this.items.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
   }
 }
 
@@ -126,6 +138,30 @@ export class VirtualTime {
 
   get pending(): number {
     return this.heap.size
+  }
+
+  /**
+   * Skip `ms` of virtual time in which nothing would happen but what the
+   * timers already queued do (a long run's idle span, src/sim/long-run.ts):
+   * the clock and every queued timer move on by `ms` together, so to every
+   * node it is as if the whole world had been frozen for that long (each
+   * node's wall clock jumps, every wait keeps what was left of it). Never
+   * called by a run without `--days`.
+   */
+  skip(ms: number): void {
+    if (!(ms > 0)) return
+    this.elapsed += ms
+    this.heap.shift(ms)
+  }
+
+  /**
+   * Hold every node's timers `ms` longer while the clock stays: as if every
+   * node paused for `ms`, except for what is scheduled from now on (a long
+   * run's nodes announce themselves in that window after a skip, so every
+   * roster is full again before any node looks at it).
+   */
+  holdNodes(ms: number): void {
+    if (ms > 0) this.heap.shiftNodes(ms)
   }
 }
 

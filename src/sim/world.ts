@@ -148,6 +148,13 @@ export interface WorldOptions {
    * the same with it or without; on the fixed graph it adds a timer.
    */
   readonly trace?: (s: TraceSample) => void
+  /**
+   * Nodes beyond `nodes` (executors) that `run` does not start: a long run
+   * (src/sim/long-run.ts) starts them later, on empty stores, as newcomers.
+   */
+  readonly joins?: number
+  /** Wraps each node's memory store (a long run watches what goes in and what expires). */
+  readonly wrapStore?: (index: number, store: EventStore) => EventStore
 }
 
 /** What a run waits for beyond the plan (WorldOptions.until). */
@@ -204,6 +211,8 @@ interface SimNode {
   transport: SimTransport | undefined
   runtime: NodeRuntime | undefined
   stopRole: (() => Promise<void>) | undefined
+  /** Whether the node's role has no act under way (true for a node without a role). */
+  roleIdle: (() => boolean) | undefined
   /** Virtual ms of this node's last fold. */
   lastFoldAt: number
   crashes: number
@@ -304,6 +313,7 @@ export class World {
   ) {
     this.random = seededRandom(opts.seed)
     const roles = rolesFor(opts.nodes)
+    const joins = opts.joins ?? 0
     const peers = keys.map(k => peerIdFromPrivateKey(k).toString())
     this.topology = opts.topology ?? 'neighbours'
     this.maxPeers = opts.maxPeers ?? DEFAULT_MAX_PEERS
@@ -317,7 +327,7 @@ export class World {
     )
     this.faults = drawFaults(
       seededRandom(opts.seed ^ 0xfa17),
-      peers.length,
+      peers.length - joins,
       opts.faults,
       2_000,
       opts.faultSpanMs ?? 20_000
@@ -343,14 +353,15 @@ export class World {
     keys.forEach((key, i) => {
       this.nodes.push({
         index: i,
-        role: roles[i] ?? 'observer',
+        role: i >= peers.length - joins ? 'executor' : (roles[i] ?? 'observer'),
         key,
         peerId: peers[i] as PeerIdString,
-        store: createMemoryStore(),
+        store: opts.wrapStore === undefined ? createMemoryStore() : opts.wrapStore(i, createMemoryStore()),
         clock: new NodeClock(this.time, this.faults.skewMs[i] ?? 0, opts.seed * 7919 + i),
         transport: undefined,
         runtime: undefined,
         stopRole: undefined,
+        roleIdle: undefined,
         lastFoldAt: 0,
         crashes: 0,
         resumedAt: 0
@@ -360,7 +371,7 @@ export class World {
 
   static async create(opts: WorldOptions): Promise<World> {
     const rnd = seededRandom(opts.seed ^ 0x6b65)
-    const n = Math.max(opts.nodes, 4)
+    const n = Math.max(opts.nodes, 4) + (opts.joins ?? 0)
     const keys: PrivateKey[] = []
     for (let i = 0; i < n; i++) {
       const seed = new Uint8Array(32)
@@ -433,7 +444,9 @@ export class World {
           this.opts.say?.(node.index, node.role, Math.round(this.time.elapsed), line)
         }
       }
-      node.stopRole = startRole(ctx, HANDLERS[node.role](ctx)).stop
+      const role = startRole(ctx, HANDLERS[node.role](ctx))
+      node.stopRole = role.stop
+      node.roleIdle = role.idle
     }
   }
 
@@ -475,7 +488,25 @@ export class World {
     node.transport = undefined
     node.runtime = undefined
     node.stopRole = undefined
+    node.roleIdle = undefined
     node.crashes++
+  }
+
+  /** Start node `index` (a long run): a newcomer the first time, a restart on its store after `crashNode`. */
+  async startNode(index: number): Promise<void> {
+    const node = this.nodes[index]
+    if (node === undefined || node.runtime !== undefined) return
+    if (node.crashes > 0) await this.restart(node)
+    else {
+      await this.boot(node)
+      this.network.changed()
+    }
+  }
+
+  /** Crash node `index` where it stands (a long run): its store keeps what it committed. */
+  crashNode(index: number): void {
+    const node = this.nodes[index]
+    if (node !== undefined) this.crash(node)
   }
 
   private async restart(node: SimNode): Promise<void> {
@@ -685,7 +716,7 @@ export class World {
   }
 
   /** The plan's committee: every scorer (at most 5 by rolesFor), majority quorum. */
-  private params(): PlanParams {
+  params(): PlanParams {
     const committee = this.nodes
       .filter(n => n.role === 'scorer')
       .map(n => n.peerId)
