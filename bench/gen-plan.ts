@@ -16,22 +16,33 @@ export async function generatePlan(opts: {
   renewals: number
   /** Plan parameters over the generator's own (retainDays, say). */
   params?: Partial<PlanParams>
+  /**
+   * Wall ms the stamps start from (default 0: fixed stamps, the same plan every run). Real nodes need recent
+   * stamps: a finished plan stamped in 1970 has expired under its retention, and a node lets it go at once.
+   */
+  startMs?: number
 }): Promise<{ events: PlanEvent[]; peers: Array<{ id: PeerIdString; key: PrivateKey }>; builder: PlanBuilder }> {
   const peers = await makePeers(9)
   const [author, d1, d2, d3, s1, s2, s3, e1, e2] = peers.map(p => p.id) as [PeerIdString, ...PeerIdString[]]
   const decomposers = [d1, d2, d3] as PeerIdString[]
   const executors = [e1, e2] as PeerIdString[]
-  const b = new PlanBuilder(author, [s1, s2, s3] as PeerIdString[], {
-    maxDepth: opts.depth,
-    maxNodes: 5_000,
-    minChildren: 2,
-    maxChildren: 7,
-    leaseMs: 60_000,
-    maxClaimMs: 86_400_000,
-    ...opts.params
-  })
+  const start = opts.startMs ?? 0
+  const b = new PlanBuilder(
+    author,
+    [s1, s2, s3] as PeerIdString[],
+    {
+      maxDepth: opts.depth,
+      maxNodes: 5_000,
+      minChildren: 2,
+      maxChildren: 7,
+      leaseMs: 60_000,
+      maxClaimMs: 86_400_000,
+      ...opts.params
+    },
+    start + 1_000
+  )
   const events: PlanEvent[] = [b.goal]
-  let t = 2_000
+  let t = start + 2_000
   const now = (): number => ++t
   const done = new Map<NodeId, EventId>()
 

@@ -33,7 +33,7 @@ export async function makeRenewalSet(
   dir: string,
   opts: { fanout: number; depth: number; renewals: number }
 ): Promise<RenewalSet> {
-  const { events, peers } = await generatePlan(opts)
+  const { events, peers } = await generatePlan({ ...opts, startMs: RECENT_MS() })
   const keys = new Map(peers.map(p => [p.id as string, p.key]))
   const tainted = new Set<string>()
   const skeleton: PlanEvent[] = []
@@ -82,12 +82,15 @@ export async function makeRenewalSet(
   }
 }
 
+/** Stamps an hour old: recent enough that no node expires the plan, old enough that none is ahead of a clock. */
+const RECENT_MS = (): number => Date.now() - 3_600_000
+
 /** A whole generated plan, signed in generation order (deps first). */
 export async function makeWholePlan(
   dir: string,
   opts: { fanout: number; depth: number; renewals: number }
 ): Promise<{ file: string; bytes: Uint8Array[]; ids: string[] }> {
-  const { events, peers } = await generatePlan(opts)
+  const { events, peers } = await generatePlan({ ...opts, startMs: RECENT_MS() })
   const keys = new Map(peers.map(p => [p.id as string, p.key]))
   const bytes = events.map(e => signEventSync(e.env, keys.get(e.env.author) as never).bytes)
   const file = join(dir, `plan-${opts.fanout}-${opts.depth}-${opts.renewals}.frames`)

@@ -35,7 +35,12 @@ describe('peers catch up through sync', () => {
     { timeout: 240_000 },
     async () => {
       fleet = new PeerFleet()
-      const { events, peers } = await generatePlan({ fanout: 5, depth: 4, renewals: 12 })
+      const { events, peers } = await generatePlan({
+        fanout: 5,
+        depth: 4,
+        renewals: 12,
+        startMs: Date.now() - 3_600_000
+      })
       expect(events.length).toBeGreaterThan(9_000)
       const keys = new Map(peers.map(p => [p.id as string, p.key]))
       const a = await fleet.start('a')

@@ -50,7 +50,7 @@ describe('a hostile peer in the swarm', () => {
     const a = await fleet.start('a')
     const b = await fleet.start('b', ['--bootstrap', a.node.addresses()[0] as string])
     const c = await fleet.start('c', ['--bootstrap', a.node.addresses()[0] as string])
-    const { events, peers } = await generatePlan({ fanout: 3, depth: 2, renewals: 2 })
+    const { events, peers } = await generatePlan({ fanout: 3, depth: 2, renewals: 2, startMs: Date.now() - 3_600_000 })
     const keys = new Map(peers.map(p => [p.id as string, p.key]))
     const goal = events[0]
     if (goal?.env.type !== 'goal-submitted') throw new Error('generator starts with the goal')
