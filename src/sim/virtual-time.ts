@@ -21,7 +21,8 @@ interface Timer {
   /** Moved only by VirtualTime.skip, which moves every timer alike. */
   at: number
   readonly seq: number
-  readonly fn: TimerFn
+  /** Let go of when the timer is cancelled: a cancelled timer waits in the heap until its time, holding nothing. */
+  fn: TimerFn
   readonly owner: NodeClock | null
   cancelled: boolean
 }
@@ -69,9 +70,16 @@ class TimerHeap {
     return this.items[0]
   }
 
-  /** Every timer `ms` later: the order by (at, seq) is unchanged, so the heap stays a heap. */
+  /** Every timer `ms` later and the cancelled ones dropped; then the heap made again (a sorted array is one). */
   shift(ms: number): void {
-    for (const t of this.items) t.at += ms
+    let k = 0
+    for (const t of this.items) {
+      if (t.cancelled) continue
+      t.at += ms
+      this.items[k++] = t
+    }
+    this.items.length = k
+    this.items.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
   }
 
   /** The nodes' timers `ms` later, the world's where they are; then the heap made again (a sorted array is one). */
@@ -112,6 +120,7 @@ export class VirtualTime {
     this.heap.push(t)
     return () => {
       t.cancelled = true
+      t.fn = noop
     }
   }
 
