@@ -110,9 +110,23 @@ export const OPTIONS = {
     type: 'string',
     help: 'HOST:PORT for an MCP server over Streamable HTTP on this node (at /mcp; needs the bearer token it prints)'
   },
+  a2a: {
+    type: 'string',
+    help:
+      'HOST:PORT for an A2A (Agent2Agent v1.0) server on this node: JSON-RPC at /a2a, its Agent Card at ' +
+      '/.well-known/agent-card.json (needs the bearer token it prints)'
+  },
+  'a2a-agent': {
+    type: 'string',
+    help:
+      'executor: URL of an A2A agent (its Agent Card, or the base URL that serves /.well-known/agent-card.json) ' +
+      'that does every task this executor takes'
+  },
   'worker-silence-s': {
     type: 'string',
-    help: "MCP and `task`: stop renewing an outside worker's lease after it is silent this many seconds (default 600)"
+    help:
+      "MCP, `task` and --a2a-agent: stop renewing an outside worker's lease after it is silent this many seconds " +
+      '(default 600)'
   },
   'allow-submit': {
     type: 'boolean',
@@ -202,6 +216,10 @@ export interface NodeConfig {
   readonly otlp: string | undefined
   /** `--mcp-http HOST:PORT`: serve MCP over Streamable HTTP there. */
   readonly mcpHttp: { host: string; port: number } | undefined
+  /** `--a2a HOST:PORT`: serve the A2A JSON-RPC binding and the Agent Card there. */
+  readonly a2a: { host: string; port: number } | undefined
+  /** `--a2a-agent URL` (executor): the remote A2A agent that does this executor's tasks; undefined: none. */
+  readonly a2aAgent: string | undefined
   /** `--worker-silence-s`, in ms: an outside worker silent this long loses its task's lease renewals. */
   readonly workerSilenceMs: number
   /** `--tools FILE` (executor): the MCP servers whose tools it offers; undefined: none. */
@@ -435,6 +453,30 @@ function parseWith(
     throw new ConfigError(
       `--tools is for executors, not --role ${role ?? ''}: an executor offers tools to the tasks it takes`
     )
+  const a2aValue = get<string>('a2a')
+  const a2aAgent = get<string>('a2a-agent')
+  if (a2aAgent !== undefined && !help) {
+    if (role !== 'executor')
+      throw new ConfigError(
+        `--a2a-agent is for executors, not --role ${role ?? ''}: an executor hands the tasks it takes to that agent`
+      )
+    if (toolsFile !== undefined)
+      throw new ConfigError(
+        '--a2a-agent and --tools do not go together: the remote agent does the whole task with its own tools; ' +
+          'run a second executor for --tools'
+      )
+    let url: URL | undefined
+    try {
+      url = new URL(a2aAgent)
+    } catch {
+      url = undefined
+    }
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      throw new ConfigError(
+        `--a2a-agent ${JSON.stringify(a2aAgent)}: expected an http(s) URL of an A2A agent, ` +
+          'e.g. http://127.0.0.1:9999 or http://127.0.0.1:9999/.well-known/agent-card.json'
+      )
+  }
   const toolLimits: ToolLoopLimits = {
     maxSteps: boundedInt(get<string>('max-steps'), 'max-steps', 1, MAX_TURNS, DEFAULT_TOOL_LIMITS.maxSteps, 'turns'),
     toolTimeoutMs:
@@ -507,6 +549,8 @@ function parseWith(
     maxPeers,
     otlp,
     mcpHttp: mcpHttpValue === undefined ? undefined : parseHostPort(mcpHttpValue, '--mcp-http'),
+    a2a: a2aValue === undefined ? undefined : parseHostPort(a2aValue, '--a2a'),
+    a2aAgent,
     workerSilenceMs: silence * 1_000,
     toolsFile,
     toolLimits,
