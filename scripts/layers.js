@@ -42,7 +42,8 @@ const LIBRARY = [
   'src/http',
   'src/telemetry',
   'roles',
-  'src/mcp'
+  'src/mcp',
+  'src/a2a'
 ]
 
 /** @type {readonly Layer[]} Lowest first: a layer may import only layers listed before it. */
@@ -172,6 +173,16 @@ export const LAYERS = [
     why:
       'it serves tools through a NodeView, the author actions and the outside executor of roles/, so it ' +
       'runs over any node; src/app starts it.'
+  },
+  {
+    name: 'src/a2a',
+    what:
+      'The swarm over A2A (Agent2Agent v1.0): an A2A server whose tasks are plans (`startA2aServer`), and an ' +
+      'executor that hands the tasks it takes to a remote A2A agent (`startA2aExecutor`).',
+    mayImport: ['src/errors.ts', 'src/core', 'src/wire', 'src/ports', 'src/llm', 'src/author', 'roles', 'src/mcp'],
+    why:
+      'like MCP it serves a NodeView through the author actions and the outside executor of roles/, and shares ' +
+      "MCP's plan summaries and HTTP checks, so it runs over any node; src/app starts it."
   },
   {
     name: 'src/polyfill.ts',
