@@ -11,6 +11,7 @@ import { GoalRate } from '../author/goal-rate.js'
 import { createLlmTelemetry } from '../telemetry/llm-spans.js'
 import { startTracing } from '../telemetry/tracing.js'
 import { VERSION } from '../runtime/node-runtime.js'
+import { PACKAGE_VERSION } from '../runtime/version.js'
 import { announcedOffers } from '../core/needs.js'
 import { MAX_CAPABILITIES } from '../net/presence.js'
 import type { NodeConfig } from '../runtime/config.js'
@@ -34,7 +35,7 @@ export async function runNode(config: NodeConfig): Promise<number> {
   // The model SDKs and the MCP server load only when this node uses them: loaded up front they held about 7 MB and 12 MB
   // of every node's heap (an observer has no model; most nodes have no --mcp-http).
   const choice =
-    config.role === 'observer'
+    config.role === 'observer' || config.a2aAgent !== undefined
       ? undefined
       : (await import('../llm/create-provider.js')).createProvider({
           provider: config.provider,
@@ -85,7 +86,7 @@ export async function runNode(config: NodeConfig): Promise<number> {
   })
   // The observer's dashboard: read-only, unless --allow-submit, which makes a token the page must present.
   const submitToken = config.role === 'observer' && config.allowSubmit ? createSubmitToken() : undefined
-  // One count of goals a minute for everything this node serves: its dashboard and its MCP endpoint.
+  // One count of goals a minute for everything this node serves: its dashboard, its MCP and A2A endpoints.
   const goalRate = new GoalRate(config.goalsPerMinute)
   const dashboard =
     config.role === 'observer' && peer.http !== undefined
@@ -106,6 +107,24 @@ export async function runNode(config: NodeConfig): Promise<number> {
           },
           goalRate
         )
+  // --a2a: the swarm as an A2A agent, loaded only when asked for, like MCP.
+  const a2a =
+    config.a2a === undefined
+      ? undefined
+      : await (
+          await import('../a2a/server-http.js')
+        ).startA2aHttp(
+          {
+            view,
+            rate: goalRate,
+            version: PACKAGE_VERSION,
+            say: line => {
+              print({ event: 'a2a', line }, `[a2a] ${line}`)
+            }
+          },
+          config.a2a.host,
+          config.a2a.port
+        )
   const s = view.status()
   print(
     {
@@ -114,7 +133,8 @@ export async function runNode(config: NodeConfig): Promise<number> {
       http: peer.http?.url ?? null,
       dashboard: dashboardUrl,
       ...(submitToken === undefined ? {} : { submitToken }),
-      ...(mcp?.http === undefined ? {} : { mcp: mcp.http.url, mcpToken: mcp.http.token })
+      ...(mcp?.http === undefined ? {} : { mcp: mcp.http.url, mcpToken: mcp.http.token }),
+      ...(a2a === undefined ? {} : { a2a: a2a.url, a2aCard: a2a.cardUrl, a2aToken: a2a.token })
     },
     [
       `plan-swarm ${config.role} ${s.peerId} in swarm "${config.swarm}"`,
@@ -132,12 +152,16 @@ export async function runNode(config: NodeConfig): Promise<number> {
             `  submit token ${submitToken}  (the page asks for it; or open ${dashboardUrl ?? ''}#token=${submitToken})`
           ]),
       ...(mcp?.http === undefined ? [] : [`  mcp       ${mcp.http.url}  (Authorization: Bearer ${mcp.http.token})`]),
+      ...(a2a === undefined
+        ? []
+        : [`  a2a       ${a2a.url}  (Authorization: Bearer ${a2a.token}; card ${a2a.cardUrl})`]),
       `  discovery ${config.mdns ? 'mDNS' : 'no mDNS'}` +
         `${config.bootstrap.length > 0 ? ` + ${config.bootstrap.length} bootstrap address(es)` : ''}` +
         `${config.swarmKeyFile !== undefined ? ', swarm key' : ''}` +
         `${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
       `  holding   ${s.events.held} events in ${s.plans.length} plans`,
       ...(choice === undefined ? [] : [`  model     ${choice.banner}`]),
+      ...(config.a2aAgent === undefined ? [] : [`  agent     ${config.a2aAgent} (A2A: every task goes to that agent)`]),
       ...(toolHost === undefined
         ? []
         : [
@@ -163,6 +187,15 @@ export async function runNode(config: NodeConfig): Promise<number> {
     toolHost === undefined ? undefined : { box: toolHost, offers: () => announced, limits: config.toolLimits }
   const ctx: RoleContext | undefined = provider === undefined ? undefined : { view, provider, say, tools }
   const role = make === undefined || ctx === undefined ? undefined : startRole(ctx, make(ctx))
+  // --a2a-agent: an executor without a model, whose tasks go to a remote A2A agent (loaded only then).
+  const a2aExecutor =
+    config.a2aAgent === undefined
+      ? undefined
+      : (await import('../a2a/executor.js')).startA2aExecutor(view, {
+          url: config.a2aAgent,
+          silenceMs: config.workerSilenceMs,
+          say
+        })
   const observer =
     config.role === 'observer'
       ? startObserver(view, {
@@ -192,9 +225,11 @@ export async function runNode(config: NodeConfig): Promise<number> {
   print({ event: 'stopping' }, 'stopping...')
   observer?.stop()
   await mcp?.close()
+  await a2a?.close()
   unmount?.()
   dashboard?.close()
   await role?.stop()
+  await a2aExecutor?.stop()
   stopWatching?.()
   await toolHost?.close()
   await tracing.stop()

@@ -30,18 +30,31 @@ function refuse(res: ServerResponse, status: number, message: string): void {
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
 
+/** What a local HTTP endpoint is called in its refusals: MCP's, or A2A's (src/a2a). */
+export interface LocalEndpoint {
+  /** Its name in messages: "MCP", "A2A". */
+  readonly name: string
+  /** The path a client should use. */
+  readonly path: string
+  /** The variable that fixes its token. */
+  readonly tokenEnv: string
+}
+
+const MCP_ENDPOINT: LocalEndpoint = { name: 'MCP', path: MCP_PATH, tokenEnv: 'PLAN_SWARM_MCP_TOKEN' }
+
 /**
- * Why a request may not reach the MCP handler, or null. The SDK checks
- * neither Host nor Origin, so this does: a browser page elsewhere must not
- * drive the swarm through a user's loopback port (DNS rebinding, cross-site
- * requests). An Origin, when sent, must be this server's own; on a loopback
- * bind the Host must name loopback; and every request must carry the bearer
- * token printed at start.
+ * Why a request may not reach a local endpoint's handler, or null. Neither
+ * SDK (MCP's, A2A's) checks Host or Origin, so this does: a browser page
+ * elsewhere must not drive the swarm through a user's loopback port (DNS
+ * rebinding, cross-site requests). An Origin, when sent, must be this
+ * server's own; on a loopback bind the Host must name loopback; and every
+ * request must carry the bearer token printed at start.
  */
-export function checkMcpRequest(
+export function checkLocalRequest(
   req: IncomingMessage,
   bound: { host: string; port: number },
-  token: string
+  token: string,
+  endpoint: LocalEndpoint
 ): { status: number; message: string } | null {
   const host = req.headers.host ?? ''
   const hostname = host.replace(/:\d+$/, '')
@@ -49,8 +62,8 @@ export function checkMcpRequest(
     return {
       status: 403,
       message:
-        `Host ${JSON.stringify(host)} refused: this MCP server is bound to loopback; connect to ` +
-        `http://127.0.0.1:${bound.port}${MCP_PATH}`
+        `Host ${JSON.stringify(host)} refused: this ${endpoint.name} server is bound to loopback; connect to ` +
+        `http://127.0.0.1:${bound.port}${endpoint.path}`
     }
   const origin = req.headers.origin
   if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`)
@@ -68,9 +81,19 @@ export function checkMcpRequest(
     return {
       status: 401,
       message:
-        'wrong token: use the MCP token this node printed at start (it changes at every start unless PLAN_SWARM_MCP_TOKEN is set)'
+        `wrong token: use the ${endpoint.name} token this node printed at start ` +
+        `(it changes at every start unless ${endpoint.tokenEnv} is set)`
     }
   return null
+}
+
+/** checkLocalRequest for the MCP endpoint. */
+export function checkMcpRequest(
+  req: IncomingMessage,
+  bound: { host: string; port: number },
+  token: string
+): { status: number; message: string } | null {
+  return checkLocalRequest(req, bound, token, MCP_ENDPOINT)
 }
 
 /**

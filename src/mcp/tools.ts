@@ -33,7 +33,8 @@ export interface SwarmTools {
 const HINT = 'use the key of the MCP server that submitted it (its --data-dir)'
 const PLAN_ID = z.string().describe('a plan id: 64 hex digits, as plan_submit or plan_list return it')
 
-class ToolInputError extends Error {}
+/** A mistake of the caller: its message says what to do (A2A's server answers it as invalid params too). */
+export class ToolInputError extends Error {}
 
 function planId(raw: string): PlanId {
   if (!/^[0-9a-f]{64}$/.test(raw))
@@ -76,7 +77,7 @@ async function guarded(tools: SwarmTools, name: string, body: () => Promise<Call
 }
 
 /** Whether a goal can be submitted now, and why not. */
-function readiness(view: NodeView): { canSubmit: boolean; why: string } {
+export function readiness(view: NodeView): { canSubmit: boolean; why: string } {
   const scorers = scorersInSight(view).length
   const holders = view.health().topicPeers
   if (scorers === 0)
@@ -93,7 +94,7 @@ function readiness(view: NodeView): { canSubmit: boolean; why: string } {
 }
 
 /** Wait until another peer holds what we published (a sync session with it succeeds). */
-async function confirmHeld(view: NodeView, timeoutMs: number): Promise<string> {
+export async function confirmHeld(view: NodeView, timeoutMs: number): Promise<string> {
   const deadline = view.now() + timeoutMs
   while (view.now() < deadline) {
     const holder = await view.syncOnce()
@@ -106,7 +107,7 @@ async function confirmHeld(view: NodeView, timeoutMs: number): Promise<string> {
 }
 
 /** Plan parameters from an agent's camelCase arguments, through the same checks as the `submit` flags. */
-function paramsFrom(view: NodeView, a: SubmitArgs): ReturnType<typeof planParams> {
+export function paramsFrom(view: NodeView, a: SubmitArgs): ReturnType<typeof planParams> {
   const committee = a.committee === undefined ? scorersInSight(view) : parseCommittee(a.committee.join(','))
   if (committee === undefined || committee.length === 0)
     throw new ToolInputError('no committee: no scorer is in sight, and none was given (committee: [peer ids])')
@@ -136,7 +137,8 @@ function paramsFrom(view: NodeView, a: SubmitArgs): ReturnType<typeof planParams
 
 const int = (what: string): z.ZodOptional<z.ZodNumber> => z.number().int().nonnegative().optional().describe(what)
 
-const SUBMIT = z.object({
+/** plan_submit's arguments; A2A's data parts take the same plan parameters. */
+export const SUBMIT = z.object({
   goal: z.string().describe(`what to plan, in plain words (at most ${MAX_GOAL_CHARS} characters)`),
   committee: z
     .array(z.string())
@@ -172,7 +174,7 @@ const SUBMIT = z.object({
     .describe('what the approvers must approve (default both)'),
   timeoutSeconds: int('how long to wait for a peer to hold the goal (default 60)')
 })
-type SubmitArgs = z.infer<typeof SUBMIT>
+export type SubmitArgs = z.infer<typeof SUBMIT>
 
 /** How far a plan is, for progress notifications: finished tasks out of all known. */
 function progressOf(tree: PlanTree, held: string | null): { done: number; total: number; line: string } {
