@@ -295,7 +295,8 @@ export function createA2aExecutor(view: NodeView, finder: AgentFinder, opts: A2a
             return
           }
           if (renewing || view.now() - last.env.hlc.ms < renewEveryMs) return
-          if (last.env.hlc.ms + renewEveryMs > claim.env.hlc.ms + tree.params.maxClaimMs) return
+          // A renewal stamped past the claim's maxClaimMs is refused: the deadline below ends the task first.
+          if (view.now() >= claim.env.hlc.ms + tree.params.maxClaimMs - 250) return
           renewing = true
           view
             .publish('claim-renewed', intent.plan, [claim.id, last.id], {
