@@ -159,6 +159,19 @@ function status(plan: string, state: TaskState, text: string, ms: number): TaskS
   return { state, message: agentMessage(plan, text), timestamp: new Date(ms).toISOString() }
 }
 
+/**
+ * A new goal's first word in a stream: submitted, and held by another peer.
+ * The plan may be further along already (a decomposer on this node proposes
+ * at once); the updates that follow say so.
+ */
+export function asSubmitted(task: Task, heldBy: string): Task {
+  const ms = Date.parse(task.status?.timestamp ?? '') || Date.now()
+  return {
+    ...task,
+    status: status(task.id, TaskState.TASK_STATE_SUBMITTED, `submitted: the goal is held by ${heldBy}`, ms)
+  }
+}
+
 /** A plan as a task; `artifacts: false` leaves them out (a stream sends them one at a time). */
 export function taskOf(tree: PlanTree, facts: TaskFacts, artifacts = true): Task {
   const { state, text } = stateOf(tree, facts)

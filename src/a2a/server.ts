@@ -16,7 +16,7 @@ import { sleep } from '../ports/scheduler.js'
 import { parseCommittee, publishCancel, publishGoal } from '../author/author-events.js'
 import { publishAmend, publishRaiseBudget, publishRetry } from '../author/plan-actions.js'
 import { SUBMIT, ToolInputError, confirmHeld, paramsFrom, readiness } from '../mcp/tools.js'
-import { TERMINAL, lastChangeMs, taskOf, taskOfSummary } from './server-tasks.js'
+import { TERMINAL, asSubmitted, lastChangeMs, taskOf, taskOfSummary } from './server-tasks.js'
 import { agentCard } from './server-card.js'
 import type {
   AgentCard,
@@ -137,7 +137,8 @@ function partsOf(message: Message): { text: string; data: Record<string, unknown
   return { text: texts.join('\n').trim(), data }
 }
 
-type Accepted = { readonly plan: PlanId; readonly returnImmediately: boolean }
+/** A SendMessage done: the plan it is about, and, for a new goal, the peer that took it. */
+type Accepted = { readonly plan: PlanId; readonly returnImmediately: boolean; readonly heldBy?: string }
 
 export interface SwarmA2a {
   /** The SDK's request handler (JsonRpcTransportHandler wraps it). */
@@ -182,7 +183,10 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
     }
   }
 
-  const submitGoal = async (text: string, data: Record<string, unknown> | undefined): Promise<PlanId> => {
+  const submitGoal = async (
+    text: string,
+    data: Record<string, unknown> | undefined
+  ): Promise<{ plan: PlanId; heldBy: string }> => {
     if (text === '')
       throw new RequestMalformedError(
         'the message has no goal: put what to plan in a text part, e.g. "plan a two-week trip to Japan"'
@@ -207,8 +211,10 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
     const plan = await asked(async () => await publishGoal(view, text, params))
     deps.rate.took(view.now())
     deps.say(`submitted plan ${plan} over A2A`)
-    await asked(async () => await confirmHeld(view, deps.heldTimeoutMs ?? 1_000 * (args.timeoutSeconds ?? 60)))
-    return plan
+    const heldBy = await asked(
+      async () => await confirmHeld(view, deps.heldTimeoutMs ?? 1_000 * (args.timeoutSeconds ?? 60))
+    )
+    return { plan, heldBy }
   }
 
   /** A follow-up message on one of this node's plans: raise its budget, amend its committee, or retry a task. */
@@ -251,7 +257,7 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
         'taskId and contextId name different plans: a task here is a plan, and its contextId is its plan id'
       )
     const target = message.taskId !== '' ? message.taskId : message.contextId
-    if (target === '') return { plan: await submitGoal(text, data), returnImmediately }
+    if (target === '') return { ...(await submitGoal(text, data)), returnImmediately }
     if (message.taskId === '' && !/^[0-9a-f]{64}$/.test(target))
       throw new RequestMalformedError(
         `contextId ${JSON.stringify(target.slice(0, 80))} is no plan's context here: leave contextId out to ` +
@@ -372,9 +378,10 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
     },
 
     async *sendMessageStream(params, context) {
-      const { plan } = await accept(params)
+      const { plan, heldBy } = await accept(params)
       const tree = current(plan)
-      yield* updates(plan, taskOf(tree, facts(tree), false), context)
+      const task = taskOf(tree, facts(tree), false)
+      yield* updates(plan, heldBy === undefined ? task : asSubmitted(task, heldBy), context)
     },
 
     async getTask(params: GetTaskRequest) {
