@@ -10,6 +10,7 @@
  */
 import { Message, SendMessageRequest, TaskState } from '@a2a-js/sdk'
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk/client'
+import { A2AError } from '@a2a-js/sdk/errors'
 import { MAX_MODEL_CHARS, MAX_REASON_CHARS } from '../core/limits.js'
 import { quoteAttr, quoteText } from '../llm/prompts.js'
 import type { Artifact, Part, StreamResponse, Task } from '@a2a-js/sdk'
@@ -391,7 +392,7 @@ export async function runAgentTask(link: AgentLink, message: Message, opts: RunO
           }
         return await cancelled(link, remote, {
           kind: 'failed',
-          reason: cut(`the agent's answer is not A2A: ${describeError(err)}`, MAX_REASON_CHARS),
+          reason: cut(answerError(err), MAX_REASON_CHARS),
           remote: remote.id
         })
       }
@@ -410,7 +411,7 @@ export async function runAgentTask(link: AgentLink, message: Message, opts: RunO
           }
         return {
           kind: 'failed',
-          reason: cut(`the agent's answer is not A2A: ${describeError(err)}`, MAX_REASON_CHARS),
+          reason: cut(answerError(err), MAX_REASON_CHARS),
           remote: null
         }
       }
@@ -476,6 +477,14 @@ export function isUnreachable(err: unknown): boolean {
     if (/^HTTP error establishing stream for \w+: 5\d\d/.test(e.message)) return true
   }
   return false
+}
+
+/** Why an answer could not be used: an error the agent sent (HTTP or A2A), or bytes that are no A2A. */
+export function answerError(err: unknown): string {
+  const text = describeError(err)
+  if (err instanceof A2AError || /^(HTTP error|SSE event contained an error)/.test(text))
+    return `the agent answered with an error: ${text}`
+  return `the agent's answer is not A2A: ${text}`
 }
 
 /** An error as one line, with the cause a fetch failure hides. */

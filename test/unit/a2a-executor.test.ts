@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TaskState } from '@a2a-js/sdk'
 import {
   RemoteTask,
+  answerError,
   backoffMs,
   cardUrl,
   discoverAgent,
@@ -361,5 +362,14 @@ describe('finding the agent', () => {
     )
     expect(timers.map(t => t.ms)).toEqual([1_000])
     finder.stop()
+  })
+})
+
+describe('why an answer could not be used', () => {
+  it('tells an error the agent sent from bytes that are no A2A', () => {
+    expect(answerError(new Error('HTTP error establishing stream for SendStreamingMessage: 401 Unauthorized'))).toBe(
+      'the agent answered with an error: HTTP error establishing stream for SendStreamingMessage: 401 Unauthorized'
+    )
+    expect(answerError(new Error('Failed to parse SSE event data: "{x"'))).toMatch(/^the agent's answer is not A2A: /)
   })
 })
