@@ -285,8 +285,12 @@ export function createA2aExecutor(view: NodeView, finder: AgentFinder, opts: A2a
         claim: claim.id,
         // On every pass: stop when the claim or the plan is gone; renew the lease while the agent works.
         check: () => {
-          if (standing(intent.plan, intent.task.id, claim.id) === 'lost') {
-            abort.abort('an earlier claim won the task')
+          const s = standing(intent.plan, intent.task.id, claim.id)
+          if (s !== 'owner') {
+            // Nothing of this claim is published yet, so an ended chain was taken over (its lease lapsed).
+            abort.abort(
+              s === 'lost' ? 'an earlier claim won the task' : 'the lease lapsed and another executor took over'
+            )
             return
           }
           const t = view.tree(intent.plan)

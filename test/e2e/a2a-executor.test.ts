@@ -9,9 +9,10 @@
  *   - Plans run side by side, one per mode of the agent (the goal names it):
  *     normal completes with the agent's artifacts as the results, goal,
  *     ancestors and inputs sent along; slow works past two leases while the
- *     executor renews them; failing, input-required, garbage and silent fail
- *     their tasks with the reason, each task sent to the agent once. The
- *     faults do not stop the other plans.
+ *     executor renews them; failing, input-required, garbage, silent, hang
+ *     (no answer at all) and endless (past maxClaimMs) fail their tasks with
+ *     the reason, each task sent to the agent once, the remote tasks given up
+ *     on cancelled. The faults do not stop the other plans.
  *   - The agent goes away mid-run: the task is released, the executor looks
  *     for the agent again, and the plan completes once it is back.
  */
@@ -76,10 +77,12 @@ describe('an executor that delegates its tasks to an A2A agent', () => {
     return r.stdout.split('\n')[0] as string
   }
   /** What the agent received for a plan's tasks (the data part names them). */
-  const sentFor = (plan: string): Array<{ task: string; kind: string; inputs: unknown[]; text: string }> =>
+  const sentFor = (
+    plan: string
+  ): Array<{ task: string; kind: string; inputs: unknown[]; text: string; remote: string }> =>
     (agent?.received ?? []).flatMap(r => {
       const d = (r.data as { planSwarm?: { plan: string; task: string; kind: string; inputs: unknown[] } })?.planSwarm
-      return d?.plan === plan ? [{ task: d.task, kind: d.kind, inputs: d.inputs, text: r.text }] : []
+      return d?.plan === plan ? [{ task: d.task, kind: d.kind, inputs: d.inputs, text: r.text, remote: r.taskId }] : []
     })
 
   beforeAll(async () => {
@@ -154,12 +157,13 @@ describe('an executor that delegates its tasks to an A2A agent', () => {
   it(
     'runs plans in every mode side by side: results from the agent, renewals, faults failed with their reason',
     async () => {
-      const modes: AgentMode[] = ['normal', 'slow', 'failing', 'input-required', 'garbage', 'silent']
+      const modes: AgentMode[] = ['normal', 'slow', 'failing', 'input-required', 'garbage', 'silent', 'hang', 'endless']
+      const extra: Partial<Record<AgentMode, string[]>> = {
+        slow: ['--lease-ms', '2000'],
+        endless: ['--lease-ms', '1000', '--max-claim-ms', '4000']
+      }
       const ids = await Promise.all(
-        modes.map(
-          async m =>
-            await submit(`plan a picnic in the park [a2a:${m}]`, m === 'slow' ? ['--lease-ms', '2000'] : [])
-        )
+        modes.map(async m => await submit(`plan a picnic in the park [a2a:${m}]`, extra[m] ?? []))
       )
       modes.forEach((m, i) => plans.set(m, ids[i] as string))
       const trees = new Map(
@@ -200,7 +204,9 @@ describe('an executor that delegates its tasks to an A2A agent', () => {
         ['failing', /the agent failed the task: the stand-in agent fails this task on purpose/],
         ['input-required', /the agent asked for input, which an executor cannot give: which city/],
         ['garbage', /the agent's answer is not A2A/],
-        ['silent', new RegExp(`the agent was silent for more than ${SILENCE_S} s`)]
+        ['silent', new RegExp(`the agent was silent for more than ${SILENCE_S} s`)],
+        ['hang', new RegExp(`the agent was silent for more than ${SILENCE_S} s`)],
+        ['endless', /the agent did not finish within the plan's maxClaimMs/]
       ]
       for (const [mode, reason] of reasons) {
         const t = trees.get(mode) as PlanTree
@@ -211,12 +217,16 @@ describe('an executor that delegates its tasks to an A2A agent', () => {
           expect(task.chains.map(c => c.end?.kind)).toEqual(['failed'])
         }
         expect(lines().filter(l => reason.test(l)).length, mode).toBeGreaterThanOrEqual(t.tasks.length)
-        if (mode !== 'garbage') expect(sentFor(t.plan)).toHaveLength(t.tasks.length)
+        if (mode !== 'garbage' && mode !== 'hang') expect(sentFor(t.plan)).toHaveLength(t.tasks.length)
       }
-      // Given up on, the remote tasks were cancelled: the silent ones and those that asked for input.
-      expect(agent?.cancelled.length).toBeGreaterThanOrEqual(
-        (trees.get('silent') as PlanTree).tasks.length + (trees.get('input-required') as PlanTree).tasks.length
-      )
+      // Given up on, the remote tasks were cancelled: the silent and endless ones, and those that asked for input.
+      for (const mode of ['silent', 'endless', 'input-required'] as const) {
+        const ids = sentFor((trees.get(mode) as PlanTree).plan).map(s => s.remote)
+        expect(
+          ids.every(id => agent?.cancelled.includes(id) === true),
+          mode
+        ).toBe(true)
+      }
       expect(executor.proc.exitCode).toBeNull()
     },
     PLAN_MS + 60_000
