@@ -83,7 +83,7 @@ export function stateOf(
     case 'failed':
       return { state: TaskState.TASK_STATE_FAILED, text: `failed: ${tree.statusReason} (${counts(tree)})` }
     case 'cancelled':
-      return { state: TaskState.TASK_STATE_CANCELED, text: `canceled: ${tree.statusReason}` }
+      return { state: TaskState.TASK_STATE_CANCELED, text: tree.statusReason }
     case 'budget-exhausted':
       return {
         state: TaskState.TASK_STATE_INPUT_REQUIRED,
