@@ -58,6 +58,8 @@ export interface IngestResult {
   /** reject: the reason; ignore: 'duplicate' | 'parked' */
   readonly why?: string
   readonly detail?: string
+  /** parked for missing deps: the ids it waits for (a sync session asks its peer for them first). */
+  readonly missing?: readonly EventId[]
 }
 
 export interface ReplicaInit {
@@ -465,7 +467,8 @@ export class Replica {
           detail:
             outcome.why === 'clock-ahead'
               ? 'stamped too far ahead of local time'
-              : `waiting for ${outcome.missing.length} deps`
+              : `waiting for ${outcome.missing.length} deps`,
+          missing: outcome.missing
         }
       case 'rejected':
         return this.rejected(outcome.reason, outcome.detail, source, e.id)

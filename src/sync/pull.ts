@@ -3,6 +3,11 @@
  * reconciliation's `need` to WANT frames, and the check that each EVENTS
  * frame settles the oldest outstanding wants, in order.
  *
+ * Deps that an ingested event waits for (reported by the host) are asked
+ * for before the rest (`first`): the peer folded that event, so it holds
+ * them. A catch-up of a long history then completes plans as it goes,
+ * instead of parking most events until their deps turn up at random.
+ *
  * The ids are claimed in the node's shared InflightIds table while asked
  * for; an id another session is fetching is deferred, and asked for here
  * only if it is still missing once that session settles it (or once the
@@ -25,6 +30,8 @@ export interface SettledEvents {
 
 export class Puller {
   private readonly queue = new IdQueue()
+  /** Asked for before `queue`: deps of events that arrived without them. */
+  private readonly urgent = new IdQueue()
   private readonly outstanding = new IdQueue()
   private readonly deferred = new Set<string>()
   private readonly claimed = new Set<string>()
@@ -40,13 +47,18 @@ export class Puller {
     for (const id of ids) if (!this.host.has(id)) this.queue.push(id)
   }
 
+  /** Ids to ask for before everything queued (deps an ingested event waits for); ids held or asked for are left out. */
+  first(ids: readonly string[]): void {
+    for (const id of ids) if (!this.claimed.has(id) && !this.host.has(id)) this.urgent.push(id)
+  }
+
   /** Nothing queued and nothing outstanding (deferred ids aside). */
   get idle(): boolean {
-    return this.queue.length === 0 && this.outstanding.length === 0
+    return this.queue.length === 0 && this.urgent.length === 0 && this.outstanding.length === 0
   }
 
   get queued(): number {
-    return this.queue.length
+    return this.queue.length + this.urgent.length
   }
 
   get deferredCount(): number {
@@ -60,9 +72,10 @@ export class Puller {
     const ids: string[] = []
     const inflight = this.host.inflight
     while (ids.length < room) {
-      const id = this.queue.shift()
+      const id = this.urgent.shift() ?? this.queue.shift()
       if (id === undefined) break
-      if (this.host.has(id)) continue
+      // Asked for already (first as a dep, then reconciled, or the reverse), or held by now.
+      if (this.claimed.has(id) || this.host.has(id)) continue
       const owner = inflight.owner(id)
       if (owner === undefined) {
         inflight.claim(id, this)

@@ -9,6 +9,32 @@ export interface SyncLog {
   readonly error: (format: string, ...args: unknown[]) => void
 }
 
+/**
+ * What an ingest call may report of an event: the ids of deps it waits for
+ * (parked). The session asks its peer for those first: the peer folded the
+ * event, so it holds them, and a catch-up then completes plans one after
+ * another instead of parking most of the history until the end.
+ */
+export interface IngestReport {
+  readonly missing?: readonly string[]
+}
+
+/**
+ * The missing deps in what `ingest` (an IngestReport) or `ingestMany` (an
+ * array of them) resolved to; none for anything else, so a host that
+ * reports nothing (a test's, an older one's) pulls in the reconciled order.
+ */
+export function missingDeps(result: unknown): string[] {
+  const out: string[] = []
+  const take = (r: unknown): void => {
+    const missing = (r as IngestReport | null | undefined)?.missing
+    if (Array.isArray(missing)) for (const id of missing) if (typeof id === 'string') out.push(id)
+  }
+  if (Array.isArray(result)) for (const r of result) take(r)
+  else take(result)
+  return out
+}
+
 export interface SessionHost {
   /** The live set of held ids: what is reconciled. */
   readonly ids: IdSet

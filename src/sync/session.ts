@@ -37,6 +37,7 @@ import { FRAME_DONE, FRAME_EVENTS, FRAME_RECONCILE, FRAME_WANT, encodeFrame } fr
 import { Puller } from './pull.js'
 import { Server } from './serve.js'
 import type { SessionHost } from './session-host.js'
+import { missingDeps } from './session-host.js'
 import type { SyncDirection, SyncStats } from './stats.js'
 import { emptyCounters } from './stats.js'
 import type { SyncStream } from './stream.js'
@@ -228,6 +229,8 @@ export class SyncSession {
       this.ingesting--
     }
     this.pull.release(window)
+    // The deps these events wait for were queued first: ask for them now.
+    this.kickWriter()
   }
 
   private async ingestSettled(events: Uint8Array[]): Promise<void> {
@@ -235,8 +238,9 @@ export class SyncSession {
     const host = this.host
     const ingestMany = host.ingestMany
     if (ingestMany !== undefined && events.length > 1) {
-      await this.handOver(() => ingestMany(events, peer))
+      const result = await this.handOver(() => ingestMany(events, peer))
       if (this.failure === null) {
+        this.pull.first(missingDeps(result))
         this.counters.eventsReceived += events.length
         for (const bytes of events) this.counters.eventBytesReceived += bytes.length
         this.progress()
@@ -244,8 +248,9 @@ export class SyncSession {
     } else {
       for (const bytes of events) {
         if (this.failure !== null) break
-        await this.handOver(() => host.ingest(bytes, peer))
+        const result = await this.handOver(() => host.ingest(bytes, peer))
         if (this.failure !== null) break
+        this.pull.first(missingDeps(result))
         this.counters.eventsReceived++
         this.counters.eventBytesReceived += bytes.length
         this.progress()
@@ -253,8 +258,12 @@ export class SyncSession {
     }
   }
 
-  /** Run an ingest call; wait for it, or for the session to fail (an ingest that hangs must not hold the session). */
-  private async handOver(work: () => Promise<unknown>): Promise<void> {
+  /**
+   * Run an ingest call; wait for it, or for the session to fail (an ingest
+   * that hangs must not hold the session). Resolves to what it resolved to
+   * (undefined when it threw or the session failed).
+   */
+  private async handOver(work: () => Promise<unknown>): Promise<unknown> {
     let ingested: Promise<unknown>
     try {
       ingested = work().catch(this.onIngestError)
@@ -262,7 +271,7 @@ export class SyncSession {
       ingested = Promise.resolve()
       this.onIngestError(err)
     }
-    await Promise.race([ingested, this.failed.promise])
+    return await Promise.race([ingested, this.failed.promise])
   }
 
   private onDone(payload: Uint8Array): void {
