@@ -24,6 +24,10 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ['PLAN_SWARM_HOME', 'the root of the default data dirs (default ~/.plan-swarm)'],
   ['PLAN_SWARM_MCP_TOKEN', 'the bearer token of --mcp-http (default: a new random one at every start)'],
   ['PLAN_SWARM_A2A_TOKEN', 'the bearer token of --a2a (default: a new random one at every start)'],
+  [
+    'PLAN_SWARM_A2A_AGENT_TOKEN',
+    "a bearer token an --a2a-agent executor sends to its agent (only to the origin of the agent's URL)"
+  ],
   ['PLAN_SWARM_CLOCK_OFFSET_MS', "test hook: milliseconds added to this node's wall clock"],
   [
     'PLAN_SWARM_FAULT',

@@ -9,7 +9,13 @@
  * outcome with a reason, never an exception that escapes.
  */
 import { Message, SendMessageRequest, TaskState } from '@a2a-js/sdk'
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver } from '@a2a-js/sdk/client'
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory
+} from '@a2a-js/sdk/client'
 import { A2AError } from '@a2a-js/sdk/errors'
 import { MAX_MODEL_CHARS, MAX_REASON_CHARS } from '../core/limits.js'
 import { quoteAttr, quoteText } from '../llm/prompts.js'
@@ -114,16 +120,38 @@ export function cut(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 40))} [... cut to ${max} characters]`
 }
 
+/**
+ * A fetch that adds `Authorization: Bearer <token>` to requests for the
+ * origin of `url` (the one --a2a-agent names), and to nothing else: a card
+ * that points its interfaces at another host does not get the token.
+ */
+export function bearerFetch(url: string, token: string | undefined, base: typeof fetch = fetch): typeof fetch {
+  if (token === undefined || token === '') return base
+  const origin = new URL(url).origin
+  return async (input, init) => {
+    const target = input instanceof Request ? input.url : input.toString()
+    if (new URL(target).origin !== origin) return await base(input, init)
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined))
+    headers.set('authorization', `Bearer ${token}`)
+    return await base(input, { ...init, headers })
+  }
+}
+
 /** Fetch the agent's card and make a client for it; rejects with a message that says what to check. */
-export async function discoverAgent(url: string, opts: { timeoutMs?: number } = {}): Promise<AgentLink> {
+export async function discoverAgent(
+  url: string,
+  opts: { timeoutMs?: number; token?: string } = {}
+): Promise<AgentLink> {
   const where = cardUrl(url)
   const timeoutMs = opts.timeoutMs ?? 10_000
+  const authed = bearerFetch(where, opts.token)
   // Only the card's fetch has a timeout: a task's stream lasts as long as the task.
   const fetchCard: typeof fetch = async (input, init) =>
-    await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) })
+    await authed(input, { ...init, signal: AbortSignal.timeout(timeoutMs) })
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl: fetchCard })
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: fetchCard }),
+      transports: [new JsonRpcTransportFactory({ fetchImpl: authed }), new RestTransportFactory({ fetchImpl: authed })]
     })
   )
   let client: Client

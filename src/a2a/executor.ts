@@ -65,6 +65,8 @@ export interface A2aExecutorOptions {
   /** Give a task up when the agent has sent nothing for this long (`--worker-silence-s`). */
   readonly silenceMs: number
   readonly say: (line: string) => void
+  /** Sent as `Authorization: Bearer` to the agent's origin (default: PLAN_SWARM_A2A_AGENT_TOKEN, else none). */
+  readonly token?: string
   /** Find an agent (default: fetch its card); a seam for tests. */
   readonly discover?: (url: string) => Promise<AgentLink>
   /** The first wait before finding the agent again (default 1 s, doubling to 60 s). */
@@ -82,7 +84,8 @@ export interface AgentFinder {
 
 /** Look for the agent now, and again with backoff until it answers; say plainly what happens. */
 export function findAgent(view: NodeView, opts: A2aExecutorOptions): AgentFinder {
-  const discover = opts.discover ?? (async (url: string) => await discoverAgent(url))
+  const token = opts.token ?? process.env.PLAN_SWARM_A2A_AGENT_TOKEN
+  const discover = opts.discover ?? (async (url: string) => await discoverAgent(url, { token }))
   let link: AgentLink | null = null
   let failures = 0
   let stopped = false

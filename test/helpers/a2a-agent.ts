@@ -65,6 +65,8 @@ export interface StandInAgentOptions {
   /** How long a slow task works (default 5 s) and how often it says so (default 400 ms). */
   readonly slowMs?: number
   readonly beatMs?: number
+  /** Refuse JSON-RPC requests (401) without `Authorization: Bearer <token>`; the card stays public. */
+  readonly token?: string
 }
 
 export interface StandInAgent {
@@ -247,6 +249,11 @@ export async function startStandInAgent(opts: StandInAgentOptions = {}): Promise
     }
     if (req.method !== 'POST' || path !== '/a2a' || rpc.handler === undefined) {
       res.writeHead(404).end()
+      return
+    }
+    if (opts.token !== undefined && req.headers.authorization !== `Bearer ${opts.token}`) {
+      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' })
+      res.end('a bearer token is needed')
       return
     }
     const body = await readBody(req)

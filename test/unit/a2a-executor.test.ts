@@ -11,6 +11,7 @@ import { TaskState } from '@a2a-js/sdk'
 import {
   RemoteTask,
   answerError,
+  bearerFetch,
   backoffMs,
   cardUrl,
   discoverAgent,
@@ -371,5 +372,39 @@ describe('why an answer could not be used', () => {
       'the agent answered with an error: HTTP error establishing stream for SendStreamingMessage: 401 Unauthorized'
     )
     expect(answerError(new Error('Failed to parse SSE event data: "{x"'))).toMatch(/^the agent's answer is not A2A: /)
+  })
+})
+
+describe('an agent behind a bearer token', () => {
+  it('gets the token, on its own origin only; without it the task fails with what the agent said', async () => {
+    const locked = await startStandInAgent({ token: 's3cret' })
+    try {
+      const ok = await discoverAgent(locked.url, { token: 's3cret' })
+      const done = await runAgentTask(ok, taskMessage(WORK, { data: true }), {
+        silenceMs: 2_000,
+        deadlineMs: Date.now() + 5_000
+      })
+      expect(done.kind).toBe('completed')
+      const bare = await discoverAgent(locked.url)
+      const refused = await runAgentTask(bare, taskMessage(WORK, { data: true }), {
+        silenceMs: 2_000,
+        deadlineMs: Date.now() + 5_000
+      })
+      expect(refused).toMatchObject({
+        kind: 'failed',
+        reason: expect.stringMatching(/^the agent answered with an error: HTTP error .*401/)
+      })
+    } finally {
+      await locked.close()
+    }
+    const seen: Array<string | null> = []
+    const spy: typeof fetch = async (_input, init) => {
+      seen.push(new Headers(init?.headers).get('authorization'))
+      return await Promise.resolve(new Response('{}'))
+    }
+    const f = bearerFetch('http://agent.example:9999/.well-known/agent-card.json', 'tok', spy)
+    await f('http://agent.example:9999/a2a', { headers: { 'content-type': 'application/json' } })
+    await f('http://elsewhere.example/a2a', {})
+    expect(seen).toEqual(['Bearer tok', null])
   })
 })
