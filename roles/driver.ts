@@ -100,8 +100,8 @@ const NEVER = Infinity
  * decided intents in fair shares: authors in turn (round-robin by goal
  * author), within an author the oldest plan first, within a plan in the
  * role's own order (an executor's: longest chain to the plan's end first).
- * A plan held by the open-plan limit per author (NodeView.held) is left
- * alone. Each intent runs at most once at a time.
+ * A plan held (NodeView.held: by the open-plan limit per author, or as
+ * history while the node catches up) is left alone. Each intent runs at most once at a time.
  */
 export function startRole(
   ctx: RoleContext,
@@ -121,6 +121,7 @@ export function startRole(
   let everything = true
   let started = false
   let lastViewKey: string | undefined
+  let wasCatchingUp = false
   /** The author served last: the next turn goes to the one after. */
   let lastServed = ''
   let stopped = false
@@ -138,6 +139,12 @@ export function startRole(
     const key = handler.viewKey?.(now)
     if (key !== lastViewKey) {
       lastViewKey = key
+      everything = true
+    }
+    // Plans left alone while history streamed in are decided again once it stops.
+    const catchingUp = view.catchingUp()
+    if (catchingUp !== wasCatchingUp) {
+      wasCatchingUp = catchingUp
       everything = true
     }
     decideChanged(now)

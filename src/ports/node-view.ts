@@ -91,11 +91,14 @@ export interface NodeView {
   isEvicted: (plan: PlanId) => boolean
   treeHash: (plan: PlanId) => string | undefined
   /**
-   * Why a plan waits for its author's earlier plans to finish (the open-plan
-   * limit per author, src/core/admission.ts), or null: the roles leave a held
-   * plan alone.
+   * Why the roles leave a plan alone, or null: it waits for its author's
+   * earlier plans to finish (the open-plan limit per author,
+   * src/core/admission.ts), or it has been quiet for long while this node
+   * catches up on history (src/runtime/catch-up.ts).
    */
   held: (plan: PlanId) => string | null
+  /** Whether history is streaming in by sync now; when it stops, the roles decide every plan again. */
+  catchingUp: () => boolean
   /** A plan's line without its tree (also for plans out of memory). */
   summary: (plan: PlanId) => PlanSummary | undefined
   /** One line per plan, as /status shows them. */

@@ -164,6 +164,7 @@ function createNodeView(
     loadTree: plan => replica.loadTree(plan),
     isEvicted: plan => fold.isEvicted(plan),
     held: plan => replica.heldReason(plan),
+    catchingUp: () => replica.catchUp.active(scheduler.now()),
     treeHash: plan => fold.treeHash(plan),
     summary: plan => {
       const t = replica.tree(plan)

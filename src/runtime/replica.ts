@@ -7,6 +7,7 @@ import { eventVersion } from '../core/events.js'
 import { needsPhrase, unmetNeeds } from '../core/needs.js'
 import { isFinished } from '../core/view.js'
 import { isExpired } from '../core/retention.js'
+import { CatchUp } from './catch-up.js'
 import { AuthorLimit, DEFAULT_OPEN_PLANS_PER_AUTHOR, planStanding } from '../core/admission.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
@@ -113,6 +114,8 @@ export class Replica {
   private readonly listeners = new Set<(events: readonly PlanEvent[]) => void>()
   /** Which plans wait for their author's earlier plans (src/core/admission.ts). */
   readonly authorLimit: AuthorLimit
+  /** Whether history is streaming in by sync (see catch-up.ts): plans quiet for long wait meanwhile. */
+  readonly catchUp = new CatchUp()
   /** Smoothed delay between another peer signing an event and this node folding it from gossip. */
   lagMs = 0
   /** Wire bytes of parked events, kept to store them when they fold; pruned with the parked set. */
@@ -403,7 +406,10 @@ export class Replica {
       this.flush()
     }
     // What is still unsettled was a second copy of an event earlier in the batch.
-    return results.map((r, i) => r ?? this.duplicate((decoded[i] as DecodedEvent).event.id, source))
+    const out = results.map((r, i) => r ?? this.duplicate((decoded[i] as DecodedEvent).event.id, source))
+    if (source === 'sync')
+      this.catchUp.note(out.filter(r => r.verdict !== 'reject' && r.why !== 'duplicate').length, this.now())
+    return out
   }
 
   /** A refusal if the event belongs to a plan expired here (ADR-0040), else undefined. */
@@ -667,9 +673,15 @@ export class Replica {
     return tree
   }
 
-  /** Why a plan waits for its author's earlier plans to finish, or null (src/core/admission.ts). */
+  /**
+   * Why the roles leave a plan alone: it waits for its author's earlier plans
+   * to finish (src/core/admission.ts), or it has been quiet for long while
+   * this node catches up on history (catch-up.ts); null when neither.
+   */
   heldReason(plan: PlanId): string | null {
-    return this.authorLimit.reason(plan)
+    return (
+      this.authorLimit.reason(plan) ?? this.catchUp.heldReason(this.fold.events.plan(plan)?.lastStampMs, this.now())
+    )
   }
 
   /**

@@ -3,7 +3,8 @@
  * counts what it is asked: a pass decides only the plans that changed or
  * whose timer came due, free slots go to authors in turn (oldest plan first
  * within an author), and a plan held by the author limit is left alone
- * until an earlier plan of its author finishes.
+ * until an earlier plan of its author finishes, one held as history until
+ * the node has caught up.
  */
 import { describe, expect, it } from 'vitest'
 import { startRole } from '../../roles/driver.js'
@@ -24,6 +25,7 @@ class FakeView {
   readonly time = new VirtualTime()
   readonly clock = new NodeClock(this.time, 0, 1)
   readonly plans = new Map<PlanId, FakePlan>()
+  catchingUp = false
   private listener: ((events: readonly PlanEvent[]) => void) | undefined
   private seq = 0
 
@@ -50,6 +52,7 @@ class FakeView {
       plans: () => [...this.plans.keys()],
       tree: (p: PlanId) => this.plans.get(p)?.tree,
       held: (p: PlanId) => this.plans.get(p)?.held ?? null,
+      catchingUp: () => this.catchingUp,
       onFolded: (fn: (events: readonly PlanEvent[]) => void) => {
         this.listener = fn
         return () => {
@@ -171,6 +174,23 @@ describe('the role driver', () => {
     fake.change('p1', 'completed')
     await fake.run(1_000)
     expect(handler.acts).toEqual(['p1', 'p2'])
+    await role.stop()
+  })
+
+  it('leaves a plan held as history alone while the node catches up, and decides it again once it stops', async () => {
+    const fake = new FakeView()
+    fake.catchingUp = true
+    fake.add('old', 'a', 1, 'planning', 'waits while this node catches up on the swarm history')
+    fake.add('new', 'b', 2)
+    const handler = countingHandler(fake, 10)
+    const role = startRole(ctxOf(fake), handler, { pollMs: 250 })
+    await fake.run(1_000)
+    expect(handler.acts).toEqual(['new'])
+    // The stream stops: the plan is not held any more, and it is decided again without an event of its own.
+    ;(fake.plans.get('old' as PlanId) as FakePlan).held = null
+    fake.catchingUp = false
+    await fake.run(1_000)
+    expect(handler.acts).toEqual(['new', 'old'])
     await role.stop()
   })
 })
