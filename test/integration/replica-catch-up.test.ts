@@ -23,10 +23,10 @@ afterAll(async () => {
 })
 
 async function signedPlan(startMs: number): Promise<{ plan: PlanId; wires: Uint8Array[] }> {
-  const { events, peers } = await generatePlan({ fanout: 4, depth: 3, renewals: 12, startMs })
+  const { events, peers, builder } = await generatePlan({ fanout: 4, depth: 3, renewals: 12, startMs })
   const keys = new Map(peers.map(p => [p.id as string, p.key]))
   const wires = events.map(e => signEventSync(e.env, keys.get(e.env.author) as PrivateKey).bytes)
-  return { plan: events[0]?.id as PlanId, wires }
+  return { plan: builder.plan, wires }
 }
 
 describe('catching up on history', () => {
