@@ -361,10 +361,15 @@ describe('the swarm as an A2A agent, with the SDK client, against real processes
       )
       expect(r.code, r.stderr.slice(-2000)).toBe(EXIT.OK)
       const theirs = r.stdout.trim().split('\n')[0] as string
+      // Split into leaves (max depth 1) that wait for outside workers: nothing more happens to it, so the count of
+      // events below holds still.
       const read = await waitUntil(
-        'the other plan to reach the A2A node',
-        async () => await client.getTask({ tenant: '', id: theirs, historyLength: undefined }).catch(() => undefined),
-        30_000,
+        'the other plan to reach the A2A node and wait for outside workers',
+        async () => {
+          const t = await client.getTask({ tenant: '', id: theirs, historyLength: undefined }).catch(() => undefined)
+          return t !== undefined && /\/[1-9]\d* tasks done/.test(statusText(t)) ? t : undefined
+        },
+        PLAN_MS,
         250
       )
       expect(read.metadata?.yours).toBe(false)
