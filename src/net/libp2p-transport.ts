@@ -141,6 +141,8 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
           getBytes: host.getBytes,
           ingest: async (bytes, from) => await host.ingestMany([bytes], from),
           ingestMany: host.ingestMany,
+          openIds: host.openIds,
+          wantsOpenIds: host.wantsOpenIds,
           intervalMs: init.syncIntervalMs,
           onSession: s => {
             host.synced?.({ peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error })

@@ -55,6 +55,10 @@ export interface TransportHost {
   readonly presence: (p: Presence) => void
   /** Every finished sync session (for metrics). */
   readonly synced?: (s: SyncOutcome) => void
+  /** The ids of the events of this node's plans under way (at most `max`), which a peer that catches up asks for first. */
+  readonly openIds?: (max: number) => readonly string[]
+  /** Whether to ask each new peer for its plans under way before the rest (just started, or catching up). */
+  readonly wantsOpenIds?: () => boolean
 }
 
 /**

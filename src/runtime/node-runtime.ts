@@ -22,6 +22,8 @@ export { VERSION }
 
 /** How often the replica folds what came due, expires parked events and evicts quiet plans. */
 export const TICK_MS = 1_000
+/** For this long after it starts (and while it catches up), a node asks each new peer for its plans under way first. */
+export const ASK_OPEN_IDS_MS = 120_000
 
 export interface NodeRuntimeInit {
   readonly swarm: string
@@ -65,6 +67,7 @@ export interface NodeRuntime {
  */
 export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRuntime> {
   const { scheduler, transport } = init
+  const startedAt = scheduler.now()
   const metrics = init.metrics ?? new NodeMetrics()
   const replica = new Replica({
     swarm: init.swarm,
@@ -100,6 +103,8 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     has: id => replica.has(id),
     getBytes: id => replica.getBytes(id),
     ingestMany: async batch => await replica.ingestMany(batch, 'sync'),
+    openIds: max => replica.openIds(max),
+    wantsOpenIds: () => scheduler.now() - startedAt < ASK_OPEN_IDS_MS || replica.catchUp.active(scheduler.now()),
     presence: p => {
       roster.update(p, scheduler.now())
     },

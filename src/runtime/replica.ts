@@ -6,6 +6,7 @@ import { IdSet } from '../sync/reconcile/index.js'
 import { eventVersion } from '../core/events.js'
 import { needsPhrase, unmetNeeds } from '../core/needs.js'
 import { isFinished } from '../core/view.js'
+import { compareEvents } from '../core/order.js'
 import { isExpired } from '../core/retention.js'
 import { CatchUp } from './catch-up.js'
 import { AuthorLimit, DEFAULT_OPEN_PLANS_PER_AUTHOR, planStanding } from '../core/admission.js'
@@ -280,6 +281,32 @@ export class Replica {
       this.refusedIds.has(id) ||
       (this.expired.size > 0 && this.init.store.isTombstone(id))
     )
+  }
+
+  /**
+   * The ids of the events of the plans under way in memory, at most `max`:
+   * the plan heard of last first, each plan's events in stamp order (deps
+   * before what cites them). A peer catching up asks for these first
+   * (src/sync/open-ids.ts).
+   */
+  openIds(max: number): string[] {
+    const open: Array<{ last: number; events: PlanEvent[] }> = []
+    for (const plan of this.fold.plans()) {
+      if (this.fold.isEvicted(plan)) continue
+      const tree = this.fold.tree(plan)
+      const index = this.fold.events.plan(plan)
+      if (tree === undefined || index === undefined || isFinished(tree)) continue
+      open.push({ last: index.lastStampMs, events: [...index.events.values()] })
+    }
+    open.sort((a, b) => b.last - a.last)
+    const out: string[] = []
+    for (const { events } of open) {
+      for (const e of events.sort(compareEvents)) {
+        if (out.length >= max) return out
+        out.push(e.id)
+      }
+    }
+    return out
   }
 
   getBytes(id: string): Uint8Array | undefined {

@@ -32,6 +32,7 @@ import { SYNC_PROTOCOL } from '../wire/topics.js'
 import { asError, SyncAbortedError } from './errors.js'
 import { InflightIds } from './inflight.js'
 import { syncStreamOfLibp2p } from './libp2p-stream.js'
+import { MAX_OPEN_IDS, OPEN_IDS_PROTOCOL, askOpenIds, serveOpenIds } from './open-ids.js'
 import type { SyncLimits } from './limits.js'
 import { DEFAULT_SYNC_LIMITS } from './limits.js'
 import type { IdSet } from './reconcile/index.js'
@@ -60,6 +61,13 @@ export interface SyncServiceInit {
    * as `ingest`, e.g. with signatures checked in parallel). Awaited.
    */
   readonly ingestMany?: (batch: readonly Uint8Array[], from: string) => Promise<unknown>
+  /**
+   * Optional: the ids of the events of this node's plans under way (at most
+   * `max`, each plan's in stamp order), served on OPEN_IDS_PROTOCOL.
+   */
+  readonly openIds?: (max: number) => readonly string[]
+  /** Optional: whether to ask each new peer for its plans under way first (a node that has just started or is catching up). */
+  readonly wantsOpenIds?: () => boolean
   /** Periodic sync with a random connected peer; default 10 000 ms (jittered ±20 %); 0 turns it off. */
   readonly intervalMs?: number
   /** Delay after `peer:connect` before the on-connect sync; default 100 ms. */
@@ -132,6 +140,8 @@ class SyncServiceImpl implements SyncService {
   private readonly inbound = new Map<string, { session: SyncSession; done: Promise<unknown> }>()
   private readonly outbound = new Map<string, { session: SyncSession | null; done: Promise<SyncStats> }>()
   private readonly timers = new Set<Cancel>()
+  /** Ids of a peer's plans under way that arrived before a session with it started: that session asks for them first. */
+  private readonly openIdsOf = new Map<string, readonly string[]>()
   private controller = new AbortController()
   private running = false
   private periodic: Cancel | null = null
@@ -168,7 +178,17 @@ class SyncServiceImpl implements SyncService {
       maxOutboundStreams: 4,
       runOnLimitedConnection: true
     })
-    if (this.init.syncOnConnect !== false) this.libp2p.addEventListener('peer:connect', this.onConnect)
+    const openIds = this.init.openIds
+    if (openIds !== undefined)
+      await this.libp2p.handle(
+        OPEN_IDS_PROTOCOL,
+        stream => {
+          serveOpenIds(stream, openIds(MAX_OPEN_IDS))
+        },
+        { maxInboundStreams: 2, runOnLimitedConnection: true }
+      )
+    if (this.init.syncOnConnect !== false || this.init.wantsOpenIds !== undefined)
+      this.libp2p.addEventListener('peer:connect', this.onConnect)
     this.schedulePeriodic()
   }
 
@@ -190,11 +210,14 @@ class SyncServiceImpl implements SyncService {
       session?.abort(new SyncAbortedError('sync service stopped'))
       pending.push(done)
     }
-    try {
-      await this.libp2p.unhandle(SYNC_PROTOCOL)
-    } catch (err) {
-      this.log.error('unhandle %s failed: %e', SYNC_PROTOCOL, err)
+    for (const protocol of this.init.openIds === undefined ? [SYNC_PROTOCOL] : [SYNC_PROTOCOL, OPEN_IDS_PROTOCOL]) {
+      try {
+        await this.libp2p.unhandle(protocol)
+      } catch (err) {
+        this.log.error('unhandle %s failed: %e', protocol, err)
+      }
     }
+    this.openIdsOf.clear()
     await Promise.allSettled(pending)
   }
 
@@ -304,13 +327,30 @@ class SyncServiceImpl implements SyncService {
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
     const peer = evt.detail
     const key = peer.toString()
-    if (!(this.libp2p.peerId.toString() < key)) return
+    if (this.init.wantsOpenIds?.() === true) void this.askOpenIds(peer, key)
+    if (this.init.syncOnConnect === false || !(this.libp2p.peerId.toString() < key)) return
     const timer = this.scheduler.after(this.onConnectDelayMs, () => {
       this.timers.delete(timer)
       if (!this.running || this.libp2p.getConnections(peer).length === 0) return
       void this.syncWith(peer)
     })
     this.timers.add(timer)
+  }
+
+  /** Asks a new peer for its plans under way, for the sessions with it to pull first; an older peer refuses it. */
+  private async askOpenIds(peer: PeerId, key: string): Promise<void> {
+    let ids: string[]
+    try {
+      ids = await askOpenIds(this.libp2p, peer, this.scheduler, this.controller.signal)
+    } catch (err) {
+      this.log('open-ids from %s: %s', key, err instanceof Error ? err.message : String(err))
+      return
+    }
+    if (!this.running || ids.length === 0) return
+    this.log('open-ids from %s: %d ids of plans under way, asked for first', key, ids.length)
+    const running = this.inbound.get(key)?.session ?? this.outbound.get(key)?.session
+    if (running !== undefined && running !== null) running.prioritize(ids)
+    else if (this.libp2p.getConnections(peer).length > 0) this.openIdsOf.set(key, ids)
   }
 
   private schedulePeriodic(): void {
@@ -346,13 +386,19 @@ class SyncServiceImpl implements SyncService {
   }
 
   private newSession(stream: Stream, peer: string, direction: 'inbound' | 'outbound'): SyncSession {
-    return new SyncSession(
+    const session = new SyncSession(
       this.host(),
       syncStreamOfLibp2p(stream, this.limits.maxFrameBytes),
       peer,
       direction,
       this.scheduler
     )
+    const open = this.openIdsOf.get(peer)
+    if (open !== undefined) {
+      this.openIdsOf.delete(peer)
+      session.prioritize(open)
+    }
+    return session
   }
 
   private host(): SessionHost {

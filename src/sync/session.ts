@@ -73,6 +73,8 @@ export class SyncSession {
   private reconOver = false
   /** EVENTS frames being ingested: DONE waits for them, so a peer that saw DONE knows its events were taken in. */
   private ingesting = 0
+  /** `run` has begun (and the opener's RECONCILE is queued): frames may be written. */
+  private running = false
   private sentDone = false
   private gotDone = false
   private closeStarted = false
@@ -120,6 +122,14 @@ export class SyncSession {
     })
   }
 
+  /** Ask the peer for these ids before everything reconciled (ids of its plans under way, see open-ids.ts). */
+  prioritize(ids: readonly string[]): void {
+    if (this.failure !== null || this.finished) return
+    this.pull.first(ids)
+    // Before `run`, they wait for it: the opener's first frame must be its RECONCILE.
+    if (this.running) this.kickWriter()
+  }
+
   /** Ends the session now with this error (the stream is aborted). */
   abort(err: Error): void {
     this.fail(err)
@@ -138,6 +148,7 @@ export class SyncSession {
         this.writer.queue(encodeFrame(FRAME_RECONCILE, opening))
         this.kickWriter()
       }
+      this.running = true
       for (;;) {
         const frame = await this.reader.next()
         if (frame === null) break

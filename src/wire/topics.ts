@@ -9,6 +9,9 @@ import { MAX_SWARM_NAME_CHARS } from '../core/limits.js'
 /** The stream protocol two peers use to reconcile their event sets (catch-up). */
 export const SYNC_PROTOCOL = '/plan-swarm/sync/1.0.0'
 
+/** The stream protocol a node that is catching up asks a peer for the event ids of its plans under way with. */
+export const OPEN_IDS_PROTOCOL = '/plan-swarm/open-ids/1.0.0'
+
 const SWARM_NAME = /^[a-z0-9._-]+$/
 
 /**
