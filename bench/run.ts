@@ -8,6 +8,7 @@ import { benchLoad } from './load.js'
 import { benchBigPlan } from './big-plan.js'
 import { benchTax } from './tax.js'
 import { benchIdSet } from './id-set.js'
+import { benchHistory } from './history.js'
 import { BenchUnavailable } from './util.js'
 
 /**
@@ -24,7 +25,8 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   load: benchLoad,
   'big-plan': benchBigPlan,
   tax: benchTax,
-  'id-set': benchIdSet
+  'id-set': benchIdSet,
+  history: benchHistory
 }
 
 const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
@@ -57,7 +59,14 @@ BENCHMARKS.md has the current figures and how each is measured.
           --case-timeout-s=2400 --max-heap-mb=6144
   id-set  the sync id set at 1M ids, loaded from SELECT id ... ORDER BY id of an in-memory SQLite table: bytes an id
           it keeps, load, single adds and the next snapshot's merge, removing 300 ids, range fingerprints, has.
-          ID_SET_N=1000000 ID_SET_RUNS=3 ID_SET_MODULE=path (another copy of src/core/id-set.ts, e.g. the code before)`
+          ID_SET_N=1000000 ID_SET_RUNS=3 ID_SET_MODULE=path (another copy of src/core/id-set.ts, e.g. the code before)
+  history a node with a long history: stores of about 100k and 1M signed events (about 100 a plan, a few plans under
+          way; built once, cached in the temp dir) against an empty one, on real processes: ms until /status answers and
+          until it claims in a new plan, RSS, the sync id set's heap, a sync between equal sets, and a newcomer's catch-up
+          (until it claims, until it holds everything). HISTORY_SIZES=100k,1m HISTORY_TRIALS=3
+          HISTORY_START_TIMEOUT_S=600 HISTORY_CATCHUP_TIMEOUT_S=1800 HISTORY_CPU_PROF=DIR HISTORY_NEWCOMER=0
+          HISTORY_REBUILD=1 HISTORY_KEEP=1 --cli=built|tsx (more in bench/history.ts). Needs ss (iproute2). About 10
+          minutes at 100k; at 1M the build takes 6 minutes once, and the rest an hour or more.`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
