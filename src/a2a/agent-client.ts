@@ -200,6 +200,22 @@ export function taskText(w: AgentWork): string {
   return lines.join('\n')
 }
 
+/**
+ * taskText in at most `max` characters: the results it builds on are cut,
+ * each to the same length, until it fits (another swarm's --a2a takes a goal
+ * of at most 4000 characters, and a roll-up quotes all its children).
+ */
+export function taskTextWithin(w: AgentWork, max: number): string {
+  const whole = taskText(w)
+  if (whole.length <= max) return whole
+  const longest = Math.max(0, ...w.inputs.map(r => r.output.length))
+  for (let each = Math.floor(longest * 0.8); each >= 200; each = Math.floor(each * 0.8)) {
+    const text = taskText({ ...w, inputs: w.inputs.map(r => ({ ...r, output: cut(r.output, each) })) })
+    if (text.length <= max) return text
+  }
+  return cut(taskText({ ...w, inputs: w.inputs.map(r => ({ ...r, output: cut(r.output, 80) })) }), max)
+}
+
 /** The A2A message for one task: a text part, and with `data` the same as JSON for agents that read it. */
 export function taskMessage(w: AgentWork, opts: { data: boolean; messageId?: string }): Message {
   const parts: unknown[] = [{ text: taskText(w), mediaType: 'text/plain' }]

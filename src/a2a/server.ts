@@ -18,6 +18,7 @@ import { publishAmend, publishRaiseBudget, publishRetry } from '../author/plan-a
 import { SUBMIT, ToolInputError, confirmHeld, paramsFrom, readiness } from '../mcp/tools.js'
 import { TERMINAL, asSubmitted, lastChangeMs, taskOf, taskOfSummary } from './server-tasks.js'
 import { agentCard } from './server-card.js'
+import { taskTextWithin } from './agent-client.js'
 import type {
   AgentCard,
   Artifact,
@@ -100,6 +101,21 @@ const FOLLOW_UP = z
   })
   .strict()
 
+/**
+ * The data part with which another swarm's --a2a-agent executor hands over
+ * one of its tasks (agent-client.ts's taskMessage): not plan parameters.
+ */
+const HANDED = z.object({
+  plan: z.string(),
+  task: z.string(),
+  kind: z.enum(['leaf', 'rollup']),
+  goal: z.string(),
+  path: z.array(z.string()),
+  title: z.string(),
+  detail: z.string(),
+  inputs: z.array(z.object({ title: z.string(), output: z.string() }))
+})
+
 function zodMessage(err: z.ZodError, what: string, keys: readonly string[]): string {
   const issues = err.issues.map(i => `${i.path.join('.') || '(the part)'}: ${i.message}`).join('; ')
   return `${what}: ${issues} (the keys it takes: ${keys.join(', ')})`
@@ -114,7 +130,11 @@ function planIdOf(raw: string, field = 'id'): PlanId {
   return raw as PlanId
 }
 
-/** The text and data of a client's message. */
+/**
+ * The text and data of a client's message. A task handed over by another
+ * swarm's executor becomes its goal, cut to fit: the text part it comes
+ * with quotes every input in full, often more than a goal may hold.
+ */
 function partsOf(message: Message): { text: string; data: Record<string, unknown> | undefined } {
   const texts: string[] = []
   let data: Record<string, unknown> | undefined
@@ -134,7 +154,14 @@ function partsOf(message: Message): { text: string; data: Record<string, unknown
         `a ${c.$case} part cannot be read here: send the goal as a text part and plan parameters as a data part`
       )
   }
-  return { text: texts.join('\n').trim(), data }
+  if (data === undefined || !('planSwarm' in data)) return { text: texts.join('\n').trim(), data }
+  const { planSwarm, ...rest } = data
+  const handed = HANDED.safeParse(planSwarm)
+  if (!handed.success)
+    throw new RequestMalformedError(
+      zodMessage(handed.error, 'the planSwarm data part (a task from another swarm)', Object.keys(HANDED.shape))
+    )
+  return { text: taskTextWithin(handed.data, MAX_GOAL_CHARS), data: Object.keys(rest).length > 0 ? rest : undefined }
 }
 
 /** A SendMessage done: the plan it is about, and, for a new goal, the peer that took it. */

@@ -26,6 +26,7 @@ import { isJsonRpcError } from '@a2a-js/sdk/errors'
 import { Role, TaskState } from '@a2a-js/sdk'
 import { EXIT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
 import { waitUntil } from '../helpers/wait.js'
+import { taskMessage } from '../../src/a2a/agent-client.js'
 import type { Client } from '@a2a-js/sdk/client'
 import type { Message, Part, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk'
 import type { CliChild } from '../helpers/cli-process.js'
@@ -261,6 +262,40 @@ describe('the swarm as an A2A agent, with the SDK client, against real processes
       })
       expect(one.tasks.map(t => t.id)).toEqual([done])
       expect(one.tasks[0]?.artifacts.length).toBeGreaterThan(0)
+    },
+    PLAN_MS
+  )
+
+  it(
+    "takes a task from another swarm's --a2a-agent executor as a goal, cut to fit",
+    async () => {
+      // What an executor sends: the task quoted in a text part, too long here for a goal, and a planSwarm data part.
+      const handed = taskMessage(
+        {
+          plan: 'a'.repeat(64),
+          task: 'b'.repeat(64),
+          kind: 'rollup',
+          goal: 'plan a village fair',
+          path: [],
+          title: 'plan a village fair',
+          detail: 'combine the parts',
+          inputs: ['Stalls', 'Music', 'Food'].map(title => ({ title, output: `${title}: ${'details '.repeat(400)}` }))
+        },
+        { data: true }
+      )
+      expect((handed.parts[0]?.content as { value: string }).value.length).toBeGreaterThan(4_000)
+      const got = (await blocking.sendMessage({
+        tenant: '',
+        message: handed,
+        configuration: undefined,
+        metadata: undefined
+      })) as Task
+      expect(got.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+      const goal = got.metadata?.goal as string
+      expect(goal.length).toBeLessThanOrEqual(4_000)
+      expect(goal).toContain('<goal>plan a village fair</goal>')
+      expect(goal).toContain('<result title="Food">Food: details')
+      expect(goal).toContain('[... cut to')
     },
     PLAN_MS
   )

@@ -21,7 +21,8 @@ import {
   settle,
   stateOf,
   taskMessage,
-  taskText
+  taskText,
+  taskTextWithin
 } from '../../src/a2a/agent-client.js'
 import { findAgent } from '../../src/a2a/executor.js'
 import { startStandInAgent } from '../helpers/a2a-agent.js'
@@ -115,6 +116,22 @@ describe('what needs no agent', () => {
         }
       }
     })
+  })
+
+  it('fits the task text in a limit by cutting the results it builds on, each alike', () => {
+    expect(taskTextWithin(WORK, 4_000)).toBe(taskText(WORK))
+    const long = { ...WORK, inputs: ['A', 'B'].map(title => ({ title, output: `${title}: ${'x'.repeat(6_000)}` })) }
+    const fitted = taskTextWithin(long, 4_000)
+    expect(fitted.length).toBeLessThanOrEqual(4_000)
+    expect(fitted).toContain('<result title="A">A: xxx')
+    expect(fitted).toContain('<result title="B">B: xxx')
+    expect(fitted.match(/\[\.\.\. cut to \d+ characters\]/g)).toHaveLength(2)
+    expect(fitted).toMatch(/do not ask for input/)
+    const many = {
+      ...WORK,
+      inputs: Array.from({ length: 40 }, (_, i) => ({ title: `r${i}`, output: 'y'.repeat(500) }))
+    }
+    expect(taskTextWithin(many, 4_000).length).toBeLessThanOrEqual(4_000)
   })
 
   it("adds up a task's events: the artifact updated last, appended chunks joined, the last status note", () => {
