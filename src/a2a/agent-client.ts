@@ -8,6 +8,7 @@
  * stream that stops, a task that never ends or asks for input, all become an
  * outcome with a reason, never an exception that escapes.
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import { Message, SendMessageRequest, TaskState } from '@a2a-js/sdk'
 import {
   ClientFactory,
@@ -200,11 +201,7 @@ export function taskText(w: AgentWork): string {
   return lines.join('\n')
 }
 
-/**
- * taskText in at most `max` characters: the results it builds on are cut,
- * each to the same length, until it fits (another swarm's --a2a takes a goal
- * of at most 4000 characters, and a roll-up quotes all its children).
- */
+/** taskText in `max` characters, the results it quotes cut alike (another swarm's --a2a takes it as a goal). */
 export function taskTextWithin(w: AgentWork, max: number): string {
   const whole = taskText(w)
   if (whole.length <= max) return whole
@@ -545,14 +542,7 @@ export function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`
 }
 
+/** Wait `ms`, or less when `signal` aborts. */
 async function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  await new Promise<void>(resolve => {
-    const t = setTimeout(done, ms)
-    function done(): void {
-      clearTimeout(t)
-      signal.removeEventListener('abort', done)
-      resolve()
-    }
-    signal.addEventListener('abort', done, { once: true })
-  })
+  await delay(ms, undefined, { signal }).catch(() => {})
 }

@@ -1,6 +1,4 @@
-import * as z from 'zod'
 import {
-  ContentTypeNotSupportedError,
   ExtendedAgentCardNotConfiguredError,
   PushNotificationNotSupportedError,
   RequestMalformedError,
@@ -15,10 +13,10 @@ import { ConfigError } from '../errors.js'
 import { sleep } from '../ports/scheduler.js'
 import { parseCommittee, publishCancel, publishGoal } from '../author/author-events.js'
 import { publishAmend, publishRaiseBudget, publishRetry } from '../author/plan-actions.js'
-import { SUBMIT, ToolInputError, confirmHeld, paramsFrom, readiness } from '../mcp/tools.js'
+import { ToolInputError, confirmHeld, paramsFrom, readiness } from '../mcp/tools.js'
 import { TERMINAL, asSubmitted, lastChangeMs, taskOf, taskOfSummary } from './server-tasks.js'
 import { agentCard } from './server-card.js'
-import { taskTextWithin } from './agent-client.js'
+import { FOLLOW_UP, GOAL_DATA, partsOf, planIdOf, zodMessage } from './server-input.js'
 import type {
   AgentCard,
   Artifact,
@@ -26,7 +24,6 @@ import type {
   GetTaskRequest,
   ListTasksRequest,
   ListTasksResponse,
-  Message,
   SendMessageRequest,
   StreamResponse,
   SubscribeToTaskRequest,
@@ -83,86 +80,6 @@ export const METHODS = [
 ] as const
 
 const HINT = "only plans this node's key submitted can be changed here; submit a goal of your own"
-
-/** A new goal's plan parameters in a data part: plan_submit's, less the goal, plus `budget` for budgetTokens. */
-const GOAL_DATA = SUBMIT.omit({ goal: true })
-  .extend({ budget: z.number().int().nonnegative().optional().describe('token budget (same as budgetTokens)') })
-  .strict()
-
-/** A follow-up on a plan: one change at a time. */
-const FOLLOW_UP = z
-  .object({
-    budgetTokens: z.number().int().positive().optional(),
-    budget: z.number().int().positive().optional(),
-    committee: z.array(z.string()).optional(),
-    quorum: z.number().int().positive().optional(),
-    retry: z.string().optional(),
-    reason: z.string().optional()
-  })
-  .strict()
-
-/**
- * The data part with which another swarm's --a2a-agent executor hands over
- * one of its tasks (agent-client.ts's taskMessage): not plan parameters.
- */
-const HANDED = z.object({
-  plan: z.string(),
-  task: z.string(),
-  kind: z.enum(['leaf', 'rollup']),
-  goal: z.string(),
-  path: z.array(z.string()),
-  title: z.string(),
-  detail: z.string(),
-  inputs: z.array(z.object({ title: z.string(), output: z.string() }))
-})
-
-function zodMessage(err: z.ZodError, what: string, keys: readonly string[]): string {
-  const issues = err.issues.map(i => `${i.path.join('.') || '(the part)'}: ${i.message}`).join('; ')
-  return `${what}: ${issues} (the keys it takes: ${keys.join(', ')})`
-}
-
-function planIdOf(raw: string, field = 'id'): PlanId {
-  if (!/^[0-9a-f]{64}$/.test(raw))
-    throw new TaskNotFoundError(
-      `${field} ${JSON.stringify(raw.slice(0, 80))} is no task here: a task id is a plan id (64 hex digits); ` +
-        'list them with ListTasks'
-    )
-  return raw as PlanId
-}
-
-/**
- * The text and data of a client's message. A task handed over by another
- * swarm's executor becomes its goal, cut to fit: the text part it comes
- * with quotes every input in full, often more than a goal may hold.
- */
-function partsOf(message: Message): { text: string; data: Record<string, unknown> | undefined } {
-  const texts: string[] = []
-  let data: Record<string, unknown> | undefined
-  for (const p of message.parts) {
-    const c = p.content
-    if (c === undefined) continue
-    if (c.$case === 'text') texts.push(c.value)
-    else if (c.$case === 'data') {
-      const v = c.value as unknown
-      if (typeof v !== 'object' || v === null || Array.isArray(v))
-        throw new RequestMalformedError(
-          'a data part must hold a JSON object of plan parameters, e.g. {"maxDepth": 2, "budgetTokens": 500000}'
-        )
-      data = { ...data, ...(v as Record<string, unknown>) }
-    } else
-      throw new ContentTypeNotSupportedError(
-        `a ${c.$case} part cannot be read here: send the goal as a text part and plan parameters as a data part`
-      )
-  }
-  if (data === undefined || !('planSwarm' in data)) return { text: texts.join('\n').trim(), data }
-  const { planSwarm, ...rest } = data
-  const handed = HANDED.safeParse(planSwarm)
-  if (!handed.success)
-    throw new RequestMalformedError(
-      zodMessage(handed.error, 'the planSwarm data part (a task from another swarm)', Object.keys(HANDED.shape))
-    )
-  return { text: taskTextWithin(handed.data, MAX_GOAL_CHARS), data: Object.keys(rest).length > 0 ? rest : undefined }
-}
 
 /** A SendMessage done: the plan it is about, and, for a new goal, the peer that took it. */
 type Accepted = { readonly plan: PlanId; readonly returnImmediately: boolean; readonly heldBy?: string }
