@@ -259,9 +259,16 @@ export async function startStandInAgent(opts: StandInAgentOptions = {}): Promise
     const body = await readBody(req)
     const mode = modeOf(body, fallback)
     const isSend = /"method"\s*:\s*"Send(Streaming)?Message"/.test(body)
+    // Recorded from the raw request, as no task is made of it.
+    if (isSend && (mode === 'hang' || mode === 'garbage')) {
+      const parts = (
+        JSON.parse(body) as { params?: { message?: { parts?: Array<{ text?: string; data?: unknown }> } } }
+      ).params?.message?.parts
+      const text = (parts ?? []).map(p => p.text ?? '').join('\n')
+      received.push({ taskId: '', mode, text, data: parts?.find(p => 'data' in p)?.data, at: Date.now() })
+    }
     if (isSend && mode === 'hang') return
     if (isSend && mode === 'garbage') {
-      received.push({ taskId: '', mode, text: body, data: undefined, at: Date.now() })
       res.writeHead(200, { 'content-type': 'text/event-stream' })
       res.end('data: {"this is": not json at all\n\n')
       return
