@@ -187,8 +187,6 @@ export class IdSet {
     let words = new Uint32Array(capacity * LANES)
     let k = 0
     let invalid = 0
-    let present = 0
-    const pending = this.pending.count > 0 ? this.pending : null
     for (const id of ids) {
       if (k === capacity) {
         capacity *= 2
@@ -196,17 +194,10 @@ export class IdSet {
         grown.set(words)
         words = grown
       }
-      if (!parseId(id, words, k * LANES)) {
-        invalid++
-      } else if (pending !== null) {
-        keyScratch.set(words.subarray(k * LANES, k * LANES + LANES))
-        if (pending.find() >= 0) present++
-        else k++
-      } else {
-        k++
-      }
+      if (parseId(id, words, k * LANES)) k++
+      else invalid++
     }
-    return this.addParsed(words, k, present, invalid)
+    return this.addParsed(words, k, invalid)
   }
 
   /**
@@ -222,20 +213,24 @@ export class IdSet {
     const words = new Uint32Array(count * LANES)
     let k = 0
     let invalid = hex.length % 64 === 0 ? 0 : 1
-    let present = 0
-    const pending = this.pending.count > 0 ? this.pending : null
     for (let j = 0; j < count; j++) {
-      if (!parseIdAt(hex, 64 * j, words, k * LANES)) {
-        invalid++
-      } else if (pending !== null) {
-        keyScratch.set(words.subarray(k * LANES, k * LANES + LANES))
-        if (pending.find() >= 0) present++
-        else k++
-      } else {
-        k++
-      }
+      if (parseIdAt(hex, 64 * j, words, k * LANES)) k++
+      else invalid++
     }
-    return this.addParsed(words, k, present, invalid)
+    return this.addParsed(words, k, invalid)
+  }
+
+  /**
+   * Adds ids given as their 32 bytes each, back to back, as a store gives
+   * them (`idsBytes`); otherwise as {@link addMany}. A shorter tail counts as
+   * one invalid id.
+   */
+  addBytes(bytes: Uint8Array): IdSetAddManyOutcome {
+    const count = Math.floor(bytes.length / 32)
+    const words = new Uint32Array(count * LANES)
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
+    for (let i = 0; i < words.length; i++) words[i] = view.getUint32(4 * i)
+    return this.addParsed(words, count, bytes.length % 32 === 0 ? 0 : 1)
   }
 
   /**
@@ -297,7 +292,14 @@ export class IdSet {
   }
 
   /** The rest of a bulk add: `k` parsed ids in `words` (none pending), sorted, their repeats dropped, merged. */
-  private addParsed(words: Uint32Array, k: number, present: number, invalid: number): IdSetAddManyOutcome {
+  /**
+   * Adds the first `k` parsed ids of `words`. The pending ids go into
+   * `current` first (one merge, of few ids), so the batch is checked against
+   * one sorted view instead of looking each id up in the pending table, and
+   * a sorted batch (a store's ids) stays sorted.
+   */
+  private addParsed(words: Uint32Array, k: number, invalid: number): IdSetAddManyOutcome {
+    if (this.pending.count > 0) this.merge()
     const sorted = sortWords(words, k)
     // Repeats among the given ids are now neighbours.
     let unique = 0
@@ -309,7 +311,7 @@ export class IdSet {
     const merged = this.current.withAdded(sorted, unique)
     this.current = merged.snapshot
     this.changes += merged.added
-    return { added: merged.added, present: present + k - merged.added, invalid }
+    return { added: merged.added, present: k - merged.added, invalid }
   }
 
   /** Merges the pending ids into a new sorted view. */

@@ -94,8 +94,12 @@ export interface EventStore {
   loadPlan(plan: string, onRow: (row: StoredEvent) => void, onDamaged?: (info: DamagedRow) => void): LoadCounts
   /** Every id, sorted ascending (the order set reconciliation ranges over). */
   ids(): string[]
-  /** `ids()` written back to back in one string: a third of the cost at a million ids (IdSet.addConcatenated). */
-  idsConcatenated(): string
+  /**
+   * `ids()` as their 32 bytes each, back to back, leaving out any that is not
+   * an id (IdSet.addBytes): at a million ids a fifth of the cost of the
+   * strings, and a third of the memory of them in one hex string.
+   */
+  idsBytes(): Uint8Array
   /** Every plan id that has at least one event, sorted ascending. */
   plans(): string[]
   /** How many events each plan has (plans with none are absent). */

@@ -233,7 +233,7 @@ export class Replica {
       }
     }
     flush()
-    if (this.kept.size === 0) this.ids.addConcatenated(store.idsConcatenated())
+    if (this.kept.size === 0) this.ids.addBytes(store.idsBytes())
     else this.ids.addMany(store.ids().filter(id => !this.keptId(id)))
     this.retention.restored = restored.size
     this.init.metrics.stored.set(this.ids.size)

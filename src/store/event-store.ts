@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { logger } from '@libp2p/logger'
 import Database from 'better-sqlite3'
 import { EventStoreFileError, InvalidEventRowError } from './errors.js'
+import { idBytesOf } from '../wire/id-bytes.js'
 import type { EventStore, EventRow, StoredEvent, DamagedRow, LoadCounts } from '../ports/event-store.js'
 
 const log = logger('plan-swarm:store')
@@ -446,10 +447,19 @@ class SqliteEventStore implements EventStore {
     return this.idsStmt.all() as string[]
   }
 
-  idsConcatenated(): string {
-    return (this.db.prepare("SELECT group_concat(id, '') FROM (SELECT id FROM events ORDER BY id)").pluck().get() ??
-      '') as string
+  idsBytes(): Uint8Array {
+    // SQLite decodes the hex: one blob instead of a million strings (or one 64 MB string) to parse in JavaScript.
+    const raw: unknown = this.db
+      .prepare("SELECT unhex(group_concat(id, '')) FROM (SELECT id FROM events ORDER BY id)")
+      .pluck()
+      .get()
+    if (raw instanceof Uint8Array && raw.length === 32 * this.count()) return raw
+    // No ids, or a damaged row (an id that is not 64 hex digits, or not text): the well-formed ones.
+    return idBytesOf(this.ids())
   }
+
+
+
 
   plans(): string[] {
     return this.plansStmt.all() as string[]

@@ -1,4 +1,5 @@
 import { InvalidEventRowError } from './errors.js'
+import { idBytesOf } from '../wire/id-bytes.js'
 import type { DamagedRow, EventRow, EventStore, LoadCounts, StoredEvent } from '../ports/event-store.js'
 
 const HEX_ID = /^[0-9a-f]{64}$/
@@ -96,9 +97,9 @@ export function createMemoryStore(): EventStore {
       open()
       return [...rows.keys()].sort()
     },
-    idsConcatenated: () => {
+    idsBytes: () => {
       open()
-      return [...rows.keys()].sort().join('')
+      return idBytesOf([...rows.keys()].sort())
     },
     plans: () => {
       open()

@@ -43,3 +43,14 @@ export function writeHexBytes(hex: string, out: Uint8Array, at: number): number 
 export function idToBytes(id: string, out: Uint8Array, at: number): void {
   writeHexBytes(id, out, at)
 }
+
+/** The well-formed ids among these (64 lowercase hex digits), as 32 raw bytes each, back to back, in the order given. */
+export function idBytesOf(ids: readonly string[]): Uint8Array {
+  // typeof: a damaged store row may hold a blob where its id should be.
+  const good = ids.filter(id => typeof id === 'string' && /^[0-9a-f]{64}$/.test(id))
+  const out = new Uint8Array(good.length * ID_BYTES)
+  good.forEach((id, i) => {
+    idToBytes(id, out, i * ID_BYTES)
+  })
+  return out
+}

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { EVENTS_FILE, openEventStore } from '../../src/store/event-store.js'
 import type { DamagedRow, EventRow, EventStore, StoredEvent } from '../../src/store/event-store.js'
 import { removeTempDirs, tempDir, writerId } from '../helpers/store-temp.js'
+import { idBytesOf } from '../../src/wire/id-bytes.js'
 
 const PLAN_A = writerId('plan', 1)
 const PLAN_B = writerId('plan', 2)
@@ -152,6 +153,8 @@ describe('event store', () => {
     raw.close()
 
     const reopened = track(openEventStore({ dir }))
+    // A damaged id is no id: the bytes of the ids leave it out even before load moves it aside.
+    expect(new Uint8Array(reopened.idsBytes())).toEqual(idBytesOf(reopened.ids()))
     // Before any load, one-row lookups already treat damage as absence...
     expect(reopened.has(textBytesId)).toBe(false)
     expect(reopened.get(textBytesId)).toBeUndefined()
@@ -178,6 +181,7 @@ describe('event store', () => {
     expect(reopened.count()).toBe(4)
     expect(reopened.countByPlan(PLAN_A)).toBe(4)
     expect(reopened.ids()).toEqual([row(1).id, row(2).id, row(3).id, numberBytesId].sort())
+    expect(new Uint8Array(reopened.idsBytes())).toEqual(idBytesOf([row(1).id, row(2).id, row(3).id, numberBytesId].sort()))
     expect(reopened.plans()).toEqual([PLAN_A])
     expect(collect(reopened).damaged).toEqual([])
     const check = new Database(join(dir, EVENTS_FILE), { readonly: true })
@@ -338,5 +342,13 @@ describe('event store', () => {
     expect(store.purgeExpired(7_000)).toBe(0)
     expect(store.purgeExpired(7_001)).toBe(1)
     expect(store.expiredPlans()).toStrictEqual([])
+  })
+
+  it('gives the ids as bytes, in id order', () => {
+    const store = track(openEventStore({ dir: tempDir('ids-bytes') }))
+    const rows = [row(7), row(8), row(9, PLAN_B)]
+    for (const r of rows) store.put(r)
+    expect(new Uint8Array(store.idsBytes())).toEqual(idBytesOf(rows.map(r => r.id).sort()))
+    expect(track(openEventStore({ memory: true })).idsBytes()).toEqual(new Uint8Array(0))
   })
 })

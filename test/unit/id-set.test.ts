@@ -5,6 +5,7 @@
  * sorted-array model; test/unit/reconcile.test.ts the basics.)
  */
 import { describe, expect, it } from 'vitest'
+import { idBytesOf } from '../../src/wire/id-bytes.js'
 import { IdSet } from '../../src/sync/reconcile/index.js'
 import { seededWords } from '../helpers/random.js'
 
@@ -49,6 +50,20 @@ describe('IdSet bulk loading', () => {
     expect(set.snapshot().slice()).toEqual(sorted(ids))
     expect(set.fingerprint('', null)).toEqual(IdSet.from(ids).fingerprint('', null))
     expect(new IdSet().addConcatenated('')).toEqual({ added: 0, present: 0, invalid: 0 })
+  })
+
+  it('loads ids as 32 bytes each, as a store gives them, beside ids added one by one', () => {
+    const ids = randomIds(2_000, 10)
+    const set = new IdSet()
+    set.add(ids[0] as string)
+    set.add(ids[1] as string)
+    const bytes = idBytesOf([...sorted(ids), 'f'.repeat(64)])
+    const withTail = new Uint8Array(bytes.length + 5)
+    withTail.set(bytes)
+    expect(set.addBytes(withTail)).toEqual({ added: 1_999, present: 2, invalid: 1 })
+    expect(set.snapshot().slice()).toEqual(sorted([...ids, 'f'.repeat(64)]))
+    expect(set.fingerprint('', null)).toEqual(IdSet.from([...ids, 'f'.repeat(64)]).fingerprint('', null))
+    expect(new IdSet().addBytes(new Uint8Array(0))).toEqual({ added: 0, present: 0, invalid: 0 })
   })
 
   it('gives the same snapshot from sorted, shuffled and one-by-one input', () => {
