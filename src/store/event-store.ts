@@ -458,9 +458,6 @@ class SqliteEventStore implements EventStore {
     return idBytesOf(this.ids())
   }
 
-
-
-
   plans(): string[] {
     return this.plansStmt.all() as string[]
   }

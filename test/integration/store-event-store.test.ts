@@ -181,7 +181,9 @@ describe('event store', () => {
     expect(reopened.count()).toBe(4)
     expect(reopened.countByPlan(PLAN_A)).toBe(4)
     expect(reopened.ids()).toEqual([row(1).id, row(2).id, row(3).id, numberBytesId].sort())
-    expect(new Uint8Array(reopened.idsBytes())).toEqual(idBytesOf([row(1).id, row(2).id, row(3).id, numberBytesId].sort()))
+    expect(new Uint8Array(reopened.idsBytes())).toEqual(
+      idBytesOf([row(1).id, row(2).id, row(3).id, numberBytesId].sort())
+    )
     expect(reopened.plans()).toEqual([PLAN_A])
     expect(collect(reopened).damaged).toEqual([])
     const check = new Database(join(dir, EVENTS_FILE), { readonly: true })
