@@ -177,7 +177,7 @@ export const LAYERS = [
   {
     name: 'src/a2a',
     what:
-      'The swarm over A2A (Agent2Agent v1.0): an A2A server whose tasks are plans (`startA2aServer`), and an ' +
+      'The swarm over A2A (Agent2Agent v1.0): an A2A server whose tasks are plans (`startA2aHttp`), and an ' +
       'executor that hands the tasks it takes to a remote A2A agent (`startA2aExecutor`).',
     mayImport: ['src/errors.ts', 'src/core', 'src/wire', 'src/ports', 'src/llm', 'src/author', 'roles', 'src/mcp'],
     why:

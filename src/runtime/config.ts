@@ -146,7 +146,7 @@ export const OPTIONS = {
   },
   'goals-per-minute': {
     type: 'string',
-    help: 'goals this node takes from its dashboard and MCP in any minute (default 60; 0: no limit); more are refused'
+    help: 'goals this node takes from its dashboard, MCP and A2A in any minute (default 60; 0: no limit); more are refused'
   },
   'keep-archives': {
     type: 'string',
