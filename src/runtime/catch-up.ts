@@ -10,14 +10,18 @@
  * seconds, and new events reach a newcomer by gossip), and what is left
  * alone is decided again as soon as the stream stops.
  *
- * "Streaming in" is a rate, not a state: at least CATCH_UP_EVENTS events
+ * "Streaming in" is a rate, not a state: at least CATCH_UP_EVENTS (200) events
  * taken in by sync within the last two windows of CATCH_UP_WINDOW_MS. A
  * node in step with its peers repairs a few events a round; a newcomer, a
  * node back from days down, or a partition healing takes in thousands.
  */
 
-/** Sync events within two windows that mean a node is catching up. */
-export const CATCH_UP_EVENTS = 1_000
+/**
+ * Sync events within two windows that mean a node is catching up. A node in
+ * step repairs a few a round; a newcomer's first frame alone holds hundreds,
+ * and a threshold above that let it act on old plans before the second.
+ */
+export const CATCH_UP_EVENTS = 200
 export const CATCH_UP_WINDOW_MS = 10_000
 /** While catching up, a plan whose newest event is older than this is taken as history and left alone. */
 export const HISTORY_QUIET_MS = 120_000
