@@ -149,13 +149,18 @@ export class Case {
    * work on plans it held only in part while catching up.
    */
   async ownEvents(node: Node, plan: string, peer: string): Promise<Record<string, number | null>> {
+    // Once the new plan is over, so that no event of it is signed between the two reads; both from the node itself,
+    // so that none of its events is still on the way to another node.
+    const until = Date.now() + 120_000
+    while (Date.now() < until && !['completed', 'failed', 'cancelled'].includes((await this.planStatus(plan)) ?? ''))
+      await sleep(1_000)
     const own = await metric(node, 'plan_swarm_events_accepted_total{source="local"}')
     let inPlan: number | null = null
     try {
-      const evs = await getJson<PlanEventLine[]>(`${this.d!.http}/plans/${plan}/events`, 30_000)
+      const evs = await getJson<PlanEventLine[]>(`${node.http}/plans/${plan}/events`, 30_000)
       inPlan = evs.filter(e => e.author === peer).length
     } catch {
-      /* D does not answer */
+      /* the node does not answer */
     }
     return {
       ownEvents: own ?? null,

@@ -8,7 +8,7 @@ import { needsPhrase, unmetNeeds } from '../core/needs.js'
 import { isFinished } from '../core/view.js'
 import { compareEvents } from '../core/order.js'
 import { isExpired } from '../core/retention.js'
-import { CatchUp } from './catch-up.js'
+import { CatchUp, HISTORY_QUIET_MS } from './catch-up.js'
 import { AuthorLimit, DEFAULT_OPEN_PLANS_PER_AUTHOR, planStanding } from '../core/admission.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
@@ -284,18 +284,20 @@ export class Replica {
   }
 
   /**
-   * The ids of the events of the plans under way in memory, at most `max`:
-   * the plan heard of last first, each plan's events in stamp order (deps
-   * before what cites them). A peer catching up asks for these first
-   * (src/sync/open-ids.ts).
+   * The ids of the events of the plans under way in memory, and of those
+   * finished within HISTORY_QUIET_MS (a peer catching up acts on those, so
+   * its view of them must be whole), at most `max`: the plan heard of last
+   * first, each plan's events in stamp order (deps before what cites them).
+   * A peer catching up asks for these first (src/sync/open-ids.ts).
    */
   openIds(max: number): string[] {
     const open: Array<{ last: number; events: PlanEvent[] }> = []
+    const recent = this.now() - HISTORY_QUIET_MS
     for (const plan of this.fold.plans()) {
       if (this.fold.isEvicted(plan)) continue
       const tree = this.fold.tree(plan)
       const index = this.fold.events.plan(plan)
-      if (tree === undefined || index === undefined || isFinished(tree)) continue
+      if (tree === undefined || index === undefined || (isFinished(tree) && index.lastStampMs < recent)) continue
       open.push({ last: index.lastStampMs, events: [...index.events.values()] })
     }
     open.sort((a, b) => b.last - a.last)
