@@ -294,7 +294,12 @@ export class Replica {
     const open: Array<{ last: number; events: PlanEvent[] }> = []
     const recent = this.now() - HISTORY_QUIET_MS
     for (const plan of this.fold.plans()) {
-      if (this.fold.isEvicted(plan)) continue
+      if (this.fold.isEvicted(plan)) {
+        // Finished and quiet for a minute (out of memory), but perhaps not for two: read from the store.
+        const last = this.fold.facts(plan)?.lastStampMs ?? 0
+        if (last >= recent) open.push({ last, events: this.storedEvents(plan) })
+        continue
+      }
       const tree = this.fold.tree(plan)
       const index = this.fold.events.plan(plan)
       if (tree === undefined || index === undefined || (isFinished(tree) && index.lastStampMs < recent)) continue

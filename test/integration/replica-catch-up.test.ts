@@ -12,6 +12,7 @@ import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { Replica } from '../../src/runtime/replica.js'
 import { CATCH_UP_EVENTS, CATCH_UP_WINDOW_MS, CatchUp, HISTORY_QUIET_MS } from '../../src/runtime/catch-up.js'
 import { signEventSync } from '../../src/wire/sign.js'
+import { eventIdOfWire } from '../../src/wire/codec.js'
 import { shuffle } from '../helpers/random.js'
 import { makePeers } from '../helpers/plan-builder.js'
 import type { PrivateKey } from '@libp2p/interface'
@@ -75,5 +76,45 @@ describe('catching up on history', () => {
     now += 2 * CATCH_UP_WINDOW_MS + 1
     expect(r.catchUp.active(now)).toBe(false)
     expect(r.heldReason(old.plan)).toBeNull()
+  })
+
+  it('names for a newcomer the plans under way and those finished in the last 2 minutes, in memory or not', async () => {
+    const wall = Date.now()
+    const open = await signedPlan(wall - 20_000)
+    const recent = await signedPlan(wall - 60_000)
+    const old = await signedPlan(wall - 3_600_000)
+    let now = wall
+    const [me] = await makePeers(1)
+    const r = new Replica({
+      swarm: 'test',
+      key: me?.key as PrivateKey,
+      peerId: me?.id as PeerIdString,
+      store: openEventStore({ memory: true }),
+      metrics: new NodeMetrics(),
+      now: () => now,
+      evictQuietMs: 1_000
+    })
+    replicas.push(r)
+    await r.ingestMany(open.wires.slice(0, -10), 'gossip')
+    await r.ingestMany(recent.wires, 'gossip')
+    await r.ingestMany(old.wires, 'gossip')
+    expect(r.fold.tree(recent.plan)?.status).toBe('completed')
+    expect(now - (r.fold.facts(recent.plan)?.lastStampMs ?? 0)).toBeLessThan(HISTORY_QUIET_MS)
+    const named = (): Set<string> => new Set(r.openIds(1_000_000))
+    const expectNamed = (): void => {
+      const ids = named()
+      expect(open.wires.slice(0, -10).every(w => ids.has(eventIdOfWire(w) as string))).toBe(true)
+      expect(recent.wires.every(w => ids.has(eventIdOfWire(w) as string))).toBe(true)
+      expect(old.wires.some(w => ids.has(eventIdOfWire(w) as string))).toBe(false)
+    }
+    expectNamed()
+    // Quiet for longer than evictQuietMs: the finished plans leave memory, and the recent one is still named.
+    now += 5_000
+    r.tick()
+    expect(r.fold.isEvicted(recent.plan)).toBe(true)
+    expectNamed()
+    // The plan under way first (heard of last), each plan's events in stamp order: a goal before its split.
+    expect(r.openIds(1)).toEqual([eventIdOfWire(open.wires[0] as Uint8Array)])
+    expect(r.openIds(5)).toHaveLength(5)
   })
 })
