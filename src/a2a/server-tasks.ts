@@ -160,16 +160,18 @@ function status(plan: string, state: TaskState, text: string, ms: number): TaskS
 }
 
 /**
- * A new goal's first word in a stream: submitted, and held by another peer.
- * The plan may be further along already (a decomposer on this node proposes
- * at once); the updates that follow say so.
+ * A new goal's first word: submitted, and held by another peer (or, with
+ * `heldBy` null, stored on this node alone so far). The plan may be further
+ * along already (a decomposer on this node proposes at once); the updates
+ * that follow say so.
  */
-export function asSubmitted(task: Task, heldBy: string): Task {
+export function asSubmitted(task: Task, heldBy: string | null): Task {
   const ms = Date.parse(task.status?.timestamp ?? '') || Date.now()
-  return {
-    ...task,
-    status: status(task.id, TaskState.TASK_STATE_SUBMITTED, `submitted: the goal is held by ${heldBy}`, ms)
-  }
+  const text =
+    heldBy === null
+      ? 'submitted: stored on this node, and no peer confirmed holding it yet; it reaches the swarm when a peer connects'
+      : `submitted: the goal is held by ${heldBy}`
+  return { ...task, status: status(task.id, TaskState.TASK_STATE_SUBMITTED, text, ms) }
 }
 
 /** A plan as a task; `artifacts: false` leaves them out (a stream sends them one at a time). */

@@ -82,7 +82,7 @@ export const METHODS = [
 const HINT = "only plans this node's key submitted can be changed here; submit a goal of your own"
 
 /** A SendMessage done: the plan it is about, and, for a new goal, the peer that took it. */
-type Accepted = { readonly plan: PlanId; readonly returnImmediately: boolean; readonly heldBy?: string }
+type Accepted = { readonly plan: PlanId; readonly returnImmediately: boolean; readonly heldBy?: string | null }
 
 export interface SwarmA2a {
   /** The SDK's request handler (JsonRpcTransportHandler wraps it). */
@@ -130,7 +130,7 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
   const submitGoal = async (
     text: string,
     data: Record<string, unknown> | undefined
-  ): Promise<{ plan: PlanId; heldBy: string }> => {
+  ): Promise<{ plan: PlanId; heldBy: string | null }> => {
     if (text === '')
       throw new RequestMalformedError(
         'the message has no goal: put what to plan in a text part, e.g. "plan a two-week trip to Japan"'
@@ -155,9 +155,15 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
     const plan = await asked(async () => await publishGoal(view, text, params))
     deps.rate.took(view.now())
     deps.say(`submitted plan ${plan} over A2A`)
-    const heldBy = await asked(
-      async () => await confirmHeld(view, deps.heldTimeoutMs ?? 1_000 * (args.timeoutSeconds ?? 60))
-    )
+    // Published and stored here: from now on the answer is the task, never an error. A goal no peer
+    // confirmed holding in time reaches the swarm when a peer connects, and its task says so.
+    let heldBy: string | null = null
+    try {
+      heldBy = await confirmHeld(view, deps.heldTimeoutMs ?? 1_000 * (args.timeoutSeconds ?? 60))
+    } catch (err) {
+      if (!(err instanceof ToolInputError)) throw err
+      deps.say(`plan ${plan}: no peer confirmed holding it yet; it reaches the swarm when a peer connects`)
+    }
     return { plan, heldBy }
   }
 
@@ -201,7 +207,11 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
         'taskId and contextId name different plans: a task here is a plan, and its contextId is its plan id'
       )
     const target = message.taskId !== '' ? message.taskId : message.contextId
-    if (target === '') return { ...(await submitGoal(text, data)), returnImmediately }
+    if (target === '') {
+      const submitted = await submitGoal(text, data)
+      // Nobody else holds it yet: waiting for the plan to finish would wait on a swarm that has not seen it.
+      return { ...submitted, returnImmediately: returnImmediately || submitted.heldBy === null }
+    }
     if (message.taskId === '' && !/^[0-9a-f]{64}$/.test(target))
       throw new RequestMalformedError(
         `contextId ${JSON.stringify(target.slice(0, 80))} is no plan's context here: leave contextId out to ` +
@@ -309,7 +319,11 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
     },
 
     async sendMessage(params, context) {
-      const { plan, returnImmediately } = await accept(params)
+      const { plan, returnImmediately, heldBy } = await accept(params)
+      if (heldBy === null) {
+        const tree = current(plan)
+        return asSubmitted(taskOf(tree, facts(tree)), null)
+      }
       if (!returnImmediately) {
         // Blocking, as A2A asks by default: until the plan finishes or waits for input.
         for await (const tree of watch(plan, signalOf(context))) {

@@ -199,10 +199,14 @@ describe('the swarm as an A2A agent, with the SDK client, against real processes
       const last = statuses[statuses.length - 1]
       expect(last?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
       expect(statusText(last ?? {})).toMatch(/^completed: (\d+)\/\1 tasks done/)
-      // submitted, then working with how many tasks are done, then completed.
+      // submitted (perhaps said again while no split is accepted), then working with how many tasks are
+      // done, then completed; never back to submitted once working.
       const states = [task, ...statuses].map(s => s.status?.state)
       expect(states[0]).toBe(TaskState.TASK_STATE_SUBMITTED)
-      expect(states.slice(1, -1).every(x => x === TaskState.TASK_STATE_WORKING)).toBe(true)
+      const firstWorking = states.indexOf(TaskState.TASK_STATE_WORKING)
+      expect(firstWorking).toBeGreaterThan(0)
+      expect(states.slice(1, firstWorking).every(x => x === TaskState.TASK_STATE_SUBMITTED)).toBe(true)
+      expect(states.slice(firstWorking, -1).every(x => x === TaskState.TASK_STATE_WORKING)).toBe(true)
       const working = statuses.filter(s => s.status?.state === TaskState.TASK_STATE_WORKING)
       expect(working.length).toBeGreaterThan(0)
       for (const s of working) expect(statusText(s)).toMatch(/\d+\/\d+ tasks done/)
@@ -475,6 +479,52 @@ describe('the swarm as an A2A agent, with the SDK client, against real processes
 
       await new Promise(resolve => setTimeout(resolve, 1_500))
       expect(await held()).toBe(before)
+    },
+    PLAN_MS
+  )
+
+  it(
+    'answers a goal that no peer confirms holding with the submitted task, never an error, and keeps it',
+    async () => {
+      // A lone node with a committee named outright: the goal is published and stored, but nobody syncs.
+      const lone = spawnCli(
+        ['--role', 'observer', ...COMMON, '--data-dir', join(home, 'lone'), '--http', '127.0.0.1:0'].concat([
+          '--a2a',
+          '127.0.0.1:0',
+          '--json'
+        ]),
+        { env }
+      )
+      const started = await lone.waitForJson(o => o.event === 'started', START_MS)
+      const res = await fetch(started.a2a as string, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'a2a-version': '1.0',
+          authorization: `Bearer ${started.a2aToken as string}`
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'SendMessage',
+          params: {
+            message: {
+              role: 'ROLE_USER',
+              messageId: 'lone-1',
+              parts: [{ text: 'plan a walk alone' }, { data: { committee: [me], timeoutSeconds: 1 } }]
+            }
+          }
+        })
+      })
+      const body = (await res.json()) as {
+        result?: { task: { id: string; status: { state: string; message: { parts: Array<{ text: string }> } } } }
+        error?: unknown
+      }
+      expect(body.error).toBeUndefined()
+      expect(body.result?.task.status.state).toBe('TASK_STATE_SUBMITTED')
+      expect(body.result?.task.status.message.parts[0]?.text).toMatch(/stored on this node.*no peer confirmed/)
+      const status = (await (await fetch(`${started.http as string}/status`)).json()) as { events: { held: number } }
+      expect(status.events.held).toBeGreaterThan(0)
     },
     PLAN_MS
   )
