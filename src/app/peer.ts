@@ -113,6 +113,7 @@ export async function startPeer(
       presence: { role: config.role, capabilities: [], load: 0, version: VERSION },
       presenceIntervalMs: opts.presenceIntervalMs,
       syncIntervalMs: opts.syncIntervalMs,
+      history: config.history,
       maxPeers: config.maxPeers,
       network: config.network
     })
@@ -127,6 +128,7 @@ export async function startPeer(
       scheduler,
       metrics,
       openPlansPerAuthor: config.openPlansPerAuthor,
+      history: config.history,
       retention: {
         dataDir: dir,
         keepArchivesDays: config.keepArchivesDays,

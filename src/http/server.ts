@@ -78,7 +78,12 @@ export async function startHttpServer(host: string, port: number, view: HttpView
       // A finished plan that left memory is loaded back from the store for this read (and leaves again once quiet).
       const tree = /^[0-9a-f]{64}$/.test(id) ? view.loadTree(id) : undefined
       if (tree === undefined) {
-        send(res, 404, { error: `no plan ${id} here; GET /plans lists the plans this node holds` })
+        const why =
+          view.status().history.mode === 'open'
+            ? '; this node keeps only the plans under way and those it saw finish (--history open): ask a node ' +
+              'started without it'
+            : ''
+        send(res, 404, { error: `no plan ${id} here; GET /plans lists the plans this node holds${why}` })
         return
       }
       if (parts.length === 2) {

@@ -24,6 +24,8 @@ export interface Libp2pTransportInit extends Pick<
   /** A fixed presence interval (tests); default `presenceIntervalFor(peers known)`, growing with the swarm. */
   readonly presenceIntervalMs?: number
   readonly syncIntervalMs?: number
+  /** `--history open`: sync pulls only the peers' plans under way (see src/sync/session.ts). Default 'all'. */
+  readonly history?: 'all' | 'open'
   /** Connections kept at most (`--max-peers`); default DEFAULT_MAX_PEERS. */
   readonly maxPeers?: number
 }
@@ -144,6 +146,7 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
           openIds: host.openIds,
           wantsOpenIds: host.wantsOpenIds,
           intervalMs: init.syncIntervalMs,
+          scope: init.history,
           onSession: s => {
             host.synced?.({ peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error })
           }

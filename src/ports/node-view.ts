@@ -44,6 +44,8 @@ export interface StatusBody {
   plans: PlanLine[]
   /** Events held and parked; plans expired here since start, and late events of expired plans refused. */
   events: { held: number; parked: number; expired: number; refusedLate: number }
+  /** `--history`: whether this node fetches finished plans from its peers (all) or only plans under way (open). */
+  history: { mode: 'all' | 'open'; says: string }
 }
 
 /** How this node stands in the swarm, for printouts and waits. */

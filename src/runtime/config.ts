@@ -154,6 +154,12 @@ export const OPTIONS = {
       'days this node keeps the archive of each expired plan in <data-dir>/archive (default 30; 0: none; forever: ' +
       "every one). Expiry itself follows each goal's retain-days on every node"
   },
+  history: {
+    type: 'string',
+    help:
+      'all (default): fetch the whole history from peers; open: keep only the plans under way and those seen ' +
+      'finishing here, never fetching finished plans (for a node that joins a swarm with a long history)'
+  },
   'open-plans-per-author': {
     type: 'string',
     help:
@@ -230,6 +236,8 @@ export interface NodeConfig {
   readonly openPlansPerAuthor: number
   /** `--keep-archives`: days an expired plan's archive is kept; Infinity: forever. */
   readonly keepArchivesDays: number
+  /** `--history`: all fetches every plan from peers; open only the plans under way. */
+  readonly history: 'all' | 'open'
   /** `--goals-per-minute`: goals the dashboard and MCP take in any 60 s before refusing more; 0: no limit. */
   readonly goalsPerMinute: number
 }
@@ -519,6 +527,12 @@ function parseWith(
     keepRaw?.trim() === 'forever'
       ? Infinity
       : boundedInt(keepRaw, 'keep-archives', 0, 1_000_000, DEFAULT_KEEP_ARCHIVES_DAYS, 'days (or forever)')
+  const historyRaw = get<string>('history')?.trim() ?? 'all'
+  if (historyRaw !== 'all' && historyRaw !== 'open')
+    throw new ConfigError(
+      `--history ${JSON.stringify(historyRaw)}: expected all (fetch every plan from peers, the default) or open ` +
+        '(only the plans under way)'
+    )
   const otlp = otlpTracesUrl(get<string>('otlp'), env)
   const offset = Number(env.PLAN_SWARM_CLOCK_OFFSET_MS ?? 0)
   if (!Number.isFinite(offset)) throw new ConfigError('PLAN_SWARM_CLOCK_OFFSET_MS must be a number of milliseconds')
@@ -556,6 +570,7 @@ function parseWith(
     toolLimits,
     openPlansPerAuthor,
     keepArchivesDays,
+    history: historyRaw as 'all' | 'open',
     goalsPerMinute
   }
   const values: Record<string, string | string[] | boolean | undefined> = {}

@@ -45,6 +45,8 @@ export interface NodeRuntimeInit {
   readonly openPlansPerAuthor?: number
   /** Where expired plans are archived, and for how long (src/runtime/retention.ts). */
   readonly retention?: RetentionOptions
+  /** `--history`, for /status: 'open' when sync pulls only the plans under way (the transport does it). */
+  readonly history?: 'all' | 'open'
 }
 
 /** A node without its roles: the replica, wired to a transport, seen through a NodeView. */
@@ -205,7 +207,16 @@ function createNodeView(
         parked: fold.events.parkedCount,
         expired: replica.retention.expired,
         refusedLate: replica.retention.refused
-      }
+      },
+      history:
+        init.history === 'open'
+          ? {
+              mode: 'open',
+              says:
+                'this node holds the plans under way and those it saw finish; finished plans from before stay ' +
+                'with peers that fetched them (--history open)'
+            }
+          : { mode: 'all', says: 'this node fetches every plan its peers hold' }
     }),
     onFolded: fn => replica.onFolded(fn),
     offer: next => {

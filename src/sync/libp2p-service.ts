@@ -11,6 +11,11 @@
  *     sides, which repairs whatever gossip missed,
  *   - on demand (`syncWith`).
  *
+ * With `scope: 'open'` (`--history open`) its sessions reconcile nothing: it
+ * asks the peer's plans under way (open-ids.ts) before each session it opens
+ * and pulls only those (session.ts has the frames). A peer whose sessions show
+ * it is scoped is asked the same in turn, so what it publishes is pulled.
+ *
  * At most one session per peer and direction runs at a time: a second
  * `syncWith` joins the running one (a `fresh` one waits it out and starts
  * the next), a second inbound stream from a peer is refused. Events received are handed to `ingest`, which must verify them
@@ -68,6 +73,12 @@ export interface SyncServiceInit {
   readonly openIds?: (max: number) => readonly string[]
   /** Optional: whether to ask each new peer for its plans under way first (a node that has just started or is catching up). */
   readonly wantsOpenIds?: () => boolean
+  /**
+   * 'open' (`--history open`): reconcile nothing, and pull only the peers'
+   * plans under way, asked on OPEN_IDS_PROTOCOL before every session (see
+   * session.ts). Default 'all'.
+   */
+  readonly scope?: 'all' | 'open'
   /** Periodic sync with a random connected peer; default 10 000 ms (jittered ±20 %); 0 turns it off. */
   readonly intervalMs?: number
   /** Delay after `peer:connect` before the on-connect sync; default 100 ms. */
@@ -142,6 +153,9 @@ class SyncServiceImpl implements SyncService {
   private readonly timers = new Set<Cancel>()
   /** Ids of a peer's plans under way that arrived before a session with it started: that session asks for them first. */
   private readonly openIdsOf = new Map<string, readonly string[]>()
+  /** When each scoped peer was last asked for its plans under way (at most once per interval). */
+  private readonly scopedAsked = new Map<string, number>()
+  private readonly scoped: boolean
   private controller = new AbortController()
   private running = false
   private periodic: Cancel | null = null
@@ -167,6 +181,7 @@ class SyncServiceImpl implements SyncService {
     this.openTimeoutMs = init.openTimeoutMs ?? 10_000
     this.maxInbound = init.maxInboundSessions ?? 16
     this.scheduler = init.scheduler ?? realScheduler()
+    this.scoped = init.scope === 'open'
   }
 
   async start(): Promise<void> {
@@ -187,7 +202,7 @@ class SyncServiceImpl implements SyncService {
         },
         { maxInboundStreams: 2, runOnLimitedConnection: true }
       )
-    if (this.init.syncOnConnect !== false || this.init.wantsOpenIds !== undefined)
+    if (this.init.syncOnConnect !== false || this.init.wantsOpenIds !== undefined || this.scoped)
       this.libp2p.addEventListener('peer:connect', this.onConnect)
     this.schedulePeriodic()
   }
@@ -218,6 +233,7 @@ class SyncServiceImpl implements SyncService {
       }
     }
     this.openIdsOf.clear()
+    this.scopedAsked.clear()
     await Promise.allSettled(pending)
   }
 
@@ -226,6 +242,7 @@ class SyncServiceImpl implements SyncService {
   }
 
   syncWith(peer: PeerId | string, options: SyncWithOptions = {}): Promise<SyncStats> {
+    if (this.scoped && options.fresh === true) return this.syncScopedFresh(peer)
     const key = peer.toString()
     const running = this.outbound.get(key)
     // A session that started before the call may have reconciled before what
@@ -254,6 +271,12 @@ class SyncServiceImpl implements SyncService {
   ): Promise<SyncStats> {
     const started = this.scheduler.monotonic()
     if (!this.running) return failedStats(key, 'sync service is not running', 0)
+    // Scoped: what to pull is the peer's plans under way, so ask for them first (an older peer refuses: nothing).
+    if (this.scoped) {
+      const ids = await this.fetchOpenIds(typeof peer === 'string' ? peerIdFromString(peer) : peer, key)
+      const missing = ids.filter(id => !this.init.has(id))
+      if (missing.length > 0) this.openIdsOf.set(key, missing)
+    }
     let stream: Stream
     const timeout = new AbortController()
     const cancelTimeout = this.scheduler.after(this.openTimeoutMs, () => {
@@ -284,6 +307,22 @@ class SyncServiceImpl implements SyncService {
     }
     entry.session = session
     return await session.run()
+  }
+
+  /**
+   * `fresh` for a scoped node: its sessions push nothing (the peer pulls from
+   * it once it sees it is scoped), so a session says nothing of what the peer
+   * holds. What does: the peer's plans under way, asked after a session,
+   * hold every event of this node's plans under way.
+   */
+  private async syncScopedFresh(peer: PeerId | string): Promise<SyncStats> {
+    const stats = await this.syncWith(peer)
+    if (!stats.ok) return stats
+    const key = peer.toString()
+    const theirs = new Set(await this.fetchOpenIds(typeof peer === 'string' ? peerIdFromString(peer) : peer, key))
+    const lacking = (this.init.openIds?.(MAX_OPEN_IDS) ?? []).filter(id => !theirs.has(id)).length
+    if (lacking === 0) return stats
+    return { ...stats, ok: false, error: `the peer does not hold ${lacking} events of the plans under way here yet` }
   }
 
   private readonly onStream = (stream: Stream, connection: Connection): void => {
@@ -327,8 +366,9 @@ class SyncServiceImpl implements SyncService {
   private readonly onConnect = (evt: CustomEvent<PeerId>): void => {
     const peer = evt.detail
     const key = peer.toString()
-    if (this.init.wantsOpenIds?.() === true) void this.askOpenIds(peer, key)
-    if (this.init.syncOnConnect === false || !(this.libp2p.peerId.toString() < key)) return
+    // A scoped node asks before each of its own sessions; both ends open one, since the peer's pulls nothing.
+    if (!this.scoped && this.init.wantsOpenIds?.() === true) void this.askOpenIds(peer, key)
+    if (this.init.syncOnConnect === false || (!this.scoped && !(this.libp2p.peerId.toString() < key))) return
     const timer = this.scheduler.after(this.onConnectDelayMs, () => {
       this.timers.delete(timer)
       if (!this.running || this.libp2p.getConnections(peer).length === 0) return
@@ -337,20 +377,50 @@ class SyncServiceImpl implements SyncService {
     this.timers.add(timer)
   }
 
-  /** Asks a new peer for its plans under way, for the sessions with it to pull first; an older peer refuses it. */
-  private async askOpenIds(peer: PeerId, key: string): Promise<void> {
-    let ids: string[]
+  /** A peer's plans under way (their event ids), or none when it cannot say (an older release refuses). */
+  private async fetchOpenIds(peer: PeerId, key: string): Promise<string[]> {
     try {
-      ids = await askOpenIds(this.libp2p, peer, this.scheduler, this.controller.signal)
+      return await askOpenIds(this.libp2p, peer, this.scheduler, this.controller.signal)
     } catch (err) {
       this.log('open-ids from %s: %s', key, err instanceof Error ? err.message : String(err))
-      return
+      return []
     }
+  }
+
+  /**
+   * Asks a peer for its plans under way, for the sessions with it to pull
+   * first. With `pull`, a session is started for what is missing if none
+   * runs (a scoped peer's events reach this node no other way).
+   */
+  private async askOpenIds(peer: PeerId, key: string, pull = false): Promise<void> {
+    const ids = await this.fetchOpenIds(peer, key)
     if (!this.running || ids.length === 0) return
     this.log('open-ids from %s: %d ids of plans under way, asked for first', key, ids.length)
     const running = this.inbound.get(key)?.session ?? this.outbound.get(key)?.session
-    if (running !== undefined && running !== null) running.prioritize(ids)
-    else if (this.libp2p.getConnections(peer).length > 0) this.openIdsOf.set(key, ids)
+    if (running !== undefined && running !== null) {
+      running.prioritize(ids)
+      return
+    }
+    if (this.libp2p.getConnections(peer).length === 0) return
+    const missing = pull ? ids.filter(id => !this.init.has(id)) : ids
+    if (missing.length === 0) return
+    this.openIdsOf.set(key, missing)
+    if (pull) void this.syncWith(peer)
+  }
+
+  /** A session showed the peer is scoped: ask for its plans under way (at most once per interval) and pull them. */
+  private scopedPeerSeen(key: string): void {
+    const now = this.scheduler.monotonic()
+    const last = this.scopedAsked.get(key)
+    if (last !== undefined && now - last < Math.max(1_000, this.intervalMs / 2)) return
+    this.scopedAsked.set(key, now)
+    let peer: PeerId
+    try {
+      peer = peerIdFromString(key)
+    } catch {
+      return
+    }
+    void this.askOpenIds(peer, key, true)
   }
 
   private schedulePeriodic(): void {
@@ -403,7 +473,8 @@ class SyncServiceImpl implements SyncService {
 
   private host(): SessionHost {
     const { ids, has, getBytes, ingest, ingestMany } = this.init
-    return { ids, has, getBytes, ingest, ingestMany, inflight: this.inflight, limits: this.limits, log: this.log }
+    const { inflight, limits, log, scoped } = this
+    return { ids, has, getBytes, ingest, ingestMany, inflight, limits, log, scoped }
   }
 
   private record(stats: SyncStats): void {
@@ -432,6 +503,7 @@ class SyncServiceImpl implements SyncService {
     } else {
       this.log('sync %s %s failed after %d ms: %s', stats.direction, stats.peer, stats.ms, stats.error)
     }
+    if (stats.peerScoped === true && this.running) this.scopedPeerSeen(stats.peer)
     try {
       this.init.onSession?.(stats)
     } catch (err) {

@@ -50,4 +50,9 @@ export interface SessionHost {
   readonly inflight: InflightIds
   readonly limits: SyncLimits
   readonly log: SyncLog
+  /**
+   * This node keeps only the plans under way (`--history open`): its sessions
+   * reconcile nothing and pull only what they are told to first (see session.ts).
+   */
+  readonly scoped?: boolean
 }

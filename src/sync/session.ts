@@ -26,10 +26,24 @@
  * Several sessions of one node share an in-flight table (see InflightIds and
  * pull.ts), so that a late joiner syncing with many peers at once pulls each
  * event from one of them.
+ *
+ * Scoped sessions (a node with `--history open`, host.scoped) use the same
+ * frames and reconcile nothing, so that a peer holding a long history never
+ * lists it: as the opener, the first frame is an empty RECONCILE (the
+ * reconciliation is over before it began), then WANTs of the ids it was told
+ * to pull first (the peer's plans under way, from open-ids.ts, and the deps
+ * they wait for), then DONE. As the responder, it answers the opener's
+ * RECONCILE with one that states no range (the reconcile core reads that as
+ * "nothing to add", and any peer's core answers it with an empty RECONCILE,
+ * which ends the reconciliation). Neither is ever sent by a session that
+ * reconciles (an opener always states its whole id space; a reply with
+ * nothing to say is an empty frame), so the peer can tell: `peerScoped` in
+ * its stats, and the service asks such a peer for its plans under way to
+ * pull what it published (libp2p-service.ts).
  */
 import type { Cancel, Scheduler } from '../ports/scheduler.js'
 import type { ReconcileSession } from './reconcile/index.js'
-import { createReconcileSession } from './reconcile/index.js'
+import { createReconcileSession, encodeReconcileMessage } from './reconcile/index.js'
 import { asError, errorMessage, SyncProtocolError, SyncTimeoutError } from './errors.js'
 import { FrameReader } from './frame-reader.js'
 import { FrameWriter } from './frame-writer.js'
@@ -82,6 +96,9 @@ export class SyncSession {
   private failure: Error | null = null
   private lastProgress: number
   private framesReceived = 0
+  /** RECONCILE frames received (the first tells a scoped peer apart). */
+  private reconcilesReceived = 0
+  private peerScoped = false
   private readonly onIngestError = (err: unknown): void => {
     this.counters.ingestErrors++
     this.host.log.error('sync ingest from %s threw: %s', this.peer, errorMessage(err))
@@ -142,7 +159,11 @@ export class SyncSession {
     try {
       this.startTimers()
       this.unsubscribe = this.host.inflight.subscribe(this.onRelease)
-      if (this.direction === 'outbound') {
+      if (this.direction === 'outbound' && this.host.scoped === true) {
+        this.writer.queue(encodeFrame(FRAME_RECONCILE, new Uint8Array(0)))
+        this.reconOver = true
+        this.kickWriter()
+      } else if (this.direction === 'outbound') {
         const opening = this.recon.initiate()
         this.counters.rounds++
         this.writer.queue(encodeFrame(FRAME_RECONCILE, opening))
@@ -178,7 +199,8 @@ export class SyncSession {
       ok: error === undefined,
       ...(error !== undefined ? { error } : {}),
       ...c,
-      ms: Math.round(this.scheduler.monotonic() - started)
+      ms: Math.round(this.scheduler.monotonic() - started),
+      ...(this.peerScoped ? { peerScoped: true } : {})
     }
     if (c.ingestErrors > 0)
       this.host.log('sync %s %s: %d ingest calls threw', this.direction, this.peer, c.ingestErrors)
@@ -211,11 +233,23 @@ export class SyncSession {
 
   private onReconcile(payload: Uint8Array): void {
     if (this.reconOver) throw new SyncProtocolError('RECONCILE after the reconciliation ended')
+    const first = ++this.reconcilesReceived === 1
     if (payload.length === 0) {
+      // An opener that ends the reconciliation before it began is scoped.
+      if (first && this.direction === 'inbound') this.peerScoped = true
       this.reconOver = true
       return
     }
     this.counters.rounds++
+    if (this.host.scoped === true) {
+      if (!first) throw new SyncProtocolError('a second RECONCILE to a scoped session')
+      // Nothing to say about any range: the peer's core answers with an empty RECONCILE.
+      this.writer.queue(encodeFrame(FRAME_RECONCILE, encodeReconcileMessage([])))
+      this.kickWriter()
+      return
+    }
+    // A reply that states no range comes only from a scoped responder.
+    if (first && this.direction === 'outbound' && payload.length === 1) this.peerScoped = true
     const step = this.recon.receive(payload)
     if ('error' in step) throw new SyncProtocolError(`reconcile: ${step.error}`)
     this.pull.need(step.need)

@@ -26,6 +26,8 @@ export interface SyncStats {
   /** `ingest` calls that threw or rejected (the events still count as received). */
   readonly ingestErrors: number
   readonly ms: number
+  /** The peer keeps only its plans under way (`--history open`): it reconciled nothing (see session.ts). */
+  readonly peerScoped?: boolean
 }
 
 /** The running counts of one session (the parts of SyncStats that add up). */

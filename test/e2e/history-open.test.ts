@@ -1,0 +1,147 @@
+/**
+ * `--history open` on real processes: a holder (decomposer) opened on a store
+ * of about 3,000 events (33 finished plans and 5 under way, generated as the
+ * history benchmark generates them), a scorer, and an executor that joins
+ * with `--history open` on an empty store. A goal submitted by a client that
+ * is itself `--history open` completes with the newcomer as its only
+ * executor: its claims and results reach the others although it reconciles
+ * nothing. The newcomer holds the plans under way and none of the finished
+ * history, says so in /status, and every node agrees on the new plan.
+ */
+import { cpSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EXIT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import { waitUntil } from '../helpers/wait.js'
+import { HISTORY_SWARM, ensureHistory } from '../../bench/gen-history.js'
+import type { CliChild } from '../helpers/cli-process.js'
+import type { StatusBody } from '../../src/ports/node-view.js'
+
+const COMMON = ['--swarm', HISTORY_SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0']
+const START_MS = 120_000
+const PLAN_MS = 150_000
+
+describe('--history open, on real processes beside a long history', () => {
+  let home: string
+  let env: NodeJS.ProcessEnv
+  let seed = ''
+  let holderHttp = ''
+  let newcomerHttp = ''
+  let newcomerId = ''
+  let history = { events: 0, underWay: 0 }
+  const nodes: CliChild[] = []
+  const status = async (http: string): Promise<StatusBody> =>
+    (await (await fetch(`${http}/status`)).json()) as StatusBody
+
+  beforeAll(async () => {
+    home = tempDir('history-open')
+    env = cliEnv(home)
+    const built = await ensureHistory(3_000, 'e2e', () => {})
+    history = { events: built.meta.events, underWay: built.meta.underWay }
+    cpSync(built.dir, join(home, 'holder'), { recursive: true })
+    const holder = spawnCli(
+      ['--role', 'decomposer', ...COMMON, '--data-dir', join(home, 'holder'), '--http', '127.0.0.1:0', '--json'],
+      { env }
+    )
+    nodes.push(holder)
+    const started = await holder.waitForJson(o => o.event === 'started', START_MS)
+    seed = (started.addresses as string[])[0] as string
+    holderHttp = started.http as string
+    nodes.push(
+      spawnCli(['--role', 'scorer', ...COMMON, '--data-dir', join(home, 'scorer'), '--bootstrap', seed], { env })
+    )
+    const newcomer = spawnCli(
+      ['--role', 'executor', ...COMMON, '--data-dir', join(home, 'newcomer'), '--bootstrap', seed].concat([
+        '--history',
+        'open',
+        '--http',
+        '127.0.0.1:0',
+        '--json'
+      ]),
+      { env }
+    )
+    nodes.push(newcomer)
+    const n = await newcomer.waitForJson(o => o.event === 'started', START_MS)
+    newcomerHttp = n.http as string
+    newcomerId = n.peerId as string
+    await waitUntil(
+      'the holder to see a scorer and the newcomer',
+      async () => {
+        const roles = new Set((await status(holderHttp)).roster.map(r => r.role))
+        return roles.has('scorer') && roles.has('executor') ? true : undefined
+      },
+      START_MS,
+      250
+    )
+  }, 2 * START_MS)
+
+  afterAll(async () => {
+    await stopCliChildren()
+    removeTempDirs()
+  }, 60_000)
+
+  it(
+    'a goal completes with the newcomer as its executor, and the newcomer never fetches the finished history',
+    async () => {
+      const r = await runCli(
+        ['submit', 'plan a picnic in the park', '--wait', ...COMMON, '--bootstrap', seed]
+          .concat(['--data-dir', join(home, 'client'), '--history', 'open', '--max-depth', '1'])
+          .concat(['--timeout', String(PLAN_MS / 1000 - 30)]),
+        { env },
+        PLAN_MS
+      )
+      const tails = nodes.map(n => n.tail(800)).join('\n')
+      expect(r.code, `${r.stderr.slice(-3000)}\n${tails}`).toBe(EXIT.OK)
+      const plan = r.stdout.split('\n')[0] as string
+      expect(plan).toMatch(/^[0-9a-f]{64}$/)
+
+      // Every node folds the new plan alike; its results are the newcomer's.
+      const planOf = async (http: string): Promise<{ status: string; hash: string }> => {
+        const body = (await (await fetch(`${http}/plans/${plan}`)).json()) as {
+          treeHash: string
+          tree: { status: string }
+        }
+        return { status: body.tree.status, hash: body.treeHash }
+      }
+      const atHolder = await waitUntil(
+        'the holder to hold the completed plan',
+        async () => {
+          const p = await planOf(holderHttp).catch(() => undefined)
+          return p?.status === 'completed' ? p : undefined
+        },
+        60_000,
+        250
+      )
+      const atNewcomer = await planOf(newcomerHttp)
+      expect(atNewcomer.hash).toBe(atHolder.hash)
+      // The holder has the newcomer's results, although the newcomer reconciles nothing with it.
+      const events = (await (await fetch(`${holderHttp}/plans/${plan}/events`)).json()) as Array<{
+        type: string
+        author: string
+      }>
+      const results = events.filter(e => e.type === 'result-reported')
+      expect(results.length).toBeGreaterThan(0)
+      expect(results.every(e => e.author === newcomerId)).toBe(true)
+
+      // A finished plan of the history is not on the newcomer, and its answer says why.
+      const lines = (await (await fetch(`${holderHttp}/plans`)).json()) as Array<{ id: string; status: string }>
+      const finishedPlan = lines.find(l => l.status === 'completed' && l.id !== plan)?.id ?? ''
+      expect(finishedPlan).toMatch(/^[0-9a-f]{64}$/)
+      const old = await fetch(`${newcomerHttp}/plans/${finishedPlan}`)
+      expect(old.status).toBe(404)
+      expect(((await old.json()) as { error: string }).error).toMatch(/--history open/)
+      expect((await fetch(`${holderHttp}/plans/${finishedPlan}`)).status).toBe(200)
+
+      const s = await status(newcomerHttp)
+      expect(s.history.mode).toBe('open')
+      expect(s.history.says).toMatch(/--history open/)
+      const holder = await status(holderHttp)
+      expect(holder.history.mode).toBe('all')
+      expect(holder.events.held).toBeGreaterThanOrEqual(history.events)
+      // The plans under way (5 of about 80 events each) and the new one: a fraction of the history.
+      expect(s.events.held).toBeLessThan(history.events / 3)
+      expect(s.events.held).toBeGreaterThan(history.underWay * 10)
+    },
+    PLAN_MS + 60_000
+  )
+})
