@@ -375,6 +375,67 @@ export class Case {
     }
   }
 
+  /**
+   * A newcomer with `--history open` on an empty store, bootstrapped to D
+   * while X is stopped: timed until it claims in a goal submitted as soon as
+   * its /status answers, then watched for HISTORY_OPEN_WATCH_S more; what it
+   * holds and the bytes on its connections, at the claim and at the end.
+   */
+  async newcomerOpen(watchMs: number): Promise<Record<string, unknown>> {
+    const boot = this.d!.started()!.addresses[0] as string
+    const target = (await storedEvents(this.d!)) ?? NaN
+    const args = ['--bootstrap', boot, '--history', 'open']
+    const n = await spawnNode(this.o, 'O', 'executor', join(this.root, 'newcomer-open'), this.root, args)
+    try {
+      const st = await awaitStatus(n, this.o.startTimeoutMs)
+      if (st === undefined) return { timedOutS: this.o.startTimeoutMs / 1000 }
+      say(`    O: /status after ${seconds(st.ms)}; submitting a goal`)
+      const { plan, at } = await this.submit()
+      const claim = await until(
+        `O: waiting for its claim in plan ${plan.slice(0, 12)}`,
+        async () => await this.claimOf(plan, st.peerId),
+        this.o.catchupTimeoutMs - (Date.now() - n.spawnedAt),
+        250,
+        () => '',
+        [n]
+      )
+      const atClaim = sampleProc(n.pid)
+      const bytesClaim = connectionBytes(n.pid, [n.httpPort])
+      const heldAtClaim = (await storedEvents(n)) ?? null
+      const claimMs = claim === undefined ? null : claim.hlc.ms - n.spawnedAt
+      say(
+        `    O: claimed ${claimMs === null ? 'nothing' : `${seconds(claimMs)} after spawn`}; watching ${watchMs / 1000} s`
+      )
+      await sleep(watchMs)
+      const atEnd = sampleProc(n.pid)
+      const bytesEnd = connectionBytes(n.pid, [n.httpPort])
+      const out = {
+        statusMs: st.ms,
+        claimMs,
+        submitToClaimMs: claim === undefined ? null : claim.hlc.ms - at,
+        heldAtClaim,
+        heldAtEnd: (await storedEvents(n)) ?? null,
+        target,
+        watchS: watchMs / 1000,
+        rssAtClaimMb: r1(atClaim?.rssMb ?? NaN),
+        rssAtEndMb: r1(atEnd?.rssMb ?? NaN),
+        cpuMsAtEnd: Math.round(atEnd?.cpuMs ?? NaN),
+        connectionBytesAtClaim: bytesClaim,
+        connectionBytesAtEnd: bytesEnd,
+        syncAtEnd: sumSyncs(n.syncs),
+        syncFailures: n.syncFailures.length,
+        syncFailureReasons: [...new Set(n.syncFailures.map(f => f.error))].slice(0, 5)
+      }
+      say(
+        `    O: holds ${String(out.heldAtEnd)} of ${target} events after ${watchMs / 1000} s more, ` +
+          `${bytesEnd.in} bytes in, RSS ${Math.round(atEnd?.rssMb ?? 0)} MB`
+      )
+      return out
+    } finally {
+      await n.stop()
+    }
+  }
+
   async stop(): Promise<void> {
     await this.mcp?.close().catch(() => undefined)
     await Promise.all([this.d?.stop(), this.s?.stop()])

@@ -40,6 +40,8 @@ export interface Options {
   readonly idsetRuns: number
   readonly cpuProf: string | undefined
   readonly newcomer: boolean
+  /** ms the --history open newcomer is watched after its claim; 0 leaves it out. */
+  readonly openWatchMs: number
   readonly cli: CliMode
 }
 

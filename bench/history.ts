@@ -41,7 +41,10 @@ import type { Options, SyncSession } from './history-node.js'
  *   a goal is submitted as soon as its /status answers, and it is timed
  *   until it claims a task in that plan and until it holds every event D
  *   holds (/metrics plan_swarm_events_stored), with the bytes on its
- *   connections (`ss`) and in its finished sync sessions at each point.
+ *   connections (`ss`) and in its finished sync sessions at each point;
+ * - a newcomer O with `--history open`, the same way: timed until its claim,
+ *   then watched HISTORY_OPEN_WATCH_S more; the events it holds (the plans
+ *   under way and the new one, never the history) and the bytes it took in.
  *
  * Separately, per history, in a process of its own run with --expose-gc: the
  * heap (heapUsed + arrayBuffers after full collections) that the replica's
@@ -53,7 +56,8 @@ import type { Options, SyncSession } from './history-node.js'
  * reported as timed out) HISTORY_CATCHUP_TIMEOUT_S=1800 (the newcomer's, from its spawn) HISTORY_IDSET_RUNS=3
  * HISTORY_CPU_PROF=DIR (one more start of X, under --cpu-prof, writes a V8
  * CPU profile into DIR/<case>; it is not counted in the medians)
- * HISTORY_NEWCOMER=0 (leave the newcomer out) HISTORY_REBUILD=1 (build the
+ * HISTORY_NEWCOMER=0 (leave the newcomer out) HISTORY_OPEN_WATCH_S=30 (how long the
+ * --history open newcomer O is watched after its claim; 0 leaves it out) HISTORY_REBUILD=1 (build the
  * stores again) HISTORY_KEEP=1 (keep the nodes' data dirs) HISTORY_COMMIT=abc1234
  * (the commit of a tree exported without .git); --cli=built|tsx (default built:
  * `node dist/src/cli.js` after `npm run build`, as a deployment runs it; tsx
@@ -92,6 +96,7 @@ function options(argv: readonly string[]): Options {
     idsetRuns: whole('HISTORY_IDSET_RUNS', 3),
     cpuProf: env.HISTORY_CPU_PROF,
     newcomer: env.HISTORY_NEWCOMER !== '0',
+    openWatchMs: Number(env.HISTORY_OPEN_WATCH_S ?? 30) * 1000,
     cli: cliMode(cli ?? 'built')
   }
 }
@@ -172,6 +177,12 @@ async function runCase(o: Options, label: string, history: History | undefined):
       say(`  ${label}: the newcomer N (empty store) joins D`)
       fig.newcomer = await c.newcomer().catch((err: Error) => ({ error: err.message.slice(0, 2_000) }))
     }
+    if (history !== undefined && o.openWatchMs > 0) {
+      say(`  ${label}: a newcomer O with --history open (empty store) joins D`)
+      fig.newcomerOpen = await c
+        .newcomerOpen(o.openWatchMs)
+        .catch((err: Error) => ({ error: err.message.slice(0, 2_000) }))
+    }
   } catch (err) {
     fig.error = (err as Error).message
     say(`  ${label}: failed: ${(err as Error).message}`)
@@ -228,6 +239,16 @@ function summary(fig: Record<string, unknown>): void {
           `${String(nc.ownEventsElsewhere)} events of its own in other plans, ${String(nc.syncFailures)} failed sync sessions`
       )
       if (nc.error !== undefined) lines.push(`    newcomer failed: ${String(nc.error).slice(0, 300)}`)
+    }
+    const no = c.newcomerOpen as Record<string, unknown> | undefined
+    if (no !== undefined) {
+      const be = no.connectionBytesAtEnd as { in: number } | undefined
+      lines.push(
+        `    --history open newcomer: claims ${ms(no.claimMs)} after spawn; ${String(no.watchS)} s later holds ` +
+          `${String(no.heldAtEnd)} of ${String(no.target)} events, ${((be?.in ?? NaN) / 2 ** 20).toFixed(2)} MB in, ` +
+          `RSS ${mb(no.rssAtEndMb)}, ${String(no.syncFailures)} failed sync sessions`
+      )
+      if (no.error !== undefined) lines.push(`    --history open newcomer failed: ${String(no.error).slice(0, 300)}`)
     }
   }
   console.error(lines.join('\n'))

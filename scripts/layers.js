@@ -134,7 +134,7 @@ export const LAYERS = [
   {
     name: 'src/http',
     what:
-      '`startHttpServer(host, port, view)`: `/status`, `/plans`, `/plans/<id>`, `/plans/<id>/events`, ' +
+      '`startHttpServer(host, port, view)`: `/status`, `/plans`, `/plans/<id>`, `/plans/<id>/events`, `/plans/<id>/summary`, ' +
       "`/metrics`; and the observer's dashboard (`dashboardSource(view)`, `createDashboard`).",
     mayImport: ['src/core', 'src/wire', 'src/ports', 'src/llm', 'src/author'],
     why:

@@ -22,7 +22,10 @@ export class PortInUseError extends Error {
 const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
 /** The part of a node's view the built-in routes read: nothing here publishes. */
-export type HttpView = Pick<NodeView, 'status' | 'planLines' | 'loadTree' | 'treeHash' | 'planEvents' | 'metricsText'>
+export type HttpView = Pick<
+  NodeView,
+  'status' | 'planLines' | 'loadTree' | 'treeHash' | 'planEvents' | 'metricsText' | 'planSummary'
+>
 
 /**
  * More routes on the same server (the observer's dashboard). A route answers
@@ -48,7 +51,7 @@ export function send(res: ServerResponse, code: number, body: unknown, type = 'a
 }
 
 /**
- * `--http HOST:PORT`: /status, /plans/<id>, /plans/<id>/events, /metrics.
+ * `--http HOST:PORT`: /status, /plans/<id>, /plans/<id>/events, /plans/<id>/summary, /metrics.
  * Read-only; binds exactly where told.
  */
 export async function startHttpServer(host: string, port: number, view: HttpView): Promise<HttpServer> {
@@ -73,6 +76,17 @@ export async function startHttpServer(host: string, port: number, view: HttpView
       send(res, 200, view.planLines())
       return
     }
+    if (parts[0] === 'plans' && parts.length === 3 && parts[2] === 'summary') {
+      const id = parts[1] as PlanId
+      const found = /^[0-9a-f]{64}$/.test(id) ? await view.planSummary(id) : null
+      if (found === null) {
+        send(res, 404, { error: `no plan ${id} here, and no connected peer holds it` })
+        return
+      }
+      const own = found.from === view.status().peerId
+      send(res, 200, { ...found.summary, from: found.from, own })
+      return
+    }
     if (parts[0] === 'plans' && (parts.length === 2 || (parts.length === 3 && parts[2] === 'events'))) {
       const id = parts[1] as PlanId
       // A finished plan that left memory is loaded back from the store for this read (and leaves again once quiet).
@@ -80,8 +94,8 @@ export async function startHttpServer(host: string, port: number, view: HttpView
       if (tree === undefined) {
         const why =
           view.status().history.mode === 'open'
-            ? '; this node keeps only the plans under way and those it saw finish (--history open): ask a node ' +
-              'started without it'
+            ? '; this node keeps only the plans under way and those it saw finish (--history open): ' +
+              `GET /plans/${id}/summary asks its peers`
             : ''
         send(res, 404, { error: `no plan ${id} here; GET /plans lists the plans this node holds${why}` })
         return
@@ -95,7 +109,7 @@ export async function startHttpServer(host: string, port: number, view: HttpView
       return
     }
     send(res, 404, {
-      error: `no such path ${url.pathname}; try /status, /plans, /plans/<id>, /plans/<id>/events or /metrics`
+      error: `no such path ${url.pathname}; try /status, /plans, /plans/<id>, /plans/<id>/events, /plans/<id>/summary or /metrics`
     })
   }
   const server: Server = createServer((req, res) => {

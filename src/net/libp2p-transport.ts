@@ -147,6 +147,7 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
           wantsOpenIds: host.wantsOpenIds,
           intervalMs: init.syncIntervalMs,
           scope: init.history,
+          summaryOf: host.summaryOf,
           onSession: s => {
             host.synced?.({ peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error })
           }
@@ -169,6 +170,7 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
     publish: async (id, bytes) => {
       await started().publishEvent(id, bytes)
     },
+    planSummary: async plan => (sync === undefined ? null : await sync.askSummary(plan)),
     syncWith: async (peer, options) => {
       if (sync === undefined) return { peer, ok: false, eventsReceived: 0, error: 'not started' }
       const s = await sync.syncWith(peer, options)

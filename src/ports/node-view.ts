@@ -2,6 +2,7 @@ import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from
 import type { PlanSummary } from '../core/fold.js'
 import type { PlanStatus, PlanTree } from '../core/tree.js'
 import type { Scheduler } from './scheduler.js'
+import type { PlanSummaryAnswer } from './transport.js'
 
 /** One listed peer, as status pages and roles see it. */
 export interface RosterEntry {
@@ -130,6 +131,12 @@ export interface NodeView {
    * answered.
    */
   syncOnce: () => Promise<string | null>
+  /**
+   * A plan's summary: this node's own when it holds the plan, else the first
+   * a connected peer gives (a peer's word, not signed events: `from` says
+   * whose); null when nobody holds it.
+   */
+  planSummary: (plan: PlanId) => Promise<{ readonly from: string; readonly summary: PlanSummaryAnswer } | null>
   /** Prometheus text for GET /metrics. */
   metricsText: () => Promise<string>
   /**

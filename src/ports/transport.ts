@@ -59,6 +59,20 @@ export interface TransportHost {
   readonly openIds?: (max: number) => readonly string[]
   /** Whether to ask each new peer for its plans under way before the rest (just started, or catching up). */
   readonly wantsOpenIds?: () => boolean
+  /** This node's summary of a plan it holds, for a peer that asks (one with `--history open`). */
+  readonly summaryOf?: (plan: string) => PlanSummaryAnswer | undefined
+}
+
+/** What a node says of one plan it holds, when a peer asks (src/sync/plan-summary.ts carries it). */
+export interface PlanSummaryAnswer {
+  readonly plan: string
+  readonly goal: string
+  readonly status: string
+  readonly treeHash: string
+  readonly nodes: number
+  readonly done: number
+  /** The roll-up of the whole plan (cut to fit); null until there is one. */
+  readonly deliverable: string | null
 }
 
 /**
@@ -88,5 +102,7 @@ export interface Transport {
   presenceIntervalMs: () => number
   /** Announce these capabilities in presence from now on (at once, then with every announcement). */
   announce?: (capabilities: readonly string[]) => void
+  /** A connected peer's summary of a plan, and whose it is; null when none holds it. Absent in the simulator. */
+  planSummary?: (plan: string) => Promise<{ readonly from: string; readonly summary: PlanSummaryAnswer } | null>
   stop: () => Promise<void>
 }

@@ -8,11 +8,11 @@ import { startRetention } from './retention.js'
 import type { RetentionOptions } from './retention.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { SignatureVerifier } from '../wire/decode.js'
-import type { PeerIdString } from '../core/events.js'
+import type { PeerIdString, PlanId } from '../core/events.js'
 import type { EventStore } from '../ports/event-store.js'
 import type { NodeView, StatusBody } from '../ports/node-view.js'
 import type { Scheduler } from '../ports/scheduler.js'
-import type { Transport } from '../ports/transport.js'
+import type { PlanSummaryAnswer, Transport } from '../ports/transport.js'
 import type { Roster } from '../net/roster.js'
 import { VERSION } from './version.js'
 
@@ -61,6 +61,23 @@ export interface NodeRuntime {
   stop: () => Promise<void>
 }
 
+/** This node's summary of a plan it holds (what a `--history open` peer is told), or undefined. */
+function summaryOf(replica: Replica, plan: string): PlanSummaryAnswer | undefined {
+  if (!/^[0-9a-f]{64}$/.test(plan)) return undefined
+  const t = replica.loadTree(plan as PlanId)
+  if (t === undefined) return undefined
+  const s = summarizeTree(t)
+  return {
+    plan,
+    goal: s.goal,
+    status: s.status,
+    treeHash: replica.fold.treeHash(plan as PlanId) ?? '',
+    nodes: s.nodes,
+    done: s.done,
+    deliverable: t.deliverable?.output ?? null
+  }
+}
+
 /**
  * The one wiring of a node, shared by the libp2p peer (src/app/peer.ts) and
  * the simulator (src/sim): load the store into the replica, hand the
@@ -106,6 +123,7 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     getBytes: id => replica.getBytes(id),
     ingestMany: async batch => await replica.ingestMany(batch, 'sync'),
     openIds: max => replica.openIds(max),
+    summaryOf: plan => summaryOf(replica, plan),
     wantsOpenIds: () => scheduler.now() - startedAt < ASK_OPEN_IDS_MS || replica.catchUp.active(scheduler.now()),
     presence: p => {
       roster.update(p, scheduler.now())
@@ -178,6 +196,11 @@ function createNodeView(
       return t === undefined ? fold.summary(plan) : summarizeTree(t)
     },
     planLines,
+    planSummary: async plan => {
+      const own = summaryOf(replica, plan)
+      if (own !== undefined) return { from: init.peerId, summary: own }
+      return (await transport.planSummary?.(plan)) ?? null
+    },
     planEvents: plan => replica.planEvents(plan),
     event: id => fold.events.get(id),
     reviewsOf: (plan, result) => fold.events.plan(plan)?.reviews.get(result) ?? [],
@@ -214,7 +237,7 @@ function createNodeView(
               mode: 'open',
               says:
                 'this node holds the plans under way and those it saw finish; finished plans from before stay ' +
-                'with peers that fetched them (--history open)'
+                'with peers that fetched them, and GET /plans/<id>/summary asks them (--history open)'
             }
           : { mode: 'all', says: 'this node fetches every plan its peers hold' }
     }),

@@ -38,6 +38,8 @@ import { asError, SyncAbortedError } from './errors.js'
 import { InflightIds } from './inflight.js'
 import { syncStreamOfLibp2p } from './libp2p-stream.js'
 import { MAX_OPEN_IDS, OPEN_IDS_PROTOCOL, askOpenIds, serveOpenIds } from './open-ids.js'
+import { PLAN_SUMMARY_PROTOCOL, PLAN_SUMMARY_TIMEOUT_MS, askPlanSummary, servePlanSummary } from './plan-summary.js'
+import type { PlanSummaryAnswer } from '../ports/transport.js'
 import type { SyncLimits } from './limits.js'
 import { DEFAULT_SYNC_LIMITS } from './limits.js'
 import type { IdSet } from './reconcile/index.js'
@@ -79,6 +81,8 @@ export interface SyncServiceInit {
    * session.ts). Default 'all'.
    */
   readonly scope?: 'all' | 'open'
+  /** Optional: this node's summary of a plan it holds, served on PLAN_SUMMARY_PROTOCOL. */
+  readonly summaryOf?: (plan: string) => PlanSummaryAnswer | undefined
   /** Periodic sync with a random connected peer; default 10 000 ms (jittered ±20 %); 0 turns it off. */
   readonly intervalMs?: number
   /** Delay after `peer:connect` before the on-connect sync; default 100 ms. */
@@ -131,6 +135,8 @@ export interface SyncService {
    * everything this node held at the call. Never rejects.
    */
   syncWith(peer: PeerId | string, options?: SyncWithOptions): Promise<SyncStats>
+  /** A connected peer's summary of a plan (asking at most three), or null when none holds it or can say. */
+  askSummary(plan: string): Promise<{ from: string; summary: PlanSummaryAnswer } | null>
   stats(): SyncTotals
 }
 
@@ -202,6 +208,15 @@ class SyncServiceImpl implements SyncService {
         },
         { maxInboundStreams: 2, runOnLimitedConnection: true }
       )
+    const summaryOf = this.init.summaryOf
+    if (summaryOf !== undefined)
+      await this.libp2p.handle(
+        PLAN_SUMMARY_PROTOCOL,
+        stream => {
+          void servePlanSummary(stream, summaryOf, this.scheduler)
+        },
+        { maxInboundStreams: 4, runOnLimitedConnection: true }
+      )
     if (this.init.syncOnConnect !== false || this.init.wantsOpenIds !== undefined || this.scoped)
       this.libp2p.addEventListener('peer:connect', this.onConnect)
     this.schedulePeriodic()
@@ -225,7 +240,10 @@ class SyncServiceImpl implements SyncService {
       session?.abort(new SyncAbortedError('sync service stopped'))
       pending.push(done)
     }
-    for (const protocol of this.init.openIds === undefined ? [SYNC_PROTOCOL] : [SYNC_PROTOCOL, OPEN_IDS_PROTOCOL]) {
+    const protocols = [SYNC_PROTOCOL]
+    if (this.init.openIds !== undefined) protocols.push(OPEN_IDS_PROTOCOL)
+    if (this.init.summaryOf !== undefined) protocols.push(PLAN_SUMMARY_PROTOCOL)
+    for (const protocol of protocols) {
       try {
         await this.libp2p.unhandle(protocol)
       } catch (err) {
@@ -239,6 +257,23 @@ class SyncServiceImpl implements SyncService {
 
   stats(): SyncTotals {
     return { ...this.totals, active: this.inbound.size + this.outbound.size }
+  }
+
+  async askSummary(plan: string): Promise<{ from: string; summary: PlanSummaryAnswer } | null> {
+    const peers = [...new Map(this.libp2p.getConnections().map(c => [c.remotePeer.toString(), c.remotePeer]))]
+    for (let i = 0; i < peers.length && i < 3; i++) {
+      const j = i + Math.floor(this.scheduler.random() * (peers.length - i))
+      ;[peers[i], peers[j]] = [peers[j] as [string, PeerId], peers[i] as [string, PeerId]]
+      const [key, peer] = peers[i] as [string, PeerId]
+      try {
+        const signal = AbortSignal.any([this.controller.signal, AbortSignal.timeout(PLAN_SUMMARY_TIMEOUT_MS)])
+        const summary = await askPlanSummary(this.libp2p, peer, plan, this.scheduler, signal)
+        if (summary !== undefined) return { from: key, summary }
+      } catch (err) {
+        this.log('plan-summary from %s: %s', key, err instanceof Error ? err.message : String(err))
+      }
+    }
+    return null
   }
 
   syncWith(peer: PeerId | string, options: SyncWithOptions = {}): Promise<SyncStats> {

@@ -18,10 +18,11 @@
  * lying peer can only name ids, which are then asked of it alone and checked
  * as any event is.
  */
-import type { Libp2p, PeerId, Stream, StreamMessageEvent } from '@libp2p/interface'
+import type { Libp2p, PeerId, Stream } from '@libp2p/interface'
 import type { Scheduler } from '../ports/scheduler.js'
 import { OPEN_IDS_PROTOCOL } from '../wire/topics.js'
 import { ID_BYTES, idFromBytes, idToBytes } from '../wire/id-bytes.js'
+import { readToEnd } from './read-answer.js'
 
 export { OPEN_IDS_PROTOCOL }
 
@@ -67,43 +68,7 @@ export async function askOpenIds(
 ): Promise<string[]> {
   const opts = { runOnLimitedConnection: true, signal: signal ?? AbortSignal.timeout(OPEN_IDS_TIMEOUT_MS) }
   const stream = await libp2p.dialProtocol(peer, OPEN_IDS_PROTOCOL, opts)
-  const chunks: Uint8Array[] = []
-  let size = 0
-  const cap = MAX_OPEN_IDS * ID_BYTES
-  await new Promise<void>((resolve, reject) => {
-    const cancel = scheduler.after(OPEN_IDS_TIMEOUT_MS, () => {
-      stream.abort(new Error('open-ids answer timed out'))
-      reject(new Error(`no whole open-ids answer within ${OPEN_IDS_TIMEOUT_MS} ms`))
-    })
-    const settle = (err?: Error): void => {
-      cancel()
-      if (err === undefined) resolve()
-      else reject(err)
-    }
-    stream.addEventListener('message', (evt: StreamMessageEvent) => {
-      const data = evt.data instanceof Uint8Array ? evt.data : evt.data.subarray()
-      size += data.length
-      if (size > cap) {
-        stream.abort(new Error('open-ids answer too long'))
-        settle(new Error(`an open-ids answer over ${cap} bytes`))
-        return
-      }
-      chunks.push(data)
-    })
-    stream.addEventListener('close', evt => {
-      settle(evt.error)
-    })
-    stream.addEventListener('end', () => {
-      settle()
-    })
-    if (stream.readableEnded) settle()
-    stream.close().catch(() => {})
-  })
-  const all = new Uint8Array(size)
-  let at = 0
-  for (const c of chunks) {
-    all.set(c, at)
-    at += c.length
-  }
-  return decodeOpenIds(all)
+  const answer = readToEnd(stream, MAX_OPEN_IDS * ID_BYTES, OPEN_IDS_TIMEOUT_MS, scheduler, 'open-ids answer')
+  stream.close().catch(() => {})
+  return decodeOpenIds(await answer)
 }

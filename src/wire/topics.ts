@@ -38,3 +38,6 @@ export function presenceTopic(swarm: string): string {
 
 /** The stream protocol a node asks a new neighbour for the signed presence announcements it holds (roster exchange). */
 export const ROSTER_PROTOCOL = '/plan-swarm/roster/1.0.0'
+
+/** The stream protocol a node asks a peer with for its summary of one plan (a `--history open` node's reads). */
+export const PLAN_SUMMARY_PROTOCOL = '/plan-swarm/plan-summary/1.0.0'

@@ -130,7 +130,23 @@ describe('--history open, on real processes beside a long history', () => {
       const old = await fetch(`${newcomerHttp}/plans/${finishedPlan}`)
       expect(old.status).toBe(404)
       expect(((await old.json()) as { error: string }).error).toMatch(/--history open/)
-      expect((await fetch(`${holderHttp}/plans/${finishedPlan}`)).status).toBe(200)
+      const atHolderOld = (await (await fetch(`${holderHttp}/plans/${finishedPlan}`)).json()) as { treeHash: string }
+      // ... and its peers describe it on request: a peer's word, saying whose.
+      const summary = (await (await fetch(`${newcomerHttp}/plans/${finishedPlan}/summary`)).json()) as {
+        plan: string
+        status: string
+        treeHash: string
+        deliverable: string | null
+        from: string
+        own: boolean
+      }
+      expect(summary).toMatchObject({ plan: finishedPlan, status: 'completed', own: false })
+      expect(summary.treeHash).toBe(atHolderOld.treeHash)
+      expect(summary.deliverable?.length).toBeGreaterThan(0)
+      expect(summary.from).toMatch(/^12D3/)
+      const mine = (await (await fetch(`${newcomerHttp}/plans/${plan}/summary`)).json()) as { own: boolean }
+      expect(mine.own).toBe(true)
+      expect((await fetch(`${newcomerHttp}/plans/${'0'.repeat(64)}/summary`)).status).toBe(404)
 
       const s = await status(newcomerHttp)
       expect(s.history.mode).toBe('open')

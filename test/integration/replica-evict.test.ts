@@ -210,7 +210,8 @@ describe('replica: finished plans leave memory', () => {
           loadTree: plan => replica.loadTree(plan),
           treeHash: plan => replica.fold.treeHash(plan),
           planEvents: plan => replica.planEvents(plan),
-          metricsText: async () => await new NodeMetrics().text()
+          metricsText: async () => await new NodeMetrics().text(),
+          planSummary: async () => await Promise.resolve(null)
         })
         try {
           const res = await fetch(`${http.url}/plans/${third.plan}`)

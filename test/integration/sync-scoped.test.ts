@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { connect, createSyncPeer, fakeEvent, stopPeers } from '../helpers/sync-nodes.js'
 import type { SyncPeer } from '../helpers/sync-nodes.js'
 import { waitUntil } from '../helpers/wait.js'
+import { PLAN_SUMMARY_PROTOCOL } from '../../src/sync/plan-summary.js'
 
 const peers: SyncPeer[] = []
 afterEach(async () => {
@@ -90,6 +91,31 @@ describe('--history open: sync scoped to the plans under way', () => {
       200
     )
     expect(h.replica.ids.has(late.id)).toBe(true)
+  }, 60_000)
+
+  it('a peer describes a plan it holds on request; one that does not, or speaks nonsense, gives nothing', async () => {
+    const plan = 'ab'.repeat(32)
+    const summary = { plan, goal: 'a picnic', status: 'completed', treeHash: 'cd'.repeat(32), nodes: 3, done: 3 }
+    const described = await createSyncPeer({
+      summaryOf: p => (p === plan ? { ...summary, deliverable: 'x' } : undefined)
+    })
+    peers.push(described)
+    const s = await scoped()
+    await connect(s.node, described.node)
+    expect(await s.sync.askSummary(plan)).toEqual({
+      from: described.node.peerId.toString(),
+      summary: { ...summary, deliverable: 'x' }
+    })
+    expect(await s.sync.askSummary('ef'.repeat(32))).toBeNull()
+    // A peer that answers with something else, and one without the protocol: nothing, no throw.
+    await described.node.unhandle(PLAN_SUMMARY_PROTOCOL)
+    await described.node.handle(PLAN_SUMMARY_PROTOCOL, stream => {
+      stream.send(new TextEncoder().encode('{"plan": "another"}'))
+      stream.close().catch(() => {})
+    })
+    expect(await s.sync.askSummary(plan)).toBeNull()
+    await described.node.unhandle(PLAN_SUMMARY_PROTOCOL)
+    expect(await s.sync.askSummary(plan)).toBeNull()
   }, 60_000)
 
   it('a holder that does not speak open-ids (the release before 0.3) ends every session cleanly, giving nothing', async () => {

@@ -41,7 +41,7 @@ import {
   signatureDomain,
   signedMessage
 } from '../../src/wire/index.js'
-import { OPEN_IDS_PROTOCOL, ROSTER_PROTOCOL } from '../../src/wire/topics.js'
+import { OPEN_IDS_PROTOCOL, PLAN_SUMMARY_PROTOCOL, ROSTER_PROTOCOL } from '../../src/wire/topics.js'
 
 const PAGE = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8')
 const GOLDEN = JSON.parse(readFileSync(new URL('../fixtures/golden-plan.json', import.meta.url), 'utf8')) as {
@@ -245,6 +245,7 @@ describe('docs/protocol.md: names and constants', () => {
       'presence topic': presenceTopic('{swarm}'),
       'sync protocol': SYNC_PROTOCOL,
       'open-ids protocol': OPEN_IDS_PROTOCOL,
+      'plan-summary protocol': PLAN_SUMMARY_PROTOCOL,
       'roster protocol': ROSTER_PROTOCOL,
       'event signature prefix': shown(new TextDecoder().decode(signatureDomain('{swarm}'))),
       'presence signature prefix': shown(new TextDecoder().decode(presenceSignedMessage('{swarm}', new Uint8Array(0))))
