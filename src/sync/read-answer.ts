@@ -44,11 +44,5 @@ export async function readToEnd(
     })
     if (stream.readableEnded) settle()
   })
-  const all = new Uint8Array(size)
-  let at = 0
-  for (const c of chunks) {
-    all.set(c, at)
-    at += c.length
-  }
-  return all
+  return Buffer.concat(chunks, size)
 }
