@@ -678,7 +678,7 @@ describe('fuzzing the sync protocol', () => {
   )
 
   it(
-    'a session fed arbitrary frame sequences: it ends (ok or failed) and never throws',
+    'a session fed arbitrary frame sequences, scoped (--history open) or not: it ends (ok or failed) and never throws',
     async () => {
       const set = new IdSet()
       for (const e of honest) set.add(e.id)
@@ -711,17 +711,21 @@ describe('fuzzing the sync protocol', () => {
           fc.array(arbFrame, { maxLength: 8 }),
           fc.constantFrom('inbound' as const, 'outbound' as const),
           fc.constantFrom(true, true, false),
-          async (frames, direction, endCleanly) => {
+          fc.constantFrom(false, false, true),
+          async (frames, direction, endCleanly, scoped) => {
             const { r, store } = newReplica()
             for (const b of honestBytes.slice(0, 10)) r.ingest(b, 'local')
             const [mine, theirs] = streamPair()
             theirs.addEventListener('message', () => {})
             const session = new SyncSession(
-              hostOf(
-                r.ids,
-                id => r.getBytes(id),
-                async b => r.ingest(b, 'sync')
-              ),
+              {
+                ...hostOf(
+                  r.ids,
+                  id => r.getBytes(id),
+                  async b => r.ingest(b, 'sync')
+                ),
+                scoped
+              },
               syncStreamOfLibp2p(mine as unknown as Stream, LIMITS.maxFrameBytes),
               'fuzzer',
               direction,
