@@ -289,10 +289,15 @@ export class Replica {
    * its view of them must be whole), at most `max`: the plan heard of last
    * first, each plan's events in stamp order (deps before what cites them).
    * A peer catching up asks for these first (src/sync/open-ids.ts).
+   * While this node is itself catching up, a plan it holds in part looks
+   * under way whatever its age, so then only plans with a recent stamp count
+   * (the rule its own roles follow, catch-up.ts): otherwise a `--history
+   * open` peer would be handed pieces of the history.
    */
   openIds(max: number): string[] {
     const open: Array<{ last: number; events: PlanEvent[] }> = []
     const recent = this.now() - HISTORY_QUIET_MS
+    const catchingUp = this.catchUp.active(this.now())
     for (const plan of this.fold.plans()) {
       if (this.fold.isEvicted(plan)) {
         // Finished and quiet for a minute (out of memory), but perhaps not for two: read from the store.
@@ -302,7 +307,8 @@ export class Replica {
       }
       const tree = this.fold.tree(plan)
       const index = this.fold.events.plan(plan)
-      if (tree === undefined || index === undefined || (isFinished(tree) && index.lastStampMs < recent)) continue
+      if (tree === undefined || index === undefined) continue
+      if ((isFinished(tree) || catchingUp) && index.lastStampMs < recent) continue
       open.push({ last: index.lastStampMs, events: [...index.events.values()] })
     }
     open.sort((a, b) => b.last - a.last)

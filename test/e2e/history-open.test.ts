@@ -6,12 +6,24 @@
  * is itself `--history open` completes with the newcomer as its only
  * executor: its claims and results reach the others although it reconciles
  * nothing. The newcomer holds the plans under way and none of the finished
- * history, says so in /status, and every node agrees on the new plan.
+ * history, says so in /status, and every node agrees on the new plan. A node
+ * of the release before open-ids (its source taken from git) syncs with the
+ * newcomer without a failed session on either side.
  */
 import { cpSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EXIT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import {
+  EXIT,
+  cliEnv,
+  removeTempDirs,
+  runCli,
+  spawnCli,
+  spawnCommand,
+  stopCliChildren,
+  tempDir
+} from '../helpers/cli-process.js'
+import { sourceBefore } from '../helpers/old-release.js'
 import { waitUntil } from '../helpers/wait.js'
 import { HISTORY_SWARM, ensureHistory } from '../../bench/gen-history.js'
 import type { CliChild } from '../helpers/cli-process.js'
@@ -28,6 +40,7 @@ describe('--history open, on real processes beside a long history', () => {
   let holderHttp = ''
   let newcomerHttp = ''
   let newcomerId = ''
+  let newcomerAddress = ''
   let history = { events: 0, underWay: 0 }
   const nodes: CliChild[] = []
   const status = async (http: string): Promise<StatusBody> =>
@@ -64,6 +77,7 @@ describe('--history open, on real processes beside a long history', () => {
     const n = await newcomer.waitForJson(o => o.event === 'started', START_MS)
     newcomerHttp = n.http as string
     newcomerId = n.peerId as string
+    newcomerAddress = (n.addresses as string[])[0] as string
     await waitUntil(
       'the holder to see a scorer and the newcomer',
       async () => {
@@ -159,5 +173,47 @@ describe('--history open, on real processes beside a long history', () => {
       expect(s.events.held).toBeGreaterThan(history.underWay * 10)
     },
     PLAN_MS + 60_000
+  )
+
+  it(
+    'a node of the release before open-ids syncs with the newcomer without a failed session on either side',
+    async ({ skip }) => {
+      const old = sourceBefore('OPEN_IDS_PROTOCOL', 'src/wire/topics.ts', home)
+      if (old === undefined) {
+        console.warn('skipped: this checkout has no git history to take the release before open-ids from')
+        skip()
+        return
+      }
+      // Bootstrapped to the newcomer alone, so its first sessions are with a scoped peer; its sync log says how
+      // each session with the newcomer ended.
+      const child = spawnCommand(
+        [...old.cli, '--role', 'observer', ...COMMON, '--data-dir', join(home, 'old'), '--http', '127.0.0.1:0'].concat([
+          '--bootstrap',
+          newcomerAddress,
+          '--json'
+        ]),
+        { env: { ...env, DEBUG: 'plan-swarm:sync' }, name: `observer ${old.version}` }
+      )
+      nodes.push(child)
+      const started = await child.waitForJson(o => o.event === 'started', START_MS)
+      const oldHttp = started.http as string
+      const withNewcomer = (outcome: RegExp): number =>
+        child
+          .stderr()
+          .split('\n')
+          .filter(l => l.includes(`sync inbound ${newcomerId}`) || l.includes(`sync outbound ${newcomerId}`))
+          .filter(l => outcome.test(l)).length
+      // The old node goes on to the holder and takes the whole history from it, as before.
+      await waitUntil(
+        'the old node to hold the history, and two sessions with the newcomer to end',
+        async () =>
+          (await status(oldHttp)).events.held >= history.events && withNewcomer(/: ok|failed/) >= 2 ? true : undefined,
+        START_MS,
+        500
+      )
+      expect(withNewcomer(/failed/), child.stderr().slice(-3_000)).toBe(0)
+      expect((await status(newcomerHttp)).events.held).toBeLessThan(history.events / 3)
+    },
+    START_MS + 30_000
   )
 })
