@@ -286,7 +286,14 @@ async function mainLong(a: LongArgs): Promise<number> {
               console.error(`trace seed ${seed} ${line} (wall ${((performance.now() - t0) / 1000).toFixed(1)} s)`)
             }
           }
-        : {})
+        : {
+            // A long run takes minutes to hours of wall time: say how far it is, a line a virtual day.
+            onDay: (day: number) => {
+              console.error(
+                `sim: seed ${seed}: day ${day} of ${a.days} (wall ${((performance.now() - t0) / 1000).toFixed(0)} s)`
+              )
+            }
+          })
     })
     reports.push(r)
     const idle =
