@@ -5,6 +5,7 @@ import type { Artifact, Message, Part, Task, TaskStatus } from '@a2a-js/sdk'
 import type { PlanSummary } from '../core/fold.js'
 import type { PeerIdString } from '../core/events.js'
 import type { PlanStatus, PlanTree } from '../core/tree.js'
+import type { PlanSummaryAnswer } from '../ports/transport.js'
 
 /**
  * A plan as an A2A task, derived from the node's view every time it is
@@ -202,6 +203,38 @@ const SUMMARY_STATE: Record<PlanStatus, TaskState> = {
   failed: TaskState.TASK_STATE_FAILED,
   cancelled: TaskState.TASK_STATE_CANCELED,
   'budget-exhausted': TaskState.TASK_STATE_INPUT_REQUIRED
+}
+
+/**
+ * A plan this node never fetched (`--history open`), as a peer describes it:
+ * the state and counts it says, and its deliverable as the one artifact. The
+ * status says whose word it is.
+ */
+export function taskOfPeerSummary(s: PlanSummaryAnswer, from: string): Task {
+  const state = SUMMARY_STATE[s.status as PlanStatus] ?? TaskState.TASK_STATE_UNSPECIFIED
+  const text =
+    `${s.status}: ${s.done}/${s.nodes} nodes done, as peer ${from} describes it ` +
+    '(this node keeps only the plans under way, --history open)'
+  return {
+    id: s.plan,
+    contextId: s.plan,
+    status: status(s.plan, state, text, Date.now()),
+    artifacts:
+      s.deliverable === null
+        ? []
+        : [
+            {
+              artifactId: DELIVERABLE,
+              name: 'deliverable',
+              description: `what the goal asked for, as peer ${from} holds it`,
+              parts: [textPart(s.deliverable)],
+              metadata: { from },
+              extensions: []
+            }
+          ],
+    history: [],
+    metadata: { goal: s.goal, planStatus: s.status, treeHash: s.treeHash, from, held: false }
+  }
 }
 
 /** A plan out of memory (finished, on disk only) as a task without artifacts, from its summary. */

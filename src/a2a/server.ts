@@ -14,7 +14,7 @@ import { sleep } from '../ports/scheduler.js'
 import { parseCommittee, publishCancel, publishGoal } from '../author/author-events.js'
 import { publishAmend, publishRaiseBudget, publishRetry } from '../author/plan-actions.js'
 import { ToolInputError, confirmHeld, paramsFrom, readiness } from '../mcp/tools.js'
-import { TERMINAL, asSubmitted, lastChangeMs, taskOf, taskOfSummary } from './server-tasks.js'
+import { TERMINAL, asSubmitted, lastChangeMs, taskOf, taskOfPeerSummary, taskOfSummary } from './server-tasks.js'
 import { agentCard } from './server-card.js'
 import { FOLLOW_UP, GOAL_DATA, partsOf, planIdOf, zodMessage } from './server-input.js'
 import type {
@@ -343,8 +343,14 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
     },
 
     async getTask(params: GetTaskRequest) {
-      const tree = treeOf(params.id)
-      return await Promise.resolve(taskOf(tree, facts(tree)))
+      const id = planIdOf(params.id, 'id')
+      // A node that never fetches finished plans asks its peers for theirs.
+      if (view.loadTree(id) === undefined && view.status().history.mode === 'open') {
+        const found = await view.planSummary(id)
+        if (found !== null) return taskOfPeerSummary(found.summary, found.from)
+      }
+      const tree = treeOf(id)
+      return taskOf(tree, facts(tree))
     },
 
     async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {

@@ -41,6 +41,7 @@ describe('--history open, on real processes beside a long history', () => {
   let newcomerHttp = ''
   let newcomerId = ''
   let newcomerAddress = ''
+  let newcomerA2a = { url: '', token: '' }
   let history = { events: 0, underWay: 0 }
   const nodes: CliChild[] = []
   const status = async (http: string): Promise<StatusBody> =>
@@ -69,6 +70,8 @@ describe('--history open, on real processes beside a long history', () => {
         'open',
         '--http',
         '127.0.0.1:0',
+        '--a2a',
+        '127.0.0.1:0',
         '--json'
       ]),
       { env }
@@ -78,6 +81,7 @@ describe('--history open, on real processes beside a long history', () => {
     newcomerHttp = n.http as string
     newcomerId = n.peerId as string
     newcomerAddress = (n.addresses as string[])[0] as string
+    newcomerA2a = { url: n.a2a as string, token: n.a2aToken as string }
     await waitUntil(
       'the holder to see a scorer and the newcomer',
       async () => {
@@ -158,6 +162,25 @@ describe('--history open, on real processes beside a long history', () => {
       expect(summary.treeHash).toBe(atHolderOld.treeHash)
       expect(summary.deliverable?.length).toBeGreaterThan(0)
       expect(summary.from).toMatch(/^12D3/)
+      // A2A's GetTask reads it the same way.
+      const rpc = await fetch(newcomerA2a.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'a2a-version': '1.0',
+          authorization: `Bearer ${newcomerA2a.token}`
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: finishedPlan } })
+      })
+      const task = ((await rpc.json()) as { result: Record<string, unknown> }).result as {
+        status: { state: string; message: { parts: Array<{ text: string }> } }
+        artifacts: Array<{ name: string }>
+        metadata: { from: string; treeHash: string }
+      }
+      expect(task.status.state).toBe('TASK_STATE_COMPLETED')
+      expect(task.status.message.parts[0]?.text).toMatch(/as peer 12D3\S+ describes it/)
+      expect(task.artifacts.map(a => a.name)).toEqual(['deliverable'])
+      expect(task.metadata).toMatchObject({ from: expect.stringMatching(/^12D3/), treeHash: atHolderOld.treeHash })
       const mine = (await (await fetch(`${newcomerHttp}/plans/${plan}/summary`)).json()) as { own: boolean }
       expect(mine.own).toBe(true)
       expect((await fetch(`${newcomerHttp}/plans/${'0'.repeat(64)}/summary`)).status).toBe(404)
