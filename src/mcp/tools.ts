@@ -327,6 +327,19 @@ export function registerSwarmTools(server: McpServer, tools: SwarmTools): void {
     },
     async ({ plan, node, maxResultChars }) =>
       await guarded(tools, 'plan_get', async () => {
+        // A node that never fetches finished plans (--history open) answers with a peer's summary.
+        const id = planId(plan)
+        if (view.loadTree(id) === undefined && view.status().history.mode === 'open') {
+          const found = await view.planSummary(id)
+          if (found !== null) {
+            const s = found.summary
+            const text =
+              `plan ${id.slice(0, 12)} "${s.goal}": ${s.status}, ${s.done}/${s.nodes} nodes done, as peer ` +
+              `${found.from} describes it (this node keeps only the plans under way, --history open)` +
+              (s.deliverable === null ? '' : `\n\ndeliverable:\n${s.deliverable}`)
+            return ok(text, { ...s, from: found.from, held: false })
+          }
+        }
         const tree = treeOf(view, plan)
         const p = agentPlan(tree, me, view.treeHash(tree.plan), maxResultChars ?? 500, node, view.held(tree.plan))
         if (node !== undefined && p.nodes.length === 0)

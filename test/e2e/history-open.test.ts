@@ -24,6 +24,7 @@ import {
   tempDir
 } from '../helpers/cli-process.js'
 import { sourceBefore } from '../helpers/old-release.js'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { waitUntil } from '../helpers/wait.js'
 import { HISTORY_SWARM, ensureHistory } from '../../bench/gen-history.js'
 import type { CliChild } from '../helpers/cli-process.js'
@@ -42,6 +43,7 @@ describe('--history open, on real processes beside a long history', () => {
   let newcomerId = ''
   let newcomerAddress = ''
   let newcomerA2a = { url: '', token: '' }
+  let newcomerMcp = { url: '', token: '' }
   let history = { events: 0, underWay: 0 }
   const nodes: CliChild[] = []
   const status = async (http: string): Promise<StatusBody> =>
@@ -72,6 +74,8 @@ describe('--history open, on real processes beside a long history', () => {
         '127.0.0.1:0',
         '--a2a',
         '127.0.0.1:0',
+        '--mcp-http',
+        '127.0.0.1:0',
         '--json'
       ]),
       { env }
@@ -82,6 +86,7 @@ describe('--history open, on real processes beside a long history', () => {
     newcomerId = n.peerId as string
     newcomerAddress = (n.addresses as string[])[0] as string
     newcomerA2a = { url: n.a2a as string, token: n.a2aToken as string }
+    newcomerMcp = { url: n.mcp as string, token: n.mcpToken as string }
     await waitUntil(
       'the holder to see a scorer and the newcomer',
       async () => {
@@ -181,6 +186,21 @@ describe('--history open, on real processes beside a long history', () => {
       expect(task.status.message.parts[0]?.text).toMatch(/as peer 12D3\S+ describes it/)
       expect(task.artifacts.map(a => a.name)).toEqual(['deliverable'])
       expect(task.metadata).toMatchObject({ from: expect.stringMatching(/^12D3/), treeHash: atHolderOld.treeHash })
+      // ... and so does MCP's plan_get.
+      const mcp = new Client({ name: 'history-open', version: '1.0.0' })
+      await mcp.connect(
+        new StreamableHTTPClientTransport(new URL(newcomerMcp.url), {
+          requestInit: { headers: { authorization: `Bearer ${newcomerMcp.token}` } }
+        })
+      )
+      try {
+        const got = await mcp.callTool({ name: 'plan_get', arguments: { plan: finishedPlan } })
+        expect(got.isError).not.toBe(true)
+        expect(got.structuredContent).toMatchObject({ plan: finishedPlan, status: 'completed', held: false })
+        expect(JSON.stringify(got.content)).toMatch(/as peer 12D3\S+ describes it/)
+      } finally {
+        await mcp.close()
+      }
       const mine = (await (await fetch(`${newcomerHttp}/plans/${plan}/summary`)).json()) as { own: boolean }
       expect(mine.own).toBe(true)
       expect((await fetch(`${newcomerHttp}/plans/${'0'.repeat(64)}/summary`)).status).toBe(404)
