@@ -37,7 +37,7 @@ import { SYNC_PROTOCOL } from '../wire/topics.js'
 import { asError, SyncAbortedError } from './errors.js'
 import { InflightIds } from './inflight.js'
 import { syncStreamOfLibp2p } from './libp2p-stream.js'
-import { MAX_OPEN_IDS, OPEN_IDS_PROTOCOL, askOpenIds, serveOpenIds } from './open-ids.js'
+import { MAX_OPEN_IDS, OPEN_IDS_PROTOCOL, OPEN_IDS_TIMEOUT_MS, askOpenIds, serveOpenIds } from './open-ids.js'
 import { PLAN_SUMMARY_PROTOCOL, PLAN_SUMMARY_TIMEOUT_MS, askPlanSummary, servePlanSummary } from './plan-summary.js'
 import type { PlanSummaryAnswer } from '../ports/transport.js'
 import type { SyncLimits } from './limits.js'
@@ -415,7 +415,8 @@ class SyncServiceImpl implements SyncService {
   /** A peer's plans under way (their event ids), or none when it cannot say (an older release refuses). */
   private async fetchOpenIds(peer: PeerId, key: string): Promise<string[]> {
     try {
-      return await askOpenIds(this.libp2p, peer, this.scheduler, this.controller.signal)
+      const signal = AbortSignal.any([this.controller.signal, AbortSignal.timeout(OPEN_IDS_TIMEOUT_MS)])
+      return await askOpenIds(this.libp2p, peer, this.scheduler, signal)
     } catch (err) {
       this.log('open-ids from %s: %s', key, err instanceof Error ? err.message : String(err))
       return []
@@ -448,6 +449,8 @@ class SyncServiceImpl implements SyncService {
     const now = this.scheduler.monotonic()
     const last = this.scopedAsked.get(key)
     if (last !== undefined && now - last < Math.max(1_000, this.intervalMs / 2)) return
+    // One entry per scoped peer seen; a node that has met thousands forgets them all and asks afresh.
+    if (this.scopedAsked.size >= 4_096) this.scopedAsked.clear()
     this.scopedAsked.set(key, now)
     let peer: PeerId
     try {
