@@ -125,6 +125,12 @@ describe('configuration errors: exit code and a message that says what to do', (
       says: [/--http "8080": expected HOST:PORT, e\.g\. 127\.0\.0\.1:7070/]
     },
     {
+      name: 'a --history that is neither all nor open',
+      args: ['--role', 'executor', '--history', 'none'],
+      code: EXIT.CONFIG,
+      says: [/--history "none": expected all \(fetch every plan from peers, the default\) or open/]
+    },
+    {
       name: 'a boolean variable that is not a boolean',
       args: ['--role', 'scorer'],
       env: { PLAN_SWARM_NO_MDNS: 'maybe' },
