@@ -344,12 +344,13 @@ export function createSwarmA2a(deps: SwarmA2aDeps): SwarmA2a {
 
     async getTask(params: GetTaskRequest) {
       const id = planIdOf(params.id, 'id')
+      const loaded = view.loadTree(id)
       // A node that never fetches finished plans asks its peers for theirs.
-      if (view.loadTree(id) === undefined && view.status().history.mode === 'open') {
+      if (loaded === undefined && view.history === 'open') {
         const found = await view.planSummary(id)
         if (found !== null) return taskOfPeerSummary(found.summary, found.from)
       }
-      const tree = treeOf(id)
+      const tree = loaded ?? treeOf(id)
       return taskOf(tree, facts(tree))
     },
 

@@ -24,7 +24,7 @@ const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 /** The part of a node's view the built-in routes read: nothing here publishes. */
 export type HttpView = Pick<
   NodeView,
-  'status' | 'planLines' | 'loadTree' | 'treeHash' | 'planEvents' | 'metricsText' | 'planSummary'
+  'status' | 'planLines' | 'loadTree' | 'treeHash' | 'planEvents' | 'metricsText' | 'planSummary' | 'me' | 'history'
 >
 
 /**
@@ -83,8 +83,7 @@ export async function startHttpServer(host: string, port: number, view: HttpView
         send(res, 404, { error: `no plan ${id} here, and no connected peer holds it` })
         return
       }
-      const own = found.from === view.status().peerId
-      send(res, 200, { ...found.summary, from: found.from, own })
+      send(res, 200, { ...found.summary, from: found.from, own: found.from === view.me })
       return
     }
     if (parts[0] === 'plans' && (parts.length === 2 || (parts.length === 3 && parts[2] === 'events'))) {
@@ -93,7 +92,7 @@ export async function startHttpServer(host: string, port: number, view: HttpView
       const tree = /^[0-9a-f]{64}$/.test(id) ? view.loadTree(id) : undefined
       if (tree === undefined) {
         const why =
-          view.status().history.mode === 'open'
+          view.history === 'open'
             ? '; this node keeps only the plans under way and those it saw finish (--history open): ' +
               `GET /plans/${id}/summary asks its peers`
             : ''

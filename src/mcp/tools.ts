@@ -329,7 +329,8 @@ export function registerSwarmTools(server: McpServer, tools: SwarmTools): void {
       await guarded(tools, 'plan_get', async () => {
         // A node that never fetches finished plans (--history open) answers with a peer's summary.
         const id = planId(plan)
-        if (view.loadTree(id) === undefined && view.status().history.mode === 'open') {
+        const loaded = view.loadTree(id)
+        if (loaded === undefined && view.history === 'open') {
           const found = await view.planSummary(id)
           if (found !== null) {
             const s = found.summary
@@ -340,7 +341,7 @@ export function registerSwarmTools(server: McpServer, tools: SwarmTools): void {
             return ok(text, { ...s, from: found.from, held: false })
           }
         }
-        const tree = treeOf(view, plan)
+        const tree = loaded ?? treeOf(view, plan)
         const p = agentPlan(tree, me, view.treeHash(tree.plan), maxResultChars ?? 500, node, view.held(tree.plan))
         if (node !== undefined && p.nodes.length === 0)
           throw new ToolInputError(

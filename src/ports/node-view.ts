@@ -137,6 +137,8 @@ export interface NodeView {
    * whose); null when nobody holds it.
    */
   planSummary: (plan: PlanId) => Promise<{ readonly from: string; readonly summary: PlanSummaryAnswer } | null>
+  /** `--history`: 'open' when this node never fetches finished plans (reads of them ask peers instead). */
+  readonly history: 'all' | 'open'
   /** Prometheus text for GET /metrics. */
   metricsText: () => Promise<string>
   /**

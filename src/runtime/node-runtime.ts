@@ -180,6 +180,7 @@ function createNodeView(
   const planLines: NodeView['planLines'] = () => replica.planSummaries(offersInSight())
   const view: NodeView = {
     me: init.peerId,
+    history: init.history ?? 'all',
     swarm: init.swarm,
     role: init.role,
     scheduler,

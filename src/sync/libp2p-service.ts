@@ -140,6 +140,8 @@ export interface SyncService {
   stats(): SyncTotals
 }
 
+const asPeerId = (peer: PeerId | string): PeerId => (typeof peer === 'string' ? peerIdFromString(peer) : peer)
+
 export function createSyncService(init: SyncServiceInit): SyncService {
   return new SyncServiceImpl(init)
 }
@@ -308,7 +310,7 @@ class SyncServiceImpl implements SyncService {
     if (!this.running) return failedStats(key, 'sync service is not running', 0)
     // Scoped: what to pull is the peer's plans under way, so ask for them first (an older peer refuses: nothing).
     if (this.scoped) {
-      const ids = await this.fetchOpenIds(typeof peer === 'string' ? peerIdFromString(peer) : peer, key)
+      const ids = await this.fetchOpenIds(asPeerId(peer), key)
       const missing = ids.filter(id => !this.init.has(id))
       if (missing.length > 0) this.openIdsOf.set(key, missing)
     }
@@ -319,7 +321,7 @@ class SyncServiceImpl implements SyncService {
       timeout.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))
     })
     try {
-      const peerId = typeof peer === 'string' ? peerIdFromString(peer) : peer
+      const peerId = asPeerId(peer)
       const signal = AbortSignal.any([this.controller.signal, timeout.signal])
       stream = await this.libp2p.dialProtocol(peerId, SYNC_PROTOCOL, { signal, runOnLimitedConnection: true })
     } catch (err) {
@@ -354,7 +356,7 @@ class SyncServiceImpl implements SyncService {
     const stats = await this.syncWith(peer)
     if (!stats.ok) return stats
     const key = peer.toString()
-    const theirs = new Set(await this.fetchOpenIds(typeof peer === 'string' ? peerIdFromString(peer) : peer, key))
+    const theirs = new Set(await this.fetchOpenIds(asPeerId(peer), key))
     const lacking = (this.init.openIds?.(MAX_OPEN_IDS) ?? []).filter(id => !theirs.has(id)).length
     if (lacking === 0) return stats
     return { ...stats, ok: false, error: `the peer does not hold ${lacking} events of the plans under way here yet` }

@@ -211,7 +211,9 @@ describe('replica: finished plans leave memory', () => {
           treeHash: plan => replica.fold.treeHash(plan),
           planEvents: plan => replica.planEvents(plan),
           metricsText: async () => await new NodeMetrics().text(),
-          planSummary: async () => await Promise.resolve(null)
+          planSummary: async () => await Promise.resolve(null),
+          me: replica.peerId,
+          history: 'all'
         })
         try {
           const res = await fetch(`${http.url}/plans/${third.plan}`)
