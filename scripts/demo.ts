@@ -198,6 +198,15 @@ const result = await Promise.race([
 })
 clearInterval(draw)
 if (result === undefined) await stopAll(1)
+// The last draw may have come before the plan finished, and a finished subtree folds into one line: show the whole
+// tree once more, every node with who did it and the tools it called (its deliverable follows below).
+const final = await fetch(`${http}/plans/${plan}`)
+  .then(async r => (r.ok ? ((await r.json()) as { tree: PlanTree; treeHash: string }) : undefined))
+  .catch(() => undefined)
+if (final !== undefined)
+  console.log(
+    `\n${renderTree({ ...final.tree, deliverable: null }, Date.now(), { treeHash: final.treeHash, expand: true })}`
+  )
 console.log(`\nplan ${String(result?.status)}; treeHash ${String(result?.treeHash)}`)
 if (typeof result?.deliverable === 'string') console.log(`\ndeliverable:\n${result.deliverable}\n`)
 const deadline = Date.now() + 5_000
