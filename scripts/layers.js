@@ -58,7 +58,8 @@ export const LAYERS = [
     name: 'src/core',
     what:
       'The pure fold: event types, HLC, dep rules, `Fold`, `EventSet`, `derivePlan`, `treeHash`, `view`, and ' +
-      'the ordered id set with range fingerprints (`IdSet`) that sync reconciles. No I/O, no clock, no randomness.',
+      'the ordered id set with range fingerprints (`IdSet`, and the `SyncIds` interface a store may keep instead) ' +
+      'that sync reconciles. No I/O, no clock, no randomness.',
     mayImport: [],
     why: 'the fold is a pure function of the set of events, so it runs anywhere (the simulator, a property test).'
   },
@@ -85,7 +86,9 @@ export const LAYERS = [
   },
   {
     name: 'src/store',
-    what: 'The SQLite event store (WAL), the memory store, the identity key and the data-dir lock.',
+    what:
+      'The SQLite event store (WAL) with the sync id set it keeps on disk (`StoredIds`), the memory store, the ' +
+      'identity key and the data-dir lock.',
     mayImport: ['src/core', 'src/wire', 'src/ports'],
     why: 'an adapter below the runtime: it implements `EventStore` and never reaches up to the replica.'
   },

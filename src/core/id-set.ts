@@ -49,6 +49,72 @@ export function isEventIdHex(id: string): id is EventId {
   return true
 }
 
+/**
+ * What a reconcile session reads: a fixed view of a set of ids, by position
+ * in id order. {@link IdSnapshot} is one; a store that keeps the ids on disk
+ * serves another (src/store/stored-ids.ts). A view may find, while it is
+ * read, that the set under it changed in a way it cannot answer for (rows
+ * removed from disk): it then throws {@link IdRangesChanged}, and the
+ * session ends with that as its error (the next one takes a fresh view).
+ */
+export interface IdRanges {
+  readonly size: number
+  /** Index of the first id at or above the bound (`size` for {@link END_BOUND}). */
+  lowerBound(bound: Bound): number
+  /** Where `id` is among positions [from, to): its position if there, else -(p + 1) for the first position above it. */
+  search(id: string, from?: number, to?: number): number
+  /** The id at position `i` (0 <= i < size). */
+  idAt(i: number): string
+  /** The ids at positions [start, end), clamped to the view. */
+  slice(start?: number, end?: number): string[]
+  /** Fingerprint of the ids at positions [i0, i1) (see {@link fingerprintOfSums}). */
+  fingerprintAt(i0: number, i1: number): Uint8Array
+}
+
+/** Thrown by an {@link IdRanges} whose set changed under it in a way it cannot answer for. */
+export class IdRangesChanged extends Error {
+  constructor(what: string) {
+    super(`the id set changed under this session (${what}); the next session starts afresh`)
+    this.name = 'IdRangesChanged'
+  }
+}
+
+/**
+ * The set sync reconciles, as a replica keeps it: every id in memory
+ * ({@link IdSet}) or on disk with a summary in memory (src/store/stored-ids.ts).
+ * Both answer every question alike, fingerprints included.
+ */
+export interface SyncIds {
+  readonly size: number
+  /** Changes with every add and removal that changed the set (see {@link IdSet.version}). */
+  readonly version: number
+  has(id: string): boolean
+  /** Adds an id; `'invalid'` (and nothing stored) if it is not 64 lowercase hex digits. */
+  add(id: string): IdSetAddOutcome
+  /** Removes these ids (those held; others are ignored) and returns how many it removed. */
+  removeMany(ids: Iterable<string>): number
+  /** A view of every id held now, unchanged by later adds. */
+  snapshot(): IdRanges
+  /** Number of ids in [lo, hi) (`null` for hi: no upper bound). */
+  count(lo: Bound, hi: Bound | null): number
+  /** Fingerprint of the ids in [lo, hi) (`null` for hi: no upper bound). */
+  fingerprint(lo: Bound, hi: Bound | null): Uint8Array
+}
+
+/**
+ * A range's fingerprint from the lane-wise sums of its ids' eight 32-bit
+ * words (any integers; taken mod 2^32) and its count: SHA-256 of the sums
+ * and the count, little-endian, cut to {@link FINGERPRINT_BYTES}. Every
+ * {@link IdRanges} must fingerprint with this, or peers never agree.
+ */
+export function fingerprintOfSums(sums: ArrayLike<number>, count: number): Uint8Array {
+  const buf = new Uint8Array(4 * LANES + 4)
+  const view = new DataView(buf.buffer)
+  for (let l = 0; l < LANES; l++) view.setUint32(4 * l, (sums[l] as number) >>> 0, true)
+  view.setUint32(4 * LANES, count, true)
+  return sha256(buf).subarray(0, FINGERPRINT_BYTES)
+}
+
 /** Ids per block of prefix sums: a partial block costs at most BLOCK / 2 ids' additions, a block sum 32 bytes. */
 const BLOCK = 64
 const BLOCK_SHIFT = 6
@@ -152,7 +218,7 @@ const PENDING_SHIFT = 4
  * still lists the removed ids, and a reader (a sync session) must treat such
  * an id as one the node may no longer have.
  */
-export class IdSet {
+export class IdSet implements SyncIds {
   private current: IdSnapshot = IdSnapshot.empty()
   /** Ids added one by one since the last merge: none of them in `current`. */
   private readonly pending = new PendingIds()
@@ -333,7 +399,7 @@ const laneScratch = new Float64Array(LANES)
  * the first word of the id at `b * BLOCK`, for every b with
  * `b * BLOCK < size`. Nothing writes to these arrays once the snapshot exists.
  */
-export class IdSnapshot {
+export class IdSnapshot implements IdRanges {
   readonly size: number
   private readonly words: Uint32Array
   private readonly blocks: Uint32Array
@@ -546,11 +612,7 @@ export class IdSnapshot {
       this.addPrefix(sums, i1, 1)
       this.addPrefix(sums, i0, -1)
     }
-    const buf = new Uint8Array(4 * LANES + 4)
-    const view = new DataView(buf.buffer)
-    for (let l = 0; l < LANES; l++) view.setUint32(4 * l, (sums[l] as number) >>> 0, true)
-    view.setUint32(4 * LANES, i1 - i0, true)
-    return sha256(buf).subarray(0, FINGERPRINT_BYTES)
+    return fingerprintOfSums(sums, i1 - i0)
   }
 
   /** Adds `sign` times the lane sums of ids [0, i) to `sums`: the nearer block sum, and the ids between it and i. */

@@ -4,6 +4,8 @@
  * simulator). The store is ignorant of the event format: opaque bytes under
  * their id and plan, decoded and verified by the caller on the way back in.
  */
+import type { SyncIds } from '../core/id-set.js'
+
 /** An event as it is written. */
 export interface EventRow {
   /** The event id: 64 lowercase hex characters. */
@@ -100,6 +102,13 @@ export interface EventStore {
    * strings, and a third of the memory of them in one hex string.
    */
   idsBytes(): Uint8Array
+  /**
+   * The sync id set of this store's rows outside kept plans, kept by the
+   * store itself (SQLite: the ids stay on disk, a summary in memory; see
+   * src/store/stored-ids.ts), built from the rows when called: call it once
+   * they are loaded. Absent where the replica keeps the set in memory.
+   */
+  syncIds?(): SyncIds
   /** Every plan id that has at least one event, sorted ascending. */
   plans(): string[]
   /** How many events each plan has (plans with none are absent). */
@@ -125,7 +134,7 @@ export interface EventStore {
    */
   putRecord(plan: string, events: number, json: string): void
   /** Every record kept. */
-  records(): Array<{ readonly plan: string; readonly events: number; readonly json: string }>
+  records(): Iterable<{ readonly plan: string; readonly events: number; readonly json: string }>
   /**
    * Marks an imported plan as kept here (never expired again, never offered
    * to peers) and takes it off the expired list. `putMany` its rows in the

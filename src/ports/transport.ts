@@ -1,5 +1,5 @@
 import type { EventId } from '../core/events.js'
-import type { IdSet } from '../core/id-set.js'
+import type { SyncIds } from '../core/id-set.js'
 
 /**
  * What gossip should do with a message: forward it, penalise the sender
@@ -45,7 +45,7 @@ export interface TransportHost {
   /** A gossiped event's bytes: fold it (or park it) and say what gossip should do with it. */
   readonly receive: (bytes: Uint8Array, from: string) => Verdict
   /** The live set of held ids (what sync reconciles). */
-  readonly ids: IdSet
+  readonly ids: SyncIds
   /** Held, folded, parked or refused: never fetched again. */
   readonly has: (id: string) => boolean
   readonly getBytes: (id: string) => Uint8Array | undefined

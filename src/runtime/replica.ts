@@ -3,6 +3,7 @@ import { Fold, summarizeTree } from '../core/fold.js'
 import { planOf } from '../core/event-set.js'
 import { HybridClock } from '../core/hlc.js'
 import { IdSet } from '../sync/reconcile/index.js'
+import type { SyncIds } from '../sync/reconcile/index.js'
 import { eventVersion } from '../core/events.js'
 import { needsPhrase, unmetNeeds } from '../core/needs.js'
 import { isFinished } from '../core/view.js'
@@ -109,8 +110,15 @@ export interface ReplicaInit {
  */
 export class Replica {
   readonly fold: Fold
-  /** Ids this node holds (folded or of another version): what sync reconciles. */
-  readonly ids = new IdSet()
+  /**
+   * Ids this node holds (folded or of another version): what sync
+   * reconciles. In memory until `load`, which hands the set to the store
+   * where the store keeps one (SQLite: on disk, see src/store/stored-ids.ts).
+   */
+  get ids(): SyncIds {
+    return this.held
+  }
+  private held: SyncIds = new IdSet()
   readonly clock: HybridClock
   private readonly listeners = new Set<(events: readonly PlanEvent[]) => void>()
   /** Which plans wait for their author's earlier plans (src/core/admission.ts). */
@@ -233,8 +241,15 @@ export class Replica {
       }
     }
     flush()
-    if (this.kept.size === 0) this.ids.addBytes(store.idsBytes())
-    else this.ids.addMany(store.ids().filter(id => !this.keptId(id)))
+    // Every id added while loading is a stored row's, so the set is built afresh from the store.
+    const stored = store.syncIds?.()
+    if (stored !== undefined) this.held = stored
+    else {
+      const ids = new IdSet()
+      if (this.kept.size === 0) ids.addBytes(store.idsBytes())
+      else ids.addMany(store.ids().filter(id => !this.keptId(id)))
+      this.held = ids
+    }
     this.retention.restored = restored.size
     this.init.metrics.stored.set(this.ids.size)
     return { loaded, damaged, rejected, restored: restored.size }
@@ -616,10 +631,18 @@ export class Replica {
     const rows: StoredEvent[] = []
     this.init.store.loadPlan(plan, row => rows.push(row))
     archive(rows, record)
-    const ids = this.init.store.expirePlan(plan, this.now())
+    // Out of the sync id set first: a set kept by the store counts only ids whose rows it still has.
+    const held = rows.map(r => r.id)
+    this.ids.removeMany(held)
+    let ids: string[]
+    try {
+      ids = this.init.store.expirePlan(plan, this.now())
+    } catch (err) {
+      for (const id of held) this.ids.add(id)
+      throw err
+    }
     this.fold.forget(plan)
     this.quiet.forget(plan)
-    this.ids.removeMany(ids)
     this.expired.add(plan)
     this.retention.expired++
     this.init.metrics.stored.set(this.ids.size)

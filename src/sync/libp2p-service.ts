@@ -42,7 +42,7 @@ import { PLAN_SUMMARY_PROTOCOL, PLAN_SUMMARY_TIMEOUT_MS, askPlanSummary, servePl
 import type { PlanSummaryAnswer } from '../ports/transport.js'
 import type { SyncLimits } from './limits.js'
 import { DEFAULT_SYNC_LIMITS } from './limits.js'
-import type { IdSet } from './reconcile/index.js'
+import type { SyncIds } from './reconcile/index.js'
 import { SyncSession } from './session.js'
 import type { SessionHost } from './session-host.js'
 import type { SyncStats } from './stats.js'
@@ -56,7 +56,7 @@ export { SyncAbortedError, SyncProtocolError, SyncTimeoutError } from './errors.
 export interface SyncServiceInit {
   readonly libp2p: Libp2p
   /** The live set of held ids (folded + stored): what is reconciled. */
-  readonly ids: IdSet
+  readonly ids: SyncIds
   /** Held, folded or parked: such ids are never requested. */
   readonly has: (id: string) => boolean
   /** Wire bytes of a held event, or undefined. */

@@ -1,5 +1,5 @@
 /** What a sync session needs from the node it runs in. */
-import type { IdSet } from './reconcile/index.js'
+import type { SyncIds } from './reconcile/index.js'
 import type { InflightIds } from './inflight.js'
 import type { SyncLimits } from './limits.js'
 
@@ -37,7 +37,7 @@ export function missingDeps(result: unknown): string[] {
 
 export interface SessionHost {
   /** The live set of held ids: what is reconciled. */
-  readonly ids: IdSet
+  readonly ids: SyncIds
   /** Held, folded or parked: such ids are never requested. */
   readonly has: (id: string) => boolean
   /** Wire bytes of a held event, or undefined. */

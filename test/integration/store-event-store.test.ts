@@ -328,7 +328,7 @@ describe('event store', () => {
     expect(store.expirePlan(PLAN_A, 5_000)).toStrictEqual([row(1).id, row(2).id].sort())
     expect(store.countByPlan(PLAN_A)).toBe(0)
     expect(store.count()).toBe(1)
-    expect(store.records()).toStrictEqual([])
+    expect([...store.records()]).toStrictEqual([])
     expect(store.expiredPlans()).toStrictEqual([PLAN_A])
     expect(store.isTombstone(row(1).id)).toBe(true)
     expect(store.isTombstone(row(3, PLAN_B).id)).toBe(false)

@@ -25,6 +25,7 @@ import { foldAll } from '../../src/core/fold.js'
 import { checkDeps, committeeOf } from '../../src/core/dep-rules.js'
 import { EVENT_TYPES, isType } from '../../src/core/events.js'
 import { IdSet, createReconcileSession, decodeReconcileMessage } from '../../src/sync/reconcile/index.js'
+import type { SyncIds } from '../../src/sync/reconcile/index.js'
 import type { EventId, PeerIdString, PlanEvent } from '../../src/core/events.js'
 import { decodeEvent, WIRE_REJECT_REASONS } from '../../src/wire/decode.js'
 import { encodeEnvelope, signedMessage } from '../../src/wire/codec.js'
@@ -534,7 +535,7 @@ function streamPair(): [FakeStream, FakeStream] {
 const LIMITS = { ...DEFAULT_SYNC_LIMITS, idleTimeoutMs: 150, deferWaitMs: 50, maxSessionMs: 10_000 }
 
 function hostOf(
-  ids: IdSet,
+  ids: SyncIds,
   bytesOf: (id: string) => Uint8Array | undefined,
   ingest: (b: Uint8Array) => Promise<unknown>
 ): ConstructorParameters<typeof SyncSession>[0] {

@@ -7,15 +7,17 @@
 export { createReconcileSession, reconcileInMemory } from './reconcile.js'
 export type { ReconcileOptions, ReconcileResult, ReconcileSession, ReconcileStats, ReconcileStep } from './reconcile.js'
 export {
+  IdRangesChanged,
   IdSet,
   IdSnapshot,
+  fingerprintOfSums,
   isEventIdHex,
   separatingBound,
   END_BOUND,
   START_BOUND,
   FINGERPRINT_BYTES
 } from '../../core/id-set.js'
-export type { Bound, IdSetAddOutcome } from '../../core/id-set.js'
+export type { Bound, IdRanges, IdSetAddOutcome, SyncIds } from '../../core/id-set.js'
 export {
   RECONCILE_WIRE_VERSION,
   decodeMessage as decodeReconcileMessage,

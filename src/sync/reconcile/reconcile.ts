@@ -1,7 +1,7 @@
 /**
  * Range-based set reconciliation of event ids (catch-up between two peers).
  *
- * Two peers each hold an {@link IdSet}. They trade messages about ranges of
+ * Two peers each hold a set of ids ({@link SyncIds}: in memory, or on disk). They trade messages about ranges of
  * the sorted id space: a range whose fingerprints agree is done; one that
  * differs is split (by the count of the side that splits) into `branching`
  * sub-ranges with their fingerprints; a side with few ids in a range lists
@@ -21,7 +21,7 @@
 import type { EventId } from '../../core/events.js'
 import { ID_BYTES } from '../../wire/id-bytes.js'
 import { varintSize } from '../../wire/varint.js'
-import type { Bound, IdSet, IdSnapshot } from '../../core/id-set.js'
+import type { Bound, IdRanges, SyncIds } from '../../core/id-set.js'
 import { END_BOUND, separatingBound } from '../../core/id-set.js'
 import type { WireRange } from './codec.js'
 import { boundSize, decodeMessage, diffRangeSize, encodeMessage, missingSize, rangeSize } from './codec.js'
@@ -117,7 +117,7 @@ export interface ReconcileSession {
 }
 
 /** Starts one side of a reconciliation over the ids `set` holds now. */
-export function createReconcileSession(set: IdSet, options: ReconcileOptions = {}): ReconcileSession {
+export function createReconcileSession(set: SyncIds, options: ReconcileOptions = {}): ReconcileSession {
   return new Session(set, options)
 }
 
@@ -248,8 +248,8 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 class Session implements ReconcileSession {
-  private readonly set: IdSet
-  private readonly snap: IdSnapshot
+  private readonly set: SyncIds
+  private readonly snap: IdRanges
   /** The set's version when the snapshot was taken (see freshNeeds). */
   private readonly version: number
   private readonly leaf: number
@@ -264,7 +264,7 @@ class Session implements ReconcileSession {
   private failure: string | null = null
   private counters = { messagesSent: 0, bytesSent: 0, messagesReceived: 0, bytesReceived: 0 }
 
-  constructor(set: IdSet, options: ReconcileOptions) {
+  constructor(set: SyncIds, options: ReconcileOptions) {
     this.set = set
     this.snap = set.snapshot()
     this.version = set.version

@@ -1,0 +1,426 @@
+/**
+ * The sync id set of a SQLite store, kept where the ids already are: on
+ * disk, in the `events` table's primary key. In memory there is only a
+ * summary of 65,536 buckets (the ids that begin with each 16-bit prefix):
+ * their counts and the lane-wise sums their fingerprints are made of, 2.3 MB
+ * whatever the history, where the ids themselves cost 32 bytes each (32 MB
+ * at a million, with as much again in garbage while they load).
+ *
+ * A view for a sync session copies the summary and reads the ids of a bucket
+ * from SQLite only when it needs them (the edges of a range, or a range of
+ * few ids): at a million ids about 15 to a bucket, one indexed range query.
+ * Positions, fingerprints and listings answer exactly as the in-memory
+ * {@link IdSet} would for the same ids, so peers of either kind agree.
+ *
+ * The set is the stored rows outside kept plans (imported archives, which
+ * are never offered to peers), plus `recent`: ids added since the last
+ * compaction, whose rows may still wait in the replica's write queue, minus
+ * `excluded`: ids taken out while their rows are still on disk (a plan that
+ * expired while the node was down, until a retention pass deletes it). Kept
+ * plans only change while the node is down (`import` takes the data dir's
+ * lock), so they are read once.
+ *
+ * A view stays exact while rows are only added (it reads rows no later than
+ * the last one when it was taken, and the recent ids it copied). A row
+ * deleted under it (an expiry during a session) makes a bucket's rows
+ * disagree with the copied count; the view then throws
+ * {@link IdRangesChanged} and that session ends, which costs one session.
+ */
+import type Database from 'better-sqlite3'
+import { IdRangesChanged, IdSet, fingerprintOfSums, isEventIdHex } from '../core/id-set.js'
+import { LANES, parseIdAt } from '../core/id-words.js'
+import type { Bound, IdRanges, IdSetAddOutcome, IdSnapshot, SyncIds } from '../core/id-set.js'
+
+/** Buckets of the summary: ids by their first 16 bits (4 hex digits). */
+const BUCKET_BITS = 16
+const BUCKETS = 1 << BUCKET_BITS
+/**
+ * Ids read per query while the summary is built: SQLite joins a page's ids
+ * into one string of 64 KB, small enough to die young in V8's heap (pages
+ * as blobs measured 30 MB more RSS at a million ids, left in malloc's
+ * arenas; a string per id, twice the time).
+ */
+const SCAN_ROWS = 1_024
+/** Recent ids that trigger a compaction (those whose rows are on disk leave memory): one lookup an id, later. */
+const COMPACT_AT = 256
+/** The words of a page of ids being counted. */
+const scanScratch = new Uint32Array(SCAN_ROWS * LANES)
+
+/** Buckets' ids a view keeps read (a session walks ranges in order, so few are read twice). */
+const VIEW_CACHE = 64
+
+/** A bucket's lower bound as a string: its 4 hex digits. */
+function bucketLow(b: number): string {
+  return b.toString(16).padStart(4, '0')
+}
+
+/** A string above every id of bucket `b` and below every id of the next (`g` sorts after every hex digit). */
+function bucketHigh(b: number): string {
+  return b + 1 === BUCKETS ? 'g' : bucketLow(b + 1)
+}
+
+/** Adds `sign` times the eight words of `id` (64 lowercase hex digits) to `out` at `at`. */
+function addIdWords(out: Uint32Array | Float64Array, at: number, id: string, sign: number): void {
+  for (let l = 0; l < LANES; l++) {
+    out[at + l] = (out[at + l] as number) + sign * Number.parseInt(id.slice(8 * l, 8 * l + 8), 16)
+  }
+}
+
+/** The queries the set and its views need; prepared once. */
+interface Queries {
+  readonly has: Database.Statement<[string]>
+  readonly bucket: Database.Statement<[string, string, number]>
+  readonly scan: Database.Statement<[string]>
+  readonly scanText: Database.Statement<[string]>
+  readonly maxRowid: Database.Statement<[]>
+}
+
+function prepare(db: Database.Database): Queries {
+  const kept = db.prepare('SELECT EXISTS (SELECT 1 FROM kept_plans)').pluck().get() === 1
+  const notKept = kept ? ' AND plan NOT IN (SELECT plan FROM kept_plans)' : ''
+  const page = `SELECT id FROM events WHERE id > ?${notKept} ORDER BY id LIMIT ${SCAN_ROWS}`
+  return {
+    has: db.prepare<[string]>(`SELECT 1 FROM events WHERE id = ?${notKept}`).pluck(),
+    bucket: db
+      .prepare<[string, string, number]>(
+        `SELECT id FROM events WHERE id >= ? AND id < ? AND rowid <= ?${notKept} ORDER BY id`
+      )
+      .pluck(),
+    scan: db.prepare<[string]>(`SELECT group_concat(id, ''), max(id), count(*) FROM (${page})`).raw(),
+    scanText: db.prepare<[string]>(page).pluck(),
+    maxRowid: db.prepare('SELECT coalesce(max(rowid), 0) FROM events').pluck()
+  }
+}
+
+/** The sync id set of a SQLite store (see the file's comment). */
+export class StoredIds implements SyncIds {
+  private readonly q: Queries
+  private readonly counts = new Uint32Array(BUCKETS)
+  private readonly sums = new Uint32Array(BUCKETS * LANES)
+  private total = 0
+  private changes = 0
+  private readonly recent = new IdSet()
+  private readonly excluded = new Set<string>()
+  /** Recent ids at the next compaction: twice what the last one left, so ids whose rows wait long cost no more. */
+  private compactAt = COMPACT_AT
+  private view: StoredView | undefined
+
+  /** Builds the summary from every stored row: call once the rows are loaded (and damaged ones moved aside). */
+  constructor(db: Database.Database) {
+    this.q = prepare(db)
+    this.scan()
+  }
+
+  get size(): number {
+    return this.total
+  }
+
+  get version(): number {
+    return this.changes
+  }
+
+  has(id: string): boolean {
+    if (!isEventIdHex(id) || this.excluded.has(id)) return false
+    return this.recent.has(id) || this.q.has.get(id) !== undefined
+  }
+
+  add(id: string): IdSetAddOutcome {
+    if (!isEventIdHex(id)) return 'invalid'
+    if (this.has(id)) return 'present'
+    // An id taken out while its row stayed on disk comes back by leaving `excluded`; any other is recent.
+    if (!this.excluded.delete(id) || this.q.has.get(id) === undefined) this.recent.add(id)
+    this.tally(id, 1)
+    if (this.recent.size >= this.compactAt) this.compact()
+    return 'added'
+  }
+
+  /**
+   * Takes these ids out (those held; others are ignored) and returns how
+   * many. Meant for ids whose rows are on disk (they stay excluded until the
+   * rows go) or will never be written.
+   */
+  removeMany(ids: Iterable<string>): number {
+    const fromRecent: string[] = []
+    let removed = 0
+    for (const id of ids) {
+      if (!this.has(id)) continue
+      this.tally(id, -1)
+      removed++
+      if (this.recent.has(id)) fromRecent.push(id)
+      if (this.q.has.get(id) !== undefined) this.excluded.add(id)
+    }
+    this.recent.removeMany(fromRecent)
+    return removed
+  }
+
+  snapshot(): IdRanges {
+    if (this.view?.version !== this.changes) {
+      for (const id of this.excluded) if (this.q.has.get(id) === undefined) this.excluded.delete(id)
+      this.view = new StoredView(this)
+    }
+    return this.view
+  }
+
+  count(lo: Bound, hi: Bound | null): number {
+    const v = this.snapshot()
+    return Math.max(0, v.lowerBound(hi ?? '~') - v.lowerBound(lo))
+  }
+
+  fingerprint(lo: Bound, hi: Bound | null): Uint8Array {
+    const v = this.snapshot()
+    const i0 = v.lowerBound(lo)
+    return v.fingerprintAt(i0, Math.max(i0, v.lowerBound(hi ?? '~')))
+  }
+
+  /** @internal For {@link StoredView}: what a view copies. */
+  state(): {
+    counts: Uint32Array
+    sums: Uint32Array
+    total: number
+    version: number
+    recent: IdSnapshot
+    excluded: ReadonlySet<string>
+    maxRowid: number
+    q: Queries
+  } {
+    return {
+      counts: this.counts.slice(),
+      sums: this.sums.slice(),
+      total: this.total,
+      version: this.changes,
+      recent: this.recent.snapshot(),
+      excluded: new Set(this.excluded),
+      maxRowid: this.q.maxRowid.get() as number,
+      q: this.q
+    }
+  }
+
+  private tally(id: string, sign: number): void {
+    const b = Number.parseInt(id.slice(0, 4), 16)
+    this.counts[b] = (this.counts[b] as number) + sign
+    addIdWords(this.sums, b * LANES, id, sign)
+    this.total += sign
+    this.changes++
+  }
+
+  /** Recent ids whose rows are on disk now leave memory (the summary already counts them). */
+  private compact(): void {
+    const stored = this.recent
+      .snapshot()
+      .slice()
+      .filter(id => this.q.has.get(id) !== undefined)
+    this.recent.removeMany(stored)
+    this.compactAt = Math.max(COMPACT_AT, 2 * this.recent.size)
+  }
+
+  /** The summary from the stored rows, a page of ids at a time. */
+  private scan(): void {
+    let after = ''
+    for (;;) {
+      const [hex, last, n] = this.q.scan.get(after) as [string | null, string | null, number]
+      if (n === 0 || last === null) break
+      if (hex === null || hex.length !== 64 * n || !this.countHex(hex)) {
+        // A damaged row (an id that is not 64 hex digits): the page again, id by id, without it.
+        for (const id of this.q.scanText.all(after) as unknown[])
+          if (isEventIdHex(id as string)) this.tally(id as string, 1)
+      }
+      after = last
+    }
+    this.changes = 0
+  }
+
+  /** Counts the ids written back to back in `hex`; false (and nothing counted) if one is not an id. */
+  private countHex(hex: string): boolean {
+    const n = hex.length / 64
+    const words = scanScratch
+    for (let j = 0; j < n; j++) if (!parseIdAt(hex, 64 * j, words, j * LANES)) return false
+    const counts = this.counts
+    const sums = this.sums
+    for (let q = 0; q < n * LANES; q += LANES) {
+      const b = (words[q] as number) >>> (32 - BUCKET_BITS)
+      counts[b] = (counts[b] as number) + 1
+      for (let l = 0; l < LANES; l++) sums[b * LANES + l] = (sums[b * LANES + l] as number) + (words[q + l] as number)
+    }
+    this.total += n
+    return true
+  }
+}
+
+/** A fixed view of a {@link StoredIds} for one or more sessions (see the file's comment). */
+class StoredView implements IdRanges {
+  readonly size: number
+  readonly version: number
+  private readonly counts: Uint32Array
+  private readonly sums: Uint32Array
+  /** Position of each bucket's first id; `starts[BUCKETS]` is the size. */
+  private readonly starts: Uint32Array
+  private readonly recent: IdSnapshot
+  private readonly excluded: ReadonlySet<string>
+  private readonly maxRowid: number
+  private readonly q: Queries
+  private readonly cache = new Map<number, string[]>()
+
+  constructor(set: StoredIds) {
+    const s = set.state()
+    this.counts = s.counts
+    this.sums = s.sums
+    this.size = s.total
+    this.version = s.version
+    this.recent = s.recent
+    this.excluded = s.excluded
+    this.maxRowid = s.maxRowid
+    this.q = s.q
+    this.starts = new Uint32Array(BUCKETS + 1)
+    let at = 0
+    for (let b = 0; b < BUCKETS; b++) {
+      this.starts[b] = at
+      at += s.counts[b] as number
+    }
+    this.starts[BUCKETS] = at
+  }
+
+  lowerBound(bound: Bound): number {
+    if (bound === '') return 0
+    if (bound === '~') return this.size
+    return this.rank(bound)
+  }
+
+  search(id: string, from = 0, to = this.size): number {
+    const at = this.rank(id)
+    if (at < from || at >= to) return -(Math.min(to, Math.max(from, at)) + 1)
+    return this.idAt(at) === id ? at : -(at + 1)
+  }
+
+  idAt(i: number): string {
+    if (!(i >= 0 && i < this.size)) throw new RangeError(`id position ${i} outside [0, ${this.size})`)
+    const b = this.bucketAt(i)
+    return this.bucketIds(b)[i - (this.starts[b] as number)] as string
+  }
+
+  slice(start = 0, end = this.size): string[] {
+    const from = Math.max(0, Math.min(start, this.size))
+    const to = Math.max(from, Math.min(end, this.size))
+    const out: string[] = []
+    for (let i = from; i < to;) {
+      const b = this.bucketAt(i)
+      const s = this.starts[b] as number
+      const ids = this.bucketIds(b)
+      const stop = Math.min(to, s + ids.length)
+      for (; i < stop; i++) out.push(ids[i - s] as string)
+    }
+    return out
+  }
+
+  fingerprintAt(i0: number, i1: number): Uint8Array {
+    const sums = new Float64Array(LANES)
+    if (i1 <= i0) return fingerprintOfSums(sums, 0)
+    const b0 = this.bucketAt(i0)
+    const b1 = this.bucketAt(i1 - 1)
+    if (b0 === b1) {
+      this.addIds(sums, b0, i0, i1)
+    } else {
+      this.addIds(sums, b0, i0, this.starts[b0 + 1] as number)
+      for (let b = b0 + 1; b < b1; b++) {
+        if (this.counts[b] === 0) continue
+        for (let l = 0; l < LANES; l++) sums[l] = (sums[l] as number) + (this.sums[b * LANES + l] as number)
+      }
+      this.addIds(sums, b1, this.starts[b1] as number, i1)
+    }
+    return fingerprintOfSums(sums, i1 - i0)
+  }
+
+  /** Adds the words of the ids at positions [i0, i1), all in bucket b, to `sums`. */
+  private addIds(sums: Float64Array, b: number, i0: number, i1: number): void {
+    const s = this.starts[b] as number
+    if (i0 === s && i1 === (this.starts[b + 1] as number)) {
+      for (let l = 0; l < LANES; l++) sums[l] = (sums[l] as number) + (this.sums[b * LANES + l] as number)
+      return
+    }
+    const ids = this.bucketIds(b)
+    for (let i = i0; i < i1; i++) addIdWords(sums, 0, ids[i - s] as string, 1)
+  }
+
+  /**
+   * How many ids are below `s` in string order (any string: bounds, ids,
+   * or text that is neither). The ids of every bucket before the last one
+   * whose lower bound is below `s` are below it, and those of every later
+   * bucket are not, so only that bucket's ids are read.
+   */
+  private rank(s: string): number {
+    let lo = -1
+    let hi = BUCKETS - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1
+      if (bucketLow(mid) < s) lo = mid
+      else hi = mid - 1
+    }
+    return lo < 0 ? 0 : (this.starts[lo] as number) + below(this.bucketIds(lo), s)
+  }
+
+  /** The bucket holding position i (0 <= i < size): the last whose start is at or below it. */
+  private bucketAt(i: number): number {
+    const starts = this.starts
+    let lo = 0
+    let hi = BUCKETS
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1
+      if ((starts[mid] as number) <= i) lo = mid
+      else hi = mid - 1
+    }
+    return lo
+  }
+
+  /** The ids of bucket b in this view, sorted: its rows as of the view, less excluded ones, with the recent ids. */
+  private bucketIds(b: number): string[] {
+    if (this.counts[b] === 0) return []
+    const cached = this.cache.get(b)
+    if (cached !== undefined) return cached
+    const lo = bucketLow(b)
+    const hi = bucketHigh(b)
+    const rows = (this.q.bucket.all(lo, hi, this.maxRowid) as unknown[]).filter(
+      (id): id is string => isEventIdHex(id as string) && !this.excluded.has(id as string)
+    )
+    const extra = this.recent.slice(this.recent.lowerBound(lo), this.recent.lowerBound(hi))
+    const ids = extra.length === 0 ? rows : mergeUnique(rows, extra)
+    if (ids.length !== this.counts[b])
+      throw new IdRangesChanged(`bucket ${lo} holds ${ids.length} ids, not ${String(this.counts[b])}`)
+    if (this.cache.size >= VIEW_CACHE) this.cache.delete(this.cache.keys().next().value as number)
+    this.cache.set(b, ids)
+    return ids
+  }
+}
+
+/** How many of the sorted `ids` are below `s` (string order). */
+function below(ids: readonly string[], s: string): number {
+  let lo = 0
+  let hi = ids.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((ids[mid] as string) < s) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** Two sorted lists of ids as one, each id once. */
+function mergeUnique(a: readonly string[], b: readonly string[]): string[] {
+  const out: string[] = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    const x = a[i]
+    const y = b[j]
+    if (y === undefined || (x !== undefined && x < y)) {
+      out.push(x as string)
+      i++
+    } else if (x === undefined || y < x) {
+      out.push(y)
+      j++
+    } else {
+      out.push(x)
+      i++
+      j++
+    }
+  }
+  return out
+}
