@@ -8,11 +8,14 @@ import { median, r1 } from './util.js'
 
 /**
  * Part of `npm run bench -- history`: the heap (heapUsed + arrayBuffers after
- * full collections) that the replica's sync id set holds for every id of a
- * store, `new IdSet()` with each id added, before and after its sorted
- * snapshot (which the first sync session makes). Each run is a process of
- * its own with --expose-gc: `node --expose-gc --import tsx
- * bench/history-idset.ts DIR` prints one run as a JSON line.
+ * full collections) that a sync id set holds for every id of a store, in
+ * both forms. In memory (`IdSet`, which the simulator's memory store keeps):
+ * each id added, before and after its sorted snapshot (which the first sync
+ * session makes). On disk (`StoredIds`, what a SQLite node keeps): the
+ * summary built from the store, before and after its first view with a
+ * fingerprint of the whole set. Each run is a process of its own with
+ * --expose-gc: `node --expose-gc --import tsx bench/history-idset.ts DIR`
+ * prints one run as a JSON line.
  */
 
 /** One run: the heap that IdSet holds for every id of DIR's store; prints one JSON line. */
@@ -31,7 +34,7 @@ async function idsetChild(dir: string): Promise<void> {
   let ids: string[] | undefined = store.ids()
   const readMs = performance.now() - t
   t = performance.now()
-  const set = new IdSet()
+  let set: IdSet | undefined = new IdSet()
   for (const id of ids) set.add(id)
   const addMs = performance.now() - t
   ids = undefined
@@ -40,12 +43,29 @@ async function idsetChild(dir: string): Promise<void> {
   set.snapshot()
   const snapshotMs = performance.now() - t
   const m2 = mem()
+  const size = set.size
+  set = undefined
+  const m3 = mem()
+  t = performance.now()
+  const stored = store.syncIds?.()
+  const storedBuildMs = performance.now() - t
+  if (stored === undefined) throw new Error('the SQLite store keeps no sync id set')
+  const m4 = mem()
+  t = performance.now()
+  stored.fingerprint('', null)
+  const storedViewMs = performance.now() - t
+  const m5 = mem()
+  if (stored.size !== size) throw new Error(`the stored set holds ${stored.size} ids, the in-memory one ${size}`)
   store.close()
   console.log(
     JSON.stringify({
-      ids: set.size,
+      ids: size,
       setBytes: m1 - m0,
       withSnapshotBytes: m2 - m0,
+      storedBytes: m4 - m3,
+      storedWithViewBytes: m5 - m3,
+      storedBuildMs: Math.round(storedBuildMs),
+      storedViewMs: Math.round(storedViewMs),
       readIdsMs: Math.round(readMs),
       addMs: Math.round(addMs),
       snapshotMs: Math.round(snapshotMs)
@@ -79,6 +99,10 @@ export function idsetMeasure(runs: number, dir: string): Record<string, unknown>
     readIdsMs: med('readIdsMs'),
     addMs: med('addMs'),
     snapshotMs: med('snapshotMs'),
+    storedMb: r1(med('storedBytes') / 2 ** 20),
+    storedWithViewMb: r1(med('storedWithViewBytes') / 2 ** 20),
+    storedBuildMs: med('storedBuildMs'),
+    storedViewMs: med('storedViewMs'),
     runs: each.length
   }
 }

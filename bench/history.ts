@@ -47,9 +47,9 @@ import type { Options, SyncSession } from './history-node.js'
  *   under way and the new one, never the history) and the bytes it took in.
  *
  * Separately, per history, in a process of its own run with --expose-gc: the
- * heap (heapUsed + arrayBuffers after full collections) that the replica's
- * sync id set holds for the store's ids: `new IdSet()` with every id added,
- * before and after its sorted snapshot (which the first sync session makes).
+ * heap (heapUsed + arrayBuffers after full collections) that a sync id set
+ * holds for the store's ids, in memory (`IdSet`, the simulator's) and on disk
+ * (`StoredIds`, a SQLite node's): see bench/history-idset.ts.
  *
  * Options (environment): HISTORY_SIZES=100k,1m HISTORY_TRIALS=3
  * HISTORY_START_TIMEOUT_S=600 (a node that does not answer /status in time is
@@ -226,7 +226,9 @@ function summary(fig: Record<string, unknown>): void {
     const ids = c.idSet as Record<string, number> | undefined
     if (ids !== undefined)
       lines.push(
-        `    sync id set: ${ids.setMb} MB (${ids.bytesPerId} B an id), ${ids.withSnapshotMb} MB with its sorted snapshot`
+        `    sync id set in memory (IdSet): ${ids.setMb} MB (${ids.bytesPerId} B an id), ${ids.withSnapshotMb} MB ` +
+          `with its sorted snapshot; on disk (StoredIds, a SQLite node's): ${ids.storedMb} MB, ` +
+          `${ids.storedWithViewMb} MB with a view, built in ${ids.storedBuildMs} ms`
       )
     const nc = c.newcomer as Record<string, unknown> | undefined
     if (nc !== undefined) {

@@ -6,9 +6,10 @@
  * whatever the history, where the ids themselves cost 32 bytes each (32 MB
  * at a million, with as much again in garbage while they load).
  *
- * A view for a sync session copies the summary and reads the ids of a bucket
- * from SQLite only when it needs them (the edges of a range, or a range of
- * few ids): at a million ids about 15 to a bucket, one indexed range query.
+ * A view for a sync session keeps the summary as it was (the set copies it
+ * on its next change) and reads the ids of a bucket from SQLite only when
+ * it needs them (the edges of a range, or a range of few ids): at a million
+ * ids about 15 to a bucket, one indexed range query.
  * Positions, fingerprints and listings answer exactly as the in-memory
  * {@link IdSet} would for the same ids, so peers of either kind agree.
  *
@@ -95,8 +96,10 @@ function prepare(db: Database.Database): Queries {
 /** The sync id set of a SQLite store (see the file's comment). */
 export class StoredIds implements SyncIds {
   private readonly q: Queries
-  private readonly counts = new Uint32Array(BUCKETS)
-  private readonly sums = new Uint32Array(BUCKETS * LANES)
+  private counts = new Uint32Array(BUCKETS)
+  private sums = new Uint32Array(BUCKETS * LANES)
+  /** Whether a view reads `counts` and `sums`: the next change copies them first. */
+  private shared = false
   private total = 0
   private changes = 0
   private readonly recent = new IdSet()
@@ -172,7 +175,7 @@ export class StoredIds implements SyncIds {
     return v.fingerprintAt(i0, Math.max(i0, v.lowerBound(hi ?? '~')))
   }
 
-  /** @internal For {@link StoredView}: what a view copies. */
+  /** @internal For {@link StoredView}: what a view reads (the summary is copied on the set's next change, not now). */
   state(): {
     counts: Uint32Array
     sums: Uint32Array
@@ -183,9 +186,10 @@ export class StoredIds implements SyncIds {
     maxRowid: number
     q: Queries
   } {
+    this.shared = true
     return {
-      counts: this.counts.slice(),
-      sums: this.sums.slice(),
+      counts: this.counts,
+      sums: this.sums,
       total: this.total,
       version: this.changes,
       recent: this.recent.snapshot(),
@@ -196,6 +200,12 @@ export class StoredIds implements SyncIds {
   }
 
   private tally(id: string, sign: number): void {
+    if (this.shared) {
+      this.counts = this.counts.slice()
+      this.sums = this.sums.slice()
+      this.shared = false
+      this.view = undefined
+    }
     const b = Number.parseInt(id.slice(0, 4), 16)
     this.counts[b] = (this.counts[b] as number) + sign
     addIdWords(this.sums, b * LANES, id, sign)
