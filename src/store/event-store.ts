@@ -285,6 +285,11 @@ class SqliteEventStore implements EventStore {
   private readonly tombstoneStmt: Database.Statement<[string]>
   private readonly putRecordStmt: Database.Statement<[string, number, string]>
   private readonly putManyTx: (rows: Iterable<EventRow>) => number
+  private readonly rowStmt: Database.Statement<[string]>
+  /** The sync id set this store keeps, once `syncIds` made it: told of every row written or deleted. */
+  private held: StoredIds | undefined
+  /** Ids of new rows in the write under way, for `held` once it is committed. */
+  private readonly fresh: string[] = []
   private closed = false
 
   constructor(db: Database.Database, path: string) {
@@ -372,20 +377,40 @@ class SqliteEventStore implements EventStore {
       }
       return added
     })
+    this.rowStmt = db.prepare<[string]>('SELECT 1 FROM events WHERE id = ?').pluck()
   }
 
   put(row: EventRow): boolean {
-    return this.insert(row)
+    const added = this.insert(row)
+    this.landed()
+    return added
   }
 
   putMany(rows: Iterable<EventRow>): number {
-    return this.putManyTx(rows)
+    try {
+      const added = this.putManyTx(rows)
+      this.landed()
+      return added
+    } finally {
+      this.fresh.length = 0
+    }
   }
 
   private insert(row: EventRow): boolean {
     const problem = inputProblem(row)
     if (problem !== undefined) throw new InvalidEventRowError(problem)
-    return this.insertStmt.run(row.id, row.plan, row.bytes, row.receivedMs).changes === 1
+    // A repaired row's id was counted by the sync id set already: only new rows are news to it.
+    const isNew = this.held !== undefined && this.rowStmt.get(row.id) === undefined
+    const stored = this.insertStmt.run(row.id, row.plan, row.bytes, row.receivedMs).changes === 1
+    if (isNew && stored) this.fresh.push(row.id)
+    return stored
+  }
+
+  /** Tells the sync id set of the new rows written since the last call (their transaction committed). */
+  private landed(): void {
+    if (this.fresh.length === 0) return
+    this.held?.landed(this.fresh)
+    this.fresh.length = 0
   }
 
   has(id: string): boolean {
@@ -436,7 +461,7 @@ class SqliteEventStore implements EventStore {
         } else {
           damaged++
           log.error('%s: moving damaged row %d (id %o) to damaged_events: %s', this.path, r.rowid, r.id, problem)
-          this.moveAside(r.rowid, problem)
+          if (this.moveAside(r.rowid, problem)) this.held?.deleted([r.id])
           onDamaged?.({ rowid: r.rowid, id: r.id, problem })
         }
       }
@@ -445,11 +470,13 @@ class SqliteEventStore implements EventStore {
   }
 
   /** Best effort: a store that cannot write (read-only file, full disk) still loads. */
-  private moveAside(rowid: number, problem: string): void {
+  private moveAside(rowid: number, problem: string): boolean {
     try {
       this.moveAsideTx(rowid, problem)
+      return true
     } catch (err) {
       log.error('%s: could not move damaged row %d aside: %s', this.path, rowid, (err as Error).message)
+      return false
     }
   }
 
@@ -469,10 +496,10 @@ class SqliteEventStore implements EventStore {
   }
 
   syncIds(): SyncIds {
-    const ids = new StoredIds(this.db)
+    this.held = new StoredIds(this.db)
     // Loading and the summary read the whole store through the page cache; little of it is wanted again soon.
     this.db.pragma('shrink_memory')
-    return ids
+    return this.held
   }
 
   plans(): string[] {
@@ -487,7 +514,9 @@ class SqliteEventStore implements EventStore {
   }
 
   expirePlan(plan: string, nowMs: number): string[] {
-    return this.expireTx(plan, nowMs)
+    const ids = this.expireTx(plan, nowMs)
+    this.held?.deleted(ids)
+    return ids
   }
 
   expiredPlans(): string[] {
@@ -516,7 +545,12 @@ class SqliteEventStore implements EventStore {
   }
 
   importPlan(plan: string, rows: readonly EventRow[], nowMs: number): number {
-    return this.importTx(plan, rows, nowMs)
+    try {
+      return this.importTx(plan, rows, nowMs)
+    } finally {
+      // A kept plan's rows stay out of the sync id set.
+      this.fresh.length = 0
+    }
   }
 
   keptPlans(): string[] {

@@ -14,12 +14,15 @@
  * {@link IdSet} would for the same ids, so peers of either kind agree.
  *
  * The set is the stored rows outside kept plans (imported archives, which
- * are never offered to peers), plus `recent`: ids added since the last
- * compaction, whose rows may still wait in the replica's write queue, minus
- * `excluded`: ids taken out while their rows are still on disk (a plan that
- * expired while the node was down, until a retention pass deletes it). Kept
- * plans only change while the node is down (`import` takes the data dir's
- * lock), so they are read once.
+ * are never offered to peers), plus `recent`: ids added whose rows still
+ * wait in the replica's write queue, minus `excluded`: ids taken out while
+ * their rows are still on disk (a plan that expired while the node was down,
+ * until a retention pass deletes it). The store tells the set of every row
+ * it writes or deletes once the transaction is committed (`landed`,
+ * `deleted`), so the summary counts each id once whichever comes first, the
+ * replica's add or the row, and a recent id leaves memory as its row lands.
+ * Kept plans only change while the node is down (`import` takes the data
+ * dir's lock), so they are read once.
  *
  * A view stays exact while rows are only added (it reads rows no later than
  * the last one when it was taken, and the recent ids it copied). A row
@@ -28,9 +31,9 @@
  * {@link IdRangesChanged} and that session ends, which costs one session.
  */
 import type Database from 'better-sqlite3'
-import { IdRangesChanged, IdSet, fingerprintOfSums, isEventIdHex } from '../core/id-set.js'
+import { IdRangesChanged, fingerprintOfSums, isEventIdHex } from '../core/id-set.js'
 import { LANES, parseIdAt } from '../core/id-words.js'
-import type { Bound, IdRanges, IdSetAddOutcome, IdSnapshot, SyncIds } from '../core/id-set.js'
+import type { Bound, IdRanges, IdSetAddOutcome, SyncIds } from '../core/id-set.js'
 
 /** Buckets of the summary: ids by their first 16 bits (4 hex digits). */
 const BUCKET_BITS = 16
@@ -42,8 +45,6 @@ const BUCKETS = 1 << BUCKET_BITS
  * arenas; a string per id, twice the time).
  */
 const SCAN_ROWS = 1_024
-/** Recent ids that trigger a compaction (those whose rows are on disk leave memory): one lookup an id, later. */
-const COMPACT_AT = 256
 /** The words of a page of ids being counted. */
 const scanScratch = new Uint32Array(SCAN_ROWS * LANES)
 
@@ -102,10 +103,8 @@ export class StoredIds implements SyncIds {
   private shared = false
   private total = 0
   private changes = 0
-  private readonly recent = new IdSet()
+  private readonly recent = new Set<string>()
   private readonly excluded = new Set<string>()
-  /** Recent ids at the next compaction: twice what the last one left, so ids whose rows wait long cost no more. */
-  private compactAt = COMPACT_AT
   private view: StoredView | undefined
 
   /** Builds the summary from every stored row: call once the rows are loaded (and damaged ones moved aside). */
@@ -130,37 +129,46 @@ export class StoredIds implements SyncIds {
   add(id: string): IdSetAddOutcome {
     if (!isEventIdHex(id)) return 'invalid'
     if (this.has(id)) return 'present'
-    // An id taken out while its row stayed on disk comes back by leaving `excluded`; any other is recent.
-    if (!this.excluded.delete(id) || this.q.has.get(id) === undefined) this.recent.add(id)
+    // An id taken out while its row stayed on disk comes back by leaving `excluded`; any other waits for its row.
+    if (!this.excluded.delete(id)) this.recent.add(id)
     this.tally(id, 1)
-    if (this.recent.size >= this.compactAt) this.compact()
     return 'added'
+  }
+
+  /** @internal For the store: these rows were written (new ids, committed). */
+  landed(ids: readonly string[]): void {
+    for (const id of ids) {
+      if (this.recent.delete(id)) continue
+      if (isEventIdHex(id)) this.tally(id, 1)
+    }
+  }
+
+  /** @internal For the store: these rows were deleted (committed). */
+  deleted(ids: readonly unknown[]): void {
+    for (const id of ids) {
+      if (typeof id !== 'string' || this.excluded.delete(id)) continue
+      if (isEventIdHex(id)) this.tally(id, -1)
+    }
   }
 
   /**
    * Takes these ids out (those held; others are ignored) and returns how
-   * many. Meant for ids whose rows are on disk (they stay excluded until the
-   * rows go) or will never be written.
+   * many. An id whose row is on disk stays excluded until the row goes; one
+   * whose row is still queued must not be written afterwards.
    */
   removeMany(ids: Iterable<string>): number {
-    const fromRecent: string[] = []
     let removed = 0
     for (const id of ids) {
       if (!this.has(id)) continue
       this.tally(id, -1)
       removed++
-      if (this.recent.has(id)) fromRecent.push(id)
-      if (this.q.has.get(id) !== undefined) this.excluded.add(id)
+      if (!this.recent.delete(id)) this.excluded.add(id)
     }
-    this.recent.removeMany(fromRecent)
     return removed
   }
 
   snapshot(): IdRanges {
-    if (this.view?.version !== this.changes) {
-      for (const id of this.excluded) if (this.q.has.get(id) === undefined) this.excluded.delete(id)
-      this.view = new StoredView(this)
-    }
+    if (this.view?.version !== this.changes) this.view = new StoredView(this)
     return this.view
   }
 
@@ -181,7 +189,7 @@ export class StoredIds implements SyncIds {
     sums: Uint32Array
     total: number
     version: number
-    recent: IdSnapshot
+    recent: readonly string[]
     excluded: ReadonlySet<string>
     maxRowid: number
     q: Queries
@@ -192,7 +200,7 @@ export class StoredIds implements SyncIds {
       sums: this.sums,
       total: this.total,
       version: this.changes,
-      recent: this.recent.snapshot(),
+      recent: [...this.recent].sort(),
       excluded: new Set(this.excluded),
       maxRowid: this.q.maxRowid.get() as number,
       q: this.q
@@ -211,16 +219,6 @@ export class StoredIds implements SyncIds {
     addIdWords(this.sums, b * LANES, id, sign)
     this.total += sign
     this.changes++
-  }
-
-  /** Recent ids whose rows are on disk now leave memory (the summary already counts them). */
-  private compact(): void {
-    const stored = this.recent
-      .snapshot()
-      .slice()
-      .filter(id => this.q.has.get(id) !== undefined)
-    this.recent.removeMany(stored)
-    this.compactAt = Math.max(COMPACT_AT, 2 * this.recent.size)
   }
 
   /** The summary from the stored rows, a page of ids at a time. */
@@ -264,7 +262,8 @@ class StoredView implements IdRanges {
   private readonly sums: Uint32Array
   /** Position of each bucket's first id; `starts[BUCKETS]` is the size. */
   private readonly starts: Uint32Array
-  private readonly recent: IdSnapshot
+  /** Recent ids when the view was taken, sorted. */
+  private readonly recent: readonly string[]
   private readonly excluded: ReadonlySet<string>
   private readonly maxRowid: number
   private readonly q: Queries
@@ -390,7 +389,7 @@ class StoredView implements IdRanges {
     const rows = (this.q.bucket.all(lo, hi, this.maxRowid) as unknown[]).filter(
       (id): id is string => isEventIdHex(id as string) && !this.excluded.has(id as string)
     )
-    const extra = this.recent.slice(this.recent.lowerBound(lo), this.recent.lowerBound(hi))
+    const extra = this.recent.slice(below(this.recent, lo), below(this.recent, hi))
     const ids = extra.length === 0 ? rows : mergeUnique(rows, extra)
     if (ids.length !== this.counts[b])
       throw new IdRangesChanged(`bucket ${lo} holds ${ids.length} ids, not ${String(this.counts[b])}`)

@@ -2,7 +2,8 @@
  * The replica commits folded events to the store when the event loop turns,
  * not inside `ingest` (so a gossiped event is relayed a commit sooner), and
  * answers for them from its queue meanwhile. An event authored here is
- * folded without checking the signature just made.
+ * folded without checking the signature just made. Either way, the sync id
+ * set the store keeps counts every event once.
  */
 import { describe, expect, it } from 'vitest'
 import { setImmediate as turn } from 'node:timers/promises'
@@ -13,6 +14,7 @@ import type { PeerIdString, PlanId } from '../../src/core/events.js'
 import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { Replica } from '../../src/runtime/replica.js'
 import { openEventStore } from '../../src/store/event-store.js'
+import { IdSet, createReconcileSession, reconcileInMemory } from '../../src/sync/reconcile/index.js'
 import type { EventStore } from '../../src/store/event-store.js'
 import { tempDir } from '../helpers/cli-process.js'
 
@@ -104,5 +106,40 @@ describe('replica: store writes', () => {
     } finally {
       store.close()
     }
+  })
+
+  it("keeps the store's sync id set exact for its own events and others', and after a restart", async () => {
+    const store = openEventStore({ memory: true })
+    const { replica, me } = await replicaOn(store)
+    replica.load()
+    const other = await replicaOn(openEventStore({ memory: true }))
+    for (let i = 0; i < 5; i++) {
+      await submit(replica, me)
+      const theirs = await submit(other.replica, other.me)
+      expect(replica.ingest(theirs.bytes, 'gossip').verdict).toBe('accept')
+    }
+    const check = (): void => {
+      const ids = store.ids()
+      expect(replica.ids.size).toBe(ids.length)
+      const model = IdSet.from(ids)
+      expect(replica.ids.fingerprint('', null)).toEqual(model.fingerprint('', null))
+      const out = reconcileInMemory(createReconcileSession(replica.ids), createReconcileSession(model))
+      if ('error' in out) throw new Error(out.error)
+      expect([...out.a.need, ...out.b.need]).toEqual([])
+    }
+    await turn()
+    check()
+    // After a restart the set is built from the rows: the same set.
+    const again = new Replica({
+      swarm: SWARM,
+      key: await generateKeyPair('Ed25519'),
+      peerId: me,
+      store,
+      metrics: new NodeMetrics(),
+      now: Date.now
+    })
+    again.load()
+    expect(again.ids.fingerprint('', null)).toEqual(replica.ids.fingerprint('', null))
+    check()
   })
 })

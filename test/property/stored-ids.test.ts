@@ -1,9 +1,9 @@
 /**
  * The sync id set a SQLite store keeps (src/store/stored-ids.ts) against the
- * same model as the in-memory one: random adds (their rows written at once
- * or later, as the replica's write queue does), removals (rows deleted with
- * them, or later, as for a plan that expired while the node was down),
- * views, and restarts that build the set again from the rows. Every view
+ * same model as the in-memory one: random adds (their rows written at once,
+ * later, as the replica's write queue does, or before the add), removals (rows deleted with them, or later, as for a plan that
+ * expired while the node was down), views, and restarts that build the set
+ * again from the rows. Every view
  * must read as the model did when it was taken, or, if rows were deleted
  * under it since, refuse with IdRangesChanged: never answer wrongly. And a
  * session over the stored set reconciles with one over the in-memory set.
@@ -49,9 +49,13 @@ function stored(store: EventStore): SyncIds {
   return set
 }
 
+/** When an added id's row is written: with the add, later (queued, as the replica does), or before the add. */
+type Write = 'now' | 'later' | 'first'
+const writeArb = fc.constantFrom<Write>('now', 'later', 'first')
+
 type Op =
-  | { readonly kind: 'add'; readonly pick: number; readonly write: boolean }
-  | { readonly kind: 'adds'; readonly from: number; readonly count: number; readonly write: boolean }
+  | { readonly kind: 'add'; readonly pick: number; readonly write: Write }
+  | { readonly kind: 'adds'; readonly from: number; readonly count: number; readonly write: Write }
   | { readonly kind: 'write' }
   | { readonly kind: 'remove'; readonly plan: number; readonly rowsNow: boolean }
   | { readonly kind: 'deleteRows' }
@@ -59,14 +63,14 @@ type Op =
   | { readonly kind: 'restart' }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('add' as const), pick: fc.nat(), write: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('add' as const), pick: fc.nat(), write: writeArb }) },
   {
     weight: 3,
     arbitrary: fc.record({
       kind: fc.constant('adds' as const),
       from: fc.nat(),
       count: fc.integer({ min: 0, max: 300 }),
-      write: fc.boolean()
+      write: writeArb
     })
   },
   fc.record({ kind: fc.constant('write' as const) }),
@@ -101,15 +105,25 @@ describe('StoredIds against the sorted-array model (property)', () => {
           undeleted.clear()
           for (const v of views) v.deletedSince = true
         }
-        const add = (id: string, now: boolean): void => {
+        const add = (id: string, when: Write): void => {
           // The replica refuses events of a plan taken out (expired): its rows are about to go.
           if (isId(id) && undeleted.has(planOf(id))) return
+          if (when === 'first' && isId(id) && !model.has(id)) {
+            // The row lands before the add: the set holds it from then on, and the add finds it there.
+            const version = set.version
+            store.put(rowOf(id))
+            model.add(id)
+            expect(set.version > version).toBe(true)
+            expect(set.has(id)).toBe(true)
+            expect(set.add(id)).toBe('present')
+            return
+          }
           const version = set.version
           const outcome = set.add(id)
           expect(outcome, `add(${id})`).toBe(model.add(id))
           expect(set.version > version).toBe(outcome === 'added')
           if (outcome === 'added') queued.push(id)
-          if (now) write()
+          if (when === 'now') write()
         }
         for (const op of ops) {
           if (op.kind === 'add') add(pick(op.pick), op.write)
