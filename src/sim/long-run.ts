@@ -29,6 +29,8 @@
  * never stopped.
  */
 import { DAY_MS, expiresAtMs } from '../core/retention.js'
+import { majority } from '../core/events.js'
+import { scorersInSight } from '../author/author-events.js'
 import { isFinished } from '../core/view.js'
 import { planOf } from '../core/event-set.js'
 import { TOMBSTONE_KEEP_MS, RETENTION_PASS_MS } from '../runtime/retention.js'
@@ -374,11 +376,22 @@ export async function runLong(opts: LongRunOptions): Promise<LongRunReport> {
     const view = nodes[author]?.runtime?.view
     if (view === undefined) return
     const retainDays = retainOf[k] ?? null
+    // The committee is the scorers the author sees (itself too, if it is one), as `submit` picks it: one pinned
+    // while it is down would hold the plan until it restarts (with two scorers, a quorum of both).
+    const base = world.params()
+    const me = world.nodes[author]
+    const seen = [...scorersInSight(view), ...(me?.role === 'scorer' ? [me.peerId] : [])].sort()
+    const committee = seen.length > 0 ? seen : base.committee
     publishing++
     void view
       .publish('goal-submitted', '', [], {
         text: world.goalText(k),
-        params: { ...world.params(), ...(retainDays === null ? {} : { retainDays }) }
+        params: {
+          ...base,
+          committee,
+          quorum: majority(committee.length),
+          ...(retainDays === null ? {} : { retainDays })
+        }
       })
       .then(
         r => {

@@ -49,6 +49,14 @@ describe('the long run', () => {
     expect(r.skippedMs).toBeGreaterThan(r.simulatedMs)
   }, 60_000)
 
+  it('a goal published while a scorer is down does not wait for it (seed 1, 5 days: the author pinned it once)', async () => {
+    // With 10 nodes there are two scorers, so a quorum of both: a goal whose committee named the one that was down
+    // stayed under way until it restarted, and the swarm was never quiet for 20 minutes.
+    const r = await runLong({ seed: 1, nodes: 10, plans: 20, days: 5 })
+    expect(r.ok, explain(r)).toBe(true)
+    expect(r.returned).toBe(0)
+  }, 60_000)
+
   it('the checks can fail: an expired plan handed back is caught; the same seed gives the same run', async () => {
     const opts = { seed: 2, nodes: 6, plans: 8, days: 12, restarts: 0, joins: 0, shortShare: 1 } as const
     const seen = new Map<string, { id: string; plan: string; bytes: Uint8Array }>()
