@@ -126,15 +126,19 @@ export function parseCommittee(raw: unknown): PeerIdString[] | undefined {
   return [...new Set(ids)].sort() as PeerIdString[]
 }
 
-/** The default committee: every scorer in this node's roster, sorted. */
-export function scorersInSight(view: Pick<NodeView, 'roster'>): PeerIdString[] {
+/**
+ * The default committee: every scorer in this node's roster, and the node
+ * itself if it is one (a roster lists only the other peers), sorted.
+ */
+export function scorersInSight(view: Pick<NodeView, 'roster' | 'role' | 'me'>): PeerIdString[] {
   return [
-    ...new Set(
-      view
+    ...new Set([
+      ...view
         .roster()
         .filter(r => r.role === 'scorer')
-        .map(r => r.peerId)
-    )
+        .map(r => r.peerId),
+      ...(view.role === 'scorer' ? [view.me] : [])
+    ])
   ].sort() as PeerIdString[]
 }
 

@@ -379,8 +379,7 @@ export async function runLong(opts: LongRunOptions): Promise<LongRunReport> {
     // The committee is the scorers the author sees (itself too, if it is one), as `submit` picks it: one pinned
     // while it is down would hold the plan until it restarts (with two scorers, a quorum of both).
     const base = world.params()
-    const me = world.nodes[author]
-    const seen = [...scorersInSight(view), ...(me?.role === 'scorer' ? [me.peerId] : [])].sort()
+    const seen = scorersInSight(view)
     const committee = seen.length > 0 ? seen : base.committee
     publishing++
     void view

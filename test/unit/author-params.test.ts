@@ -6,7 +6,8 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { paramsVersion } from '../../src/core/events.js'
 import { validateParams } from '../../src/wire/shape.js'
-import { planParams } from '../../src/author/author-events.js'
+import { planParams, scorersInSight } from '../../src/author/author-events.js'
+import type { NodeView } from '../../src/ports/node-view.js'
 import { peerIdOf, testKeys } from '../helpers/arbitraries.js'
 import type { PeerIdString } from '../../src/core/events.js'
 
@@ -88,5 +89,22 @@ describe('planParams: approvers and executors', () => {
     expect(validateParams({ ...base, retainDays: 7, tools: false })).toMatch(/params\.tools: true or absent/)
     // A v1 goal may not carry it: its keys are exact.
     expect(validateParams({ ...base, retainDays: 7 }, 'params', 1)).toMatch(/retainDays/)
+  })
+})
+
+describe('scorersInSight: the default committee', () => {
+  const roster = (peers: Array<[PeerIdString, string]>) => () =>
+    peers.map(([peerId, role]) => ({ peerId, role }) as unknown as ReturnType<NodeView['roster']>[number])
+
+  it('names the scorers in the roster, and the node itself when it is a scorer (its roster lists only others)', () => {
+    const [a, b, c] = ids as [PeerIdString, PeerIdString, PeerIdString]
+    const others = roster([
+      [b, 'scorer'],
+      [c, 'executor'],
+      [b, 'scorer']
+    ])
+    expect(scorersInSight({ me: a, role: 'executor', roster: others })).toEqual([b])
+    expect(scorersInSight({ me: a, role: 'scorer', roster: others })).toEqual([a, b].sort())
+    expect(scorersInSight({ me: a, role: 'scorer', roster: roster([]) })).toEqual([a])
   })
 })
