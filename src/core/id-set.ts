@@ -115,6 +115,17 @@ export function fingerprintOfSums(sums: ArrayLike<number>, count: number): Uint8
   return sha256(buf).subarray(0, FINGERPRINT_BYTES)
 }
 
+/** Number of a view's ids in [lo, hi). */
+export function countIn(view: IdRanges, lo: Bound, hi: Bound): number {
+  return Math.max(0, view.lowerBound(hi) - view.lowerBound(lo))
+}
+
+/** Fingerprint of a view's ids in [lo, hi). */
+export function fingerprintIn(view: IdRanges, lo: Bound, hi: Bound): Uint8Array {
+  const i0 = view.lowerBound(lo)
+  return view.fingerprintAt(i0, Math.max(i0, view.lowerBound(hi)))
+}
+
 /** Ids per block of prefix sums: a partial block costs at most BLOCK / 2 ids' additions, a block sum 32 bytes. */
 const BLOCK = 64
 const BLOCK_SHIFT = 6
@@ -584,13 +595,12 @@ export class IdSnapshot implements IdRanges {
 
   /** Number of ids in [lo, hi). */
   count(lo: Bound, hi: Bound): number {
-    return Math.max(0, this.lowerBound(hi) - this.lowerBound(lo))
+    return countIn(this, lo, hi)
   }
 
   /** Fingerprint of the ids in [lo, hi). */
   fingerprint(lo: Bound, hi: Bound): Uint8Array {
-    const i0 = this.lowerBound(lo)
-    return this.fingerprintAt(i0, Math.max(i0, this.lowerBound(hi)))
+    return fingerprintIn(this, lo, hi)
   }
 
   /**

@@ -631,18 +631,11 @@ export class Replica {
     const rows: StoredEvent[] = []
     this.init.store.loadPlan(plan, row => rows.push(row))
     archive(rows, record)
-    // Out of the sync id set first: a set kept by the store counts only ids whose rows it still has.
-    const held = rows.map(r => r.id)
-    this.ids.removeMany(held)
-    let ids: string[]
-    try {
-      ids = this.init.store.expirePlan(plan, this.now())
-    } catch (err) {
-      for (const id of held) this.ids.add(id)
-      throw err
-    }
+    const ids = this.init.store.expirePlan(plan, this.now())
     this.fold.forget(plan)
     this.quiet.forget(plan)
+    // A set kept by the store heard of the deletion already; one in memory learns of it here.
+    this.ids.removeMany(ids)
     this.expired.add(plan)
     this.retention.expired++
     this.init.metrics.stored.set(this.ids.size)

@@ -270,6 +270,8 @@ class SqliteEventStore implements EventStore {
   readonly path: string
   private readonly db: Database.Database
   private readonly insertStmt: Database.Statement<[string, string, Uint8Array, number]>
+  /** Replaces a damaged row that has the id of an event being stored. */
+  private readonly repairStmt: Database.Statement<[string, Uint8Array, number, string]>
   private readonly hasStmt: Database.Statement<[string]>
   private readonly getStmt: Database.Statement<[string]>
   private readonly countStmt: Database.Statement<[]>
@@ -285,7 +287,6 @@ class SqliteEventStore implements EventStore {
   private readonly tombstoneStmt: Database.Statement<[string]>
   private readonly putRecordStmt: Database.Statement<[string, number, string]>
   private readonly putManyTx: (rows: Iterable<EventRow>) => number
-  private readonly rowStmt: Database.Statement<[string]>
   /** The sync id set this store keeps, once `syncIds` made it: told of every row written or deleted. */
   private held: StoredIds | undefined
   /** Ids of new rows in the write under way, for `held` once it is committed. */
@@ -298,9 +299,10 @@ class SqliteEventStore implements EventStore {
     // Insert if absent; if the id is present but its row is damaged (which
     // only another tool or disk trouble can cause), the new row replaces it.
     this.insertStmt = db.prepare(
-      'INSERT INTO events (id, plan, bytes, received_ms) VALUES (?, ?, ?, ?) ' +
-        'ON CONFLICT (id) DO UPDATE SET plan = excluded.plan, bytes = excluded.bytes, received_ms = excluded.received_ms ' +
-        `WHERE NOT ${validSql('events')}`
+      'INSERT INTO events (id, plan, bytes, received_ms) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'
+    )
+    this.repairStmt = db.prepare(
+      `UPDATE events SET plan = ?, bytes = ?, received_ms = ? WHERE id = ? AND NOT ${validSql('events')}`
     )
     // One-row lookups can afford to check the row; whole-table queries below
     // cannot (a predicate makes them scan every row: 10-50x slower), and rely
@@ -377,7 +379,6 @@ class SqliteEventStore implements EventStore {
       }
       return added
     })
-    this.rowStmt = db.prepare<[string]>('SELECT 1 FROM events WHERE id = ?').pluck()
   }
 
   put(row: EventRow): boolean {
@@ -399,11 +400,12 @@ class SqliteEventStore implements EventStore {
   private insert(row: EventRow): boolean {
     const problem = inputProblem(row)
     if (problem !== undefined) throw new InvalidEventRowError(problem)
+    if (this.insertStmt.run(row.id, row.plan, row.bytes, row.receivedMs).changes === 1) {
+      if (this.held !== undefined) this.fresh.push(row.id)
+      return true
+    }
     // A repaired row's id was counted by the sync id set already: only new rows are news to it.
-    const isNew = this.held !== undefined && this.rowStmt.get(row.id) === undefined
-    const stored = this.insertStmt.run(row.id, row.plan, row.bytes, row.receivedMs).changes === 1
-    if (isNew && stored) this.fresh.push(row.id)
-    return stored
+    return this.repairStmt.run(row.plan, row.bytes, row.receivedMs, row.id).changes === 1
   }
 
   /** Tells the sync id set of the new rows written since the last call (their transaction committed). */

@@ -31,8 +31,16 @@
  * {@link IdRangesChanged} and that session ends, which costs one session.
  */
 import type Database from 'better-sqlite3'
-import { IdRangesChanged, fingerprintOfSums, isEventIdHex } from '../core/id-set.js'
-import { LANES, parseIdAt } from '../core/id-words.js'
+import {
+  END_BOUND,
+  IdRangesChanged,
+  START_BOUND,
+  countIn,
+  fingerprintIn,
+  fingerprintOfSums,
+  isEventIdHex
+} from '../core/id-set.js'
+import { LANES, parseId, parseIdAt } from '../core/id-words.js'
 import type { Bound, IdRanges, IdSetAddOutcome, SyncIds } from '../core/id-set.js'
 
 /** Buckets of the summary: ids by their first 16 bits (4 hex digits). */
@@ -61,12 +69,8 @@ function bucketHigh(b: number): string {
   return b + 1 === BUCKETS ? 'g' : bucketLow(b + 1)
 }
 
-/** Adds `sign` times the eight words of `id` (64 lowercase hex digits) to `out` at `at`. */
-function addIdWords(out: Uint32Array | Float64Array, at: number, id: string, sign: number): void {
-  for (let l = 0; l < LANES; l++) {
-    out[at + l] = (out[at + l] as number) + sign * Number.parseInt(id.slice(8 * l, 8 * l + 8), 16)
-  }
-}
+/** The words of one id being counted or summed. */
+const idScratch = new Uint32Array(LANES)
 
 /** The queries the set and its views need; prepared once. */
 interface Queries {
@@ -173,14 +177,11 @@ export class StoredIds implements SyncIds {
   }
 
   count(lo: Bound, hi: Bound | null): number {
-    const v = this.snapshot()
-    return Math.max(0, v.lowerBound(hi ?? '~') - v.lowerBound(lo))
+    return countIn(this.snapshot(), lo, hi ?? END_BOUND)
   }
 
   fingerprint(lo: Bound, hi: Bound | null): Uint8Array {
-    const v = this.snapshot()
-    const i0 = v.lowerBound(lo)
-    return v.fingerprintAt(i0, Math.max(i0, v.lowerBound(hi ?? '~')))
+    return fingerprintIn(this.snapshot(), lo, hi ?? END_BOUND)
   }
 
   /** @internal For {@link StoredView}: what a view reads (the summary is copied on the set's next change, not now). */
@@ -214,11 +215,18 @@ export class StoredIds implements SyncIds {
       this.shared = false
       this.view = undefined
     }
-    const b = Number.parseInt(id.slice(0, 4), 16)
-    this.counts[b] = (this.counts[b] as number) + sign
-    addIdWords(this.sums, b * LANES, id, sign)
+    parseId(id, idScratch, 0)
+    this.tallyWords(idScratch, 0, sign)
     this.total += sign
     this.changes++
+  }
+
+  /** Adds `sign` times the id whose words are at `words[q..q + 8)` to its bucket's count and sums. */
+  private tallyWords(words: Uint32Array, q: number, sign: number): void {
+    const b = (words[q] as number) >>> (32 - BUCKET_BITS)
+    this.counts[b] = (this.counts[b] as number) + sign
+    const at = b * LANES
+    for (let l = 0; l < LANES; l++) this.sums[at + l] = (this.sums[at + l] as number) + sign * (words[q + l] as number)
   }
 
   /** The summary from the stored rows, a page of ids at a time. */
@@ -242,13 +250,7 @@ export class StoredIds implements SyncIds {
     const n = hex.length / 64
     const words = scanScratch
     for (let j = 0; j < n; j++) if (!parseIdAt(hex, 64 * j, words, j * LANES)) return false
-    const counts = this.counts
-    const sums = this.sums
-    for (let q = 0; q < n * LANES; q += LANES) {
-      const b = (words[q] as number) >>> (32 - BUCKET_BITS)
-      counts[b] = (counts[b] as number) + 1
-      for (let l = 0; l < LANES; l++) sums[b * LANES + l] = (sums[b * LANES + l] as number) + (words[q + l] as number)
-    }
+    for (let q = 0; q < n * LANES; q += LANES) this.tallyWords(words, q, 1)
     this.total += n
     return true
   }
@@ -289,8 +291,8 @@ class StoredView implements IdRanges {
   }
 
   lowerBound(bound: Bound): number {
-    if (bound === '') return 0
-    if (bound === '~') return this.size
+    if (bound === START_BOUND) return 0
+    if (bound === END_BOUND) return this.size
     return this.rank(bound)
   }
 
@@ -346,7 +348,10 @@ class StoredView implements IdRanges {
       return
     }
     const ids = this.bucketIds(b)
-    for (let i = i0; i < i1; i++) addIdWords(sums, 0, ids[i - s] as string, 1)
+    for (let i = i0; i < i1; i++) {
+      parseId(ids[i - s] as string, idScratch, 0)
+      for (let l = 0; l < LANES; l++) sums[l] = (sums[l] as number) + (idScratch[l] as number)
+    }
   }
 
   /**
