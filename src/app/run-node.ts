@@ -125,7 +125,8 @@ export async function runNode(config: NodeConfig): Promise<number> {
           config.a2a.host,
           config.a2a.port
         )
-  const s = view.status()
+  // The plans under way only: a long history has thousands of finished ones.
+  const s = view.status('open')
   print(
     {
       event: 'started',
@@ -159,7 +160,7 @@ export async function runNode(config: NodeConfig): Promise<number> {
         `${config.bootstrap.length > 0 ? ` + ${config.bootstrap.length} bootstrap address(es)` : ''}` +
         `${config.swarmKeyFile !== undefined ? ', swarm key' : ''}` +
         `${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
-      `  holding   ${s.events.held} events in ${s.plans.length} plans`,
+      `  holding   ${s.events.held} events: ${s.plans.length} plans under way, ${s.plansOlder} finished`,
       ...(choice === undefined ? [] : [`  model     ${choice.banner}`]),
       ...(config.a2aAgent === undefined ? [] : [`  agent     ${config.a2aAgent} (A2A: every task goes to that agent)`]),
       ...(toolHost === undefined
@@ -207,16 +208,18 @@ export async function runNode(config: NodeConfig): Promise<number> {
         })
       : undefined
 
+  // The plans under way, not the whole history: a node that has kept 10k finished plans says how many, not which.
   let last = ''
   const progress = setInterval(() => {
     if (observer !== undefined) return
-    const st = view.status()
+    const { peers, roster, events, plans, plansOlder } = view.status('open')
     const line =
-      `${st.peers} peers, ${st.roster.length} in roster, ${st.events.held} events (${st.events.parked} parked), ${st.plans.length} plans` +
-      st.plans.map(p => `\n  ${p.status.padEnd(16)} ${p.done}/${p.nodes} done  ${p.goal.slice(0, 60)}`).join('')
+      `${peers} peers, ${roster.length} in roster, ${events.held} events (${events.parked} parked), ` +
+      `${plans.length} plans under way, ${plansOlder} finished` +
+      plans.map(p => `\n  ${p.status.padEnd(16)} ${p.done}/${p.nodes} done  ${p.goal.slice(0, 60)}`).join('')
     if (line !== last) {
       last = line
-      print({ event: 'progress', peers: st.peers, events: st.events, plans: st.plans }, line)
+      print({ event: 'progress', peers, events, plans, plansOlder }, line)
     }
   }, 5_000)
 

@@ -35,9 +35,12 @@ export interface PlanStanding {
   readonly started: boolean
 }
 
-/** What the rule reads of a plan in a fold (an evicted plan is finished, so it is not open); undefined for a plan not held. */
+/**
+ * What the rule reads of a plan in a fold; undefined for a plan not held and
+ * for an evicted one (finished, so never open: the rule need not know it).
+ */
 export function planStanding(fold: Fold, plan: PlanId): PlanStanding | undefined {
-  const s = fold.isEvicted(plan) ? fold.summary(plan) : fold.tree(plan)
+  const s = fold.tree(plan)
   if (s === undefined) return undefined
   const index = fold.events.plan(plan)
   return {

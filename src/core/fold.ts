@@ -1,8 +1,10 @@
 import { derivePlan } from './derive.js'
 import { EventSet, planOf } from './event-set.js'
+import { EvictedPlans } from './evicted-plans.js'
 import { hashParts, sha256HexOfText } from './hash.js'
 import { treeHash } from './tree-hash.js'
 import type { AddOutcome, EventSetOptions } from './event-set.js'
+import type { EvictedPlan } from './evicted-plans.js'
 import type { Hlc, PeerIdString, PlanEvent, PlanId } from './events.js'
 import type { PlanStatus, PlanTree } from './tree.js'
 import type { RetentionFacts } from './retention.js'
@@ -29,6 +31,15 @@ export interface FoldOptions extends EventSetOptions {
    * were lost from the store meanwhile).
    */
   readonly onReloaded?: (plan: PlanId, info: { events: number; sameHash: boolean }) => void
+  /**
+   * The summary of an evicted plan as the runtime kept it (its store's
+   * record), or undefined if it has none. When given, an evicted plan keeps
+   * only its treeHash and what the retention rule reads in memory, so memory
+   * does not grow with the history; without it, or when it answers nothing,
+   * the summary stays in memory (or, for a plan restored without one, the
+   * plan folds again to give it).
+   */
+  readonly loadSummary?: (plan: PlanId, hash: string) => PlanSummary | undefined
 }
 
 /** A plan in a line: what /status and the plan lists show, and all that is kept of an evicted plan besides its treeHash. */
@@ -94,16 +105,18 @@ export class Fold {
   readonly events: EventSet
   /** Per plan, its tree as of `version`, and the tree's hash once somebody asked for it. */
   private readonly cache = new Map<PlanId, { version: number; tree: PlanTree; hash: string | undefined }>()
-  private readonly evicted = new Map<PlanId, PlanRecord>()
+  private readonly evicted = new EvictedPlans()
   private readonly hashText: (text: string) => string
   private readonly loadPlan: FoldOptions['loadPlan']
   private readonly onReloaded: FoldOptions['onReloaded']
+  private readonly loadSummary: FoldOptions['loadSummary']
 
   constructor(opts: FoldOptions = {}) {
     this.events = new EventSet(opts)
     this.hashText = opts.hashText ?? sha256HexOfText
     this.loadPlan = opts.loadPlan
     this.onReloaded = opts.onReloaded
+    this.loadSummary = opts.loadSummary
   }
 
   /** Add one event; an event of an evicted plan brings the plan back first, so it meets its deps. */
@@ -142,8 +155,8 @@ export class Fold {
    * hashing a tree costs about as much as deriving it.
    */
   treeHash(plan: PlanId): string | undefined {
-    const gone = this.evicted.get(plan)
-    if (gone !== undefined) return gone.hash
+    const gone = this.evicted.hash(plan)
+    if (gone !== undefined) return gone
     const entry = this.entry(plan)
     if (entry === undefined) return undefined
     entry.hash ??= treeHash(entry.tree, this.hashText)
@@ -155,10 +168,17 @@ export class Fold {
     return hashParts(...this.plans().map(p => `${p}=${this.treeHash(p) ?? ''}`))
   }
 
-  /** A plan's summary, in memory or evicted (cheap for an evicted plan; derives the tree otherwise). */
+  /**
+   * A plan's summary, in memory or evicted (for an evicted plan, what it
+   * kept or `loadSummary` gives; derives the tree otherwise). An evicted
+   * plan with neither folds again.
+   */
   summary(plan: PlanId): PlanSummary | undefined {
     const gone = this.evicted.get(plan)
-    if (gone !== undefined) return gone.summary
+    if (gone !== undefined) {
+      const kept = gone.summary ?? this.loadSummary?.(plan, gone.hash)
+      if (kept !== undefined || !this.reload(plan)) return kept
+    }
     const tree = this.tree(plan)
     return tree === undefined ? undefined : summarizeTree(tree)
   }
@@ -174,7 +194,9 @@ export class Fold {
 
   /**
    * Take a plan out of memory: its events, its index and its cached tree go;
-   * its treeHash and summary stay. Refused (false) without `loadPlan`, for a
+   * its treeHash, retention facts and (without `loadSummary`) its summary
+   * stay (the runtime keeps its `record`, taken first, where `loadSummary`
+   * reads). Refused (false) without `loadPlan`, for a
    * plan not in memory, and while an event of the plan is parked (it would
    * fold into an index without its goal). Events never cite another plan's
    * events (`checkDeps` rejects them: 'dep-other-plan'), so no other plan
@@ -185,7 +207,8 @@ export class Fold {
     if (this.loadPlan === undefined) return false
     const entry = this.entry(plan)
     if (entry === undefined || this.events.hasParked(plan)) return false
-    this.evicted.set(plan, this.record(plan) as PlanRecord)
+    const record = this.record(plan) as PlanRecord
+    this.evicted.set(plan, this.loadSummary === undefined ? record : leanRecord(record))
     this.cache.delete(plan)
     this.events.dropPlan(plan)
     return true
@@ -194,7 +217,12 @@ export class Fold {
   /** A plan's record (see PlanRecord), in memory or evicted; undefined for a plan without a goal. */
   record(plan: PlanId): PlanRecord | undefined {
     const gone = this.evicted.get(plan)
-    if (gone !== undefined) return gone
+    if (gone?.summary !== undefined) return gone as PlanRecord
+    if (gone !== undefined) {
+      const summary = this.summary(plan)
+      // The summary may have folded the plan back (nothing kept one); then it is read from the tree below.
+      if (this.evicted.has(plan)) return summary === undefined ? undefined : { ...gone, summary }
+    }
     const entry = this.entry(plan)
     const index = this.events.plan(plan)
     if (entry === undefined || index === undefined) return undefined
@@ -207,7 +235,7 @@ export class Fold {
 
   /** What the retention rule reads of a plan, in memory or evicted, without hashing its tree. */
   facts(plan: PlanId): RetentionFacts | undefined {
-    const gone = this.evicted.get(plan)
+    const gone = this.evicted.facts(plan)
     if (gone !== undefined) return gone
     const entry = this.entry(plan)
     const index = this.events.plan(plan)
@@ -219,11 +247,13 @@ export class Fold {
    * Know a plan as evicted from its record without folding it (a node
    * starting on its store). The caller vouches that the record is the one
    * `record` gave for the events the store holds; the plan folds from them
-   * when anything asks for its tree. False if the plan is in memory.
+   * when anything asks for its tree. With `loadSummary` the summary is left
+   * out of memory. False if the plan is in memory.
    */
-  restore(plan: PlanId, record: PlanRecord): boolean {
-    if (this.loadPlan === undefined || this.events.plan(plan)?.goal !== undefined) return false
-    this.evicted.set(plan, record)
+  restore(plan: PlanId, record: EvictedPlan): boolean {
+    if (this.loadPlan === undefined || this.events.plan(plan)?.goal !== undefined || !EvictedPlans.accepts(record))
+      return false
+    this.evicted.set(plan, this.loadSummary === undefined ? record : leanRecord(record))
     return true
   }
 
@@ -297,4 +327,9 @@ export function foldAll(events: Iterable<PlanEvent>, opts: FoldOptions = {}): Fo
   const f = new Fold(opts)
   for (const e of events) f.add(e, NO_CLOCK)
   return f
+}
+
+/** An evicted plan's record without its summary: the hash and retention facts, each a field of its own. */
+function leanRecord(r: EvictedPlan): EvictedPlan {
+  return { status: r.status, lastStampMs: r.lastStampMs, retainDays: r.retainDays, hash: r.hash }
 }

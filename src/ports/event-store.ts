@@ -133,6 +133,8 @@ export interface EventStore {
    * without folding it while the store still holds exactly that many.
    */
   putRecord(plan: string, events: number, json: string): void
+  /** A plan's record as `putRecord` kept it, or undefined. */
+  record(plan: string): string | undefined
   /** Every record kept. */
   records(): Iterable<{ readonly plan: string; readonly events: number; readonly json: string }>
   /**

@@ -31,6 +31,14 @@ export interface PlanLine {
 }
 
 /** What GET /status serves. */
+/**
+ * Which plans a listing shows: 'all'; 'recent', the plans not finished and
+ * the last hundred to finish (STATUS_FINISHED_MAX in src/runtime/replica.ts:
+ * what /status lists, since a node that has kept ten thousand finished plans
+ * would otherwise answer megabytes); 'open', the plans not finished.
+ */
+export type PlanScope = 'all' | 'recent' | 'open'
+
 export interface StatusBody {
   peerId: string
   role: string
@@ -42,7 +50,10 @@ export interface StatusBody {
   roster: RosterEntry[]
   /** What this node offers to tasks that need tools (an executor with --tools); empty otherwise. */
   offers: string[]
+  /** The plans under way, and the last hundred to finish (see PlanScope); GET /plans lists them all. */
   plans: PlanLine[]
+  /** How many finished plans this node holds beyond those in `plans`. */
+  plansOlder: number
   /** Events held and parked; plans expired here since start, and late events of expired plans refused. */
   events: { held: number; parked: number; expired: number; refusedLate: number }
   /** `--history`: whether this node fetches finished plans from its peers (all) or only plans under way (open). */
@@ -104,8 +115,8 @@ export interface NodeView {
   catchingUp: () => boolean
   /** A plan's line without its tree (also for plans out of memory). */
   summary: (plan: PlanId) => PlanSummary | undefined
-  /** One line per plan, as /status shows them. */
-  planLines: () => PlanLine[]
+  /** One line per plan (GET /plans), or only those of a `PlanScope`. */
+  planLines: (scope?: PlanScope) => PlanLine[]
   /** A plan's events (loading it back if needed), or undefined for a plan not held. */
   planEvents: (plan: PlanId) => PlanEvent[] | undefined
   /** A folded event by id (in memory). */
@@ -119,7 +130,8 @@ export interface NodeView {
   /** Smoothed delay between another peer signing an event and this node folding it from gossip. */
   lagMs: () => number
   health: () => NodeHealth
-  status: () => StatusBody
+  /** What GET /status answers: `plans` lists the plans of `scope` (default 'recent'). */
+  status: (scope?: PlanScope) => StatusBody
   /** Called after events fold (from any source). */
   onFolded: (fn: (events: readonly PlanEvent[]) => void) => () => void
   publish: Publish

@@ -177,7 +177,7 @@ function createNodeView(
     if (init.role === 'executor') sets.push(new Set(offers))
     return sets
   }
-  const planLines: NodeView['planLines'] = () => replica.planSummaries(offersInSight())
+  const planLines: NodeView['planLines'] = scope => replica.planSummaries(offersInSight(), scope)
   const view: NodeView = {
     me: init.peerId,
     history: init.history ?? 'all',
@@ -215,33 +215,37 @@ function createNodeView(
       parked: fold.events.parkedCount,
       rejected: Object.fromEntries(metrics.rejectedByReason)
     }),
-    status: (): StatusBody => ({
-      peerId: init.peerId,
-      role: init.role,
-      swarm: init.swarm,
-      version: VERSION,
-      dataDir: init.dataDir,
-      addresses: transport.addresses(),
-      peers: transport.connectedPeers().length,
-      roster: roster.list(scheduler.now()),
-      offers: [...offers],
-      plans: planLines(),
-      events: {
-        held: replica.ids.size,
-        parked: fold.events.parkedCount,
-        expired: replica.retention.expired,
-        refusedLate: replica.retention.refused
-      },
-      history:
-        init.history === 'open'
-          ? {
-              mode: 'open',
-              says:
-                'this node holds the plans under way and those it saw finish; finished plans from before stay ' +
-                'with peers that fetched them, and GET /plans/<id>/summary asks them (--history open)'
-            }
-          : { mode: 'all', says: 'this node fetches every plan its peers hold' }
-    }),
+    status: (scope = 'recent'): StatusBody => {
+      const plans = planLines(scope)
+      return {
+        peerId: init.peerId,
+        role: init.role,
+        swarm: init.swarm,
+        version: VERSION,
+        dataDir: init.dataDir,
+        addresses: transport.addresses(),
+        peers: transport.connectedPeers().length,
+        roster: roster.list(scheduler.now()),
+        offers: [...offers],
+        plans,
+        plansOlder: fold.plans().length - plans.length,
+        events: {
+          held: replica.ids.size,
+          parked: fold.events.parkedCount,
+          expired: replica.retention.expired,
+          refusedLate: replica.retention.refused
+        },
+        history:
+          init.history === 'open'
+            ? {
+                mode: 'open',
+                says:
+                  'this node holds the plans under way and those it saw finish; finished plans from before stay ' +
+                  'with peers that fetched them, and GET /plans/<id>/summary asks them (--history open)'
+              }
+            : { mode: 'all', says: 'this node fetches every plan its peers hold' }
+      }
+    },
     onFolded: fn => replica.onFolded(fn),
     offer: next => {
       offers = [...next]

@@ -30,7 +30,7 @@ import type { NodeMetrics } from './metrics.js'
 import type { Bodies, EventId, EventType, NodeId, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
 import type { PlanRecord, PlanSummary } from '../core/fold.js'
 import type { PlanTree, TreeNode } from '../core/tree.js'
-import type { PlanLine } from '../ports/node-view.js'
+import type { PlanLine, PlanScope } from '../ports/node-view.js'
 
 const log = logger('plan-swarm:replica')
 
@@ -39,6 +39,9 @@ export const MAX_REFUSED_IDS = 10_000
 
 /** Waiting nodes a plan's /status line names at most. */
 export const STATUS_WAITING_MAX = 5
+
+/** The finished plans /status lists at most, those with the latest last event (GET /plans lists every one). */
+export const STATUS_FINISHED_MAX = 100
 
 /** Stored rows folded per batch when a node starts. */
 const LOAD_PAGE = 5_000
@@ -175,6 +178,12 @@ export class Replica {
         log('rejected parked event %s: %s (%s)', id, reason, detail)
       },
       loadPlan: plan => this.storedEvents(plan),
+      loadSummary: (plan, hash) => {
+        const json = init.store.record(plan)
+        const record = json === undefined ? undefined : parseRecord(json)
+        // A record from an earlier eviction, whose last write failed, is not this plan's summary.
+        return record?.hash === hash ? record.summary : undefined
+      },
       onReloaded: (plan, { events, sameHash }) => {
         this.evictions.reloaded++
         this.quiet.touch(plan, now())
@@ -581,19 +590,22 @@ export class Replica {
         this.flush()
         flushed = true
       }
-      if (this.fold.evict(plan)) {
+      const record = this.fold.record(plan)
+      if (record !== undefined && this.fold.evict(plan)) {
         this.quiet.forget(plan)
         this.evictions.evicted++
-        this.keepRecord(plan)
+        this.keepRecord(plan, record)
         log('plan %s (%s) left memory after %d ms quiet', plan, tree.status, quietForMs)
       }
     }
   }
 
-  /** Store an evicted plan's record, so a restart knows it without folding it (best effort: without it, the plan folds). */
-  private keepRecord(plan: PlanId): void {
-    const record = this.fold.record(plan)
-    if (record === undefined) return
+  /**
+   * Store an evicted plan's record, so a restart knows it without folding it
+   * and the fold reads its summary from there (best effort: without it, the
+   * plan folds again when its summary is asked for, and at the next start).
+   */
+  private keepRecord(plan: PlanId, record: PlanRecord): void {
     try {
       this.init.store.putRecord(plan, this.init.store.countByPlan(plan), JSON.stringify(record))
     } catch (err) {
@@ -767,12 +779,16 @@ export class Replica {
     return held === null ? lines : [`the plan ${held}`, ...lines.slice(0, STATUS_WAITING_MAX - 1)]
   }
 
-  planSummaries(executorOffers: readonly ReadonlySet<string>[] = []): PlanLine[] {
-    return this.fold.plans().map(id => {
+  /** The lines of the plans of `scope` (see PlanScope). */
+  planSummaries(executorOffers: readonly ReadonlySet<string>[] = [], scope: PlanScope = 'all'): PlanLine[] {
+    const lines: PlanLine[] = []
+    const shown = scope === 'all' ? undefined : this.recentlyFinished(scope === 'open' ? 0 : STATUS_FINISHED_MAX)
+    for (const id of this.fold.plans()) {
       // An evicted plan answers from its summary: it is finished, so nothing waits.
       const t = this.tree(id)
+      if (shown !== undefined && (t === undefined || isFinished(t)) && !shown.has(id)) continue
       const s = t === undefined ? (this.fold.summary(id) as PlanSummary) : summarizeTree(t)
-      return {
+      lines.push({
         id,
         goal: s.goal,
         status: s.status,
@@ -782,8 +798,21 @@ export class Replica {
         spentTokens: s.spentTokens,
         budgetTokens: s.budgetTokens,
         waiting: t === undefined || isFinished(t) ? [] : this.waitingOf(t, executorOffers)
-      }
-    })
+      })
+    }
+    return lines
+  }
+
+  /** The `max` finished plans whose last event is the latest. */
+  private recentlyFinished(max: number): Set<PlanId> {
+    if (max === 0) return new Set()
+    const finished: Array<{ plan: PlanId; last: number }> = []
+    for (const plan of this.fold.plans()) {
+      const f = this.fold.facts(plan)
+      if (f !== undefined && isFinished(f)) finished.push({ plan, last: f.lastStampMs })
+    }
+    finished.sort((a, b) => b.last - a.last || (a.plan < b.plan ? -1 : 1))
+    return new Set(finished.slice(0, max).map(x => x.plan))
   }
 }
 

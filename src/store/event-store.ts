@@ -286,6 +286,7 @@ class SqliteEventStore implements EventStore {
   private readonly importTx: (plan: string, rows: readonly EventRow[], nowMs: number) => number
   private readonly tombstoneStmt: Database.Statement<[string]>
   private readonly putRecordStmt: Database.Statement<[string, number, string]>
+  private readonly recordStmt: Database.Statement<[string], string>
   private readonly putManyTx: (rows: Iterable<EventRow>) => number
   /** The sync id set this store keeps, once `syncIds` made it: told of every row written or deleted. */
   private held: StoredIds | undefined
@@ -372,6 +373,7 @@ class SqliteEventStore implements EventStore {
       'INSERT INTO plan_records (plan, events, record) VALUES (?, ?, ?) ' +
         'ON CONFLICT (plan) DO UPDATE SET events = excluded.events, record = excluded.record'
     )
+    this.recordStmt = db.prepare<[string], string>('SELECT record FROM plan_records WHERE plan = ?').pluck()
     this.putManyTx = db.transaction((rows: Iterable<EventRow>): number => {
       let added = 0
       for (const row of rows) {
@@ -535,6 +537,10 @@ class SqliteEventStore implements EventStore {
 
   putRecord(plan: string, events: number, json: string): void {
     this.putRecordStmt.run(plan, events, json)
+  }
+
+  record(plan: string): string | undefined {
+    return this.recordStmt.get(plan)
   }
 
   records(): Iterable<{ plan: string; events: number; json: string }> {

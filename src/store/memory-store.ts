@@ -139,6 +139,10 @@ export function createMemoryStore(): EventStore {
       open()
       records.set(plan, { plan, events, json })
     },
+    record: plan => {
+      open()
+      return records.get(plan)?.json
+    },
     records: () => {
       open()
       return [...records.values()]

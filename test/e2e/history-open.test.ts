@@ -211,6 +211,10 @@ describe('--history open, on real processes beside a long history', () => {
       const holder = await status(holderHttp)
       expect(holder.history.mode).toBe('all')
       expect(holder.events.held).toBeGreaterThanOrEqual(history.events)
+      // /status lists the plans under way and the last to finish, and counts the rest that GET /plans lists.
+      const listed = (await (await fetch(`${holderHttp}/plans`)).json()) as unknown[]
+      expect(holder.plans.length + holder.plansOlder).toBe(listed.length)
+      expect(holder.plans.some(p => p.id === plan)).toBe(true)
       // The plans under way (5 of about 80 events each) and the new one: a fraction of the history.
       expect(s.events.held).toBeLessThan(history.events / 3)
       expect(s.events.held).toBeGreaterThan(history.underWay * 10)

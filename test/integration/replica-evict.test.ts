@@ -307,6 +307,55 @@ describe('replica: finished plans leave memory', () => {
     }
   )
 
+  it("reads an evicted plan's line from its stored record, and folds the plan again when that record is an older one", async () => {
+    const store = openEventStore({ memory: true })
+    const p = plans[4] as Plan
+    const { replica, clock } = replicaOn(store, p.keys.get(p.builder.author) as PrivateKey, p.builder.author)
+    let reads = 0
+    const record = store.record.bind(store)
+    store.record = plan => {
+      reads++
+      return record(plan)
+    }
+    const line = (): unknown => replica.planSummaries().find(l => l.id === p.plan)
+    const lineOf = (ref: ReturnType<typeof foldAll>): unknown => {
+      const t = ref.tree(p.plan) as PlanTree
+      return {
+        id: p.plan,
+        goal: t.goal,
+        status: t.status,
+        treeHash: ref.treeHash(p.plan),
+        budgetTokens: t.budgetTokens
+      }
+    }
+    try {
+      for (const bytes of p.wire) replica.ingest(bytes, 'gossip')
+      clock.ms += EVICT_QUIET_MS
+      replica.tick()
+      expect(replica.fold.isEvicted(p.plan)).toBe(true)
+      // The summary is not in memory: the line comes from the record in the store, and the plan stays on disk.
+      expect(line()).toMatchObject(lineOf(foldAll(p.events)) as object)
+      expect(reads).toBe(1)
+      expect(replica.fold.isEvicted(p.plan)).toBe(true)
+
+      // The author raises the budget: the plan comes back, and leaves again, but its new record cannot be written.
+      const raised = await replica.author('budget-raised', p.plan, [], { budgetTokens: 3_000_000 })
+      store.putRecord = () => {
+        throw new Error('SQLITE_FULL: database or disk is full')
+      }
+      clock.ms += EVICT_QUIET_MS
+      replica.tick()
+      expect(replica.fold.isEvicted(p.plan)).toBe(true)
+      // The stored record is the first eviction's: its treeHash is not the plan's, so the plan folds again for its line.
+      expect(line()).toMatchObject(lineOf(foldAll([...p.events, raised.event])) as object)
+      expect(replica.fold.isEvicted(p.plan)).toBe(false)
+    } finally {
+      replica.flush()
+      await replica.verifyPool.close()
+      store.close()
+    }
+  })
+
   it("the observer's view shows an evicted plan as one line from its summary, and exports it from disk", async () => {
     const { startObserver } = await import('../../roles/observer.js')
     const store = openEventStore({ memory: true })

@@ -10,7 +10,10 @@
  * ends with the plans(), per-plan treeHash and swarmHash of foldAll of the
  * same events; and every eviction leaves plans(), the plan's treeHash and
  * swarmHash exactly as they were, takes its events out of memory, and every
- * return gives back the treeHash it left with.
+ * return gives back the treeHash it left with. Summaries too, whether the
+ * fold keeps them in memory or reads them where the runtime keeps each
+ * evicted plan's record (`loadSummary`), and when that record was never
+ * written or is an older eviction's: the plan then folds again to give it.
  *
  * It can fail: a store that loses one event of a plan, and a fold that
  * forgets an evicted plan's treeHash, are caught (canaries).
@@ -34,7 +37,7 @@ import {
   withDuplicates
 } from '../helpers/plan-gen.js'
 import type { AddOutcome } from '../../src/core/event-set.js'
-import type { FoldOptions } from '../../src/core/fold.js'
+import type { FoldOptions, PlanRecord, PlanSummary } from '../../src/core/fold.js'
 import type { PlanEvent, PlanId } from '../../src/core/events.js'
 
 const RUNS = Math.max(100, Number(process.env.FC_RUNS ?? 200))
@@ -52,7 +55,9 @@ const REQUIRED = [
   'reloaded on read',
   'evicted at the end',
   'two plans or more',
-  'new event folded into an evicted plan'
+  'new event folded into an evicted plan',
+  'summary from the records',
+  'summary by folding again'
 ]
 
 let corpus: Corpus
@@ -67,7 +72,9 @@ const arbCase = fc.record({
   // Shuffled arrivals park a lot (evictions are refused until the end); causal ones park nothing, so plans leave mid-way.
   causal: fc.boolean(),
   evictRate: fc.constantFrom(0.01, 0.05, 0.2),
-  batches: fc.boolean()
+  batches: fc.boolean(),
+  // Where an evicted plan's summary lives: in the fold; in records the runtime writes; in records whose writes fail half the time.
+  summaries: fc.constantFrom('in memory', 'records', 'lossy records')
 })
 type Case = typeof arbCase extends fc.Arbitrary<infer T> ? T : never
 
@@ -98,23 +105,60 @@ function evictProperty(makeFold: MakeFold, store: Store, counter?: CaseCounter):
         stored.set(planOf(e), list)
       }
     }
+    // The records of evicted plans, as the replica keeps them in its store (written after each eviction).
+    const records = new Map<PlanId, PlanRecord>()
     let reading = false
     let inBatch = false
+    let summarizing = false
     const f = makeFold({
       loadPlan: plan => store(stored, plan),
       onReloaded: (plan, info) => {
-        labels.add(reading ? 'reloaded on read' : inBatch ? 'reloaded by a batch' : 'reloaded by an event')
+        labels.add(
+          summarizing
+            ? 'summary by folding again'
+            : reading
+              ? 'reloaded on read'
+              : inBatch
+                ? 'reloaded by a batch'
+                : 'reloaded by an event'
+        )
         expect(info.sameHash, `${label}: plan ${plan} came back with another treeHash`).toBe(true)
-      }
+      },
+      ...(c.summaries === 'in memory'
+        ? {}
+        : {
+            loadSummary: (plan: PlanId, hash: string) => {
+              const r = records.get(plan)
+              if (r?.hash !== hash) return undefined
+              labels.add('summary from the records')
+              return r.summary
+            }
+          })
     })
+    const summaryOf = (plan: PlanId): PlanSummary | undefined => {
+      summarizing = true
+      try {
+        return f.summary(plan)
+      } finally {
+        summarizing = false
+      }
+    }
 
     const tryEvict = (plan: PlanId): void => {
-      const before = { plans: f.plans(), swarm: f.swarmHash(), hash: f.treeHash(plan), summary: f.summary(plan) }
+      const before = {
+        plans: f.plans(),
+        swarm: f.swarmHash(),
+        hash: f.treeHash(plan),
+        summary: summaryOf(plan),
+        facts: f.facts(plan)
+      }
       const wasIn = f.tree(plan) !== undefined
       const parked = f.events.hasParked(plan)
       const memory = f.events.size
       const own = f.events.plan(plan)?.size ?? 0
+      const record = f.record(plan)
       const ok = f.evict(plan)
+      if (ok && record !== undefined && !(c.summaries === 'lossy records' && rng.chance(0.5))) records.set(plan, record)
       if (!ok) {
         if (wasIn && parked) labels.add('refused: parked')
         expect(wasIn && !parked, `${label}: evict refused a plan in memory with nothing parked`).toBe(false)
@@ -128,7 +172,8 @@ function evictProperty(makeFold: MakeFold, store: Store, counter?: CaseCounter):
       expect(f.events.size, `${label}: events left memory`).toBe(memory - own)
       expect(f.plans(), label).toStrictEqual(before.plans)
       expect(f.treeHash(plan), label).toBe(before.hash)
-      expect(f.summary(plan), label).toStrictEqual(before.summary)
+      expect(f.facts(plan), label).toStrictEqual(before.facts)
+      expect(summaryOf(plan), label).toStrictEqual(before.summary)
       expect(f.swarmHash(), label).toBe(before.swarm)
     }
 
@@ -176,6 +221,10 @@ function evictProperty(makeFold: MakeFold, store: Store, counter?: CaseCounter):
     expect(f.plans(), label).toStrictEqual(ref.plans())
     for (const p of plans) expect(f.treeHash(p), `${label}: plan ${p}`).toBe(ref.treeHash(p))
     expect(f.swarmHash(), label).toBe(ref.swarmHash())
+    for (const p of plans) {
+      expect(f.facts(p), `${label}: plan ${p}`).toStrictEqual(ref.facts(p))
+      expect(summaryOf(p), `${label}: plan ${p}`).toStrictEqual(ref.summary(p))
+    }
     expect(f.events.parkedCount, label).toBe(0)
     // In memory: exactly the events of the plans in memory.
     const live = plans.filter(p => !f.isEvicted(p))
