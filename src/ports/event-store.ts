@@ -135,8 +135,11 @@ export interface EventStore {
   putRecord(plan: string, events: number, json: string): void
   /** A plan's record as `putRecord` kept it, or undefined. */
   record(plan: string): string | undefined
-  /** Every record kept. */
-  records(): Iterable<{ readonly plan: string; readonly events: number; readonly json: string }>
+  /**
+   * Every record whose plan still holds exactly the events it was made from
+   * (one that does not is left out: its plan folds instead), one at a time.
+   */
+  currentRecords(): Iterable<{ readonly plan: string; readonly json: string }>
   /**
    * Marks an imported plan as kept here (never expired again, never offered
    * to peers) and takes it off the expired list. `putMany` its rows in the

@@ -231,19 +231,19 @@ export class Replica {
     const onDamaged = (d: { rowid: number; problem: string }): void => {
       log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem)
     }
-    const counts = store.planCounts()
-    const restored = new Set<string>()
-    for (const { plan, events, json } of store.records()) {
-      if (counts.get(plan) !== events || this.kept.has(plan)) continue
+    // Restored plans are the fold's evicted ones: no set of 10k ids beside it while the node starts.
+    let restored = 0
+    for (const { plan, json } of store.currentRecords()) {
+      if (this.kept.has(plan)) continue
       const record = parseRecord(json)
-      if (record !== undefined && this.fold.restore(plan as PlanId, record)) restored.add(plan)
+      if (record !== undefined && this.fold.restore(plan as PlanId, record)) restored++
     }
     let loaded = 0
     let damaged = 0
-    if (restored.size === 0) ({ loaded, damaged } = store.load(onRow, onDamaged))
+    if (restored === 0) ({ loaded, damaged } = store.load(onRow, onDamaged))
     else {
-      for (const plan of counts.keys()) {
-        if (restored.has(plan)) continue
+      for (const plan of store.plans()) {
+        if (this.fold.isEvicted(plan as PlanId)) continue
         const c = store.loadPlan(plan, onRow, onDamaged)
         loaded += c.loaded
         damaged += c.damaged
@@ -259,9 +259,9 @@ export class Replica {
       else ids.addMany(store.ids().filter(id => !this.keptId(id)))
       this.held = ids
     }
-    this.retention.restored = restored.size
+    this.retention.restored = restored
     this.init.metrics.stored.set(this.ids.size)
-    return { loaded, damaged, rejected, restored: restored.size }
+    return { loaded, damaged, rejected, restored }
   }
 
   /** Whether a stored id is one of a kept plan's (they stay out of the sync id set). */

@@ -143,9 +143,9 @@ export function createMemoryStore(): EventStore {
       open()
       return records.get(plan)?.json
     },
-    records: () => {
+    currentRecords: () => {
       open()
-      return [...records.values()]
+      return [...records.values()].filter(r => (byPlan.get(r.plan)?.length ?? 0) === r.events)
     },
     importPlan: (plan, many, _nowMs) => {
       open()
