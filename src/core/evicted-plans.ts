@@ -1,13 +1,12 @@
 import { LANES, hexOfWords, parseId } from './id-words.js'
 import type { PlanId } from './events.js'
-import type { PlanSummary } from './fold.js'
 import type { RetentionFacts } from './retention.js'
 import type { PlanStatus } from './tree.js'
 
-/** What a fold holds of an evicted plan: its record, the summary left out where the runtime keeps it. */
-export interface EvictedPlan extends RetentionFacts {
+/** What a fold holds of an evicted plan: its record (of summary S), the summary left out where the runtime keeps it. */
+export interface EvictedPlan<S = unknown> extends RetentionFacts {
   readonly hash: string
-  readonly summary?: PlanSummary
+  readonly summary?: S
 }
 
 const STATUSES: readonly PlanStatus[] = [
@@ -32,10 +31,10 @@ const DEFAULT_RETAIN = -1
  * Summaries are kept beside, in a map, only for a fold that has nowhere else
  * to read them from.
  */
-export class EvictedPlans {
+export class EvictedPlans<S> {
   private readonly slots = new Map<PlanId, number>()
   private readonly freed: number[] = []
-  private readonly summaries = new Map<PlanId, PlanSummary>()
+  private readonly summaries = new Map<PlanId, S>()
   private capacity = 0
   private used = 0
   private hashes = new Uint32Array(0)
@@ -70,7 +69,7 @@ export class EvictedPlans {
   }
 
   /** Holds `r` for `plan` (its summary too, if it has one); throws for a record `accepts` refuses. */
-  set(plan: PlanId, r: EvictedPlan): void {
+  set(plan: PlanId, r: EvictedPlan<S>): void {
     if (!EvictedPlans.accepts(r)) throw new Error(`EvictedPlans: the record of plan ${plan} is malformed`)
     let slot = this.slots.get(plan)
     if (slot === undefined) {
@@ -85,7 +84,7 @@ export class EvictedPlans {
     else this.summaries.delete(plan)
   }
 
-  get(plan: PlanId): EvictedPlan | undefined {
+  get(plan: PlanId): EvictedPlan<S> | undefined {
     const slot = this.slots.get(plan)
     if (slot === undefined) return undefined
     const summary = this.summaries.get(plan)

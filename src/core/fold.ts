@@ -105,7 +105,7 @@ export class Fold {
   readonly events: EventSet
   /** Per plan, its tree as of `version`, and the tree's hash once somebody asked for it. */
   private readonly cache = new Map<PlanId, { version: number; tree: PlanTree; hash: string | undefined }>()
-  private readonly evicted = new EvictedPlans()
+  private readonly evicted = new EvictedPlans<PlanSummary>()
   private readonly hashText: (text: string) => string
   private readonly loadPlan: FoldOptions['loadPlan']
   private readonly onReloaded: FoldOptions['onReloaded']
@@ -250,7 +250,7 @@ export class Fold {
    * when anything asks for its tree. With `loadSummary` the summary is left
    * out of memory. False if the plan is in memory.
    */
-  restore(plan: PlanId, record: EvictedPlan): boolean {
+  restore(plan: PlanId, record: EvictedPlan<PlanSummary>): boolean {
     if (this.loadPlan === undefined || this.events.plan(plan)?.goal !== undefined || !EvictedPlans.accepts(record))
       return false
     this.evicted.set(plan, this.loadSummary === undefined ? record : leanRecord(record))
@@ -330,6 +330,6 @@ export function foldAll(events: Iterable<PlanEvent>, opts: FoldOptions = {}): Fo
 }
 
 /** An evicted plan's record without its summary: the hash and retention facts, each a field of its own. */
-function leanRecord(r: EvictedPlan): EvictedPlan {
+function leanRecord(r: EvictedPlan<PlanSummary>): EvictedPlan<PlanSummary> {
   return { status: r.status, lastStampMs: r.lastStampMs, retainDays: r.retainDays, hash: r.hash }
 }

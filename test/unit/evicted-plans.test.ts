@@ -11,7 +11,7 @@ import type { PlanId } from '../../src/core/events.js'
 
 const hex = (n: number): string => n.toString(16).padStart(8, '0').repeat(8)
 const planId = (n: number): PlanId => `${'a'.repeat(56)}${n.toString(16).padStart(8, '0')}` as PlanId
-const record = (n: number): EvictedPlan => ({
+const record = (n: number): EvictedPlan<PlanSummary> => ({
   hash: hex((n * 2_654_435_761) >>> 0),
   status: (['completed', 'failed', 'cancelled'] as const)[n % 3] as EvictedPlan['status'],
   lastStampMs: 1_790_000_000_000 + n * 1_000.5,
@@ -20,8 +20,8 @@ const record = (n: number): EvictedPlan => ({
 
 describe('EvictedPlans', () => {
   it('gives back every record as it was set, through growth, deletion and reuse', () => {
-    const plans = new EvictedPlans()
-    const model = new Map<PlanId, EvictedPlan>()
+    const plans = new EvictedPlans<PlanSummary>()
+    const model = new Map<PlanId, EvictedPlan<PlanSummary>>()
     for (let n = 0; n < 300; n++) {
       plans.set(planId(n), record(n))
       model.set(planId(n), record(n))
@@ -56,7 +56,7 @@ describe('EvictedPlans', () => {
   })
 
   it('keeps a summary only when given one, and drops it when the plan is set again without', () => {
-    const plans = new EvictedPlans()
+    const plans = new EvictedPlans<PlanSummary>()
     const summary = { plan: planId(1), goal: 'a goal' } as unknown as PlanSummary
     plans.set(planId(1), { ...record(1), summary })
     expect(plans.get(planId(1))?.summary).toBe(summary)
@@ -65,15 +65,15 @@ describe('EvictedPlans', () => {
   })
 
   it('refuses a malformed record', () => {
-    const bad: Array<[string, EvictedPlan]> = [
+    const bad: Array<[string, EvictedPlan<PlanSummary>]> = [
       ['a hash that is not 64 lowercase hex digits', { ...record(1), hash: 'ABC' }],
       ['an uppercase hash', { ...record(1), hash: hex(0xabcdef01).toUpperCase() }],
-      ['an unknown status', { ...record(1), status: 'done' as EvictedPlan['status'] }],
+      ['an unknown status', { ...record(1), status: 'done' as EvictedPlan<PlanSummary>['status'] }],
       ['a stamp that is not a number', { ...record(1), lastStampMs: Number.NaN }],
       ['a fractional retainDays', { ...record(1), retainDays: 1.5 }],
       ['a retainDays of 0', { ...record(1), retainDays: 0 }]
     ]
-    const plans = new EvictedPlans()
+    const plans = new EvictedPlans<PlanSummary>()
     for (const [what, r] of bad) {
       expect(EvictedPlans.accepts(r), what).toBe(false)
       expect(() => {
