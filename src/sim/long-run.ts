@@ -64,7 +64,7 @@ export interface LongRunOptions {
   readonly llmLatency?: LatencySpec
   readonly linkMs?: { readonly minMs: number; readonly maxMs: number }
   readonly maxPeers?: number
-  /** Told one line at every simulated day. */
+  /** Told one line at every simulated day, crash, restart and newcomer, and at each of the first 20 problems found. */
   readonly trace?: (line: string) => void
   /** Test hook: called at every day's check, before it looks (the canary in test/sim/long-run.test.ts meddles here). */
   readonly onDay?: (day: number, world: World) => void | Promise<void>
@@ -201,8 +201,10 @@ export async function runLong(opts: LongRunOptions): Promise<LongRunReport> {
   const joins = opts.joins ?? Math.max(1, Math.round(days / 10))
   const initial = Math.max(4, opts.nodes)
   const problems: string[] = []
+  // Traced as found, too: a run of hours shows its first failure when it happens, not at its end.
   const problem = (p: string): void => {
     if (problems.length < 200) problems.push(p)
+    if (problems.length <= 20) opts.trace?.(`problem: ${p}`)
   }
 
   // What every store takes in and lets go, across the run.

@@ -61,9 +61,11 @@ describe('the long run', () => {
     const opts = { seed: 2, nodes: 6, plans: 8, days: 12, restarts: 0, joins: 0, shortShare: 1 } as const
     const seen = new Map<string, { id: string; plan: string; bytes: Uint8Array }>()
     let handedBack = 0
+    const traced: string[] = []
     const canary = await runLong({
       ...opts,
       shortRetainDays: [1, 1],
+      trace: line => traced.push(line),
       onDay: async (day, world) => {
         const store = world.nodes[0]?.store
         store?.load(
@@ -84,6 +86,10 @@ describe('the long run', () => {
     expect(canary.ok).toBe(false)
     expect(canary.returned).toBeGreaterThan(0)
     expect(canary.boundFailures).toBeGreaterThan(0)
+    // --trace says so when it happens, not only at the end.
+    expect(
+      traced.some(l => /^problem: node 1 folded an event of plan \w+ at day [\d.]+, after node \d+ expired it/.test(l))
+    ).toBe(true)
     const a = await runLong({ ...opts, shortRetainDays: [1, 1] })
     const b = await runLong({ ...opts, shortRetainDays: [1, 1] })
     expect(a.ok, explain(a)).toBe(true)
