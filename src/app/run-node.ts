@@ -125,8 +125,8 @@ export async function runNode(config: NodeConfig): Promise<number> {
           config.a2a.host,
           config.a2a.port
         )
-  // The plans under way only: a long history has thousands of finished ones.
-  const s = view.status('open')
+  // The plans as /status lists them: those under way and the last to finish, not a long history's thousands.
+  const s = view.status()
   print(
     {
       event: 'started',
@@ -160,7 +160,7 @@ export async function runNode(config: NodeConfig): Promise<number> {
         `${config.bootstrap.length > 0 ? ` + ${config.bootstrap.length} bootstrap address(es)` : ''}` +
         `${config.swarmKeyFile !== undefined ? ', swarm key' : ''}` +
         `${config.allowPeersFile !== undefined ? ', allowlist' : ''}`,
-      `  holding   ${s.events.held} events: ${s.plans.length} plans under way, ${s.plansOlder} finished`,
+      `  holding   ${s.events.held} events in ${s.plans.length + s.plansOlder} plans`,
       ...(choice === undefined ? [] : [`  model     ${choice.banner}`]),
       ...(config.a2aAgent === undefined ? [] : [`  agent     ${config.a2aAgent} (A2A: every task goes to that agent)`]),
       ...(toolHost === undefined
@@ -208,14 +208,14 @@ export async function runNode(config: NodeConfig): Promise<number> {
         })
       : undefined
 
-  // The plans under way, not the whole history: a node that has kept 10k finished plans says how many, not which.
+  // The plans as /status lists them (scripts read them from --json): not a long history's thousands.
   let last = ''
   const progress = setInterval(() => {
     if (observer !== undefined) return
-    const { peers, roster, events, plans, plansOlder } = view.status('open')
+    const { peers, roster, events, plans, plansOlder } = view.status()
     const line =
       `${peers} peers, ${roster.length} in roster, ${events.held} events (${events.parked} parked), ` +
-      `${plans.length} plans under way, ${plansOlder} finished` +
+      `${plans.length + plansOlder} plans${plansOlder > 0 ? ` (${plansOlder} finished earlier not listed)` : ''}` +
       plans.map(p => `\n  ${p.status.padEnd(16)} ${p.done}/${p.nodes} done  ${p.goal.slice(0, 60)}`).join('')
     if (line !== last) {
       last = line

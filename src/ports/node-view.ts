@@ -32,12 +32,13 @@ export interface PlanLine {
 
 /** What GET /status serves. */
 /**
- * Which plans a listing shows: 'all'; 'recent', the plans not finished and
- * the last hundred to finish (STATUS_FINISHED_MAX in src/runtime/replica.ts:
- * what /status lists, since a node that has kept ten thousand finished plans
- * would otherwise answer megabytes); 'open', the plans not finished.
+ * Which plans a listing shows: 'all' (GET /plans); or 'recent', the plans
+ * not finished and the last hundred to finish (STATUS_FINISHED_MAX in
+ * src/runtime/replica.ts): what /status and a node's --json lines list, since
+ * a node that has kept ten thousand finished plans would otherwise answer
+ * megabytes.
  */
-export type PlanScope = 'all' | 'recent' | 'open'
+export type PlanScope = 'all' | 'recent'
 
 export interface StatusBody {
   peerId: string

@@ -782,7 +782,7 @@ export class Replica {
   /** The lines of the plans of `scope` (see PlanScope). */
   planSummaries(executorOffers: readonly ReadonlySet<string>[] = [], scope: PlanScope = 'all'): PlanLine[] {
     const lines: PlanLine[] = []
-    const shown = scope === 'all' ? undefined : this.recentlyFinished(scope === 'open' ? 0 : STATUS_FINISHED_MAX)
+    const shown = scope === 'all' ? undefined : this.recentlyFinished(STATUS_FINISHED_MAX)
     for (const id of this.fold.plans()) {
       // An evicted plan answers from its summary: it is finished, so nothing waits.
       const t = this.tree(id)
@@ -805,7 +805,6 @@ export class Replica {
 
   /** The `max` finished plans whose last event is the latest. */
   private recentlyFinished(max: number): Set<PlanId> {
-    if (max === 0) return new Set()
     const finished: Array<{ plan: PlanId; last: number }> = []
     for (const plan of this.fold.plans()) {
       const f = this.fold.facts(plan)
