@@ -24,12 +24,12 @@ const DEFAULT_RETAIN = -1
 /**
  * The plans a fold has taken out of memory, each in a few bytes: the treeHash
  * as eight 32-bit words, the last stamp, `retainDays` and the status in
- * typed columns, and only the plan id as a string (the map's key): about
- * 150 bytes a plan, where its parsed record took about 900 (ADR-0045). So
- * few of them survive young-generation collections while a node loads ten
- * thousand that V8 need not grow its young generation to hold them.
- * Summaries are kept beside, in a map, only for a fold that has nowhere else
- * to read them from.
+ * typed columns, and only the plan id as a string (the map's key). A node
+ * restarted on 11,111 finished plans holds 27.3 MB of live heap, against
+ * 37.9 MB with their parsed records and 24.0 MB with none (ADR-0045); and so
+ * few objects survive young-generation collections while it loads them that
+ * V8 need not grow its young generation. Summaries are kept beside, in a
+ * map, only for a fold that has nowhere else to read them from.
  */
 export class EvictedPlans<S> {
   private readonly slots = new Map<PlanId, number>()
