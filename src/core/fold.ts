@@ -176,11 +176,23 @@ export class Fold {
   summary(plan: PlanId): PlanSummary | undefined {
     const gone = this.evicted.get(plan)
     if (gone !== undefined) {
-      const kept = gone.summary ?? this.loadSummary?.(plan, gone.hash)
+      const kept = this.keptSummary(plan, gone)
       if (kept !== undefined || !this.reload(plan)) return kept
     }
     const tree = this.tree(plan)
     return tree === undefined ? undefined : summarizeTree(tree)
+  }
+
+  /** An evicted plan's summary as kept in memory or by the runtime (`loadSummary`); undefined if neither has it. */
+  private keptSummary(plan: PlanId, gone: EvictedPlan<PlanSummary>): PlanSummary | undefined {
+    return gone.summary ?? this.loadSummary?.(plan, gone.hash)
+  }
+
+  /** How many plans have a goal, in memory or evicted: `plans().length` without listing them. */
+  planCount(): number {
+    let live = 0
+    for (const p of this.events.planIds()) if (this.events.plan(p)?.goal !== undefined) live++
+    return live + this.evicted.size
   }
 
   isEvicted(plan: PlanId): boolean {
@@ -207,8 +219,13 @@ export class Fold {
     if (this.loadPlan === undefined) return false
     const entry = this.entry(plan)
     if (entry === undefined || this.events.hasParked(plan)) return false
-    const record = this.record(plan) as PlanRecord
-    this.evicted.set(plan, this.loadSummary === undefined ? record : leanRecord(record))
+    // With `loadSummary` the summary is the runtime's to keep: not derived here.
+    const facts = this.facts(plan) as RetentionFacts
+    const hash = this.treeHash(plan) as string
+    this.evicted.set(
+      plan,
+      this.loadSummary === undefined ? { ...facts, hash, summary: summarizeTree(entry.tree) } : { ...facts, hash }
+    )
     this.cache.delete(plan)
     this.events.dropPlan(plan)
     return true
@@ -217,11 +234,11 @@ export class Fold {
   /** A plan's record (see PlanRecord), in memory or evicted; undefined for a plan without a goal. */
   record(plan: PlanId): PlanRecord | undefined {
     const gone = this.evicted.get(plan)
-    if (gone?.summary !== undefined) return gone as PlanRecord
     if (gone !== undefined) {
-      const summary = this.summary(plan)
-      // The summary may have folded the plan back (nothing kept one); then it is read from the tree below.
-      if (this.evicted.has(plan)) return summary === undefined ? undefined : { ...gone, summary }
+      const summary = this.keptSummary(plan, gone)
+      if (summary !== undefined) return { ...gone, summary }
+      // Nothing kept its summary: the plan folds again, and its record is read from the tree below.
+      if (!this.reload(plan)) return undefined
     }
     const entry = this.entry(plan)
     const index = this.events.plan(plan)
@@ -253,7 +270,8 @@ export class Fold {
   restore(plan: PlanId, record: EvictedPlan<PlanSummary>): boolean {
     if (this.loadPlan === undefined || this.events.plan(plan)?.goal !== undefined || !EvictedPlans.accepts(record))
       return false
-    this.evicted.set(plan, this.loadSummary === undefined ? record : leanRecord(record))
+    const { summary: _summary, ...lean } = record
+    this.evicted.set(plan, this.loadSummary === undefined ? record : lean)
     return true
   }
 
@@ -327,9 +345,4 @@ export function foldAll(events: Iterable<PlanEvent>, opts: FoldOptions = {}): Fo
   const f = new Fold(opts)
   for (const e of events) f.add(e, NO_CLOCK)
   return f
-}
-
-/** An evicted plan's record without its summary: the hash and retention facts, each a field of its own. */
-function leanRecord(r: EvictedPlan<PlanSummary>): EvictedPlan<PlanSummary> {
-  return { status: r.status, lastStampMs: r.lastStampMs, retainDays: r.retainDays, hash: r.hash }
 }

@@ -228,7 +228,7 @@ function createNodeView(
         roster: roster.list(scheduler.now()),
         offers: [...offers],
         plans,
-        plansOlder: fold.plans().length - plans.length,
+        plansOlder: fold.planCount() - plans.length,
         events: {
           held: replica.ids.size,
           parked: fold.events.parkedCount,

@@ -782,8 +782,9 @@ export class Replica {
   /** The lines of the plans of `scope` (see PlanScope). */
   planSummaries(executorOffers: readonly ReadonlySet<string>[] = [], scope: PlanScope = 'all'): PlanLine[] {
     const lines: PlanLine[] = []
-    const shown = scope === 'all' ? undefined : this.recentlyFinished(STATUS_FINISHED_MAX)
-    for (const id of this.fold.plans()) {
+    const ids = this.fold.plans()
+    const shown = scope === 'all' ? undefined : this.recentlyFinished(ids, STATUS_FINISHED_MAX)
+    for (const id of ids) {
       // An evicted plan answers from its summary: it is finished, so nothing waits.
       const t = this.tree(id)
       if (shown !== undefined && (t === undefined || isFinished(t)) && !shown.has(id)) continue
@@ -803,10 +804,10 @@ export class Replica {
     return lines
   }
 
-  /** The `max` finished plans whose last event is the latest. */
-  private recentlyFinished(max: number): Set<PlanId> {
+  /** The `max` finished plans of `plans` whose last event is the latest. */
+  private recentlyFinished(plans: readonly PlanId[], max: number): Set<PlanId> {
     const finished: Array<{ plan: PlanId; last: number }> = []
-    for (const plan of this.fold.plans()) {
+    for (const plan of plans) {
       const f = this.fold.facts(plan)
       if (f !== undefined && isFinished(f)) finished.push({ plan, last: f.lastStampMs })
     }

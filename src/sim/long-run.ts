@@ -29,7 +29,6 @@
  * never stopped.
  */
 import { DAY_MS, expiresAtMs } from '../core/retention.js'
-import { majority } from '../core/events.js'
 import { scorersInSight } from '../author/author-events.js'
 import { isFinished } from '../core/view.js'
 import { planOf } from '../core/event-set.js'
@@ -380,19 +379,13 @@ export async function runLong(opts: LongRunOptions): Promise<LongRunReport> {
     const retainDays = retainOf[k] ?? null
     // The committee is the scorers the author sees (itself too, if it is one), as `submit` picks it: one pinned
     // while it is down would hold the plan until it restarts (with two scorers, a quorum of both).
-    const base = world.params()
     const seen = scorersInSight(view)
-    const committee = seen.length > 0 ? seen : base.committee
+    const params = seen.length > 0 ? world.params(seen) : world.params()
     publishing++
     void view
       .publish('goal-submitted', '', [], {
         text: world.goalText(k),
-        params: {
-          ...base,
-          committee,
-          quorum: majority(committee.length),
-          ...(retainDays === null ? {} : { retainDays })
-        }
+        params: { ...params, ...(retainDays === null ? {} : { retainDays }) }
       })
       .then(
         r => {

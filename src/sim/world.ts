@@ -715,12 +715,13 @@ export class World {
     }
   }
 
-  /** The plan's committee: every scorer (at most 5 by rolesFor), majority quorum. */
-  params(): PlanParams {
-    const committee = this.nodes
+  /** The plan's parameters: `committee` (default every scorer, at most 5 by rolesFor), majority quorum. */
+  params(
+    committee: readonly PeerIdString[] = this.nodes
       .filter(n => n.role === 'scorer')
       .map(n => n.peerId)
       .sort()
+  ): PlanParams {
     return {
       ...DEFAULT_PARAMS,
       maxDepth: this.opts.maxDepth ?? 2,
