@@ -140,8 +140,13 @@ export class Fold {
 
   /** Every plan with a goal, in memory or evicted, sorted. */
   plans(): PlanId[] {
-    const live = this.events.planIds().filter(p => this.events.plan(p)?.goal !== undefined)
-    return (this.evicted.size === 0 ? live : [...live, ...this.evicted.keys()]).sort()
+    return [...this.plansUnsorted()].sort()
+  }
+
+  /** Every plan with a goal, in memory or evicted, in no particular order: for a pass over all of them that sorts nothing. */
+  *plansUnsorted(): Generator<PlanId> {
+    for (const p of this.events.planIds()) if (this.events.plan(p)?.goal !== undefined) yield p
+    yield* this.evicted.keys()
   }
 
   /** The folded tree; undefined for an unknown plan and for an evicted one (`isEvicted` tells them apart, `reload` brings it back). */

@@ -145,6 +145,16 @@ export function hashPartsEach(prefix: readonly string[], lasts: readonly string[
   return out
 }
 
+/**
+ * The first `keep` bytes of the SHA-256 of `data[0, len)`, as a new array:
+ * for small inputs hashed very often (a sync range's fingerprint), without
+ * the per-call allocations of a general hasher.
+ */
+export function sha256Prefix(data: Uint8Array, len: number, keep: number): Uint8Array {
+  sha256Into(data, len)
+  return digest.slice(0, keep)
+}
+
 /** SHA-256 of `data[0, len)` into `digest`. */
 function sha256Into(data: Uint8Array, len: number): void {
   H.set(IV)

@@ -15,7 +15,7 @@
  * 32). A range's sums are then two block sums plus at most two partial blocks
  * of {@link BLOCK} / 2 ids summed from the words.
  */
-import { sha256 } from '@noble/hashes/sha2.js'
+import { sha256Prefix } from './hash.js'
 import type { EventId } from './events.js'
 import { LANES, compareWords, hexOfWords, parseBound, parseId, parseIdAt, sortWords } from './id-words.js'
 
@@ -101,6 +101,10 @@ export interface SyncIds {
   fingerprint(lo: Bound, hi: Bound | null): Uint8Array
 }
 
+/** Scratch for the bytes a fingerprint hashes: the eight sums and the count. */
+const fingerprintScratch = new Uint8Array(4 * LANES + 4)
+const fingerprintView = new DataView(fingerprintScratch.buffer)
+
 /**
  * A range's fingerprint from the lane-wise sums of its ids' eight 32-bit
  * words (any integers; taken mod 2^32) and its count: SHA-256 of the sums
@@ -108,11 +112,9 @@ export interface SyncIds {
  * {@link IdRanges} must fingerprint with this, or peers never agree.
  */
 export function fingerprintOfSums(sums: ArrayLike<number>, count: number): Uint8Array {
-  const buf = new Uint8Array(4 * LANES + 4)
-  const view = new DataView(buf.buffer)
-  for (let l = 0; l < LANES; l++) view.setUint32(4 * l, (sums[l] as number) >>> 0, true)
-  view.setUint32(4 * LANES, count, true)
-  return sha256(buf).subarray(0, FINGERPRINT_BYTES)
+  for (let l = 0; l < LANES; l++) fingerprintView.setUint32(4 * l, (sums[l] as number) >>> 0, true)
+  fingerprintView.setUint32(4 * LANES, count, true)
+  return sha256Prefix(fingerprintScratch, fingerprintScratch.length, FINGERPRINT_BYTES)
 }
 
 /** Number of a view's ids in [lo, hi). */
@@ -154,6 +156,8 @@ const keyScratch = new Uint32Array(LANES)
 class PendingIds {
   words = new Uint32Array(0)
   count = 0
+  /** Lane-wise sums of the ids here (mod 2^32): with the sorted view's, the whole set's fingerprint without a merge. */
+  readonly sums = new Float64Array(LANES)
   /** 1 + position of an id, 0 for an empty slot; a power of two, at least twice the capacity of `words`. */
   private table = new Int32Array(0)
 
@@ -173,6 +177,7 @@ class PendingIds {
   add(): void {
     if (this.count * LANES === this.words.length) this.grow()
     this.words.set(keyScratch, this.count * LANES)
+    for (let l = 0; l < LANES; l++) this.sums[l] = ((this.sums[l] as number) + (keyScratch[l] as number)) % 2 ** 32
     this.count++
     this.insert(this.count - 1)
   }
@@ -183,6 +188,7 @@ class PendingIds {
     this.words = new Uint32Array(0)
     this.table = new Int32Array(0)
     this.count = 0
+    this.sums.fill(0)
     return words
   }
 
@@ -363,8 +369,18 @@ export class IdSet implements SyncIds {
     return this.snapshot().count(lo, hi ?? END_BOUND)
   }
 
-  /** Fingerprint of the ids in [lo, hi) (see {@link IdSnapshot.fingerprint}). */
+  /**
+   * Fingerprint of the ids in [lo, hi) (see {@link IdSnapshot.fingerprint}).
+   * The whole set's comes without merging the ids added one by one (a check
+   * that compares whole sets often, as the simulator's, would merge after
+   * every few adds).
+   */
   fingerprint(lo: Bound, hi: Bound | null): Uint8Array {
+    if (lo === START_BOUND && (hi === null || hi === END_BOUND) && this.pending.count > 0) {
+      const sums = this.current.sumsAt(0, this.current.size)
+      for (let l = 0; l < LANES; l++) sums[l] = (sums[l] as number) + (this.pending.sums[l] as number)
+      return fingerprintOfSums(sums, this.size)
+    }
     return this.snapshot().fingerprint(lo, hi ?? END_BOUND)
   }
 
@@ -614,6 +630,11 @@ export class IdSnapshot implements IdRanges {
    * ranges, change.
    */
   fingerprintAt(i0: number, i1: number): Uint8Array {
+    return fingerprintOfSums(this.sumsAt(i0, i1), i1 - i0)
+  }
+
+  /** Lane-wise sums of the ids at positions [i0, i1), not reduced mod 2^32, in a scratch array the next call overwrites. */
+  sumsAt(i0: number, i1: number): Float64Array {
     const sums = laneScratch
     sums.fill(0)
     if (i1 - i0 <= BLOCK) {
@@ -622,7 +643,7 @@ export class IdSnapshot implements IdRanges {
       this.addPrefix(sums, i1, 1)
       this.addPrefix(sums, i0, -1)
     }
-    return fingerprintOfSums(sums, i1 - i0)
+    return sums
   }
 
   /** Adds `sign` times the lane sums of ids [0, i) to `sums`: the nearer block sum, and the ids between it and i. */

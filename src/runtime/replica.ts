@@ -567,7 +567,7 @@ export class Replica {
     this.evictQuiet()
     const out = this.fold.evictedCount
     this.init.metrics.plans.set({ where: 'disk' }, out)
-    this.init.metrics.plans.set({ where: 'memory' }, this.fold.plans().length - out)
+    this.init.metrics.plans.set({ where: 'memory' }, this.fold.planCount() - out)
   }
 
   /**
@@ -619,12 +619,12 @@ export class Replica {
    */
   expiredBy(nowMs: number): PlanId[] {
     const out: Array<{ plan: PlanId; at: number }> = []
-    for (const plan of this.fold.plans()) {
+    for (const plan of this.fold.plansUnsorted()) {
       if (this.kept.has(plan)) continue
       const r = this.fold.facts(plan)
       if (r !== undefined && isExpired(r, nowMs)) out.push({ plan, at: r.lastStampMs })
     }
-    return out.sort((a, b) => a.at - b.at).map(x => x.plan)
+    return out.sort((a, b) => a.at - b.at || (a.plan < b.plan ? -1 : 1)).map(x => x.plan)
   }
 
   /**

@@ -468,7 +468,7 @@ export async function runLong(opts: LongRunOptions): Promise<LongRunReport> {
     const now = time.elapsed
     let first = Infinity
     const fold = nodes[0]?.runtime?.replica.fold
-    for (const plan of fold?.plans() ?? []) {
+    for (const plan of fold?.plansUnsorted() ?? []) {
       const at = expiryOf(plan)
       if (at !== undefined && at > now && at < first) first = at
     }
