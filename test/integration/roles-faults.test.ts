@@ -108,7 +108,11 @@ describe('roles: faults and author actions', () => {
     expect(seen?.env.author).toBe(holder!.id)
     expect(takeover.env.deps).toContain(seen?.id)
     expect(second!.claimedAt.ms).toBeGreaterThan((seen?.env.hlc.ms ?? Infinity) + leaseMs + SKEW_ALLOWANCE_MS)
-    expect(task.chains[task.chains.length - 1]?.end?.kind).toBe('result')
+    // The result ends a taker's chain. (Under heavy load a third executor may claim after the taker's lease looked
+    // lapsed to it; that chain is then left open by the result, so the result's chain need not be the last.)
+    const resulted = task.chains.filter(c => c.end?.kind === 'result')
+    expect(resulted).toHaveLength(1)
+    expect(resulted[0]?.owner).not.toBe(holder!.id)
     const accepted = task.results.filter(r => r.accepted)
     expect(accepted).toHaveLength(1)
     expect(swarm.live('executor').map(m => m.id)).toContain(accepted[0]?.author)
