@@ -4,7 +4,8 @@
  * summary of 65,536 buckets (the ids that begin with each 16-bit prefix):
  * their counts and the lane-wise sums their fingerprints are made of, 2.3 MB
  * whatever the history, where the ids themselves cost 32 bytes each (32 MB
- * at a million, with as much again in garbage while they load).
+ * at a million, with as much again in garbage while they load); and a 2 MB
+ * bitmap of the ids' first 24 bits, which answers most `has` without SQLite.
  *
  * A view for a sync session keeps the summary as it was (the set copies it
  * on its next change) and reads the ids of a bucket from SQLite only when
@@ -69,6 +70,16 @@ function bucketHigh(b: number): string {
   return b + 1 === BUCKETS ? 'g' : bucketLow(b + 1)
 }
 
+/**
+ * Ids' first 24 bits that any id counted in the set ever had, as a bitmap
+ * (2 MB): an id whose bit is clear is not in the set, without asking SQLite.
+ * A sync session and an ingest ask `has` several times for each event they
+ * meet, nearly always for events the node lacks; at a million ids about 6 %
+ * of the bits are set. Bits are not cleared when ids leave (an expired
+ * plan's): a stale bit costs one query, never a wrong answer.
+ */
+const SEEN_BITS = 24
+
 /** The words of one id being counted or summed. */
 const idScratch = new Uint32Array(LANES)
 
@@ -109,6 +120,8 @@ export class StoredIds implements SyncIds {
   private changes = 0
   private readonly recent = new Set<string>()
   private readonly excluded = new Set<string>()
+  /** See SEEN_BITS. */
+  private readonly seen = new Uint8Array(1 << (SEEN_BITS - 3))
   private view: StoredView | undefined
 
   /** Builds the summary from every stored row: call once the rows are loaded (and damaged ones moved aside). */
@@ -127,7 +140,9 @@ export class StoredIds implements SyncIds {
 
   has(id: string): boolean {
     if (!isEventIdHex(id) || this.excluded.has(id)) return false
-    return this.recent.has(id) || this.q.has.get(id) !== undefined
+    if (this.recent.has(id)) return true
+    const p = parseInt(id.slice(0, SEEN_BITS / 4), 16)
+    return ((this.seen[p >>> 3] as number) & (1 << (p & 7))) !== 0 && this.q.has.get(id) !== undefined
   }
 
   add(id: string): IdSetAddOutcome {
@@ -225,6 +240,10 @@ export class StoredIds implements SyncIds {
   private tallyWords(words: Uint32Array, q: number, sign: number): void {
     const b = (words[q] as number) >>> (32 - BUCKET_BITS)
     this.counts[b] = (this.counts[b] as number) + sign
+    if (sign > 0) {
+      const p = (words[q] as number) >>> (32 - SEEN_BITS)
+      this.seen[p >>> 3] = (this.seen[p >>> 3] as number) | (1 << (p & 7))
+    }
     const at = b * LANES
     for (let l = 0; l < LANES; l++) this.sums[at + l] = (this.sums[at + l] as number) + sign * (words[q + l] as number)
   }
