@@ -299,10 +299,12 @@ export function createLlmTelemetry(): LlmTelemetry {
       const loopT0 = clock.monotonic()
       const to = whereTo(loopOpts)
       const firstMs = clock.now()
+      // Read right after the wall clock, as every span does: a duration from loopT0 would count the work between.
+      const firstT0 = clock.monotonic()
       if (to?.parent.slot === true) to.tracer.noteWorkStart(to.parent.span, firstMs)
       let open: { startMs: number; t0: number; retriesFrom: number } | null = {
         startMs: firstMs,
-        t0: loopT0,
+        t0: firstT0,
         retriesFrom: 0
       }
       let turnNo = 1
