@@ -195,9 +195,9 @@ export class Fold {
 
   /** How many plans have a goal, in memory or evicted: `plans().length` without listing them. */
   planCount(): number {
-    let live = 0
-    for (const p of this.events.planIds()) if (this.events.plan(p)?.goal !== undefined) live++
-    return live + this.evicted.size
+    let n = 0
+    for (const _ of this.plansUnsorted()) n++
+    return n
   }
 
   isEvicted(plan: PlanId): boolean {
