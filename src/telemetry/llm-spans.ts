@@ -298,15 +298,14 @@ export function createLlmTelemetry(): LlmTelemetry {
       const state: CallState = { retries: [], retryAtMs: [], now: clock.now }
       const loopT0 = clock.monotonic()
       const to = whereTo(loopOpts)
-      const firstMs = clock.now()
-      // Read right after the wall clock, as every span does: a duration from loopT0 would count the work between.
-      const firstT0 = clock.monotonic()
-      if (to?.parent.slot === true) to.tracer.noteWorkStart(to.parent.span, firstMs)
-      let open: { startMs: number; t0: number; retriesFrom: number } | null = {
-        startMs: firstMs,
-        t0: firstT0,
-        retriesFrom: 0
-      }
+      // A turn's span starts at the wall clock and times its duration from the monotonic one read right after it.
+      const openTurn = (): { startMs: number; t0: number; retriesFrom: number } => ({
+        startMs: clock.now(),
+        t0: clock.monotonic(),
+        retriesFrom: state.retries.length
+      })
+      let open: ReturnType<typeof openTurn> | null = openTurn()
+      if (to?.parent.slot === true) to.tracer.noteWorkStart(to.parent.span, open.startMs)
       let turnNo = 1
       let usageBefore = ZERO_USAGE
       let cacheBefore: CacheUsage = { readTokens: 0, writeTokens: 0 }
@@ -356,7 +355,7 @@ export function createLlmTelemetry(): LlmTelemetry {
               }),
         beforeTurn: usageSoFar => {
           const stop = loopOpts.beforeTurn?.(usageSoFar) ?? null
-          if (stop === null) open = { startMs: clock.now(), t0: clock.monotonic(), retriesFrom: state.retries.length }
+          if (stop === null) open = openTurn()
           return stop
         },
         afterTurn: (turn, usageSoFar, cacheSoFar) => {
