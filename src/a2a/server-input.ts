@@ -7,7 +7,7 @@
 import * as z from 'zod'
 import { ContentTypeNotSupportedError, RequestMalformedError, TaskNotFoundError } from '@a2a-js/sdk/errors'
 import { MAX_GOAL_CHARS } from '../core/limits.js'
-import { SUBMIT } from '../mcp/tools.js'
+import { SUBMIT } from '../mcp/tools/submit-args.js'
 import { taskTextWithin } from './agent-client.js'
 import type { Message } from '@a2a-js/sdk'
 import type { PlanId } from '../core/events.js'

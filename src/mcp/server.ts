@@ -1,9 +1,9 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/server'
 import { renderMarkdown } from '../../roles/render.js'
-import { registerSwarmTools } from './tools.js'
+import { registerSwarmTools } from './tools/index.js'
 import { agentPlan } from './plan-json.js'
 import type { McpServerFactory } from '@modelcontextprotocol/server'
-import type { SwarmTools } from './tools.js'
+import type { SwarmTools } from './tools/swarm-tool.js'
 import type { PlanId } from '../core/events.js'
 
 /** The URI of a plan's resource. */
@@ -30,7 +30,7 @@ export interface SwarmMcp {
 }
 
 /**
- * MCP over one node: the tools of tools.ts and a resource per plan
+ * MCP over one node: the tools of tools/ and a resource per plan
  * (`plan-swarm://plans/<id>`, as Markdown and as JSON). Change
  * notifications go out when a plan's events fold, at most once a second
  * per plan. `version` is the release (package.json's), the server's version to MCP clients.
