@@ -5,6 +5,7 @@
 import { $ } from './dom.js'
 import { state } from './state.js'
 
+/** Where this tab keeps the submit token (sessionStorage: gone with the tab, never sent but as a header). */
 export const TOKEN_KEY = 'plan-swarm-submit-token'
 
 /** Reads the address's #token=... (kept, then removed from the address) and #plan=... (the plan to follow). */

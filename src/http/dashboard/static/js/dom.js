@@ -38,12 +38,16 @@ export function rerender(container, build) {
     if (target) target.focus({ preventScroll: true })
   }
 }
+
+/** What finds `node` again after a redraw: its data-key, or its details' when it is a summary. */
 function keyOf(node) {
   if (node.dataset && node.dataset.key) return { key: node.dataset.key, summary: false }
   if (node.tagName === 'SUMMARY' && node.parentElement && node.parentElement.dataset.key)
     return { key: node.parentElement.dataset.key, summary: true }
   return null
 }
+
+/** A <details> of `key` whose open or closed state, once the user sets it, survives redraws (rerender). */
 export function details(key, summaryChildren, body, openByDefault) {
   const d = el(
     'details',

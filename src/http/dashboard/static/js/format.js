@@ -13,7 +13,10 @@ export function statusBadge(n) {
     `${GLYPH[n.status] || ''} ${n.status}`
   )
 }
+
+/** A long id as its last six characters, enough to tell peers and plans apart on one page. */
 export const short = id => (typeof id === 'string' && id.length > 14 ? `…${id.slice(-6)}` : String(id))
+/** A status as a coloured badge (dashboard.css colours each `s-<status>`). */
 export const badge = (status, label) => el('span', { class: `badge s-${status}` }, label || status)
 /** The observer's own key, when the page may act as it (write mode). */
 export const me = () => (state.summary && state.summary.allowSubmit ? state.summary.peerId : null)
@@ -27,6 +30,7 @@ export const shortIds = text =>
   String(text)
     .replace(/\b(12D3KooW|Qm)[1-9A-HJ-NP-Za-km-z]{40,48}\b/g, who)
     .replace(/\bthe approval of you\b/g, 'your approval')
+/** How long ago `ms` was on the node's clock, in the coarsest unit that still reads right. */
 export function ago(ms) {
   const s = Math.max(0, Math.round((serverNow() - ms) / 1000))
   if (s < 90) return `${s} s`
@@ -34,4 +38,5 @@ export function ago(ms) {
   return `${Math.round(s / 3600)} h`
 }
 const nf = new Intl.NumberFormat()
+/** A number with the reader's digit grouping. */
 export const num = n => nf.format(n)

@@ -2,6 +2,7 @@
 // stream and what the user started here (choices, open sections, notes typed),
 // which every redraw must keep.
 
+/** The page's one state object: modules read and change it in place, and never keep a copy. */
 export const state = {
   summary: null,
   tree: null,
