@@ -14,7 +14,8 @@
  *   made by createRequire (the banner).
  * - The dashboard reads its files from `static/` beside the module holding
  *   src/http/dashboard/routes.ts (STATIC_DIR, from import.meta.url): they
- *   are copied beside whichever output file esbuild put that module in.
+ *   are copied, with their folders (js/ holds the page's modules), beside
+ *   whichever output file esbuild put that module in.
  * - A dependency that finds a file beside its own module would look beside
  *   the bundle instead: see besideOwnModule (scripts/bundle-options.ts,
  *   with the options the benchmark's bundles share).
@@ -23,7 +24,7 @@
  *
  * Types are checked by `npm run typecheck`, not here: esbuild only strips them.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -55,7 +56,10 @@ if (withRoutes.length !== 1)
 const staticDir = join(REPO_ROOT, dirname(withRoutes[0] as string), 'static')
 
 const files = new Map<string, Uint8Array>(result.outputFiles.map(f => [f.path, f.contents]))
-for (const name of readdirSync(STATIC_SRC)) files.set(join(staticDir, name), readFileSync(join(STATIC_SRC, name)))
+for (const name of readdirSync(STATIC_SRC, { recursive: true, encoding: 'utf8' })) {
+  const from = join(STATIC_SRC, name)
+  if (statSync(from).isFile()) files.set(join(staticDir, name), readFileSync(from))
+}
 for (const [path, bytes] of files) writeIfChanged(path, bytes)
 pruneExcept(DIST, new Set(files.keys()))
 

@@ -9,7 +9,7 @@
  * touches none of these paths.
  */
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
@@ -84,11 +84,14 @@ describe('the built CLI', () => {
   }, 60_000)
 
   it('serves the dashboard page and its files, the same bytes as in src/', async () => {
+    const modules = readdirSync(join(STATIC_SRC, 'js')).map(name => [`/js/${name}`, join('js', name)] as const)
+    expect(modules.length).toBeGreaterThan(0)
     for (const [path, file] of [
       ['/', 'index.html'],
       ['/dashboard.js', 'dashboard.js'],
       ['/dashboard.css', 'dashboard.css'],
-      ['/favicon.svg', 'favicon.svg']
+      ['/favicon.svg', 'favicon.svg'],
+      ...modules
     ] as const) {
       const r = await fetch(`${http}${path}`)
       expect(r.status, path).toBe(200)

@@ -1,7 +1,8 @@
 /**
  * The dashboard's HTTP side, against a stub node (no libp2p):
- *   - the page and its files are served by the node, with a CSP that allows
- *     nothing else, and name no other host;
+ *   - the page and its files (the modules of js/ too) are served by the
+ *     node, with a CSP that allows nothing else, and name no other host; no
+ *     path reaches a file outside them;
  *   - read-only (no --allow-submit): POSTs answer 403 and nothing is published;
  *   - with --allow-submit: a POST needs the token and JSON, and a foreign
  *     Origin or a cross-site fetch is refused; bad input gets a JSON error
@@ -10,8 +11,9 @@
  *     whenever the followed plan's treeHash changes;
  *   - the rate meter and the default plan.
  */
-import { readFileSync, readdirSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync, readdirSync, statSync } from 'node:fs'
+import { request } from 'node:http'
+import { join, sep } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startHttpServer } from '../../src/http/server.js'
 import { createDashboard } from '../../src/http/dashboard/routes.js'
@@ -127,6 +129,28 @@ async function post(
   return { status: res.status, body: (await res.json()) as Record<string, unknown> }
 }
 
+const STATIC = join(REPO_ROOT, 'src', 'http', 'dashboard', 'static')
+
+/** Every file of the page, as paths relative to the static folder. */
+function staticFiles(): string[] {
+  return readdirSync(STATIC, { recursive: true, encoding: 'utf8' }).filter(f => statSync(join(STATIC, f)).isFile())
+}
+
+/** A GET of `path` exactly as written: fetch would resolve its dot segments before sending. */
+async function rawGet(server: HttpServer, path: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(server.url)
+  return await new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, method: 'GET' }, res => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => (body += chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
 /** Reads server-sent events until `count` have come. */
 async function readEvents(
   url: string,
@@ -185,13 +209,66 @@ describe('the dashboard page', () => {
       expect(ref, 'same-origin paths only').toMatch(/^(\/|#)/)
       if (ref.startsWith('/')) expect((await fetch(`${server.url}${ref}`)).status, ref).toBe(200)
     }
-    const dir = join(REPO_ROOT, 'src', 'http', 'dashboard', 'static')
-    for (const f of readdirSync(dir)) {
-      const text = readFileSync(join(dir, f), 'utf8').replace(/xmlns="http:\/\/www\.w3\.org\/2000\/svg"/g, '')
+    for (const f of staticFiles()) {
+      const text = readFileSync(join(STATIC, f), 'utf8').replace(/xmlns="http:\/\/www\.w3\.org\/2000\/svg"/g, '')
       expect(text, `${f} must not reach the network beyond the node`).not.toMatch(
         /(https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i
       )
       expect(text, `${f} draws no HTML from data`).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/)
+    }
+  })
+
+  it('serves every module the page imports as JavaScript, with the same headers as the page', async () => {
+    const server = await serve(stubSource())
+    const page = await fetch(`${server.url}/`)
+    const modules = staticFiles().filter(f => f.startsWith(`js${sep}`))
+    expect(modules.length).toBeGreaterThan(0)
+    for (const f of modules) {
+      const path = `/${f.split(sep).join('/')}`
+      const res = await fetch(`${server.url}${path}`)
+      expect(res.status, path).toBe(200)
+      expect(res.headers.get('content-type'), path).toBe('text/javascript; charset=utf-8')
+      for (const h of ['cache-control', 'content-security-policy', 'x-content-type-options', 'referrer-policy'])
+        expect(res.headers.get(h), `${path} ${h}`).toBe(page.headers.get(h))
+      expect(Buffer.from(await res.arrayBuffer()).equals(readFileSync(join(STATIC, f))), path).toBe(true)
+    }
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'")
+    // Every import, from the entry module down, names a file the node serves.
+    const seen = new Set<string>()
+    const walk = async (path: string): Promise<void> => {
+      if (seen.has(path)) return
+      seen.add(path)
+      const res = await fetch(`${server.url}${path}`)
+      expect(res.status, path).toBe(200)
+      for (const m of (await res.text()).matchAll(/^import [^'\n]+ from '([^']+)'$/gm))
+        await walk(new URL(m[1] as string, `http://x${path}`).pathname)
+    }
+    await walk('/dashboard.js')
+    expect(seen.size).toBe(modules.length + 1)
+  })
+
+  it('serves nothing outside its static files, however the path is written', async () => {
+    const server = await serve(stubSource())
+    expect((await rawGet(server, '/js/dom.js')).status).toBe(200)
+    for (const path of [
+      '/js/../routes.ts',
+      '/js/%2e%2e/routes.ts',
+      '/js/..%2froutes.ts',
+      '/js/..%5croutes.ts',
+      '/js/../../state.ts',
+      '/../../../package.json',
+      '/js/',
+      '/js',
+      '/js/dom.js/',
+      '/js/DOM.js',
+      '/js/dom.js%00.ts',
+      '/static/dashboard.js',
+      '/static/js/dom.js',
+      '//js/dom.js'
+    ]) {
+      const res = await rawGet(server, path)
+      expect(res.status, path).toBe(404)
+      expect(res.body, path).toMatch(/no such path/)
     }
   })
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { logger } from '@libp2p/logger'
@@ -16,12 +16,30 @@ const log = logger('plan-swarm:dashboard')
 
 const STATIC_DIR = join(dirname(fileURLToPath(import.meta.url)), 'static')
 
+const JAVASCRIPT = 'text/javascript; charset=utf-8'
+
 /** The page's files, read once: everything the page loads comes from here (no CDN, no fonts, no network beyond this node). */
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/dashboard.js': { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
+  '/dashboard.js': { file: 'dashboard.js', type: JAVASCRIPT },
   '/dashboard.css': { file: 'dashboard.css', type: 'text/css; charset=utf-8' },
   '/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' }
+}
+
+/** A module's file name in static/js: nothing else there is served, and no name can leave the folder. */
+const MODULE_NAME = /^[a-z0-9-]+\.js$/
+
+/**
+ * The modules dashboard.js imports, at `/js/<name>`: the files of
+ * static/js when the dashboard is made. The page is served from this fixed
+ * set by exact path, as the ASSETS are, so no request names a file outside.
+ */
+function moduleAssets(): Record<string, { file: string; type: string }> {
+  return Object.fromEntries(
+    readdirSync(join(STATIC_DIR, 'js'), { withFileTypes: true })
+      .filter(d => d.isFile() && MODULE_NAME.test(d.name))
+      .map(d => [`/js/${d.name}`, { file: join('js', d.name), type: JAVASCRIPT }])
+  )
 }
 
 /**
@@ -162,7 +180,10 @@ export function createDashboard(source: DashboardSource, opts: DashboardOptions 
   const allowSubmit = token !== undefined && token !== ''
   const hub = createStreamHub(source, allowSubmit)
   const assets = new Map<string, { body: Buffer; type: string }>(
-    Object.entries(ASSETS).map(([path, a]) => [path, { body: readFileSync(join(STATIC_DIR, a.file)), type: a.type }])
+    Object.entries({ ...ASSETS, ...moduleAssets() }).map(([path, a]) => [
+      path,
+      { body: readFileSync(join(STATIC_DIR, a.file)), type: a.type }
+    ])
   )
   const index = assets.get('/')
   if (index !== undefined) assets.set('/index.html', index)
