@@ -1,12 +1,16 @@
 /**
- * Keeps docs/protocol.md true: every test vector on the page is checked
- * against the code (decoded with the real decoder, its id recomputed, its
- * signature verified and re-made from the stated seed, the fixture's
- * treeHash, the reconciliation and sync frames rebuilt), and the names and
- * constants the page lists are compared with the ones in src/. A byte
- * changed on the page, or a constant changed in the code, fails here.
+ * Keeps the protocol pages (docs/protocol/) true: every test vector of
+ * vectors.md is checked against the code (decoded with the real decoder, its
+ * id recomputed, its signature verified and re-made from the stated seed, the
+ * fixture's treeHash, the reconciliation and sync frames rebuilt), the names
+ * and constants the pages list are compared with the ones in src/, the
+ * protocol versions they state with the ones the code folds, and the protocol
+ * ids they name with the ones the code speaks. Every page opens with its
+ * status, and every link between the pages lands on a heading. A byte changed
+ * on a page, or a constant or version changed in the code, fails here.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { describe, expect, it } from 'vitest'
@@ -23,6 +27,7 @@ import {
   MAX_EVENT_BYTES,
   MAX_SWARM_NAME_CHARS
 } from '../../src/core/limits.js'
+import { FOLDED_VERSIONS } from '../../src/core/events.js'
 import type { Envelope, EventId } from '../../src/core/events.js'
 import { MAX_PRESENCE_AGE_MS, MAX_PRESENCE_BYTES, presenceSignedMessage } from '../../src/net/presence.js'
 import { ROSTER_EXCHANGE_MAX } from '../../src/net/roster-exchange.js'
@@ -41,9 +46,27 @@ import {
   signatureDomain,
   signedMessage
 } from '../../src/wire/index.js'
+import * as topics from '../../src/wire/topics.js'
 import { OPEN_IDS_PROTOCOL, PLAN_SUMMARY_PROTOCOL, ROSTER_PROTOCOL } from '../../src/wire/topics.js'
 
-const PAGE = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8')
+const ROOT = join(import.meta.dirname, '..', '..')
+const DIR = join(ROOT, 'docs', 'protocol')
+/** Every page of the protocol, by file name. */
+const PAGES: ReadonlyMap<string, string> = new Map(
+  readdirSync(DIR)
+    .filter(name => name.endsWith('.md'))
+    .sort()
+    .map(name => [name, readFileSync(join(DIR, name), 'utf8')])
+)
+
+function page(name: string): string {
+  const text = PAGES.get(name)
+  if (text === undefined) throw new Error(`no page docs/protocol/${name}`)
+  return text
+}
+
+const INDEX = page('README.md')
+const VECTORS = page('vectors.md')
 const GOLDEN = JSON.parse(readFileSync(new URL('../fixtures/golden-plan.json', import.meta.url), 'utf8')) as {
   readonly plan: string
   readonly treeHash: string
@@ -122,19 +145,44 @@ function base58btc(input: Uint8Array): string {
   return out
 }
 
-/** Rows `| <first> | <second> |` of the page's section that starts with `heading`. */
-function tableRows(heading: string): Array<[string, string]> {
-  const start = PAGE.indexOf(`\n${heading}\n`)
+/** The text of the page's section that starts with `heading`, up to the next heading. */
+function section(text: string, heading: string): string {
+  const start = text.indexOf(`\n${heading}\n`)
   if (start < 0) throw new Error(`no section ${heading}`)
-  const next = PAGE.slice(start + heading.length + 2).search(/^#{1,3} /m)
-  const section = next < 0 ? PAGE.slice(start) : PAGE.slice(start, start + heading.length + 2 + next)
-  const rows: Array<[string, string]> = []
-  for (const m of section.matchAll(/^\| ([^|]+) \| ([^|]+) \|$/gm))
-    rows.push([(m[1] as string).trim(), (m[2] as string).trim()])
-  return rows
+  const next = text.slice(start + heading.length + 2).search(/^#{1,3} /m)
+  return next < 0 ? text.slice(start) : text.slice(start, start + heading.length + 2 + next)
 }
 
-const vectors = parseVectors(PAGE)
+/** The cells of each table row `| a | b | ... |` of the page's section that starts with `heading`. */
+function tableRows(text: string, heading: string): string[][] {
+  return [...section(text, heading).matchAll(/^\|(.*)\|$/gm)].map(m =>
+    (m[1] as string).split('|').map(cell => cell.trim())
+  )
+}
+
+/** The numbers of a list as prose writes it: "1, 2, 3 and 4", "1, 2, 3 or 4", "1, 2, 3, 4". */
+function numbers(list: string): number[] {
+  return list.split(/,\s*|\s+(?:and|or)\s+/).map(n => {
+    if (!/^\d+$/.test(n)) throw new Error(`not a list of numbers: ${list}`)
+    return Number(n)
+  })
+}
+
+/** A header line `- <key>: <value>` among the lines that open a page, before its first section. */
+function headerLine(text: string, key: string): string | undefined {
+  const head = text.split(/^## /m)[0] as string
+  return new RegExp(`^- ${key}: (.+)$`, 'm').exec(head)?.[1]
+}
+
+/** The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-')
+}
+
+const vectors = parseVectors(VECTORS)
 const EVENT_TYPES_SHOWN = [
   'goal-submitted',
   'split-proposed',
@@ -145,7 +193,7 @@ const EVENT_TYPES_SHOWN = [
   'result-reviewed'
 ]
 
-describe('docs/protocol.md: event vectors', () => {
+describe('docs/protocol/vectors.md: event vectors', () => {
   it('shows the event vectors it promises', () => {
     expect([...vectors.keys()].filter(n => vectors.get(n)?.has('envelope'))).toStrictEqual(EVENT_TYPES_SHOWN)
   })
@@ -194,7 +242,7 @@ describe('docs/protocol.md: event vectors', () => {
   }
 })
 
-describe('docs/protocol.md: the fold, reconciliation and frames', () => {
+describe('docs/protocol/vectors.md: the fold, reconciliation and frames', () => {
   const events = GOLDEN.envelopes.map(env => ({ id: eventIdOf(encodeEnvelope(env)), env }))
 
   it('the fixture folds to the treeHash and swarmHash the page states', () => {
@@ -220,7 +268,7 @@ describe('docs/protocol.md: the fold, reconciliation and frames', () => {
     const message = bytes(field(opening, 'message'))
     expect(toHex(createReconcileSession(set).initiate())).toBe(toHex(message))
     expect('error' in decodeReconcileMessage(message)).toBe(false)
-    expect(PAGE).toContain(
+    expect(page('sync.md')).toContain(
       `opens with \`${toHex(createReconcileSession(new IdSet()).initiate()).replace(/(..)(?!$)/g, '$1 ')}\``
     )
   })
@@ -237,7 +285,7 @@ describe('docs/protocol.md: the fold, reconciliation and frames', () => {
   })
 })
 
-describe('docs/protocol.md: names and constants', () => {
+describe('docs/protocol: names and constants', () => {
   it('lists the topics, protocol ids and signature prefixes of src/', () => {
     const shown = (s: string): string => s.replace(/\n/g, '\\n')
     const expected: Record<string, string> = {
@@ -250,8 +298,10 @@ describe('docs/protocol.md: names and constants', () => {
       'event signature prefix': shown(new TextDecoder().decode(signatureDomain('{swarm}'))),
       'presence signature prefix': shown(new TextDecoder().decode(presenceSignedMessage('{swarm}', new Uint8Array(0))))
     }
-    const rows = tableRows('### 5.1 Names').filter(([name]) => name !== 'Name' && !name.startsWith('---'))
-    expect(Object.fromEntries(rows.map(([name, value]) => [name, value.replace(/^`|`$/g, '')]))).toStrictEqual(expected)
+    const rows = tableRows(INDEX, '## 3. Names').filter(([name]) => name !== 'Name' && !name?.startsWith('---'))
+    expect(Object.fromEntries(rows.map(([name, value]) => [name, value?.replace(/^`|`$/g, '')]))).toStrictEqual(
+      expected
+    )
   })
 
   it('states the constants of src/', () => {
@@ -272,9 +322,94 @@ describe('docs/protocol.md: names and constants', () => {
       DEFAULT_RETAIN_DAYS,
       TOMBSTONE_KEEP_MS
     }
-    const rows = tableRows('## 9. Constants').filter(([name]) => name.startsWith('`'))
-    expect(Object.fromEntries(rows.map(([name, value]) => [name.replace(/`/g, ''), Number(value)]))).toStrictEqual(
+    const rows = tableRows(VECTORS, '## 2. Constants').filter(([name]) => name?.startsWith('`'))
+    expect(Object.fromEntries(rows.map(([name, value]) => [name?.replace(/`/g, ''), Number(value)]))).toStrictEqual(
       expected
     )
+  })
+})
+
+describe('docs/protocol: versions, protocol ids, headers and links', () => {
+  it('states the protocol versions the code folds', () => {
+    const folded = headerLine(INDEX, 'Folded versions')
+    expect(folded, 'README.md opens with a "- Folded versions: ..." line').toBeDefined()
+    expect(numbers(folded as string)).toStrictEqual([...FOLDED_VERSIONS])
+    const table = tableRows(INDEX, '## 2. Protocol versions').filter(([v]) => /^\d+$/.test(v ?? ''))
+    expect(table.map(([v]) => Number(v))).toStrictEqual([...FOLDED_VERSIONS])
+    const envelope = /^\| `v` \| uint \| protocol version; ([^;|]+?) are folded,/m.exec(page('events.md'))
+    expect(envelope, "events.md's envelope table says which versions are folded").not.toBeNull()
+    expect(numbers((envelope as RegExpExecArray)[1] as string)).toStrictEqual([...FOLDED_VERSIONS])
+    const received = /^\| `v` is not ([^:|]+): kept and relayed, not folded/m.exec(page('encoding.md'))
+    expect(received, "encoding.md's receiver table says which versions are folded").not.toBeNull()
+    expect(numbers((received as RegExpExecArray)[1] as string)).toStrictEqual([...FOLDED_VERSIONS])
+    for (const [name, text] of PAGES) {
+      const covered = headerLine(text, 'Protocol versions')
+      if (covered === undefined) continue
+      const list = /^[\d, ]*\d/.exec(covered)?.[0] ?? ''
+      expect(
+        numbers(list).filter(v => !FOLDED_VERSIONS.includes(v)),
+        `${name}: versions the code does not fold`
+      ).toEqual([])
+    }
+  })
+
+  it('names every protocol id of src/wire/topics.ts, and only protocol ids of src/', () => {
+    const fromTopics = new Set<string>([eventsTopic('{swarm}'), presenceTopic('{swarm}')])
+    for (const value of Object.values(topics))
+      if (typeof value === 'string' && value.startsWith('/plan-swarm/')) fromTopics.add(value)
+    const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter(file => file.endsWith('.ts'))
+      .map(file => readFileSync(join(ROOT, 'src', file), 'utf8'))
+    const literals = new Set(
+      sources.flatMap(text => [...text.matchAll(/(['"])(\/plan-swarm\/[^'"\s]+)\1/g)].map(m => m[2] as string))
+    )
+    const named = new Set<string>()
+    for (const [name, text] of PAGES) {
+      for (const m of text.matchAll(/\/plan-swarm\/[^\s`'"(),;|\]]+/g)) {
+        const id = m[0].replace(/[.:]+$/, '')
+        named.add(id)
+        expect(fromTopics.has(id) || literals.has(id), `${name} names ${id}, which src/ does not define`).toBe(true)
+      }
+    }
+    expect(
+      [...fromTopics].filter(id => !named.has(id)),
+      'protocol ids of src/wire/topics.ts no page names'
+    ).toEqual([])
+  })
+
+  it('opens every page with its status and the versions it covers', () => {
+    expect([...PAGES.keys()]).toContain('README.md')
+    for (const [name, text] of PAGES) {
+      expect(text.startsWith('# '), `${name} starts with its title`).toBe(true)
+      expect(headerLine(text, 'Status'), `${name} opens with a "- Status: ..." line`).toMatch(/\S/)
+      const versions = headerLine(text, name === 'README.md' ? 'Folded versions' : 'Protocol versions')
+      expect(versions, `${name} opens with the protocol versions it covers`).toMatch(/^\d/)
+    }
+  })
+
+  it('lists every page in the index, and every link between the pages lands on a heading', () => {
+    const listed = [...section(INDEX, '## 1. Pages').matchAll(/\]\(([a-z-]+\.md)\)/g)].map(m => m[1] as string)
+    expect([...listed].sort()).toStrictEqual([...PAGES.keys()].filter(name => name !== 'README.md').sort())
+    const anchors = new Map(
+      [...PAGES].map(([name, text]) => [
+        name,
+        new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map(m => anchorOf(m[1] as string)))
+      ])
+    )
+    for (const [name, text] of PAGES) {
+      for (const m of text.matchAll(/\]\(([^)\s]*)\)/g)) {
+        const target = m[1] as string
+        if (/^[a-z]+:/.test(target)) continue
+        const [file, anchor] = target.split('#') as [string, string | undefined]
+        if (file.startsWith('../')) {
+          expect(existsSync(join(DIR, file)), `${name} links to ${target}: no such file`).toBe(true)
+          continue
+        }
+        const into = file === '' ? name : file
+        expect(anchors.has(into), `${name} links to ${target}: no page ${into}`).toBe(true)
+        if (anchor !== undefined)
+          expect(anchors.get(into)?.has(anchor), `${name} links to ${target}: no such heading`).toBe(true)
+      }
+    }
   })
 })
