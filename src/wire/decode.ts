@@ -43,7 +43,7 @@ export interface OtherVersionEvent {
   readonly bytes: Uint8Array
 }
 
-/** A checked event of a version this code folds (1 or 2), with the wire bytes it came in (to store and relay as they are). */
+/** A checked event of a version this code folds (1 to 4), with the wire bytes it came in (to store and relay as they are). */
 export interface DecodedEvent {
   readonly kind: 'event'
   readonly event: PlanEvent

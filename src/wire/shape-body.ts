@@ -225,7 +225,7 @@ const SOURCES_V2 = ['llm', 'offline', 'outside']
 /**
  * Why the body of an event of a known type is malformed, or null. The switch
  * is exhaustive: adding an event type without its checks fails to compile.
- * `version` is the envelope's (1 or 2): protocol 2 allows more in a goal's
+ * `version` is the envelope's (1 to 4): protocol 2 allows more in a goal's
  * parameters and a result's source.
  */
 export function validateBody(type: EventType, body: unknown, version: number = PROTOCOL_VERSION): string | null {

@@ -78,7 +78,7 @@ export function validateDeps(deps: unknown): string | null {
 }
 
 /**
- * Why a frame of a version this code folds (1 or 2), whose type is known, is
+ * Why a frame of a version this code folds (1 to 4), whose type is known, is
  * malformed, or null: the clock stamp, the plan reference, the deps and the
  * body (by the frame's version). Does not look at the swarm, the author or
  * the signature (the decoder checks those in its own order, with their own
