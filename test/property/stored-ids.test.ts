@@ -11,9 +11,9 @@
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openEventStore } from '../../src/store/event-store.js'
+import { IdSet } from '../../src/core/id-set.js'
 import {
   IdRangesChanged,
-  IdSet,
   START_BOUND,
   createReconcileSession,
   reconcileInMemory
