@@ -2,7 +2,7 @@ import '../src/polyfill.js'
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { openEventStore } from '../src/store/event-store.js'
-import { IdSet } from '../src/sync/reconcile/index.js'
+import { IdSet } from '../src/core/id-set.js'
 import { REPO } from './history-node.js'
 import { median, r1 } from './util.js'
 

@@ -7,7 +7,8 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
-import { IdSet, createReconcileSession } from '../../src/sync/reconcile/index.js'
+import { IdSet } from '../../src/core/id-set.js'
+import { createReconcileSession } from '../../src/sync/reconcile/index.js'
 import type { ReconcileOptions } from '../../src/sync/reconcile/index.js'
 import { seededWords } from './random.js'
 

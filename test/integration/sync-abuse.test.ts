@@ -5,7 +5,8 @@
  */
 import type { Libp2p, Stream } from '@libp2p/interface'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { IdSet, createReconcileSession } from '../../src/sync/reconcile/index.js'
+import { IdSet } from '../../src/core/id-set.js'
+import { createReconcileSession } from '../../src/sync/reconcile/index.js'
 import { FRAME_DONE, FRAME_RECONCILE, encodeEvents, encodeFrame, encodeWant } from '../../src/sync/frames.js'
 import { nativeEventIdOfWire } from '../../src/sync/native-hash.js'
 import { writeVarint } from '../../src/wire/varint.js'

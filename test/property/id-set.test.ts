@@ -9,7 +9,8 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { IdSet, START_BOUND } from '../../src/sync/reconcile/index.js'
+import { IdSet } from '../../src/core/id-set.js'
+import { START_BOUND } from '../../src/sync/reconcile/index.js'
 import type { IdSnapshot } from '../../src/sync/reconcile/index.js'
 import { seededWords } from '../helpers/random.js'
 import { Model, expectRanges, fingerprintOf, isId, lowerBound, bounds, pool } from '../helpers/id-model.js'

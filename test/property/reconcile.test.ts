@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { IdSet, createReconcileSession } from '../../src/sync/reconcile/index.js'
+import { IdSet } from '../../src/core/id-set.js'
+import { createReconcileSession } from '../../src/sync/reconcile/index.js'
 import { seededWords } from '../helpers/random.js'
 import type { ReconcileOptions, ReconcileSession } from '../../src/sync/reconcile/index.js'
 

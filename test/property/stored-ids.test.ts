@@ -11,9 +11,9 @@
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openEventStore } from '../../src/store/event-store.js'
+import { IdSet } from '../../src/core/id-set.js'
 import {
   IdRangesChanged,
-  IdSet,
   START_BOUND,
   createReconcileSession,
   reconcileInMemory
@@ -37,7 +37,12 @@ afterEach(() => {
   for (const s of open.splice(0)) s.close()
 })
 
-function memoryStore(): EventStore {
+/**
+ * The SQLite store on a `:memory:` database: it keeps its sync id set
+ * (StoredIds), which is what these properties test. The simulator's memory
+ * store (src/store/memory-store.ts) keeps none, so it cannot stand in.
+ */
+function sqliteInMemory(): EventStore {
   const store = openEventStore({ memory: true })
   open.push(store)
   return store
@@ -87,7 +92,7 @@ describe('StoredIds against the sorted-array model (property)', () => {
         const ids = pool(seed, 900)
         const pick = (n: number): string => ids[n % ids.length] as string
         const next = seededWords(seed ^ 0x5bd1e995)
-        const store = memoryStore()
+        const store = sqliteInMemory()
         let set = stored(store)
         const model = new Model()
         /** Ids added whose rows are not written yet (the replica's write queue). */
@@ -173,7 +178,7 @@ describe('StoredIds against the sorted-array model (property)', () => {
 
   it('leaves kept plans (imported archives) out, and so does a restart', () => {
     const ids = pool(7, 400).filter(isId)
-    const store = memoryStore()
+    const store = sqliteInMemory()
     const keptPlan = planOf(ids[0] as string)
     const kept = ids.filter(id => planOf(id) === keptPlan)
     const others = ids.filter(id => planOf(id) !== keptPlan)
@@ -194,7 +199,7 @@ describe('StoredIds against the sorted-array model (property)', () => {
         const shared = ids.slice(0, n)
         const onlyDisk = ids.slice(n, n + d)
         const onlyMemory = ids.slice(n + d)
-        const store = memoryStore()
+        const store = sqliteInMemory()
         store.putMany([...shared, ...onlyDisk].map(rowOf))
         const disk = stored(store)
         const memory = IdSet.from([...shared, ...onlyMemory])

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { idBytesOf } from '../../src/wire/id-bytes.js'
-import { IdSet } from '../../src/sync/reconcile/index.js'
+import { IdSet } from '../../src/core/id-set.js'
 import { seededWords } from '../helpers/random.js'
 
 function randomIds(count: number, seed: number): string[] {

@@ -16,7 +16,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { describe, expect, it } from 'vitest'
 import { toHex } from '../../src/core/hash.js'
 import { foldAll } from '../../src/core/fold.js'
-import { FINGERPRINT_BYTES } from '../../src/core/id-set.js'
+import { FINGERPRINT_BYTES, IdSet } from '../../src/core/id-set.js'
 import { MAX_RETAIN_DAYS } from '../../src/core/limits.js'
 import { DEFAULT_RETAIN_DAYS } from '../../src/core/retention.js'
 import { TOMBSTONE_KEEP_MS } from '../../src/runtime/retention.js'
@@ -33,7 +33,7 @@ import { MAX_PRESENCE_AGE_MS, MAX_PRESENCE_BYTES, presenceSignedMessage } from '
 import { ROSTER_EXCHANGE_MAX } from '../../src/net/roster-exchange.js'
 import { FRAME_DONE, FRAME_RECONCILE, encodeEvents, encodeFrame, encodeWant } from '../../src/sync/frames.js'
 import { MAX_OUTSTANDING_WANTS, MAX_WANT_IDS_PER_FRAME } from '../../src/sync/limits.js'
-import { IdSet, createReconcileSession, decodeReconcileMessage } from '../../src/sync/reconcile/index.js'
+import { createReconcileSession, decodeReconcileMessage } from '../../src/sync/reconcile/index.js'
 import {
   SIGNATURE_BYTES,
   SYNC_PROTOCOL,

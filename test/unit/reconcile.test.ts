@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
+import { IdSet } from '../../src/core/id-set.js'
 import {
   END_BOUND,
-  IdSet,
   createReconcileSession,
   decodeReconcileMessage,
   encodeReconcileMessage,

@@ -8,13 +8,8 @@
 import { describe, expect, it } from 'vitest'
 import { seededRandom } from '../../src/ports/scheduler.js'
 import { NodeClock, VirtualTime } from '../../src/sim/virtual-time.js'
-import {
-  DEFAULT_SYNC_LIMITS,
-  IdSet,
-  InflightIds,
-  createMemoryStreamPair,
-  runSyncSession
-} from '../../src/sync/index.js'
+import { IdSet } from '../../src/core/id-set.js'
+import { DEFAULT_SYNC_LIMITS, InflightIds, createMemoryStreamPair, runSyncSession } from '../../src/sync/index.js'
 import type { Scheduler } from '../../src/ports/scheduler.js'
 import type { SessionHost, SyncLimits, SyncStats } from '../../src/sync/index.js'
 import { SIGNATURE_BYTES, eventIdOfWire } from '../../src/wire/codec.js'

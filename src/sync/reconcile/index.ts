@@ -8,7 +8,6 @@ export { createReconcileSession, reconcileInMemory } from './reconcile.js'
 export type { ReconcileOptions, ReconcileResult, ReconcileSession, ReconcileStats, ReconcileStep } from './reconcile.js'
 export {
   IdRangesChanged,
-  IdSet,
   IdSnapshot,
   fingerprintOfSums,
   isEventIdHex,
