@@ -13,7 +13,7 @@
  *   longest-remaining-chain first. No network, no signatures, no waits.
  * - `single`: the same calls one at a time (what a single agent does).
  */
-import { createProvider } from '../../src/llm/create-provider.js'
+import { createProvider } from '../../src/app/create-provider.js'
 import { ANGLES } from '../../src/llm/types.js'
 import { DEFAULT_PARAMS, majority } from '../../src/core/events.js'
 import type { LlmProvider, QuotedResult } from '../../src/llm/types.js'

@@ -13,7 +13,7 @@ const { loaded, track } = vi.hoisted(() => {
   return { loaded, track }
 })
 vi.mock('../../src/app/run-mcp.js', track('mcp'))
-vi.mock('../../src/llm/create-provider.js', track('provider'))
+vi.mock('../../src/app/create-provider.js', track('provider'))
 vi.mock('@libp2p/upnp-nat', track('upnp'))
 vi.mock('@libp2p/websockets', track('websockets'))
 

@@ -10,8 +10,8 @@
  * parts (rebuilt from the plan's goal) and proposes that part's steps. The
  * same goal gives the same shape on every node.
  */
-import { normalizeTitle } from '../../wire/shape.js'
-import { ANGLES, type KnownAngle } from '../types.js'
+import { normalizeTitle } from '../wire/shape.js'
+import { ANGLES, type KnownAngle } from '../llm/types.js'
 import { recognizeKind, type GoalKind, type KindReading } from './kind.js'
 import { EVENT } from './kinds/event.js'
 import { GENERIC } from './kinds/generic.js'

@@ -3,7 +3,7 @@
  * content words, action verbs, and splitting a text at its own structure
  * (bullet lists, semicolons, "then", lists joined by commas and "and").
  */
-import { normalizeTitle } from '../../wire/shape.js'
+import { normalizeTitle } from '../wire/shape.js'
 
 const STOPWORDS = new Set(
   (

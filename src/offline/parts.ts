@@ -3,7 +3,7 @@
  * views and kind tables, the authoring helper the tables in kinds/ use, and
  * the padding parts any kind can take.
  */
-import type { KnownAngle } from '../types.js'
+import type { KnownAngle } from '../llm/types.js'
 import type { GoalKind, KindReading } from './kind.js'
 
 /** A leaf-sized step: a short imperative, what done looks like, and the earlier steps of its part it needs. */

@@ -6,9 +6,9 @@
  * output, on every node: offline swarms converge as easily as real ones.
  * With tools it makes fixed calls (tools.ts) and quotes what they returned.
  */
-import { LlmAbortedError } from '../errors.js'
-import type { CallOptions, LlmProvider } from '../types.js'
-import { ZERO_USAGE } from '../types.js'
+import { LlmAbortedError } from '../llm/errors.js'
+import type { CallOptions, LlmProvider } from '../llm/types.js'
+import { ZERO_USAGE } from '../llm/types.js'
 import { decomposeOffline } from './decompose.js'
 import { executeOffline, reviewOffline } from './execute.js'
 import { scoreOffline } from './score.js'

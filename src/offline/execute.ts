@@ -6,8 +6,8 @@
  * an outline of the subtree (so the root's roll-up shows the whole plan). It
  * never claims the task was carried out.
  */
-import { MAX_NOTES_CHARS, MAX_OUTPUT_CHARS } from '../../core/limits.js'
-import type { ExecuteInput, ReviewInput } from '../types.js'
+import { MAX_NOTES_CHARS, MAX_OUTPUT_CHARS } from '../core/limits.js'
+import type { ExecuteInput, ReviewInput } from '../llm/types.js'
 import { guideFor } from './guides.js'
 import { safeSlice } from './text.js'
 

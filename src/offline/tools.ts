@@ -6,12 +6,12 @@
  * the offline execute output plus a section quoting what the tools returned,
  * which is how an offline run shows a tool's result in its deliverable.
  */
-import { MAX_OUTPUT_CHARS } from '../../core/limits.js'
-import type { ToolCallRecord } from '../../core/events.js'
-import type { ToolDef, ToolLoopOptions, ToolLoopOutput } from '../types.js'
-import { runToolCall } from '../agent-loop.js'
-import { LlmAbortedError } from '../errors.js'
-import { ZERO_USAGE, type ExecuteInput } from '../types.js'
+import { MAX_OUTPUT_CHARS } from '../core/limits.js'
+import type { ToolCallRecord } from '../core/events.js'
+import type { ToolDef, ToolLoopOptions, ToolLoopOutput } from '../llm/types.js'
+import { runToolCall } from '../llm/agent-loop.js'
+import { LlmAbortedError } from '../llm/errors.js'
+import { ZERO_USAGE, type ExecuteInput } from '../llm/types.js'
 import { executeOffline, TOOLS_HEADER } from './execute.js'
 import { safeSlice } from './text.js'
 

@@ -5,7 +5,7 @@
  * written as a sentence ("book flights; then book hotels") and split by the
  * same clause splitting a user's own goal gets, so "then" orders them.
  */
-import type { KnownAngle } from '../../types.js'
+import type { KnownAngle } from '../../llm/types.js'
 import { guideFor } from '../guides.js'
 import type { KindReading } from '../kind.js'
 import { viewOf, PADDING_PARTS, type PartSpec, type Shape, type ShapeView } from '../parts.js'

@@ -6,7 +6,7 @@
  * else the node's own listed actions, else the steps its leading verb calls
  * for (guides.ts). Deterministic: the same input gives the same split, everywhere.
  */
-import type { Subgoal } from '../../core/events.js'
+import type { Subgoal } from '../core/events.js'
 import {
   MAX_DETAIL_CHARS,
   MAX_NEEDS,
@@ -14,9 +14,9 @@ import {
   MAX_SUBGOALS,
   MAX_TITLE_CHARS,
   MIN_SUBGOALS
-} from '../../core/limits.js'
-import { normalizeTitle } from '../../wire/shape.js'
-import { ANGLES, type DecomposeInput, type KnownAngle } from '../types.js'
+} from '../core/limits.js'
+import { normalizeTitle } from '../wire/shape.js'
+import { ANGLES, type DecomposeInput, type KnownAngle } from '../llm/types.js'
 import { GENERAL_GUIDE, GUIDES, guideFor, PADDING_STEPS, type Guide } from './guides.js'
 import { PADDING_PARTS, type PartSpec, type ShapeView, type StepRow } from './parts.js'
 import { findParts, shapeFor } from './shape.js'

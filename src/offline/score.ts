@@ -12,9 +12,9 @@
  * at or above ACCEPT_SCORE, ties to the smallest proposal id, so every offline
  * scorer that sees the same proposals chooses the same one.
  */
-import { MAX_NOTES_CHARS } from '../../core/limits.js'
-import type { Subgoal } from '../../core/events.js'
-import type { ScoreInput } from '../types.js'
+import { MAX_NOTES_CHARS } from '../core/limits.js'
+import type { Subgoal } from '../core/events.js'
+import type { ScoreInput } from '../llm/types.js'
 import { looksLikeLeaf } from './decompose.js'
 import { shapeFor, vocabularyOf } from './shape.js'
 import { contentWords, hasNumber, properNouns, safeSlice, startsWithAction, topicWords, words } from './text.js'

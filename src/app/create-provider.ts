@@ -12,12 +12,12 @@ import {
   DEFAULT_ANTHROPIC_BASE_URL,
   DEFAULT_ANTHROPIC_CHEAP_MODEL,
   DEFAULT_ANTHROPIC_MODEL
-} from './anthropic.js'
-import { ProviderConfigError } from './errors.js'
-import { createOfflineProvider, OFFLINE_BANNER } from './offline/provider.js'
-import { createOpenAiProvider, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL } from './openai.js'
-import type { RetryHooks, RetryPolicy } from './retry.js'
-import { PROVIDER_NAMES, type LlmProvider, type ProviderName } from './types.js'
+} from '../llm/anthropic.js'
+import { ProviderConfigError } from '../llm/errors.js'
+import { createOfflineProvider, OFFLINE_BANNER } from '../offline/provider.js'
+import { createOpenAiProvider, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL } from '../llm/openai.js'
+import type { RetryHooks, RetryPolicy } from '../llm/retry.js'
+import { PROVIDER_NAMES, type LlmProvider, type ProviderName } from '../llm/types.js'
 
 export interface CreateProviderOptions {
   /** --provider; unset picks anthropic when ANTHROPIC_API_KEY is set, else offline. */
