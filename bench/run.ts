@@ -1,15 +1,15 @@
 import '../src/polyfill.js'
-import { benchFold } from './fold.js'
-import { benchNet } from './net.js'
-import { benchE2e } from './e2e.js'
-import { benchScale } from './scale.js'
-import { benchToolCache } from './tool-cache.js'
-import { benchLoad } from './load.js'
-import { benchBigPlan } from './big-plan.js'
-import { benchTax } from './tax.js'
-import { benchIdSet } from './id-set.js'
-import { benchHistory } from './history.js'
-import { BenchUnavailable } from './util.js'
+import { benchFold } from './fold/index.js'
+import { benchNet } from './net/index.js'
+import { benchE2e } from './e2e/index.js'
+import { benchScale } from './scale/index.js'
+import { benchToolCache } from './tool-cache/index.js'
+import { benchLoad } from './load/index.js'
+import { benchBigPlan } from './big-plan/index.js'
+import { benchTax } from './tax/index.js'
+import { benchIdSet } from './id-set/index.js'
+import { benchHistory } from './history/index.js'
+import { BenchUnavailable } from './common/util.js'
 
 /**
  * `npm run bench -- <name>`: runs one benchmark (or all), prints progress on
@@ -35,10 +35,10 @@ Each writes bench/results/<name>.json (created, ignored by git) and prints one J
 BENCHMARKS.md has the current figures and how each is measured.
 
   fold    the pure fold: 99,999 events one at a time and as a batch, rebuild, decode, verify;
-          then the memory part (bench/fold-memory.ts). BENCH_RUNS=5
+          then the memory part (bench/fold/memory.ts). BENCH_RUNS=5
   net     real processes on this machine against bare libp2p nodes. Parts: NET_PARTS=gossip,catchup,heal,footprint,policy
           (default all). The heal part needs root, iproute2 and nftables (installed with apt-get when missing).
-          --cli=built|tsx (footprint). Other knobs (NET_SIZES, HEAL_TRIALS, NET_IDLE_S, ...): bench/net.ts
+          --cli=built|tsx (footprint). Other knobs (NET_SIZES, HEAL_TRIALS, NET_IDLE_S, ...): bench/net/index.ts
   e2e     a whole plan on a swarm of real processes against an ideal central scheduler (the leaderless tax).
           --quick --sizes=3,10,30 --latencies=50,300,2000 --repeats=3 --sensitivity-sizes=3,10 --cli=built|tsx
           E2E_TRACE=PREFIX E2E_DEBUG=NAMESPACES E2E_CPU_PROF=DIR. Needs ss (iproute2).
@@ -65,7 +65,7 @@ BENCHMARKS.md has the current figures and how each is measured.
           until it claims in a new plan, RSS, the sync id set's heap, a sync between equal sets, and a newcomer's catch-up
           (until it claims, until it holds everything). HISTORY_SIZES=100k,1m HISTORY_TRIALS=3
           HISTORY_START_TIMEOUT_S=600 HISTORY_CATCHUP_TIMEOUT_S=1800 HISTORY_CPU_PROF=DIR HISTORY_NEWCOMER=0
-          HISTORY_REBUILD=1 HISTORY_KEEP=1 --cli=built|tsx (more in bench/history.ts). Needs ss (iproute2). About 10
+          HISTORY_REBUILD=1 HISTORY_KEEP=1 --cli=built|tsx (more in bench/history/index.ts). Needs ss (iproute2). About 10
           minutes at 100k; at 1M the build takes 6 minutes once, and the rest an hour or more.`
 
 const argv = process.argv.slice(2)

@@ -1,6 +1,6 @@
 /**
  * The esbuild options every bundle of this repository shares: the CLI's
- * (scripts/build.ts) and the benchmark's baselines (bench/net-bundle.ts), so
+ * (scripts/build.ts) and the benchmark's baselines (bench/net/bundle.ts), so
  * a baseline loads the way a deployed node does. ESM for Node 20, a chunk
  * per lazy `import()`, native addons external, a `require` for CommonJS
  * dependencies, and dependencies that find files beside their own module

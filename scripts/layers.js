@@ -36,6 +36,7 @@ const LIBRARY = [
   'src/store',
   'src/net',
   'src/llm',
+  'src/offline',
   'src/tools',
   'src/runtime',
   'src/author',
@@ -102,9 +103,21 @@ export const LAYERS = [
   },
   {
     name: 'src/llm',
-    what: 'The model providers (Anthropic, OpenAI-compatible, the offline heuristics), prompts and tool calls.',
+    what:
+      'The provider interface, the model providers (Anthropic, OpenAI-compatible), prompts, validation and the ' +
+      'tool loop.',
     mayImport: ['src/core', 'src/wire', 'src/ports'],
     why: "an adapter below the runtime: a provider turns a plan's text into answers and knows no node."
+  },
+  {
+    name: 'src/offline',
+    what:
+      'The offline provider (`createOfflineProvider`): deterministic heuristics that stand in for a model: a ' +
+      "goal's kind read from cue words, a plan shape per kind, step guides by verb, fixed tool calls.",
+    mayImport: ['src/core', 'src/wire', 'src/llm'],
+    why:
+      "it is one more provider, so it builds on src/llm's interface and tool loop and knows no node; only the " +
+      'composition roots, which choose a provider, import it.'
   },
   {
     name: 'src/tools',
@@ -198,7 +211,7 @@ export const LAYERS = [
     what:
       'A composition root: `startPeer` puts libp2p, SQLite and HTTP around the node runtime; `runNode` ' +
       "starts a role, the observer or the dashboard on a peer's `view`; `runMcp` serves MCP on stdio over a " +
-      'peer of its own.',
+      'peer of its own; `createProvider` picks the model provider (or the offline one) from flags and environment.',
     mayImport: LIBRARY,
     why: 'a composition root wires the layers below together; the other roots build on it, not it on them.'
   },

@@ -39,7 +39,7 @@ import type { TraceSample } from '../src/sim/world.js'
  * latency.ts; `--latency-ms` is the fixed form). `--link-ms MIN-MAX`: every
  * message's one-way delay, uniform (default 2-5 ms). `--plans K`: K goals at
  * once (plan k by node k mod n). `--goal-at-ms MS`: when they are submitted
- * (default 1500). bench/tax.ts runs these against a central scheduler.
+ * (default 1500). bench/tax/index.ts runs these against a central scheduler.
  *
  * `--days N`: the long run instead (src/sim/long-run.ts): N virtual days,
  * `--plans K` goals arriving over them (default 10 a day), `--restarts K`

@@ -37,7 +37,7 @@ export async function runNode(config: NodeConfig): Promise<number> {
   const choice =
     config.role === 'observer' || config.a2aAgent !== undefined
       ? undefined
-      : (await import('../llm/create-provider.js')).createProvider({
+      : (await import('./create-provider.js')).createProvider({
           provider: config.provider,
           model: config.model,
           cheapModel: config.cheapModel,

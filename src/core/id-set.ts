@@ -10,7 +10,7 @@
  * history, so ids are kept as their 32 bytes (eight 32-bit words) in one
  * typed array rather than as strings (the set of strings, a hash set and an
  * array beside prefix sums at every id, measured 141 bytes an id at a
- * million; see bench/id-set.ts), and prefix sums are kept every
+ * million; see bench/id-set/index.ts), and prefix sums are kept every
  * {@link BLOCK} ids rather than at every id (half a byte an id instead of
  * 32). A range's sums are then two block sums plus at most two partial blocks
  * of {@link BLOCK} / 2 ids summed from the words.
@@ -288,7 +288,7 @@ export class IdSet implements SyncIds {
    * between them, as `SELECT group_concat(id, '') FROM (SELECT id FROM events
    * ORDER BY id)` returns a store's ids: one string for SQLite to build
    * instead of one per id, the cheapest way found to load a long history
-   * (bench/id-set.ts). Otherwise as {@link addMany}; a malformed 64-digit
+   * (bench/id-set/index.ts). Otherwise as {@link addMany}; a malformed 64-digit
    * stretch, or a shorter tail, counts as one invalid id.
    */
   addConcatenated(hex: string): IdSetAddManyOutcome {

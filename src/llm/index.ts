@@ -1,7 +1,8 @@
 /**
  * The LLM layer: what roles import. See types.ts for the provider interface,
- * create-provider.ts for how one is chosen, prompts.ts for how quoted data
- * enters prompts, agent-loop.ts for tasks run with tools.
+ * prompts.ts for how quoted data enters prompts, agent-loop.ts for tasks run
+ * with tools. The offline heuristics sit above it (src/offline), and
+ * src/app/create-provider.ts chooses among them all.
  */
 export type {
   CallOptions,
@@ -32,8 +33,6 @@ export { ANGLES, DEFAULT_TOOL_LIMITS, PROVIDER_NAMES, ZERO_USAGE, addUsage } fro
 export { LlmAbortedError, LlmOutputError, LlmRequestError, ProviderConfigError, ToolLoopError } from './errors.js'
 export { cutToBytes, exposeTools, MODEL_TOOL_NAME, stepLimitReason, toolRecord } from './agent-loop.js'
 export type { ExposedTool } from './agent-loop.js'
-export { createProvider } from './create-provider.js'
-export type { CreateProviderOptions, ProviderChoice } from './create-provider.js'
 export {
   createAnthropicProvider,
   DEFAULT_ANTHROPIC_BASE_URL,
@@ -44,9 +43,6 @@ export {
 export type { AnthropicProviderOptions } from './anthropic.js'
 export { createOpenAiProvider, DEFAULT_OPENAI_BASE_URL, DEFAULT_OPENAI_MODEL } from './openai.js'
 export type { OpenAiProviderOptions } from './openai.js'
-export { createOfflineProvider, OFFLINE_BANNER, OFFLINE_MODEL } from './offline/provider.js'
-export { OFFLINE_OUTPUT_PREFIX } from './offline/execute.js'
-export { knownAngle } from './offline/decompose.js'
 export { DEFAULT_RETRY_POLICY } from './retry.js'
 export type { RetryEvent, RetryHooks, RetryPolicy } from './retry.js'
 export { DEFAULT_MAX_TRIES, MAX_OUTPUT_TOKENS } from './model-provider.js'

@@ -1,4 +1,4 @@
-import { createOfflineProvider } from '../llm/offline/provider.js'
+import { createOfflineProvider } from '../offline/index.js'
 import { LlmAbortedError } from '../llm/errors.js'
 import { ZERO_USAGE } from '../llm/types.js'
 

@@ -11,7 +11,7 @@ import type { PlanTree } from '../core/tree.js'
 
 export { parseLinkMs } from './latency.js'
 
-/** One run of the swarm against the central scheduler with the same calls (bench/tax.ts). */
+/** One run of the swarm against the central scheduler with the same calls (bench/tax/index.ts). */
 export interface TaxRun {
   readonly report: RunReport
   /** The swarm's makespan: the goals to node 0 seeing every plan finished (virtual ms). */
@@ -96,7 +96,7 @@ export async function runTax(opts: WorldOptions): Promise<TaxRun> {
 /** The fixed waits of the protocol, as the critical path names them: each one's part of the tax. */
 export const FIXED_WAITS = ['gossip', 'confirm', 'stagger', 'ballotWindow', 'driver', 'publish', 'other'] as const
 
-/** A tax run as bench/tax.ts reports it: seconds, ratios, and where the swarm's extra time went. */
+/** A tax run as bench/tax/index.ts reports it: seconds, ratios, and where the swarm's extra time went. */
 export interface TaxFigures {
   readonly nodes: number
   readonly plans: number

@@ -26,7 +26,7 @@ import {
 import { sourceBefore } from '../helpers/old-release.js'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { waitUntil } from '../helpers/wait.js'
-import { HISTORY_SWARM, ensureHistory } from '../../bench/gen-history.js'
+import { HISTORY_SWARM, ensureHistory } from '../../bench/history/gen-history.js'
 import type { CliChild } from '../helpers/cli-process.js'
 import type { StatusBody } from '../../src/ports/node-view.js'
 

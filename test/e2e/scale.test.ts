@@ -13,11 +13,11 @@
  */
 import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BenchSwarm } from '../../bench/e2e-swarm.js'
-import { startBenchLlm, countCalls } from '../../bench/e2e-llm.js'
+import { BenchSwarm } from '../../bench/common/swarm.js'
+import { startBenchLlm, countCalls } from '../../bench/common/llm.js'
 import { DEFAULT_MAX_PEERS, NEWCOMER_HEADROOM } from '../../src/net/neighbours.js'
 import { REPO_ROOT, removeTempDirs } from '../helpers/cli-process.js'
-import type { BenchLlm } from '../../bench/e2e-llm.js'
+import type { BenchLlm } from '../../bench/common/llm.js'
 
 const PROCESSES = 40
 

@@ -4,13 +4,8 @@
  * message, HTTP retries, usage.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  createOpenAiProvider,
-  createProvider,
-  LlmOutputError,
-  type LlmProvider,
-  type RetryEvent
-} from '../../src/llm/index.js'
+import { createOpenAiProvider, LlmOutputError, type LlmProvider, type RetryEvent } from '../../src/llm/index.js'
+import { createProvider } from '../../src/app/create-provider.js'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js'
 
 const goal = 'plan a two-week trip to Japan'

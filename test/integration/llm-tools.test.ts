@@ -19,12 +19,11 @@ import { cutToBytes, exposeTools } from '../../src/llm/agent-loop.js'
 import { LlmAbortedError, ToolLoopError } from '../../src/llm/errors.js'
 import {
   createAnthropicProvider,
-  createOfflineProvider,
   createOpenAiProvider,
-  OFFLINE_OUTPUT_PREFIX,
   type ExecuteInput,
   type LlmProvider
 } from '../../src/llm/index.js'
+import { createOfflineProvider, OFFLINE_OUTPUT_PREFIX } from '../../src/offline/index.js'
 import { spanIdOfId, traceIdOf } from '../../src/telemetry/ids.js'
 import { createLlmTelemetry } from '../../src/telemetry/llm-spans.js'
 import type { SpanSpec } from '../../src/telemetry/span.js'

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { generatePlan } from '../../bench/gen-plan.js'
+import { generatePlan } from '../../bench/common/gen-plan.js'
 import { foldAll } from '../../src/core/fold.js'
 import { decodeEvent } from '../../src/wire/decode.js'
 import { openEventStore } from '../../src/store/event-store.js'

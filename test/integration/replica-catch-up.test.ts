@@ -6,7 +6,7 @@
  * is theirs again.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { generatePlan } from '../../bench/gen-plan.js'
+import { generatePlan } from '../../bench/common/gen-plan.js'
 import { openEventStore } from '../../src/store/event-store.js'
 import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { Replica } from '../../src/runtime/replica.js'

@@ -15,7 +15,7 @@
  * evicts the finished plans again once they are quiet.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generatePlan } from '../../bench/gen-plan.js'
+import { generatePlan } from '../../bench/common/gen-plan.js'
 import { foldAll } from '../../src/core/fold.js'
 import { planOf } from '../../src/core/event-set.js'
 import { startHttpServer } from '../../src/http/server.js'

@@ -14,7 +14,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generatePlan } from '../../bench/gen-plan.js'
+import { generatePlan } from '../../bench/common/gen-plan.js'
 import { DAY_MS } from '../../src/core/retention.js'
 import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { Replica } from '../../src/runtime/replica.js'

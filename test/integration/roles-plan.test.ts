@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js'
 import { RoleSwarm, executionsByTask } from '../helpers/roles-swarm.js'
-import { OFFLINE_OUTPUT_PREFIX } from '../../src/llm/index.js'
+import { OFFLINE_OUTPUT_PREFIX } from '../../src/offline/index.js'
 import type { PlanTree } from '../../src/core/tree.js'
 
 const GOAL = 'plan a two-week trip to Japan'

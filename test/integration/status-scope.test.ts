@@ -6,7 +6,7 @@
  * of them out of memory, and one plan under way.
  */
 import { describe, expect, it } from 'vitest'
-import { generatePlan } from '../../bench/gen-plan.js'
+import { generatePlan } from '../../bench/common/gen-plan.js'
 import { foldAll } from '../../src/core/fold.js'
 import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { EVICT_QUIET_MS, Replica, STATUS_FINISHED_MAX } from '../../src/runtime/replica.js'

@@ -4,7 +4,9 @@
  * explicit choice that cannot work is an error that says what to do.
  */
 import { describe, expect, it } from 'vitest'
-import { createProvider, OFFLINE_BANNER, ProviderConfigError } from '../../src/llm/index.js'
+import { createProvider } from '../../src/app/create-provider.js'
+import { ProviderConfigError } from '../../src/llm/index.js'
+import { OFFLINE_BANNER } from '../../src/offline/index.js'
 
 describe('createProvider', () => {
   it('is offline, and says so, without ANTHROPIC_API_KEY', () => {

@@ -6,14 +6,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { Subgoal } from '../../src/core/events.js'
-import {
-  ANGLES,
-  createOfflineProvider,
-  OFFLINE_BANNER,
-  OFFLINE_MODEL,
-  OFFLINE_OUTPUT_PREFIX,
-  type DecomposeInput
-} from '../../src/llm/index.js'
+import { ANGLES, type DecomposeInput } from '../../src/llm/index.js'
+import { createOfflineProvider, OFFLINE_BANNER, OFFLINE_MODEL, OFFLINE_OUTPUT_PREFIX } from '../../src/offline/index.js'
 import { checkOutput, checkSplit } from '../../src/llm/validate.js'
 
 const p = createOfflineProvider()

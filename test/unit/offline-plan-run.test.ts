@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { PlanTree, TreeNode } from '../../src/core/tree.js'
-import { OFFLINE_OUTPUT_PREFIX } from '../../src/llm/index.js'
-import { shapeFor } from '../../src/llm/offline/shape.js'
-import { startsWithAction, words } from '../../src/llm/offline/text.js'
+import { OFFLINE_OUTPUT_PREFIX } from '../../src/offline/index.js'
+import { shapeFor } from '../../src/offline/shape.js'
+import { startsWithAction, words } from '../../src/offline/text.js'
 import { World } from '../../src/sim/world.js'
 
 /** Run one seed of the simulator (no faults) and return the finished tree from node 0. */

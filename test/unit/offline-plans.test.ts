@@ -7,10 +7,11 @@
  */
 import { describe, expect, it } from 'vitest'
 import { MAX_TITLE_CHARS } from '../../src/core/limits.js'
-import { ANGLES, createOfflineProvider, type KnownAngle } from '../../src/llm/index.js'
-import type { GoalKind } from '../../src/llm/offline/kind.js'
-import { shapeFor } from '../../src/llm/offline/shape.js'
-import { startsWithAction, TITLE_TARGET_CHARS, words } from '../../src/llm/offline/text.js'
+import { ANGLES, type KnownAngle } from '../../src/llm/index.js'
+import { createOfflineProvider } from '../../src/offline/index.js'
+import type { GoalKind } from '../../src/offline/kind.js'
+import { shapeFor } from '../../src/offline/shape.js'
+import { startsWithAction, TITLE_TARGET_CHARS, words } from '../../src/offline/text.js'
 import { checkSplit } from '../../src/llm/validate.js'
 import { findCycle, normalizeTitle } from '../../src/wire/shape.js'
 

@@ -1,6 +1,6 @@
 import { expect, it, vi } from 'vitest'
 
-// Every node pays for the modules it loads, idle or not (bench/net-footprint.ts): the MCP
+// Every node pays for the modules it loads, idle or not (bench/net/footprint.ts): the MCP
 // server and the model SDKs held about 12 MB and 7 MB of heap in a node that used neither;
 // UPnP (an SSDP client, an XML parser) and WebSockets (ws) were a sixth of the main bundle.
 const { loaded, track } = vi.hoisted(() => {
@@ -13,7 +13,7 @@ const { loaded, track } = vi.hoisted(() => {
   return { loaded, track }
 })
 vi.mock('../../src/app/run-mcp.js', track('mcp'))
-vi.mock('../../src/llm/create-provider.js', track('provider'))
+vi.mock('../../src/app/create-provider.js', track('provider'))
 vi.mock('@libp2p/upnp-nat', track('upnp'))
 vi.mock('@libp2p/websockets', track('websockets'))
 

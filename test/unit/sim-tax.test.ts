@@ -1,14 +1,14 @@
 /**
  * The simulator's tax against its central scheduler (src/sim/tax.ts), the
  * critical path it is attributed by (src/sim/critical-path.ts), and the
- * latency specs `npm run sim` and bench/tax.ts take (src/sim/latency.ts).
+ * latency specs `npm run sim` and bench/tax/index.ts take (src/sim/latency.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { latencyOf, latencyWords, parseLatencySpec, parseLinkMs } from '../../src/sim/latency.js'
 import { PATH_PARTS, criticalPath, partsTotal } from '../../src/sim/critical-path.js'
 import { FIXED_WAITS, runTax, taxFigures } from '../../src/sim/tax.js'
 import { runWorld } from '../../src/sim/run.js'
-import { taxOptions } from '../../bench/tax.js'
+import { taxOptions } from '../../bench/tax/index.js'
 import type { TaxRun } from '../../src/sim/tax.js'
 
 describe('latency specs', () => {

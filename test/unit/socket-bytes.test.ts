@@ -4,7 +4,7 @@
  * snapshots counting each byte once.
  */
 import { describe, expect, it } from 'vitest'
-import { bytesBetween, parseSs, tcpPortOf } from '../../bench/socket-bytes.js'
+import { bytesBetween, parseSs, tcpPortOf } from '../../bench/common/socket-bytes.js'
 
 const SS = [
   '0      0          127.0.0.1:4001    127.0.0.1:38318',

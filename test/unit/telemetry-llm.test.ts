@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as semconv from '@opentelemetry/semantic-conventions/incubating'
-import { createProvider } from '../../src/llm/create-provider.js'
+import { createProvider } from '../../src/app/create-provider.js'
 import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { createLlmTelemetry } from '../../src/telemetry/llm-spans.js'
 import { proposalSpanId, reviewSpanId, spanIdOfId, traceIdOf } from '../../src/telemetry/ids.js'

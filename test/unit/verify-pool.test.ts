@@ -10,7 +10,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Worker } from 'node:worker_threads'
-import { generatePlan } from '../../bench/gen-plan.js'
+import { generatePlan } from '../../bench/common/gen-plan.js'
 import {
   MIN_POOL_BATCH,
   STREAM_SHARE,

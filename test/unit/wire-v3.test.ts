@@ -25,8 +25,8 @@ import { announcedOffers, meetsNeeds, needsPhrase, offersIn, OFFER_PREFIX } from
 import { TEST_SWARM, peerIdOf, testKeys } from '../helpers/arbitraries.js'
 import { PlanBuilder, makeEvent } from '../helpers/plan-builder.js'
 import { foldAll } from '../../src/core/fold.js'
-import { decomposeOffline } from '../../src/llm/offline/decompose.js'
-import { executeOffline } from '../../src/llm/offline/execute.js'
+import { decomposeOffline } from '../../src/offline/decompose.js'
+import { executeOffline } from '../../src/offline/execute.js'
 import { checkSplit } from '../../src/llm/validate.js'
 import { withNeeds } from '../../roles/decomposer.js'
 

@@ -1,0 +1,363 @@
+import { tmpdir } from 'node:os'
+import { mkdtempSync } from 'node:fs'
+import { join } from 'node:path'
+import { BenchSwarm, SWARM, rolesFor, sampleProc } from '../common/swarm.js'
+import { startBenchLlm } from '../common/llm.js'
+import { buildCli, cliMode, machine, median, percentile, report, r1, r3, loadNow } from '../common/util.js'
+import { startPeer } from '../../src/app/peer.js'
+import { parseNodeArgs } from '../../src/runtime/config.js'
+import { DEFAULT_PARAMS, majority } from '../../src/core/events.js'
+import { planOf } from '../../src/core/event-set.js'
+import { isFinished } from '../../src/core/view.js'
+import type { Peer } from '../../src/app/peer.js'
+import type { PlanId, PlanParams } from '../../src/core/events.js'
+import type { CliMode } from '../common/util.js'
+
+/**
+ * `npm run bench -- load`: many plans at once on 10 real processes (3
+ * decomposers, 3 scorers, 4 executors, every one with the role driver's 4
+ * slots) against the stand-in Messages API answering in 0.3 s, max depth 2
+ * (each plan 4 splits, 9 leaves, 4 roll-ups: 33 model calls). In turn, on
+ * one swarm: author B's 5 goals alone; one goal alone; 100 at once; 1,000 at
+ * once; then author A's flood of 500 with B's 5 beside it. Per phase: every
+ * plan completes, duplicate executions, makespan against the floor (calls x
+ * latency / slots), time to first claim per plan, /status latency while it
+ * runs, and per process its CPU per event it holds and its largest RSS.
+ *
+ * The processes run with --open-plans-per-author 0, so one author's goals
+ * are all admitted at once: the flood then measures the role driver's fair
+ * shares alone (authors served in turn), not the open-plan limit, which
+ * would hold all but 20 of the 500 back (test/e2e/author-limit.test.ts).
+ */
+
+const LATENCY_MS = 300
+const SLOTS_PER_PROCESS = 4
+const CALLS_PER_PLAN = 33
+
+interface Options {
+  readonly goals: number
+  readonly flood: number
+  readonly few: number
+  readonly cli: CliMode
+}
+
+function options(argv: readonly string[]): Options {
+  const value = (flag: string): string | undefined => argv.find(a => a.startsWith(`${flag}=`))?.slice(flag.length + 1)
+  const whole = (flag: string, dflt: number): number => {
+    const n = Number(value(flag) ?? dflt)
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: expected a whole number >= 1`)
+    return n
+  }
+  return {
+    goals: whole('--goals', 1_000),
+    flood: whole('--flood', 500),
+    few: whole('--few', 5),
+    cli: cliMode(value('--cli') ?? 'built')
+  }
+}
+
+const log = (s: string): void => {
+  console.error(s)
+}
+
+/** What one author peer saw of its plans: when each was published, first claimed, finished. */
+class Watch {
+  readonly publishedAt = new Map<PlanId, number>()
+  readonly goalStamp = new Map<PlanId, number>()
+  readonly firstClaimStamp = new Map<PlanId, number>()
+  readonly finishedAt = new Map<PlanId, number>()
+  readonly status = new Map<PlanId, string>()
+  readonly duplicates = new Map<PlanId, number>()
+  private waiters: Array<() => void> = []
+
+  constructor(readonly peers: readonly Peer[]) {
+    for (const peer of peers)
+      peer.replica.onFolded(events => {
+        const touched = new Set<PlanId>()
+        for (const e of events) {
+          const plan = planOf(e)
+          if (!this.publishedAt.has(plan)) continue
+          touched.add(plan)
+          if (e.env.type === 'task-claimed') {
+            const was = this.firstClaimStamp.get(plan)
+            if (was === undefined || e.env.hlc.ms < was) this.firstClaimStamp.set(plan, e.env.hlc.ms)
+          }
+        }
+        for (const plan of touched) {
+          if (this.finishedAt.has(plan)) continue
+          const t = peer.replica.tree(plan)
+          if (t === undefined || !(isFinished(t) || t.status === 'budget-exhausted')) continue
+          this.finishedAt.set(plan, Date.now())
+          this.status.set(plan, t.status)
+          this.duplicates.set(
+            plan,
+            t.tasks.reduce((s, x) => s + x.duplicates, 0)
+          )
+        }
+        if (touched.size > 0) for (const w of this.waiters.splice(0)) w()
+      })
+  }
+
+  async until(plans: readonly PlanId[], timeoutMs: number, say: (done: number) => void): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs
+    let told = Date.now()
+    for (;;) {
+      const done = plans.filter(p => this.finishedAt.has(p)).length
+      if (done === plans.length) return true
+      if (Date.now() > deadline) return false
+      if (Date.now() - told > 10_000) {
+        told = Date.now()
+        say(done)
+      }
+      await new Promise<void>(resolve => {
+        this.waiters.push(resolve)
+        setTimeout(resolve, 1_000)
+      })
+    }
+  }
+}
+
+async function authorPeer(seed: string, dir: string): Promise<Peer> {
+  const config = parseNodeArgs(
+    ['--role', 'observer', '--swarm', SWARM, '--no-mdns', '--listen', '/ip4/127.0.0.1/tcp/0'].concat([
+      '--data-dir',
+      dir,
+      '--bootstrap',
+      seed
+    ]),
+    {}
+  )
+  return await startPeer({ ...config, role: 'client' as const })
+}
+
+interface Phase {
+  readonly name: string
+  readonly plans: number
+  readonly completed: number
+  readonly duplicates: number
+  readonly makespanS: number
+  readonly floorS: number
+  readonly overFloor: number
+  readonly calls: number
+  readonly maxInFlight: number
+  readonly firstClaimP50S: number
+  readonly firstClaimP95S: number
+  readonly statusP50Ms: number
+  readonly statusP99Ms: number
+  readonly cpuMsPerEvent: Record<string, number>
+  readonly maxRssMb: Record<string, number>
+  readonly loadBefore: number[]
+}
+
+export async function benchLoad(): Promise<Record<string, unknown>> {
+  const opts = options(process.argv.slice(2))
+  const started = Date.now()
+  if (opts.cli === 'built') {
+    log('load: npm run build (the swarm runs node dist/src/cli.js; --cli=tsx runs the sources)')
+    buildCli()
+  }
+  const llm = await startBenchLlm(LATENCY_MS)
+  const roles = rolesFor(10)
+  log(`load: 10 processes (${roles.decomposer} decomposers, ${roles.scorer} scorers, ${roles.executor} executors)`)
+  const swarm = await BenchSwarm.start(10, llm.fake.url, log, opts.cli, 240_000, ['--open-plans-per-author', '0'])
+  const seed = swarm.client.node.addresses()[0] as string
+  const authorB = await authorPeer(seed, mkdtempSync(join(tmpdir(), 'bench-load-b-')))
+  const watch = new Watch([swarm.client, authorB])
+  const committee = swarm.nodes
+    .filter(n => n.role === 'scorer')
+    .map(n => n.peerId)
+    .sort()
+  const params: PlanParams = { ...DEFAULT_PARAMS, committee, quorum: majority(committee.length), maxDepth: 2 }
+  const slots = swarm.nodes.length * SLOTS_PER_PROCESS
+  let goalNo = 0
+  const submit = async (by: Peer, n: number, what: string): Promise<PlanId[]> => {
+    const plans: PlanId[] = []
+    for (let i = 0; i < n; i++) {
+      goalNo++
+      const { event } = await by.publish('goal-submitted', '', [], {
+        text: `${what} number ${goalNo}: plan a weekend for a group of friends`,
+        params
+      })
+      const plan = event.id as string as PlanId
+      watch.publishedAt.set(plan, Date.now())
+      watch.goalStamp.set(plan, event.env.hlc.ms)
+      plans.push(plan)
+    }
+    return plans
+  }
+  const phases: Phase[] = []
+  const statusOf = async (http: string): Promise<{ held: number }> =>
+    (
+      (await (await fetch(`${http}/status`, { signal: AbortSignal.timeout(30_000) })).json()) as {
+        events: { held: number }
+      }
+    ).events
+  /** Run `go` (which submits) and measure until the plans it returns (or `measured` of them) finish. */
+  const phase = async (
+    name: string,
+    go: () => Promise<{ all: PlanId[]; measured: PlanId[] }>,
+    timeoutMs: number
+  ): Promise<Phase> => {
+    const loadBefore = loadNow()
+    log(`load: ${name}, load ${loadBefore.join(' ')}`)
+    const before = await Promise.all(
+      swarm.nodes.map(async n => ({ cpu: sampleProc(n.child.pid)?.cpuMs ?? 0, held: (await statusOf(n.http)).held }))
+    )
+    const rss = new Map<string, number>()
+    const statusMs: number[] = []
+    let polling = true
+    const poll = (async () => {
+      let i = 0
+      while (polling) {
+        const node = swarm.nodes[i++ % swarm.nodes.length]
+        if (node === undefined) break
+        const t = performance.now()
+        try {
+          await statusOf(node.http)
+          statusMs.push(performance.now() - t)
+        } catch {
+          statusMs.push(30_000)
+        }
+        for (const n of swarm.nodes)
+          rss.set(n.name, Math.max(rss.get(n.name) ?? 0, sampleProc(n.child.pid)?.rssMb ?? 0))
+        await new Promise(resolve => setTimeout(resolve, 250))
+      }
+    })()
+    const calls0 = llm.fake.requests.length
+    const t0 = Date.now()
+    const { all, measured } = await go()
+    const ok = await watch.until(measured, timeoutMs, done =>
+      log(
+        `  ${Math.round((Date.now() - t0) / 1000)} s: ${done} of ${measured.length} plans finished, load ${loadNow().join(' ')}`
+      )
+    )
+    const t1 = Math.max(...measured.map(p => watch.finishedAt.get(p) ?? Date.now()))
+    polling = false
+    await poll
+    const after = await Promise.all(
+      swarm.nodes.map(async n => ({ cpu: sampleProc(n.child.pid)?.cpuMs ?? 0, held: (await statusOf(n.http)).held }))
+    )
+    // Calls of the measured plans alone are not told apart by the stand-in; a flood's count is every call made meanwhile.
+    const reqs = llm.fake.requests.slice(calls0).filter(r => r.at <= t1)
+    const calls = measured.length === all.length ? reqs.length : measured.length * CALLS_PER_PLAN
+    let maxInFlight = 0
+    for (let i = 0, j = 0; i < reqs.length; i++) {
+      while ((reqs[j]?.at ?? Infinity) <= (reqs[i]?.at ?? 0) - LATENCY_MS) j++
+      maxInFlight = Math.max(maxInFlight, i - j + 1)
+    }
+    const cpuByRole: Record<string, number[]> = {}
+    swarm.nodes.forEach((n, k) => {
+      const b = before[k] as { cpu: number; held: number }
+      const a = after[k] as { cpu: number; held: number }
+      const events = a.held - b.held
+      if (events > 0) (cpuByRole[n.role] ??= []).push((a.cpu - b.cpu) / events)
+    })
+    const rssByRole: Record<string, number> = {}
+    for (const n of swarm.nodes) rssByRole[n.role] = Math.max(rssByRole[n.role] ?? 0, Math.round(rss.get(n.name) ?? 0))
+    const firstClaims = measured
+      .map(p => ((watch.firstClaimStamp.get(p) ?? NaN) - (watch.goalStamp.get(p) ?? NaN)) / 1000)
+      .filter(Number.isFinite)
+    const makespanS = (t1 - t0) / 1000
+    const floorS = (calls * LATENCY_MS) / slots / 1000
+    const p: Phase = {
+      name,
+      plans: measured.length,
+      completed: measured.filter(x => watch.status.get(x) === 'completed').length,
+      duplicates: measured.reduce((s, x) => s + (watch.duplicates.get(x) ?? 0), 0),
+      makespanS: r1(makespanS),
+      floorS: r1(floorS),
+      overFloor: r3(makespanS / floorS),
+      calls,
+      maxInFlight,
+      firstClaimP50S: r1(median(firstClaims)),
+      firstClaimP95S: r1(percentile(firstClaims, 0.95)),
+      statusP50Ms: Math.round(median(statusMs)),
+      statusP99Ms: Math.round(percentile(statusMs, 0.99)),
+      cpuMsPerEvent: Object.fromEntries(Object.entries(cpuByRole).map(([r, xs]) => [r, r3(median(xs))])),
+      maxRssMb: rssByRole,
+      loadBefore
+    }
+    if (!ok) log(`  ${name}: not every plan finished within ${timeoutMs / 1000} s`)
+    log(`  ${JSON.stringify(p)}`)
+    phases.push(p)
+    return p
+  }
+  let flood: Record<string, unknown> = {}
+  let floodPlans: PlanId[] = []
+  let fewBeside: PlanId[] = []
+  try {
+    const few = await phase(
+      `author B's ${opts.few} goals alone`,
+      async () => {
+        const plans = await submit(authorB, opts.few, 'B alone')
+        return { all: plans, measured: plans }
+      },
+      600_000
+    )
+    await phase(
+      'one goal alone',
+      async () => {
+        const plans = await submit(swarm.client, 1, 'alone')
+        return { all: plans, measured: plans }
+      },
+      600_000
+    )
+    await phase(
+      '100 goals at once',
+      async () => {
+        const plans = await submit(swarm.client, 100, 'hundred')
+        return { all: plans, measured: plans }
+      },
+      1_200_000
+    )
+    await phase(
+      `${opts.goals} goals at once`,
+      async () => {
+        const plans = await submit(swarm.client, opts.goals, 'thousand')
+        return { all: plans, measured: plans }
+      },
+      3_600_000
+    )
+    const beside = await phase(
+      `author A's flood of ${opts.flood} with author B's ${opts.few} beside it`,
+      async () => {
+        floodPlans = await submit(swarm.client, opts.flood, 'flood')
+        fewBeside = await submit(authorB, opts.few, 'B beside the flood')
+        return { all: [...floodPlans, ...fewBeside], measured: fewBeside }
+      },
+      1_800_000
+    )
+    flood = {
+      fewAloneS: few.makespanS,
+      fewBesideFloodS: beside.makespanS,
+      ratio: r3(beside.makespanS / few.makespanS),
+      goal: 'at most 2',
+      floodFinishedWhenFewDid: floodPlans.filter(
+        p => (watch.finishedAt.get(p) ?? Infinity) <= Math.max(...fewBeside.map(x => watch.finishedAt.get(x) ?? 0))
+      ).length
+    }
+  } finally {
+    await authorB.stop()
+    await swarm.stop()
+    await llm.fake.close()
+  }
+  const byName = (n: string): Phase | undefined => phases.find(p => p.name === n)
+  const cpuRatio = (a: Phase | undefined, b: Phase | undefined): Record<string, number> =>
+    a === undefined || b === undefined
+      ? {}
+      : Object.fromEntries(Object.entries(b.cpuMsPerEvent).map(([r, x]) => [r, r3(x / (a.cpuMsPerEvent[r] ?? NaN))]))
+  return report('load', {
+    machine: machine(),
+    date: new Date().toISOString(),
+    processes: { ...roles, slots },
+    latencyMs: LATENCY_MS,
+    phases,
+    cpuPerEventRatio: {
+      hundredOverOne: cpuRatio(byName('one goal alone'), byName('100 goals at once')),
+      thousandOverOne: cpuRatio(byName('one goal alone'), byName(`${opts.goals} goals at once`)),
+      goal: 'at most 1.5'
+    },
+    flood,
+    wallS: Math.round((Date.now() - started) / 1000)
+  })
+}
