@@ -1,6 +1,7 @@
 /**
  * `npm run docs:cli`: writes docs/cli.md from the CLI's own tables (COMMANDS, OPTIONS, CLIENT_OPTIONS and
- * EXIT_CODE_MEANINGS in src/runtime/config.ts), so the page cannot name an option the CLI lacks or miss one it has.
+ * EXIT_CODE_MEANINGS in src/runtime/cli-options.ts), so the page cannot name an option the CLI lacks or miss one
+ * it has.
  * `--check` writes nothing and exits 1 when the page differs (test/unit/docs-cli.test.ts runs the same check).
  */
 import { readFileSync, writeFileSync } from 'node:fs'

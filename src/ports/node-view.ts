@@ -34,7 +34,7 @@ export interface PlanLine {
 /**
  * Which plans a listing shows: 'all' (GET /plans); or 'recent', the plans
  * not finished and the last hundred to finish (STATUS_FINISHED_MAX in
- * src/runtime/replica.ts): what /status and a node's --json lines list, since
+ * src/runtime/plan-lines.ts): what /status and a node's --json lines list, since
  * a node that has kept ten thousand finished plans would otherwise answer
  * megabytes.
  */

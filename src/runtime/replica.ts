@@ -1,25 +1,24 @@
 import { logger } from '@libp2p/logger'
-import { Fold, summarizeTree } from '../core/fold.js'
+import { Fold } from '../core/fold.js'
 import { planOf } from '../core/event-set.js'
 import { HybridClock } from '../core/hlc.js'
 import { IdSet } from '../core/id-set.js'
 import type { SyncIds } from '../sync/reconcile/index.js'
 import { eventVersion } from '../core/events.js'
-import { needsPhrase, unmetNeeds } from '../core/needs.js'
-import { isFinished } from '../core/view.js'
-import { compareEvents } from '../core/order.js'
-import { isExpired } from '../core/retention.js'
 import { CatchUp, HISTORY_QUIET_MS } from './catch-up.js'
 import { AuthorLimit, DEFAULT_OPEN_PLANS_PER_AUTHOR, planStanding } from '../core/admission.js'
 import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
 import { signEvent } from '../wire/sign.js'
-import { eventIdOfWire } from '../wire/codec.js'
 import { nativeSha256HexOfText } from '../sync/native-hash.js'
 import { VerifyPool, checkWireSignature, createNativeVerifier } from './verify.js'
 import type { VerifyJob } from './verify.js'
 import { WriteQueue } from './write-queue.js'
-import { QuietPlans } from './quiet-plans.js'
+import { EVICT_QUIET_MS, PlanLifecycle } from './plan-lifecycle.js'
+import { planLines } from './plan-lines.js'
+import { openPlanIds } from './open-plans.js'
+import { IngestVerdicts } from './ingest-verdicts.js'
+import type { EventSource, IngestResult } from './ingest-verdicts.js'
 import type { PrivateKey } from '@libp2p/interface'
 import { realScheduler } from '../ports/scheduler.js'
 import type { Scheduler } from '../ports/scheduler.js'
@@ -27,46 +26,22 @@ import type { Verdict } from '../ports/transport.js'
 import type { AddOutcome } from '../core/event-set.js'
 import type { EventStore, StoredEvent } from '../ports/event-store.js'
 import type { NodeMetrics } from './metrics.js'
-import type { Bodies, EventId, EventType, NodeId, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
-import type { PlanRecord, PlanSummary } from '../core/fold.js'
-import type { PlanTree, TreeNode } from '../core/tree.js'
+import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
+import type { PlanRecord } from '../core/fold.js'
+import type { PlanTree } from '../core/tree.js'
 import type { PlanLine, PlanScope } from '../ports/node-view.js'
 
 const log = logger('plan-swarm:replica')
 
-/** Wire-rejected ids remembered so sync does not fetch them again. */
-export const MAX_REFUSED_IDS = 10_000
-
-/** Waiting nodes a plan's /status line names at most. */
-export const STATUS_WAITING_MAX = 5
-
-/** The finished plans /status lists at most, those with the latest last event (GET /plans lists every one). */
-export const STATUS_FINISHED_MAX = 100
-
 /** Stored rows folded per batch when a node starts. */
 const LOAD_PAGE = 5_000
 
-/**
- * A finished plan leaves memory once it has folded no event for this long,
- * by the replica's clock (ADR-0012): long enough that the stragglers
- * of its end (late renewals, duplicate results, a roll-up's echo) find it in
- * memory, short enough that memory follows the plans under way.
- */
-export const EVICT_QUIET_MS = 60_000
+export { EVICT_QUIET_MS } from './plan-lifecycle.js'
+export { STATUS_FINISHED_MAX, STATUS_WAITING_MAX } from './plan-lines.js'
 
-export type EventSource = 'gossip' | 'sync' | 'local' | 'store'
-
+export { MAX_REFUSED_IDS } from './ingest-verdicts.js'
+export type { EventSource, IngestResult } from './ingest-verdicts.js'
 export type { Verdict }
-
-export interface IngestResult {
-  readonly verdict: Verdict
-  readonly id?: EventId
-  /** reject: the reason; ignore: 'duplicate' | 'parked' */
-  readonly why?: string
-  readonly detail?: string
-  /** parked for missing deps: the ids it waits for (a sync session asks its peer for them first). */
-  readonly missing?: readonly EventId[]
-}
 
 export interface ReplicaInit {
   readonly swarm: string
@@ -109,7 +84,9 @@ export interface ReplicaInit {
  * committing the queue). Its ids stay in `ids` and its rows in the store; its
  * treeHash and summary stay in the fold. Any event of it, from any source,
  * brings it back from the store first (the fold's `loadPlan`), and so does
- * `loadTree` for a reader that needs the whole tree.
+ * `loadTree` for a reader that needs the whole tree. Eviction and expiry,
+ * and the records kept about them, are the `PlanLifecycle` this replica
+ * holds (plan-lifecycle.ts); the /status lines are plan-lines.ts.
  */
 export class Replica {
   readonly fold: Fold
@@ -132,13 +109,8 @@ export class Replica {
   lagMs = 0
   /** Wire bytes of parked events, kept to store them when they fold; pruned with the parked set. */
   private readonly parkedBytes = new Map<EventId, Uint8Array>()
-  /**
-   * Ids whose envelope the wire rejected (anything but a bad signature: every copy with that
-   * envelope is rejected the same way), so sync does not fetch them again from a peer that
-   * keeps offering them. Bounded, oldest first out. A bad signature is left out: a genuine
-   * event with the same envelope (and so the same id) may still come.
-   */
-  private readonly refusedIds = new Set<string>()
+  /** Counts and logs what is turned away; remembers the ids the wire refused. */
+  private readonly verdicts: IngestVerdicts
   private readonly verifier: SignatureVerifier
   private readonly scheduler: Scheduler
   private readonly now: () => number
@@ -146,16 +118,18 @@ export class Replica {
   private readonly writes: WriteQueue
   /** Signature checks of sync batches, on worker threads. */
   readonly verifyPool: VerifyPool
-  /** Per plan in memory: local ms of its last folded event, or of its return to memory. */
-  private readonly quiet: QuietPlans
+  /** Eviction, expiry, and the plans imported from archives. */
+  private readonly life: PlanLifecycle
+
   /** Plans taken out of memory and brought back since start (a plan may do both several times). */
-  readonly evictions = { evicted: 0, reloaded: 0 }
-  /** Plans expired here (ADR-0040): every late event of them is refused. */
-  private readonly expired: Set<string>
-  /** Plans imported from an archive: kept here, never expired, never offered to peers. */
-  private readonly kept: Set<string>
+  get evictions(): { readonly evicted: number; readonly reloaded: number } {
+    return this.life.evictions
+  }
+
   /** Plans expired since start, plans restored from their records at start, and late events refused. */
-  readonly retention = { expired: 0, restored: 0, refused: 0 }
+  get retention(): { readonly expired: number; readonly restored: number; readonly refused: number } {
+    return this.life.retention
+  }
 
   constructor(private readonly init: ReplicaInit) {
     this.scheduler = init.scheduler ?? realScheduler()
@@ -164,13 +138,11 @@ export class Replica {
     this.verifier = init.verifier ?? createNativeVerifier()
     this.clock = new HybridClock(now)
     this.verifyPool = new VerifyPool(init.swarm)
-    this.quiet = new QuietPlans(init.evictQuietMs ?? EVICT_QUIET_MS)
     this.authorLimit = new AuthorLimit(init.openPlansPerAuthor ?? DEFAULT_OPEN_PLANS_PER_AUTHOR, plan =>
       planStanding(this.fold, plan)
     )
     this.writes = new WriteQueue(init.store, this.scheduler)
-    this.expired = new Set(init.store.expiredPlans())
-    this.kept = new Set(init.store.keptPlans())
+    this.verdicts = new IngestVerdicts(init.metrics)
     this.fold = new Fold({
       hashText: nativeSha256HexOfText,
       onRejected: (id, reason, detail) => {
@@ -178,25 +150,21 @@ export class Replica {
         log('rejected parked event %s: %s (%s)', id, reason, detail)
       },
       loadPlan: plan => this.storedEvents(plan),
-      loadSummary: (plan, hash) => {
-        const json = init.store.record(plan)
-        const record = json === undefined ? undefined : parseRecord(json)
-        // A record from an earlier eviction, whose last write failed, is not this plan's summary.
-        return record?.hash === hash ? record.summary : undefined
-      },
-      onReloaded: (plan, { events, sameHash }) => {
-        this.evictions.reloaded++
-        this.quiet.touch(plan, now())
-        if (sameHash) log('plan %s back in memory: %d events', plan, events)
-        // Only lost rows do this (a damaged row moved aside); a restart reloads the ids from the store, and sync fetches what is missing.
-        else
-          log.error(
-            'plan %s came back from the store with %d events and another treeHash than it left with: ' +
-              'rows are missing; restart this node to fetch them again',
-            plan,
-            events
-          )
+      loadSummary: (plan, hash) => this.life.loadSummary(plan, hash),
+      onReloaded: (plan, info) => {
+        this.life.reloaded(plan, info)
       }
+    })
+    this.life = new PlanLifecycle({
+      fold: this.fold,
+      store: init.store,
+      metrics: init.metrics,
+      evictQuietMs: init.evictQuietMs ?? EVICT_QUIET_MS,
+      ids: () => this.ids,
+      flush: () => {
+        this.flush()
+      },
+      now
     })
   }
 
@@ -232,12 +200,7 @@ export class Replica {
       log.error('store row %d is damaged (%s): skipped', d.rowid, d.problem)
     }
     // Restored plans are the fold's evicted ones: no set of 10k ids beside it while the node starts.
-    let restored = 0
-    for (const { plan, json } of store.currentRecords()) {
-      if (this.kept.has(plan)) continue
-      const record = parseRecord(json)
-      if (record !== undefined && this.fold.restore(plan as PlanId, record)) restored++
-    }
+    const restored = this.life.restoreRecords()
     let loaded = 0
     let damaged = 0
     if (restored === 0) ({ loaded, damaged } = store.load(onRow, onDamaged))
@@ -255,11 +218,10 @@ export class Replica {
     if (stored !== undefined) this.held = stored
     else {
       const ids = new IdSet()
-      if (this.kept.size === 0) ids.addBytes(store.idsBytes())
+      if (!this.life.keepsAny) ids.addBytes(store.idsBytes())
       else ids.addMany(store.ids().filter(id => !this.keptId(id)))
       this.held = ids
     }
-    this.retention.restored = restored
     this.init.metrics.stored.set(this.ids.size)
     return { loaded, damaged, rejected, restored }
   }
@@ -267,7 +229,7 @@ export class Replica {
   /** Whether a stored id is one of a kept plan's (they stay out of the sync id set). */
   private keptId(id: string): boolean {
     const e = this.fold.events.get(id as EventId)
-    return e !== undefined && this.kept.has(planOf(e))
+    return e !== undefined && this.life.isKept(planOf(e))
   }
 
   /**
@@ -302,48 +264,23 @@ export class Replica {
     return (
       this.ids.has(id) ||
       this.fold.events.has(id as EventId) ||
-      this.refusedIds.has(id) ||
-      (this.expired.size > 0 && this.init.store.isTombstone(id))
+      this.verdicts.isRefused(id) ||
+      this.life.isTombstone(id)
     )
   }
 
   /**
    * The ids of the events of the plans under way in memory, and of those
-   * finished within HISTORY_QUIET_MS (a peer catching up acts on those, so
-   * its view of them must be whole), at most `max`: the plan heard of last
-   * first, each plan's events in stamp order (deps before what cites them).
-   * A peer catching up asks for these first (src/sync/open-ids.ts).
-   * While this node is itself catching up, a plan it holds in part looks
-   * under way whatever its age, so then only plans with a recent stamp count
-   * (the rule its own roles follow, catch-up.ts): otherwise a `--history
-   * open` peer would be handed pieces of the history.
+   * finished within HISTORY_QUIET_MS, at most `max`, the plan heard of last
+   * first (open-plans.ts): a peer catching up asks for these first
+   * (src/sync/open-ids.ts). While this node is itself catching up, only
+   * plans with a recent stamp count (the rule its own roles follow,
+   * catch-up.ts).
    */
   openIds(max: number): string[] {
-    const open: Array<{ last: number; events: PlanEvent[] }> = []
     const recent = this.now() - HISTORY_QUIET_MS
     const catchingUp = this.catchUp.active(this.now())
-    for (const plan of this.fold.plans()) {
-      if (this.fold.isEvicted(plan)) {
-        // Finished and quiet for a minute (out of memory), but perhaps not for two: read from the store.
-        const last = this.fold.facts(plan)?.lastStampMs ?? 0
-        if (last >= recent) open.push({ last, events: this.storedEvents(plan) })
-        continue
-      }
-      const tree = this.fold.tree(plan)
-      const index = this.fold.events.plan(plan)
-      if (tree === undefined || index === undefined) continue
-      if ((isFinished(tree) || catchingUp) && index.lastStampMs < recent) continue
-      open.push({ last: index.lastStampMs, events: [...index.events.values()] })
-    }
-    open.sort((a, b) => b.last - a.last)
-    const out: string[] = []
-    for (const { events } of open) {
-      for (const e of events.sort(compareEvents)) {
-        if (out.length >= max) return out
-        out.push(e.id)
-      }
-    }
-    return out
+    return openPlanIds(this.fold, plan => this.storedEvents(plan), max, recent, catchingUp)
   }
 
   getBytes(id: string): Uint8Array | undefined {
@@ -373,13 +310,13 @@ export class Replica {
   ingest(bytes: Uint8Array, source: EventSource, opts: { signedHere?: boolean } = {}): IngestResult {
     const verify = source !== 'store' && opts.signedHere !== true
     const decoded = decodeEvent(bytes, { swarm: this.init.swarm, verify, verifier: this.verifier })
-    if (decoded.kind === 'rejected') return this.refused(bytes, decoded.reason, decoded.detail, source)
+    if (decoded.kind === 'rejected') return this.verdicts.refused(bytes, decoded.reason, decoded.detail, source)
     const late = this.lateFor(decoded, source)
     if (late !== undefined) return late
     if (decoded.kind === 'other-version') return this.otherVersion(decoded, bytes, source)
     const e = decoded.event
     // Held already, perhaps by a plan out of memory: a duplicate, without bringing the plan back.
-    if (this.ids.has(e.id)) return this.duplicate(e.id, source)
+    if (this.ids.has(e.id)) return this.verdicts.duplicate(e.id, source)
     return this.settle(e, bytes, this.fold.add(e, this.now()), source)
   }
 
@@ -409,7 +346,7 @@ export class Replica {
       toCheck.forEach((i, k) => {
         if (ok[k] === true) return
         const d = decoded[i] as Exclude<DecodeResult, { kind: 'rejected' }>
-        results[i] = this.rejected(
+        results[i] = this.verdicts.rejected(
           'bad-signature',
           'signature does not verify for its author',
           source,
@@ -432,10 +369,10 @@ export class Replica {
     const results = new Array<IngestResult | undefined>(batch.length).fill(undefined)
     const decoded = batch.map((bytes, i) => {
       const d = decodeEvent(bytes, { swarm: this.init.swarm, verify: false })
-      if (d.kind === 'rejected') results[i] = this.refused(bytes, d.reason, d.detail, source)
+      if (d.kind === 'rejected') results[i] = this.verdicts.refused(bytes, d.reason, d.detail, source)
       else {
         const id = d.kind === 'event' ? d.event.id : d.id
-        results[i] = this.lateFor(d, source) ?? (this.has(id) ? this.duplicate(id, source) : undefined)
+        results[i] = this.lateFor(d, source) ?? (this.has(id) ? this.verdicts.duplicate(id, source) : undefined)
         if (results[i] === undefined) unsettled?.(i, d.kind === 'event' ? d.event.env.author : d.author)
       }
       return d
@@ -470,7 +407,7 @@ export class Replica {
       this.flush()
     }
     // What is still unsettled was a second copy of an event earlier in the batch.
-    const out = results.map((r, i) => r ?? this.duplicate((decoded[i] as DecodedEvent).event.id, source))
+    const out = results.map((r, i) => r ?? this.verdicts.duplicate((decoded[i] as DecodedEvent).event.id, source))
     if (source === 'sync')
       this.catchUp.note(out.filter(r => r.verdict !== 'reject' && r.why !== 'duplicate').length, this.now())
     return out
@@ -478,34 +415,16 @@ export class Replica {
 
   /** A refusal if the event belongs to a plan expired here (ADR-0040), else undefined. */
   private lateFor(d: DecodeResult, source: EventSource): IngestResult | undefined {
-    if (this.expired.size === 0 || d.kind === 'rejected') return undefined
+    if (!this.life.expiresAny || d.kind === 'rejected') return undefined
     const plan = d.kind === 'event' ? planOf(d.event) : d.plan === '' ? d.id : d.plan
-    if (!this.expired.has(plan)) return undefined
-    this.retention.refused++
+    if (!this.life.refusesLate(plan)) return undefined
     const id = d.kind === 'event' ? d.event.id : d.id
-    return this.rejected('expired', `plan ${plan} expired here: its events are kept only in its archive`, source, id)
-  }
-
-  /** A wire rejection: counted, and its id remembered (see `refusedIds`) unless only the signature was bad. */
-  private refused(bytes: Uint8Array, reason: string, detail: string, source: EventSource): IngestResult {
-    const id = reason === 'bad-signature' || source === 'store' ? null : eventIdOfWire(bytes)
-    if (id !== null) {
-      this.refusedIds.add(id)
-      if (this.refusedIds.size > MAX_REFUSED_IDS)
-        this.refusedIds.delete(this.refusedIds.values().next().value as string)
-    }
-    return this.rejected(reason, detail, source)
-  }
-
-  private rejected(reason: string, detail: string, source: EventSource, id?: EventId): IngestResult {
-    this.init.metrics.reject(reason, source)
-    log('rejected %s event %s: %s (%s)', source, id ?? '', reason, detail)
-    return { verdict: 'reject', id, why: reason, detail }
-  }
-
-  private duplicate(id: EventId, source: EventSource): IngestResult {
-    this.init.metrics.ignored.inc({ why: 'duplicate', source })
-    return { verdict: 'ignore', id, why: 'duplicate' }
+    return this.verdicts.rejected(
+      'expired',
+      `plan ${plan} expired here: its events are kept only in its archive`,
+      source,
+      id
+    )
   }
 
   private otherVersion(
@@ -525,7 +444,7 @@ export class Replica {
     const m = this.init.metrics
     switch (outcome.status) {
       case 'duplicate':
-        return this.duplicate(e.id, source)
+        return this.verdicts.duplicate(e.id, source)
       case 'parked':
         this.parkedBytes.set(e.id, bytes)
         m.ignored.inc({ why: outcome.why, source })
@@ -541,7 +460,7 @@ export class Replica {
           missing: outcome.missing
         }
       case 'rejected':
-        return this.rejected(outcome.reason, outcome.detail, source, e.id)
+        return this.verdicts.rejected(outcome.reason, outcome.detail, source, e.id)
       case 'folded':
         this.afterFold(outcome.folded, e, bytes, source)
         return { verdict: 'accept', id: e.id }
@@ -564,53 +483,10 @@ export class Replica {
       for (const id of this.parkedBytes.keys()) if (!this.fold.events.has(id)) this.parkedBytes.delete(id)
     }
     this.init.metrics.parked.set(this.fold.events.parkedCount)
-    this.evictQuiet()
+    this.life.evictQuiet()
     const out = this.fold.evictedCount
     this.init.metrics.plans.set({ where: 'disk' }, out)
     this.init.metrics.plans.set({ where: 'memory' }, this.fold.planCount() - out)
-  }
-
-  /**
-   * Take finished plans that folded nothing for `evictQuietMs` out of memory.
-   * The queue is committed first, so that the store can give their events
-   * back (`storedEvents` reads what a refused commit left queued, too).
-   * Finished only: a plan under way (or out of budget, which a raise
-   * resumes) is read by the roles on every pass.
-   */
-  private evictQuiet(): void {
-    let flushed = false
-    for (const { plan, quietForMs } of this.quiet.quiet(this.now())) {
-      const tree = this.fold.tree(plan)
-      if (tree === undefined) {
-        this.quiet.forget(plan)
-        continue
-      }
-      if (!isFinished(tree)) continue
-      if (!flushed) {
-        this.flush()
-        flushed = true
-      }
-      const record = this.fold.record(plan)
-      if (record !== undefined && this.fold.evict(plan)) {
-        this.quiet.forget(plan)
-        this.evictions.evicted++
-        this.keepRecord(plan, record)
-        log('plan %s (%s) left memory after %d ms quiet', plan, tree.status, quietForMs)
-      }
-    }
-  }
-
-  /**
-   * Store an evicted plan's record, so a restart knows it without folding it
-   * and the fold reads its summary from there (best effort: without it, the
-   * plan folds again when its summary is asked for, and at the next start).
-   */
-  private keepRecord(plan: PlanId, record: PlanRecord): void {
-    try {
-      this.init.store.putRecord(plan, this.init.store.countByPlan(plan), JSON.stringify(record))
-    } catch (err) {
-      log.error('could not keep the record of plan %s: %s', plan, (err as Error).message)
-    }
   }
 
   /**
@@ -618,51 +494,21 @@ export class Replica {
    * oldest first; imported plans are kept and never listed.
    */
   expiredBy(nowMs: number): PlanId[] {
-    const out: Array<{ plan: PlanId; at: number }> = []
-    for (const plan of this.fold.plansUnsorted()) {
-      if (this.kept.has(plan)) continue
-      const r = this.fold.facts(plan)
-      if (r !== undefined && isExpired(r, nowMs)) out.push({ plan, at: r.lastStampMs })
-    }
-    return out.sort((a, b) => a.at - b.at || (a.plan < b.plan ? -1 : 1)).map(x => x.plan)
+    return this.life.expiredBy(nowMs)
   }
 
   /**
-   * Expire a plan: hand its stored rows and record to `archive` (which must
-   * have them safely on disk when it returns), then take the plan out of the
-   * store in one transaction, out of the fold and out of the sync id set.
-   * From then on every event of it is refused. A kill before the
-   * transaction leaves the plan whole in the store, and the next start
-   * expires it again; after it, nothing of it is left but its tombstones.
+   * Expire a plan, handing its stored rows and record to `archive` first;
+   * from then on every event of it is refused (see `PlanLifecycle.expire`).
    * False (nothing done) while an event of it is parked.
    */
   expire(plan: PlanId, archive: (rows: readonly StoredEvent[], record: PlanRecord) => void): boolean {
-    const record = this.fold.record(plan)
-    if (record === undefined || this.fold.events.hasParked(plan)) return false
-    this.flush()
-    const rows: StoredEvent[] = []
-    this.init.store.loadPlan(plan, row => rows.push(row))
-    archive(rows, record)
-    const ids = this.init.store.expirePlan(plan, this.now())
-    this.fold.forget(plan)
-    this.quiet.forget(plan)
-    // A set kept by the store heard of the deletion already; one in memory learns of it here.
-    this.ids.removeMany(ids)
-    this.expired.add(plan)
-    this.retention.expired++
-    this.init.metrics.stored.set(this.ids.size)
-    log('plan %s expired: %d events archived and removed', plan, ids.length)
-    return true
+    return this.life.expire(plan, archive)
   }
 
   /** Forget expired plans listed before `beforeMs` with their tombstones: their events are refused no more. */
   forgetExpired(beforeMs: number): number {
-    const n = this.init.store.purgeExpired(beforeMs)
-    if (n > 0) {
-      this.expired.clear()
-      for (const p of this.init.store.expiredPlans()) this.expired.add(p)
-    }
-    return n
+    return this.life.forgetExpired(beforeMs)
   }
 
   private afterFold(
@@ -680,8 +526,8 @@ export class Replica {
         if (bytes !== undefined) this.writes.add({ id: f.id, plan: planOf(f), bytes, receivedMs: now })
       }
       this.parkedBytes.delete(f.id)
-      if (this.kept.size === 0 || !this.kept.has(planOf(f))) this.ids.add(f.id)
-      this.quiet.touch(planOf(f), now)
+      if (!this.life.isKept(planOf(f))) this.ids.add(f.id)
+      this.life.touch(planOf(f), now)
       this.authorLimit.touch(planOf(f))
       this.init.metrics.accepted.inc({ source })
       if (source === 'gossip' && f.env.author !== this.init.peerId) {
@@ -747,9 +593,11 @@ export class Replica {
    * this node catches up on history (catch-up.ts); null when neither.
    */
   heldReason(plan: PlanId): string | null {
-    return (
-      this.authorLimit.reason(plan) ?? this.catchUp.heldReason(this.fold.events.plan(plan)?.lastStampMs, this.now())
-    )
+    return this.heldAt(plan, this.now())
+  }
+
+  private heldAt(plan: PlanId, nowMs: number): string | null {
+    return this.authorLimit.reason(plan) ?? this.catchUp.heldReason(this.fold.events.plan(plan)?.lastStampMs, nowMs)
   }
 
   /**
@@ -768,82 +616,17 @@ export class Replica {
     return [...(this.fold.events.plan(plan)?.events.values() ?? [])]
   }
 
-  /**
-   * One line per plan, as /status shows it; `waiting` says why the plan
-   * cannot go on where it stands (nodes waiting for proposals, ballots or an
-   * executor; at most STATUS_WAITING_MAX of them), empty once it is finished.
-   */
-  private waitingOf(t: PlanTree, executorOffers: readonly ReadonlySet<string>[]): string[] {
-    const held = this.heldReason(t.plan)
-    const lines = waitingLines(t, unmetNeeds(t, executorOffers))
-    return held === null ? lines : [`the plan ${held}`, ...lines.slice(0, STATUS_WAITING_MAX - 1)]
-  }
-
-  /** The lines of the plans of `scope` (see PlanScope). */
+  /** The lines of the plans of `scope` (see PlanScope), as /status shows them (plan-lines.ts). */
   planSummaries(executorOffers: readonly ReadonlySet<string>[] = [], scope: PlanScope = 'all'): PlanLine[] {
-    const lines: PlanLine[] = []
-    const ids = this.fold.plans()
-    const shown = scope === 'all' ? undefined : this.recentlyFinished(ids, STATUS_FINISHED_MAX)
-    for (const id of ids) {
-      // An evicted plan answers from its summary: it is finished, so nothing waits.
-      const t = this.tree(id)
-      if (shown !== undefined && (t === undefined || isFinished(t)) && !shown.has(id)) continue
-      const s = t === undefined ? (this.fold.summary(id) as PlanSummary) : summarizeTree(t)
-      lines.push({
-        id,
-        goal: s.goal,
-        status: s.status,
-        treeHash: this.fold.treeHash(id) as string,
-        nodes: s.nodes,
-        done: s.done,
-        spentTokens: s.spentTokens,
-        budgetTokens: s.budgetTokens,
-        waiting: t === undefined || isFinished(t) ? [] : this.waitingOf(t, executorOffers)
-      })
+    const fold = this.fold
+    const source = {
+      plans: () => fold.plans(),
+      tree: (plan: PlanId) => this.tree(plan),
+      summary: (plan: PlanId) => fold.summary(plan),
+      treeHash: (plan: PlanId) => fold.treeHash(plan),
+      facts: (plan: PlanId) => fold.facts(plan),
+      heldReason: (plan: PlanId, nowMs: number) => this.heldAt(plan, nowMs)
     }
-    return lines
+    return planLines(source, executorOffers, scope, this.now())
   }
-
-  /** The `max` finished plans of `plans` whose last event is the latest. */
-  private recentlyFinished(plans: readonly PlanId[], max: number): Set<PlanId> {
-    const finished: Array<{ plan: PlanId; last: number }> = []
-    for (const plan of plans) {
-      const f = this.fold.facts(plan)
-      if (f !== undefined && isFinished(f)) finished.push({ plan, last: f.lastStampMs })
-    }
-    finished.sort((a, b) => b.last - a.last || (a.plan < b.plan ? -1 : 1))
-    return new Set(finished.slice(0, max).map(x => x.plan))
-  }
-}
-
-/** A stored record, or undefined if it cannot be read (the plan is folded instead). */
-function parseRecord(json: string): PlanRecord | undefined {
-  try {
-    const r = JSON.parse(json) as PlanRecord
-    return typeof r.hash === 'string' && typeof r.lastStampMs === 'number' && typeof r.summary === 'object'
-      ? r
-      : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** Why the plan's nodes wait, a line each (a ready task whose needs no live executor meets says so). */
-function waitingLines(t: PlanTree, unmet: ReadonlyMap<NodeId, readonly string[]>): string[] {
-  return t.nodes
-    .filter(n => n.waiting !== null && n.status !== 'blocked')
-    .sort((a, b) => Number(unmet.has(b.id)) - Number(unmet.has(a.id)))
-    .slice(0, STATUS_WAITING_MAX)
-    .map(n => {
-      const needs = unmet.get(n.id)
-      const why = needs === undefined ? (n.waiting as string) : `waits for ${needsPhrase(needs)}`
-      return `"${n.title}": ${why}${reviewersAwaited(t, n)}`
-    })
-}
-
-/** Whom a node in review waits for, as a suffix for its waiting line (a split's line names them already). */
-function reviewersAwaited(tree: PlanTree, node: TreeNode): string {
-  if (node.status !== 'in-review') return ''
-  const who = tree.tasks.find(t => t.id === node.task)?.awaiting ?? []
-  return who.length === 0 ? '' : ` (from ${who.join(', ')})`
 }
