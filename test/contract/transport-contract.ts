@@ -13,7 +13,7 @@
  * virtual ms in the simulator.
  */
 import { describe, it } from 'vitest'
-import { IdSet } from '../../src/sync/reconcile/index.js'
+import { IdSet } from '../../src/core/id-set.js'
 import { SIGNATURE_BYTES, eventIdOfWire } from '../../src/wire/codec.js'
 import type { EventId } from '../../src/core/events.js'
 import type { Presence, SyncOutcome, Transport, TransportHost, Verdict } from '../../src/ports/transport.js'
