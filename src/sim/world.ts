@@ -150,7 +150,7 @@ export interface WorldOptions {
   readonly trace?: (s: TraceSample) => void
   /**
    * Nodes beyond `nodes` (executors) that `run` does not start: a long run
-   * (src/sim/long-run.ts) starts them later, on empty stores, as newcomers.
+   * (src/sim/long-run/) starts them later, on empty stores, as newcomers.
    */
   readonly joins?: number
   /** Wraps each node's memory store (a long run watches what goes in and what expires). */
