@@ -8,7 +8,7 @@ import { runLong } from '../src/sim/long-run/index.js'
 import type { RunReport } from '../src/sim/run.js'
 import type { LongRunReport } from '../src/sim/long-run/index.js'
 import type { LatencySpec } from '../src/sim/latency.js'
-import type { TraceSample } from '../src/sim/world.js'
+import type { TraceSample } from '../src/sim/swarm-sampler.js'
 
 /**
  * `npm run sim -- --nodes 1000 --seeds 20 [--seed 1] [--faults all|none|links,partition,crash,pause,skew]`
