@@ -36,6 +36,7 @@ const ROSTER_SPREAD_MS = 10_000
  */
 export const ROSTER_WAIT_MAX_NODES = 200
 
+/** The role a simulated node runs (a client authors goals; an observer only folds). */
 export type SimRole = 'client' | 'decomposer' | 'scorer' | 'executor' | 'observer'
 
 /** Bootstrap ("seed") nodes in a swarm of n: nodes 0 .. k-1, one per 50 nodes, so no seed is every newcomer's only way in. */
