@@ -4,11 +4,11 @@ import { runSeed } from '../src/sim/run.js'
 import { parseFaultKinds } from '../src/sim/faults.js'
 import { pct } from '../src/sim/checks.js'
 import { parseLatencySpec, parseLinkMs } from '../src/sim/latency.js'
-import { runLong } from '../src/sim/long-run.js'
+import { runLong } from '../src/sim/long-run/index.js'
 import type { RunReport } from '../src/sim/run.js'
-import type { LongRunReport } from '../src/sim/long-run.js'
+import type { LongRunReport } from '../src/sim/long-run/index.js'
 import type { LatencySpec } from '../src/sim/latency.js'
-import type { TraceSample } from '../src/sim/world.js'
+import type { TraceSample } from '../src/sim/swarm-sampler.js'
 
 /**
  * `npm run sim -- --nodes 1000 --seeds 20 [--seed 1] [--faults all|none|links,partition,crash,pause,skew]`
@@ -41,7 +41,7 @@ import type { TraceSample } from '../src/sim/world.js'
  * once (plan k by node k mod n). `--goal-at-ms MS`: when they are submitted
  * (default 1500). bench/tax/index.ts runs these against a central scheduler.
  *
- * `--days N`: the long run instead (src/sim/long-run.ts): N virtual days,
+ * `--days N`: the long run instead (src/sim/long-run/): N virtual days,
  * `--plans K` goals arriving over them (default 10 a day), `--restarts K`
  * crashes with a restart on the same store, `--joins K` newcomers on empty
  * stores, retention at its default; idle spans are skipped. It prints a line
@@ -263,7 +263,7 @@ interface LongArgs {
 
 const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KB`
 
-/** `--days N`: one long run per seed (src/sim/long-run.ts), a line each, then one JSON object. */
+/** `--days N`: one long run per seed (src/sim/long-run/), a line each, then one JSON object. */
 async function mainLong(a: LongArgs): Promise<number> {
   const reports: LongRunReport[] = []
   for (let seed = a.first; seed < a.first + a.seeds; seed++) {

@@ -25,7 +25,7 @@ export interface RunChecks {
   readonly connectionsBounded: boolean
   /**
    * Neighbours topology: every live node's roster listed every other within
-   * the bound (World.rosterBoundMs, rosterFullBoundMs of src/sim/world.ts by default). True when
+   * the bound (World.rosterBoundMs, rosterFullBoundMs of src/sim/swarm-shape.ts by default). True when
    * they did, false when they did not, or when the run waited for them
    * (`until: 'rosters'`) or ran past the bound without their filling; null
    * (not checked) when the run ended with the plan (`until: 'plan'`), before

@@ -2,7 +2,8 @@ import { World } from './world.js'
 import { checkRun } from './checks.js'
 import type { RunChecks } from './checks.js'
 import type { FaultKind } from './faults.js'
-import type { RosterFill, SimHorizon, WorldOptions } from './world.js'
+import type { RosterFill } from './swarm-sampler.js'
+import type { SimHorizon, WorldOptions } from './world-options.js'
 import { latencyWords } from './latency.js'
 
 /** One simulated run, as `npm run sim` prints it and the tests check it. */

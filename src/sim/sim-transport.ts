@@ -444,7 +444,7 @@ export class SimTransport implements Transport {
     return this.sessions.size > 0 || this.streams.size > 0
   }
 
-  /** Announce this node's presence now (a long run's nodes after an idle span it skipped: see src/sim/long-run.ts). */
+  /** Announce this node's presence now (a long run's nodes after an idle span it skipped: see src/sim/long-run/skipper.ts). */
   announceNow(): void {
     if (!this.stopped) void this.announcer?.announce()
   }

@@ -151,7 +151,7 @@ export class VirtualTime {
 
   /**
    * Skip `ms` of virtual time in which nothing would happen but what the
-   * timers already queued do (a long run's idle span, src/sim/long-run.ts):
+   * timers already queued do (a long run's idle span, src/sim/long-run/skipper.ts):
    * the clock and every queued timer move on by `ms` together, so to every
    * node it is as if the whole world had been frozen for that long (each
    * node's wall clock jumps, every wait keeps what was left of it). Never

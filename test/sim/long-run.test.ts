@@ -1,5 +1,5 @@
 /**
- * The long run in the simulator (src/sim/long-run.ts, `npm run sim --
+ * The long run in the simulator (src/sim/long-run/, `npm run sim --
  * --days N`): goals arriving over 20 virtual days, some kept only 1 to 3
  * days, nodes crashing and restarting on their stores (one of them down for
  * longer than the tombstones are kept) and a newcomer on an empty store,
@@ -14,8 +14,8 @@
  * as a plan that returned and as a store beyond its bound.
  */
 import { describe, expect, it } from 'vitest'
-import { runLong } from '../../src/sim/long-run.js'
-import type { LongRunReport } from '../../src/sim/long-run.js'
+import { runLong } from '../../src/sim/long-run/index.js'
+import type { LongRunReport } from '../../src/sim/long-run/index.js'
 
 const explain = (r: LongRunReport): string => `${r.problems.slice(0, 8).join('\n')}\nreplay: ${r.replay}`
 const strip = (r: LongRunReport): Record<string, unknown> => ({ ...r, wallMs: 0, heapMb: 0, peakRssMb: 0 })
