@@ -109,7 +109,7 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
   )
   // Plans that expired while the node was down leave the sync id set before the transport starts (the retention
   // passes, from a second on, take them out of the store): offered in the first sync, they were taken back by peers
-  // that had forgotten their tombstones (the simulator's long run, src/sim/long-run.ts).
+  // that had forgotten their tombstones (the simulator's long run, src/sim/long-run/).
   for (const plan of replica.expiredBy(scheduler.now())) {
     const ids: string[] = []
     init.store.loadPlan(plan, row => ids.push(row.id))
