@@ -2,7 +2,7 @@ import { view as planView } from '../src/core/view.js'
 import { MAX_OUTPUT_CHARS, MAX_REASON_CHARS } from '../src/core/limits.js'
 import { ConfigError } from '../src/errors.js'
 import { sleep } from '../src/ports/scheduler.js'
-import { CONFIRM_MS, SKEW_ALLOWANCE_MS, chainLengths, propagationWait } from './executor.js'
+import { CONFIRM_MS, SKEW_ALLOWANCE_MS, chainLengths, propagationWait } from './claim-rules.js'
 import { inputsOf, isIdle, nodeMap, pathOf, welcomesOutside } from './plan-context.js'
 
 export { welcomesOutside }
