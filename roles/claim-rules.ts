@@ -1,9 +1,10 @@
 /**
  * Which claimable tasks an executor claims, when, and whether it waits to
  * confirm: pure functions of a plan's tree, this executor's view of the
- * others and its clock, shared by every executor that claims (the model
- * executor, the A2A executor, the outside executor), so that they rank and
- * stagger alike.
+ * others and its clock. The model and A2A executors decide with them
+ * (through ./claim-book.ts), so they rank and stagger alike; the outside
+ * executor takes its order, its confirmation wait and its takeover allowance
+ * from them.
  */
 import { logger } from '@libp2p/logger'
 import { hashParts } from '../src/core/hash.js'
