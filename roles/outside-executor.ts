@@ -2,7 +2,8 @@ import { view as planView } from '../src/core/view.js'
 import { MAX_OUTPUT_CHARS, MAX_REASON_CHARS } from '../src/core/limits.js'
 import { ConfigError } from '../src/errors.js'
 import { sleep } from '../src/ports/scheduler.js'
-import { CONFIRM_MS, SKEW_ALLOWANCE_MS, chainLengths, propagationWait } from './executor.js'
+import { CONFIRM_MS, SKEW_ALLOWANCE_MS, chainLengths, propagationWait } from './claim-rules.js'
+import { renewEveryMs, standingOf } from './claim-book.js'
 import { inputsOf, isIdle, nodeMap, pathOf, welcomesOutside } from './plan-context.js'
 
 export { welcomesOutside }
@@ -11,6 +12,7 @@ import type { ChainView, PlanTree, TaskView } from '../src/core/tree.js'
 import type { NodeView } from '../src/ports/node-view.js'
 import type { Cancel } from '../src/ports/scheduler.js'
 import type { QuotedResult } from '../src/llm/types.js'
+import type { Standing } from './claim-book.js'
 
 /**
  * An executor whose work is done outside the swarm: by an agent through MCP
@@ -155,12 +157,7 @@ export function createOutsideExecutor(view: NodeView, opts: OutsideExecutorOptio
   const lost: Array<{ task: TaskId; why: string }> = []
   let heardAt = view.now()
 
-  const standing = (plan: PlanId, task: TaskId, claim: EventId): 'owner' | 'ended' | 'lost' => {
-    const t = view.tree(plan)?.tasks.find(x => x.id === task)
-    const chain = t?.chains[t.chains.length - 1]
-    if (chain?.claim === claim && chain.end === null && t?.status === 'claimed') return 'owner'
-    return t?.chains.some(c => c.claim === claim) === true ? 'ended' : 'lost'
-  }
+  const standing = (plan: PlanId, task: TaskId, claim: EventId): Standing => standingOf(view, plan, task, claim)
 
   const giveUp = (h: Held, why: string): void => {
     held.delete(h.task.task)
@@ -195,7 +192,7 @@ export function createOutsideExecutor(view: NodeView, opts: OutsideExecutorOptio
         )
         continue
       }
-      if (h.renewing || now - h.last.env.hlc.ms < Math.max(500, Math.floor(h.task.leaseMs / 3))) continue
+      if (h.renewing || now - h.last.env.hlc.ms < renewEveryMs(h.task.leaseMs)) continue
       h.renewing = true
       view
         .publish('claim-renewed', h.task.plan, [h.task.claim, h.last.id], {

@@ -1,4 +1,4 @@
-import { chainLengths } from '../../roles/executor.js'
+import { chainLengths } from '../../roles/claim-rules.js'
 import { nodeMap, pathOf } from '../../roles/plan-context.js'
 import { callKey } from './latency.js'
 import type { NodeId, PlanId } from '../core/events.js'

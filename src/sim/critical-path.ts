@@ -14,7 +14,7 @@ import type { World } from './world.js'
  *   link delays, the replica's verify and fold), and the last result's way
  *   to node 0;
  * - `confirm`: an executor's confirmation wait between its claim and its
- *   model call (roles/executor.ts CONFIRM_MS, stretched with the lag);
+ *   model call (roles/claim-rules.ts CONFIRM_MS, stretched with the lag);
  * - `stagger`: a claimable task waiting for the executor's turn
  *   (rank x STAGGER_MS, one more while its view of the executors is not yet
  *   stable; stretched with the lag), beyond driver and slot waits;

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm, type RecordedRequest } from '../helpers/fake-llm.js'
 import { waitUntil } from '../helpers/wait.js'
 import { RoleSwarm, autoStep, modelOf, promptOf, titleIn } from '../helpers/roles-swarm.js'
-import { SKEW_ALLOWANCE_MS } from '../../roles/executor.js'
+import { SKEW_ALLOWANCE_MS } from '../../roles/claim-rules.js'
 import type { PlanEvent, PlanId } from '../../src/core/events.js'
 import type { PlanTree, TaskView } from '../../src/core/tree.js'
 

@@ -9,7 +9,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { createExecutor, decideExecutor, needsConfirm, rankFor, VIEW_UNCHANGED_MS } from '../../roles/executor.js'
+import { createExecutor } from '../../roles/executor.js'
+import { decideExecutor, needsConfirm, rankFor, VIEW_UNCHANGED_MS } from '../../roles/claim-rules.js'
 import type { RoleContext } from '../../roles/driver.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
 import { makeCast, split, treeOf } from '../helpers/fold-fixtures.js'

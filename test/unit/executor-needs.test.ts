@@ -5,7 +5,7 @@
  * executor claims at once even when an incapable one would outrank it.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { decideExecutor, rankFor } from '../../roles/executor.js'
+import { decideExecutor, rankFor } from '../../roles/claim-rules.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
 import { makeCast, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'

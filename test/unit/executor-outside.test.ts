@@ -5,7 +5,8 @@
  * `task next`) take only plans that welcome them.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createExecutor, decideExecutor, rankFor, stableViewMs, VIEW_UNCHANGED_MS } from '../../roles/executor.js'
+import { createExecutor } from '../../roles/executor.js'
+import { decideExecutor, rankFor, stableViewMs, VIEW_UNCHANGED_MS } from '../../roles/claim-rules.js'
 import type { RoleContext } from '../../roles/driver.js'
 import { welcomesModels, welcomesOutside } from '../../roles/plan-context.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'

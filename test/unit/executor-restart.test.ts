@@ -8,7 +8,7 @@
  * held a claim never finished the plan after its restart.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { SKEW_ALLOWANCE_MS, decideExecutor } from '../../roles/executor.js'
+import { SKEW_ALLOWANCE_MS, decideExecutor } from '../../roles/claim-rules.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
 import { child, leafTask, makeCast, split, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
