@@ -172,7 +172,8 @@ export const LAYERS = [
     name: 'roles',
     what:
       '`startRole(ctx, handler)` with `RoleContext = { view, provider, say }`; the decomposer, scorer and ' +
-      'executor (`decide(tree, now)` gives intents, then `act`); the outside executor ' +
+      'executor (`decide(tree, now)` gives intents, then `act`; the claim rules and the claim book that the model, ' +
+      'A2A and outside executors share); the outside executor ' +
       '(`createOutsideExecutor(view, opts)`: claims, renewals and results for agents and people); the observer ' +
       '(`startObserver(view, opts)`) and `renderTree` / `renderMarkdown`.',
     mayImport: ['src/errors.ts', 'src/core', 'src/wire', 'src/ports', 'src/llm'],
