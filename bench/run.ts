@@ -9,6 +9,7 @@ import { benchBigPlan } from './big-plan/index.js'
 import { benchTax } from './tax/index.js'
 import { benchIdSet } from './id-set/index.js'
 import { benchHistory } from './history/index.js'
+import { benchByzantine } from './byzantine/index.js'
 import { BenchUnavailable } from './common/util.js'
 
 /**
@@ -26,7 +27,8 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   'big-plan': benchBigPlan,
   tax: benchTax,
   'id-set': benchIdSet,
-  history: benchHistory
+  history: benchHistory,
+  byzantine: benchByzantine
 }
 
 const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
@@ -66,7 +68,12 @@ BENCHMARKS.md has the current figures and how each is measured.
           (until it claims, until it holds everything). HISTORY_SIZES=100k,1m HISTORY_TRIALS=3
           HISTORY_START_TIMEOUT_S=600 HISTORY_CATCHUP_TIMEOUT_S=1800 HISTORY_CPU_PROF=DIR HISTORY_NEWCOMER=0
           HISTORY_REBUILD=1 HISTORY_KEEP=1 --cli=built|tsx (more in bench/history/index.ts). Needs ss (iproute2). About 10
-          minutes at 100k; at 1M the build takes 6 minutes once, and the rest an hour or more.`
+          minutes at 100k; at 1M the build takes 6 minutes once, and the rest an hour or more.
+  byzantine  dishonest members in the simulator, on today's rules: per mode (backdate, hoard, late-rewrite, not-held,
+          junk, equivocate-early/late, stuff, budget-drain, sybil, twins) and f = 1 and floor((n-1)/3), the dishonest
+          share of tasks won against their fair share, the makespan over the same seed honest, junk accepted after
+          its author's first rejection, finished plans changed afterwards. --nodes=10,100 --modes=all --f=1,max
+          --seeds=1 --seed=1 --llm-ms=300 (--nodes=10 --modes=backdate,hoard --f=1 to scale down)`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {

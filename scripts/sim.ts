@@ -5,10 +5,13 @@ import { parseFaultKinds } from '../src/sim/faults.js'
 import { pct } from '../src/sim/checks.js'
 import { parseLatencySpec, parseLinkMs } from '../src/sim/latency.js'
 import { runLong } from '../src/sim/long-run/index.js'
+import { mainByzantine } from '../src/sim/byzantine/main.js'
+import { parseModes } from '../src/sim/byzantine/modes.js'
 import type { RunReport } from '../src/sim/run.js'
 import type { LongRunReport } from '../src/sim/long-run/index.js'
 import type { LatencySpec } from '../src/sim/latency.js'
 import type { TraceSample } from '../src/sim/swarm-sampler.js'
+import type { WorldOptions } from '../src/sim/world-options.js'
 
 /**
  * `npm run sim -- --nodes 1000 --seeds 20 [--seed 1] [--faults all|none|links,partition,crash,pause,skew]`
@@ -47,13 +50,17 @@ import type { TraceSample } from '../src/sim/swarm-sampler.js'
  * stores, retention at its default; idle spans are skipped. It prints a line
  * per run (and with `--trace` one per virtual day on stderr), then one JSON
  * object.
+ *
+ * `--byzantine MODE,MODE|all [--f N|max]`: each seed run honest, then once per
+ * mode with f dishonest members (src/sim/byzantine/; default f 1, `max` is
+ * floor((n - 1) / 3)): a verdict line per run, then one JSON object.
  */
 const USAGE =
   'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults ' +
   'all|none|kind,kind] [--latency-ms MS] [--llm-ms MS|lognormal:MEDIAN[:SIGMA]] [--link-ms MIN-MAX] ' +
   '[--plans K] [--goal-at-ms MS] [--fault-span-ms MS] [--depth D] [--topology ' +
   'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace] ' +
-  '[--days N [--restarts K] [--joins K]]'
+  '[--days N [--restarts K] [--joins K]] [--byzantine MODE,MODE|all [--f N|max]]'
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback
@@ -110,6 +117,8 @@ async function main(): Promise<number> {
       days: { type: 'string' },
       restarts: { type: 'string' },
       joins: { type: 'string' },
+      byzantine: { type: 'string' },
+      f: { type: 'string' },
       help: { type: 'boolean' }
     }
   })
@@ -161,6 +170,29 @@ async function main(): Promise<number> {
       maxPeers,
       trace: values.trace === true
     })
+  }
+  if (values.byzantine === undefined && values.f !== undefined) throw new Error(`--f goes with --byzantine; ${USAGE}`)
+  if (values.byzantine !== undefined) {
+    const f = values.f === 'max' ? 'max' : wholeNumber('f', values.f, 1)
+    const world = (seed: number): WorldOptions => ({
+      seed,
+      nodes,
+      faults,
+      llmLatencyMs,
+      maxDepth,
+      faultSpanMs,
+      review: values.review === true,
+      topology,
+      until: until ?? 'plan',
+      ...(maxPeers === undefined ? {} : { maxPeers }),
+      ...(llmLatency === undefined ? {} : { llmLatency }),
+      ...(linkMs === undefined ? {} : { linkMs }),
+      ...(plans === undefined ? {} : { plans }),
+      ...(goalAtMs === undefined ? {} : { goalAtMs }),
+      ...(topology === 'fixed' ? { degree } : {})
+    })
+    const list = Array.from({ length: seeds }, (_, i) => first + i)
+    return await mainByzantine(world, list, parseModes(values.byzantine), f)
   }
   const reports: RunReport[] = []
   for (let seed = first; seed < first + seeds; seed++) {

@@ -11,7 +11,12 @@ export interface SimNode {
   readonly index: number
   readonly role: SimRole
   readonly key: PrivateKey
+  /** Its network identity (presence, links); also its author id unless it is a twin. */
   readonly peerId: PeerIdString
+  /** A twin (WorldOptions.dishonest): the index of the node whose key it signs with. */
+  readonly twinOf?: number
+  /** A twin's author: the other node's key and peer id, under which it signs and folds as that node. */
+  readonly author?: { readonly key: PrivateKey; readonly peerId: PeerIdString }
   readonly store: EventStore
   clock: NodeClock
   transport: SimTransport | undefined

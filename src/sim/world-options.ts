@@ -4,6 +4,7 @@ import type { SimTopology } from './network.js'
 import type { SimRole } from './swarm-shape.js'
 import type { TraceSample } from './swarm-sampler.js'
 import type { EventStore } from '../ports/event-store.js'
+import type { Dishonesty } from './byzantine/hooks.js'
 
 /** What a World runs: one seed, and everything else a run may vary (each with its default). */
 export interface WorldOptions {
@@ -88,6 +89,8 @@ export interface WorldOptions {
   readonly joins?: number
   /** Wraps each node's memory store (a long run watches what goes in and what expires). */
   readonly wrapStore?: (index: number, store: EventStore) => EventStore
+  /** Dishonest members and Twins (src/sim/byzantine/): roles replaced, extra nodes under another's key. */
+  readonly dishonest?: Dishonesty
 }
 
 /** What a run waits for beyond the plan (WorldOptions.until). */

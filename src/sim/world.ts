@@ -98,7 +98,9 @@ export class World {
     this.random = seededRandom(opts.seed)
     const roles = rolesFor(opts.nodes)
     const joins = opts.joins ?? 0
+    const twinsOf = opts.dishonest?.twinsOf ?? []
     const peers = keys.map(k => peerIdFromPrivateKey(k).toString())
+    const base = peers.length - twinsOf.length
     this.topology = opts.topology ?? 'neighbours'
     this.maxPeers = opts.maxPeers ?? DEFAULT_MAX_PEERS
     this.network = new SimNetwork(
@@ -111,7 +113,7 @@ export class World {
     )
     this.faults = drawFaults(
       seededRandom(opts.seed ^ 0xfa17),
-      peers.length - joins,
+      base - joins,
       opts.faults,
       2_000,
       opts.faultSpanMs ?? 20_000
@@ -136,11 +138,16 @@ export class World {
     this.rosterBoundMs = opts.rosterBoundMs ?? rosterFullBoundMs(peers.length)
     this.sampler = new SwarmSampler(this, opts.trace)
     keys.forEach((key, i) => {
+      const twin = i >= base ? (twinsOf[i - base] as number) : undefined
+      const role = i >= base - joins ? 'executor' : (roles[i] ?? 'observer')
       this.nodes.push({
         index: i,
-        role: i >= peers.length - joins ? 'executor' : (roles[i] ?? 'observer'),
+        role: twin === undefined ? role : (roles[twin] ?? 'observer'),
         key,
         peerId: peers[i] as PeerIdString,
+        ...(twin === undefined
+          ? {}
+          : { twinOf: twin, author: { key: keys[twin] as PrivateKey, peerId: peers[twin] as PeerIdString } }),
         store: opts.wrapStore === undefined ? createMemoryStore() : opts.wrapStore(i, createMemoryStore()),
         clock: new NodeClock(this.time, this.faults.skewMs[i] ?? 0, opts.seed * 7919 + i),
         transport: undefined,
@@ -156,7 +163,7 @@ export class World {
 
   static async create(opts: WorldOptions): Promise<World> {
     const rnd = seededRandom(opts.seed ^ 0x6b65)
-    const n = Math.max(opts.nodes, 4) + (opts.joins ?? 0)
+    const n = Math.max(opts.nodes, 4) + (opts.joins ?? 0) + (opts.dishonest?.twinsOf?.length ?? 0)
     const keys: PrivateKey[] = []
     for (let i = 0; i < n; i++) {
       const seed = new Uint8Array(32)
@@ -188,8 +195,8 @@ export class World {
     const runtime = await startNodeRuntime({
       swarm: 'sim',
       role: node.role,
-      key: node.key,
-      peerId: node.peerId,
+      key: node.author?.key ?? node.key,
+      peerId: node.author?.peerId ?? node.peerId,
       dataDir: ':memory:',
       store: node.store,
       transport,
@@ -199,12 +206,13 @@ export class World {
     })
     node.transport = transport
     node.runtime = runtime
+    this.opts.dishonest?.booted?.(node, runtime)
     const record = this.record
     const watched = record !== undefined && (node.index === 0 || node.role !== 'observer')
     runtime.view.onFolded(events => {
       node.lastFoldAt = this.time.elapsed
       for (const e of events) {
-        if (e.env.author === node.peerId) {
+        if (e.env.author === node.peerId && node.twinOf === undefined) {
           this.events++
           this.lastEventAt = Math.max(this.lastEventAt, this.time.elapsed)
           record?.published(e, node.index, this.time.elapsed)
@@ -229,7 +237,7 @@ export class World {
           this.opts.say?.(node.index, node.role, Math.round(this.time.elapsed), line)
         }
       }
-      const role = startRole(ctx, HANDLERS[node.role](ctx))
+      const role = this.opts.dishonest?.start?.(node, ctx, runtime) ?? startRole(ctx, HANDLERS[node.role](ctx))
       node.stopRole = role.stop
       node.roleIdle = role.idle
     }
@@ -336,12 +344,13 @@ export class World {
   /** The plan's parameters: `committee` (default every scorer, at most 5 by rolesFor), majority quorum. */
   params(
     committee: readonly PeerIdString[] = this.nodes
-      .filter(n => n.role === 'scorer')
+      .filter(n => n.role === 'scorer' && n.twinOf === undefined)
       .map(n => n.peerId)
       .sort()
   ): PlanParams {
     return {
       ...DEFAULT_PARAMS,
+      ...this.opts.dishonest?.params,
       maxDepth: this.opts.maxDepth ?? 2,
       review: this.opts.review === true,
       committee,
@@ -409,6 +418,7 @@ export class World {
    */
   settled(): boolean {
     if (this.plans.length < this.planCount || this.time.elapsed < this.faults.endMs) return false
+    if (this.opts.dishonest?.pending?.(this.plans) === true) return false
     if (
       this.topology === 'neighbours' &&
       this.until === 'rosters' &&

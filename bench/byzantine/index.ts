@@ -1,0 +1,159 @@
+import '../../src/polyfill.js'
+import { runSeed } from '../../src/sim/run.js'
+import { runByzantine, resolveF } from '../../src/sim/byzantine/run.js'
+import { BYZ_MODES, parseModes } from '../../src/sim/byzantine/modes.js'
+import { parseLatencySpec, latencyWords } from '../../src/sim/latency.js'
+import { loadNow, machine, r3, report } from '../common/util.js'
+import type { ByzMode } from '../../src/sim/byzantine/modes.js'
+import type { ByzReport } from '../../src/sim/byzantine/run.js'
+import type { LatencySpec } from '../../src/sim/latency.js'
+import type { RunReport } from '../../src/sim/run.js'
+
+/**
+ * `npm run bench -- byzantine`: dishonest members in the simulator (src/sim/byzantine/), on the rules of the
+ * fold as they are. For each size, seed and mode, the same seed is run honest and then with f dishonest
+ * members (f = 1 and f = floor((n - 1) / 3), cut so that one honest member of the attacked role is left), and
+ * judged on the honest nodes: the share of tasks the dishonest executors won against their share of the
+ * executors (goal: at most fair share + 5 points), the makespan over the honest run's (goal: at most 1.5x; a
+ * run that does not complete within 3x counts as missed), junk results accepted after their author's first
+ * rejection (goal 0; the junk mode runs with review, so that there are rejections), finished plans whose status
+ * or deliverable changed afterwards (goal 0), and one treeHash on every honest node.
+ *
+ * Options: --nodes=10,100 --modes=all --f=1,max --seeds=1 --seed=1 --llm-ms=300 (a fixed latency, or
+ * lognormal:MEDIAN:SIGMA). Everything runs in this process; each case prints a line on stderr as it ends.
+ */
+
+interface Options {
+  readonly nodes: readonly number[]
+  readonly modes: readonly ByzMode[]
+  readonly fs: ReadonlyArray<number | 'max'>
+  readonly seeds: readonly number[]
+  readonly llm: LatencySpec
+}
+
+/** The goals, as BENCHMARKS.md states them. */
+export const BYZ_GOALS = { shareOverFair: 0.05, makespan: 1.5, junkAfter: 0, changed: 0 } as const
+
+function options(argv: readonly string[]): Options {
+  const value = (flag: string): string | undefined => argv.find(a => a.startsWith(`${flag}=`))?.slice(flag.length + 1)
+  const whole = (flag: string, raw: string): number => {
+    const n = Number(raw)
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${flag}=${raw}: expected whole numbers, e.g. ${flag}=10,100`)
+    return n
+  }
+  const seeds = whole('--seeds', value('--seeds') ?? '1')
+  const first = whole('--seed', value('--seed') ?? '1')
+  return {
+    nodes: (value('--nodes') ?? '10,100').split(',').map(s => Math.max(4, whole('--nodes', s))),
+    modes: parseModes(value('--modes') ?? 'all'),
+    fs: (value('--f') ?? '1,max').split(',').map(s => (s === 'max' ? 'max' : whole('--f', s))),
+    seeds: Array.from({ length: Math.max(1, seeds) }, (_, i) => first + i),
+    llm: parseLatencySpec(value('--llm-ms') ?? '300')
+  }
+}
+
+const log = (s: string): void => {
+  console.error(s)
+}
+
+/** One case as the JSON reports it. */
+function row(r: ByzReport, f: number | 'max'): Record<string, unknown> {
+  const v = r.verdict
+  return {
+    mode: r.mode,
+    nodes: r.nodes,
+    seed: r.seed,
+    f: f === 'max' ? `max (${r.f})` : r.f,
+    members: r.members,
+    completed: v.completed,
+    honestAgree: v.honestAgree,
+    makespan: r.makespanRatio,
+    share: r3(v.dishonestShare),
+    fairShare: r3(v.fairShare),
+    tasks: v.tasks,
+    junkAcceptedBefore: v.junkAcceptedBefore,
+    junkAcceptedAfter: v.junkAcceptedAfter,
+    plansChangedAfterFinish: v.plansChangedAfterFinish,
+    problems: v.problems,
+    wallS: Math.round(r.wallMs / 100) / 10,
+    replay: r.replay
+  }
+}
+
+type Row = ReturnType<typeof row>
+
+/** The worst of each figure over a set of cases, and whether each goal was met. */
+function summary(rows: readonly Row[]): Record<string, unknown> {
+  const num = (k: string): number[] => rows.map(r => r[k]).filter((x): x is number => typeof x === 'number')
+  const excess = rows.map(r => (r.share as number) - (r.fairShare as number))
+  const worstExcess = excess.length === 0 ? null : r3(Math.max(...excess))
+  const incomplete = rows.filter(r => r.completed !== true).length
+  const makespans = num('makespan')
+  const worstMakespan = incomplete > 0 ? null : makespans.length === 0 ? null : Math.max(...makespans)
+  const junkAfter = num('junkAcceptedAfter').reduce((a, b) => a + b, 0)
+  const changed = num('plansChangedAfterFinish').reduce((a, b) => a + b, 0)
+  return {
+    cases: rows.length,
+    notCompleted: incomplete,
+    honestDisagree: rows.filter(r => r.honestAgree !== true).length,
+    worstShareOverFair: worstExcess,
+    shareMet: worstExcess !== null && worstExcess <= BYZ_GOALS.shareOverFair,
+    worstMakespan,
+    makespanMet: incomplete === 0 && (worstMakespan ?? Infinity) <= BYZ_GOALS.makespan,
+    junkAcceptedBefore: num('junkAcceptedBefore').reduce((a, b) => a + b, 0),
+    junkAcceptedAfter: junkAfter,
+    junkMet: junkAfter === BYZ_GOALS.junkAfter,
+    plansChangedAfterFinish: changed,
+    changedMet: changed === BYZ_GOALS.changed
+  }
+}
+
+export async function benchByzantine(): Promise<Record<string, unknown>> {
+  const opts = options(process.argv.slice(2))
+  const started = Date.now()
+  const loadBefore = loadNow()
+  const rows: Row[] = []
+  for (const nodes of opts.nodes)
+    for (const seed of opts.seeds) {
+      const world = { seed, nodes, faults: [], until: 'plan' as const, llmLatency: opts.llm }
+      const honest: RunReport = await runSeed(world)
+      const reviewed: RunReport = await runSeed({ ...world, review: true })
+      log(
+        `byzantine: ${nodes} nodes, seed ${seed}: honest ${honest.completionMs} ms virtual, load ${loadNow().join(' ')}`
+      )
+      for (const mode of opts.modes)
+        for (const f of opts.fs) {
+          const review = mode === 'junk'
+          const r = await runByzantine(
+            { ...world, ...(review ? { review } : {}), mode, f: resolveF(f, nodes) },
+            review ? reviewed : honest
+          )
+          const line = row(r, f)
+          log(`  ${JSON.stringify(line)}`)
+          rows.push(line)
+        }
+    }
+  const f1 = rows.filter(r => r.f === 1)
+  const fMax = rows.filter(r => typeof r.f === 'string')
+  return report('byzantine', {
+    machine: machine(),
+    date: new Date().toISOString(),
+    loadBefore,
+    loadAfter: loadNow(),
+    llmMs: latencyWords(opts.llm),
+    goals: {
+      share: `at most fair share + ${BYZ_GOALS.shareOverFair * 100} points`,
+      makespan: `at most ${BYZ_GOALS.makespan}x the honest run, and every plan completes`,
+      junkAfter: 'none accepted after its author was first rejected',
+      changed: 'no finished plan changes afterwards'
+    },
+    overall: summary(rows),
+    atF1: summary(f1),
+    atFMax: summary(fMax),
+    byMode: Object.fromEntries(
+      BYZ_MODES.filter(m => opts.modes.includes(m)).map(m => [m, summary(rows.filter(r => r.mode === m))])
+    ),
+    cases: rows,
+    wallS: Math.round((Date.now() - started) / 1000)
+  })
+}

@@ -1,0 +1,105 @@
+import { runSeed, runWorld, GOAL_AT_MS } from '../run.js'
+import { castFor, maxFaulty } from './modes.js'
+import { membersFor, sybilKeys } from './members.js'
+import { FinishWatch, judge } from './verdict.js'
+import type { PeerIdString } from '../../core/events.js'
+import type { RunReport } from '../run.js'
+import type { WorldOptions } from '../world-options.js'
+import type { SimNode } from '../sim-node.js'
+import type { ByzMode } from './modes.js'
+import type { ByzVerdict } from './verdict.js'
+import type { Dishonesty } from './hooks.js'
+
+/** A dishonest run: a World's options plus the mode and how many members follow it. */
+export interface ByzOptions extends Omit<WorldOptions, 'dishonest'> {
+  readonly mode: ByzMode
+  /** Dishonest members (cut to leave one honest member of the attacked role; see castFor). */
+  readonly f: number
+  /** Give up at this multiple of the honest run's makespan (default 3). */
+  readonly deadlineFactor?: number
+  /** Goal parameters beyond the world's (Dishonesty.params). */
+  readonly params?: Dishonesty['params']
+}
+
+/** One dishonest run beside the same seed with everyone honest. */
+export interface ByzReport {
+  readonly mode: ByzMode
+  readonly seed: number
+  readonly nodes: number
+  /** Members asked for, and those the swarm's shape allowed (castFor). */
+  readonly f: number
+  readonly members: number
+  readonly outcome: RunReport['outcome']
+  readonly verdict: ByzVerdict
+  /** Virtual ms from the goals to every plan finished on node 0, with and without the dishonest members. */
+  readonly completionMs: number | null
+  readonly honestMs: number | null
+  /** completionMs / honestMs, or null when the dishonest run did not complete. */
+  readonly makespanRatio: number | null
+  /** The run's own checks that failed (every node, dishonest ones too: duplicate executions are expected). */
+  readonly runProblems: readonly string[]
+  readonly wallMs: number
+  readonly replay: string
+}
+
+/** f as a bench names it: a number, or `max` for floor((n - 1) / 3). */
+export function resolveF(f: number | 'max', nodes: number): number {
+  return f === 'max' ? maxFaulty(nodes) : f
+}
+
+/**
+ * Run one seed with `f` members following `mode`, and judge it (src/sim/byzantine/verdict.ts) against the same
+ * seed run honest (`honest`, or run here). The run gives up at deadlineFactor times the honest makespan.
+ */
+export async function runByzantine(opts: ByzOptions, honest?: RunReport): Promise<ByzReport> {
+  const t0 = performance.now()
+  const { mode, f, deadlineFactor, params, ...world } = opts
+  const base = honest ?? (await runSeed(world))
+  const cast = castFor(mode, opts.nodes, f)
+  const sybils = mode === 'sybil' ? await sybilKeys(opts.seed, cast.members) : undefined
+  const members = membersFor(mode, cast, sybils, params)
+  const isHonest = (n: SimNode): boolean => !cast.members.includes(n.index) && n.twinOf === undefined
+  const watch = new FinishWatch(isHonest)
+  const goalAt = opts.goalAtMs ?? GOAL_AT_MS
+  const deadlineMs =
+    base.completionMs === null
+      ? (opts.deadlineMs ?? 15 * 60_000)
+      : goalAt + Math.round(base.completionMs * (deadlineFactor ?? 3)) + 30_000
+  const { report, world: w } = await runWorld({
+    ...world,
+    deadlineMs,
+    dishonest: {
+      ...members.dishonesty,
+      booted: (node, runtime) => {
+        watch.booted(node, runtime)
+      }
+    }
+  })
+  const authors = new Set<PeerIdString>(members.authors)
+  for (const i of cast.twinsOf) {
+    const n = w.nodes[i]
+    if (n !== undefined) authors.add(n.peerId)
+  }
+  const executors = w.nodes.filter(n => n.role === 'executor' && n.twinOf === undefined)
+  const dishonestExecutors = executors.filter(n => !isHonest(n) || cast.twinsOf.includes(n.index)).length
+  const verdict = judge(w, isHonest, authors, executors.length === 0 ? 0 : dishonestExecutors / executors.length, watch)
+  const completionMs = verdict.completed ? report.completionMs : null
+  return {
+    mode,
+    seed: opts.seed,
+    nodes: opts.nodes,
+    f,
+    members: cast.members.length,
+    outcome: report.outcome,
+    verdict,
+    completionMs,
+    honestMs: base.completionMs,
+    makespanRatio:
+      completionMs === null || base.completionMs === null || base.completionMs === 0
+        ? null
+        : Math.round((completionMs / base.completionMs) * 1000) / 1000,
+    runProblems: report.checks.problems,
+    wallMs: Math.round(performance.now() - t0),
+    replay: `npm run sim -- ${report.replay.replace(/^npm run sim -- /, '')} --byzantine ${mode} --f ${f}`
+  }
+}
