@@ -149,7 +149,13 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
           scope: init.history,
           summaryOf: host.summaryOf,
           onSession: s => {
-            host.synced?.({ peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error })
+            host.synced?.({
+              peer: s.peer,
+              ok: s.ok,
+              eventsReceived: s.eventsReceived,
+              error: s.error,
+              ...(s.quotaLeft === undefined ? {} : { quotaLeft: s.quotaLeft })
+            })
           }
         })
         await sync.start()

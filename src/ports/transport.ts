@@ -34,6 +34,8 @@ export interface SyncOutcome {
   readonly ok: boolean
   readonly eventsReceived: number
   readonly error?: string
+  /** Ids left for a later session: the peer's pull quota was spent. */
+  readonly quotaLeft?: number
 }
 
 /**

@@ -134,6 +134,7 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     synced: s => {
       metrics.syncRounds.inc({ outcome: s.ok ? 'ok' : 'failed' })
       metrics.syncEvents.inc(s.eventsReceived)
+      if (s.quotaLeft !== undefined) metrics.syncQuotaLeft.inc(s.quotaLeft)
     }
   })
   const stopTick = scheduler.every(TICK_MS, () => {
