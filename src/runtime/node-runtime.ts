@@ -128,8 +128,8 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     openIds: max => replica.openIds(max),
     summaryOf: plan => summaryOf(replica, plan),
     wantsOpenIds: () => scheduler.now() - startedAt < ASK_OPEN_IDS_MS || replica.catchUp.active(scheduler.now()),
-    presence: p => {
-      roster.update(p, scheduler.now())
+    presence: (p, source) => {
+      roster.update(p, scheduler.now(), source)
     },
     synced: s => {
       metrics.syncRounds.inc({ outcome: s.ok ? 'ok' : 'failed' })
