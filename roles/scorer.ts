@@ -14,7 +14,7 @@ export const BALLOT_WINDOW_MS = 1_500
  * the committee event, so well within MAX_DEPS). More proposals in one
  * attempt (a member with many keys stuffing it) would push the ballot past
  * MAX_DEPS (64), where it can no longer be signed, and the prompt with them:
- * the scorer takes the first ones by {@link proposalRank} and scores only those.
+ * the scorer takes the first ones by {@link proposalRank} and scores only those (ADR-0046).
  */
 export const MAX_BALLOT_PROPOSALS = 16
 

@@ -21,7 +21,7 @@ import type { PeerIdString } from '../core/events.js'
  * `submit` client that just started) knows every key equally recently, so
  * then only the sources count. Keys made long ago and relayed stand as
  * trusted; an allow-list (`--allow-peers`) keeps unlisted keys out of the
- * roster altogether.
+ * roster altogether. ADR-0046.
  */
 
 /** A key first heard of less than this long ago is suspect, while this node knows older ones. */

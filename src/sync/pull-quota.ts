@@ -5,7 +5,7 @@
  * member flooding the store) has the rest wait for a later session: the
  * reconciliation finds them again then, so nothing is lost, only spread out.
  * Honest catch-up stays within it: a late joiner also pulls from every other
- * peer, each with its own bucket.
+ * peer, each with its own bucket. A local policy, not a rule of the protocol (ADR-0046).
  */
 
 /** A peer's quota; both buckets start full and refill continuously over a minute. */
