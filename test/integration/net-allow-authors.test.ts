@@ -14,9 +14,11 @@ import { encodePresence } from '../../src/net/presence.js'
 import { loadOrCreateIdentity } from '../../src/store/identity.js'
 import { signEvent } from '../../src/wire/sign.js'
 import { eventsTopic, presenceTopic } from '../../src/wire/topics.js'
+import { createNodePool, newKey } from '../helpers/net-nodes.js'
 import { PeerFleet } from '../helpers/peers.js'
 import { waitUntil } from '../helpers/wait.js'
 import type { Envelope, PeerIdString } from '../../src/core/events.js'
+import type { Presence } from '../../src/net/presence.js'
 import type { Peer } from '../../src/app/peer.js'
 import type { PrivateKey } from '@libp2p/interface'
 
@@ -112,5 +114,40 @@ describe('an allow-list admits authors, not only connections', () => {
       () => gate.node.peerScore(member.node.peerId) < 0,
       20_000
     )
+  })
+})
+
+describe('a roster exchange with an allow-list', () => {
+  const pool = createNodePool()
+  afterEach(async () => {
+    await pool.stopAll()
+  })
+
+  it("skips the announcements of keys not on the list that a member's roster holds", async () => {
+    const info = { role: 'scorer', capabilities: [], load: 0, version: 'v' }
+    const slow = { presenceIntervalMs: 600_000 }
+    const memberKey = await newKey()
+    const memberId = peerIdFromPrivateKey(memberKey).toString()
+    // The member runs no allow-list of its own: it heard a stranger and keeps its announcement.
+    const member = await pool.start({ ...slow, privateKey: memberKey, presence: info })
+    const stranger = await pool.start({ ...slow, presence: info, bootstrap: [member.addresses()[0] as string] })
+    await waitUntil(
+      "the member to hold the stranger's announcement",
+      () => member.stats().presence.accepted >= 1,
+      15_000
+    )
+    const heard: Presence[] = []
+    const gate = await pool.start({
+      ...slow,
+      presence: { ...info, role: 'observer' },
+      allowPeers: new Set([memberId]),
+      bootstrap: [member.addresses()[0] as string],
+      onPresence: p => heard.push(p)
+    })
+    await waitUntil('the gate to learn of the member', () => heard.some(p => p.peerId === memberId), 15_000)
+    // The exchange came and went (it hands the member's own announcement first, then the rest).
+    await new Promise(resolve => setTimeout(resolve, 1_000))
+    expect(heard.map(p => p.peerId)).not.toContain(stranger.peerId)
+    expect(gate.connectedPeers()).toEqual([memberId])
   })
 })
