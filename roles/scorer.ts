@@ -1,3 +1,4 @@
+import { hashParts } from '../src/core/hash.js'
 import { view } from '../src/core/view.js'
 import { isIdle, nearBudget, nodeMap, pathOf } from './plan-context.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId } from '../src/core/events.js'
@@ -7,6 +8,40 @@ import type { EventLookup } from './plan-context.js'
 
 /** How long a scorer waits after the first proposal for proposals from the other live decomposers. */
 export const BALLOT_WINDOW_MS = 1_500
+
+/**
+ * The most proposals a ballot considers (and cites: its deps are these and
+ * the committee event, so well within MAX_DEPS). More proposals in one
+ * attempt (a member with many keys stuffing it) would push the ballot past
+ * MAX_DEPS (64), where it can no longer be signed, and the prompt with them:
+ * the scorer takes the first ones by {@link proposalRank} and scores only those (ADR-0046).
+ */
+export const MAX_BALLOT_PROPOSALS = 16
+
+/**
+ * A proposal's rank in its attempt: the hash of the node, the attempt and the
+ * proposal's id. The same for every scorer (so a committee considers the
+ * same proposals and can agree), and not chosen by anyone: a proposal's id is
+ * the hash of its signed envelope, fixed before the attempt's other proposals
+ * are known.
+ */
+export function proposalRank(node: string, attempt: number, proposal: string): string {
+  return hashParts('ballot-rank', node, String(attempt), proposal)
+}
+
+/** The proposals a ballot considers: all of them when few, else the MAX_BALLOT_PROPOSALS first by proposalRank. */
+export function consideredProposals<P extends { readonly id: string }>(
+  node: string,
+  attempt: number,
+  proposals: readonly P[]
+): P[] {
+  if (proposals.length <= MAX_BALLOT_PROPOSALS) return [...proposals]
+  return proposals
+    .map(p => ({ p, rank: proposalRank(node, attempt, p.id) }))
+    .sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0))
+    .slice(0, MAX_BALLOT_PROPOSALS)
+    .map(x => x.p)
+}
 
 export interface BallotIntent {
   readonly kind: 'ballot'
@@ -34,7 +69,9 @@ export interface ReviewIntent {
  * A committee member casts one ballot per node and attempt under the latest
  * committee event, once it has a proposal from every live decomposer or the
  * window since the first proposal has passed; and reviews results when the
- * plan asks for review. Scorers outside the committee stay idle.
+ * plan asks for review. Scorers outside the committee stay idle. A ballot
+ * considers at most MAX_BALLOT_PROPOSALS of an attempt's proposals
+ * (consideredProposals), so stuffing an attempt cannot stop it being cast.
  */
 export function decideScorer(
   tree: PlanTree,
@@ -73,7 +110,7 @@ export function decideScorer(
       node,
       attempt,
       committee: committee.event,
-      proposals,
+      proposals: consideredProposals(node.id, attempt, proposals),
       path: pathOf(tree, node, nodes)
     })
   }

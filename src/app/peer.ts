@@ -128,6 +128,7 @@ export async function startPeer(
       scheduler,
       metrics,
       openPlansPerAuthor: config.openPlansPerAuthor,
+      allowAuthors: allowPeers,
       history: config.history,
       retention: {
         dataDir: dir,

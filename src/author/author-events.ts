@@ -127,8 +127,9 @@ export function parseCommittee(raw: unknown): PeerIdString[] | undefined {
 }
 
 /**
- * The default committee: every scorer in this node's roster, and the node
- * itself if it is one (a roster lists only the other peers), sorted.
+ * Every scorer in this node's roster, and the node itself if it is one (a
+ * roster lists only the other peers), sorted: what a submitter waits to see.
+ * The default committee is drawn from them (committee.ts).
  */
 export function scorersInSight(view: Pick<NodeView, 'roster' | 'role' | 'me'>): PeerIdString[] {
   return [

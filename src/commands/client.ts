@@ -11,6 +11,7 @@ import {
   scorersInSight
 } from '../author/author-events.js'
 import { publishAmend, publishRaiseBudget, publishRetry } from '../author/plan-actions.js'
+import { committeeWarnings, defaultCommittee } from '../author/committee.js'
 import { startPeer, VERSION } from '../app/peer.js'
 import { startTracing } from '../telemetry/tracing.js'
 import { ConfigError, intOption, parseClientArgs } from '../runtime/config.js'
@@ -175,7 +176,8 @@ export async function submit(argv: readonly string[]): Promise<number> {
       say,
       () => `${view.health().peers} peers connected, ${scorers().length} scorers seen`
     )
-    const committee = given ?? scorersInSight(view)
+    const drawn = given === undefined ? defaultCommittee(view) : undefined
+    const committee = given ?? drawn?.committee ?? []
     const params = planParams(values, committee)
     const plan = await publishGoal(view, text, params)
     const holder = await confirmHeld(view, deadline, say)
@@ -184,6 +186,7 @@ export async function submit(argv: readonly string[]): Promise<number> {
     else console.log(plan)
     say(`submitted plan ${plan} (committee of ${committee.length}, quorum ${params.quorum}); held by ${holder}`)
     if (waits !== null) say(`the plan ${waits}; it starts by itself then`)
+    for (const w of drawn?.warnings ?? committeeWarnings(params.committee)) say(`warning: ${w}`)
     if (values.wait !== true) return 0
     const tree = await follow(view, plan, deadline, say)
     if (json)

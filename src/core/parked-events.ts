@@ -2,6 +2,54 @@ import { Rec, eventOf } from './id-records.js'
 import type { ParkReason, Ref } from './id-records.js'
 import type { EventId, PlanEvent } from './events.js'
 
+/**
+ * Parked events are capped in bytes as well as in number: 64 MiB of their
+ * estimated encoded size (eventBytes). A count alone let a member fill
+ * memory with events that wait for deps nobody will send (100k events of
+ * 64 KiB are 6.5 GB).
+ */
+export const MAX_PARKED_BYTES = 64 * 1024 * 1024
+
+/** The signature and the envelope's framing, counted once per event on top of its fields. */
+const EVENT_OVERHEAD_BYTES = 128
+
+/**
+ * About the encoded size of an event (its envelope's fields in UTF-8, plus
+ * the signature and framing), from the decoded event: the core never sees
+ * the wire bytes. Within a few bytes per field of the real size, and never
+ * much below it, which is what a cap needs.
+ */
+export function eventBytes(e: PlanEvent): number {
+  return EVENT_OVERHEAD_BYTES + e.id.length + valueBytes(e.env)
+}
+
+function valueBytes(v: unknown): number {
+  if (typeof v === 'string') return 2 + utf8Length(v)
+  if (typeof v === 'number') return 9
+  if (v === null || typeof v === 'boolean' || v === undefined) return 1
+  if (Array.isArray(v)) {
+    let n = 3
+    for (const x of v) n += valueBytes(x)
+    return n
+  }
+  if (typeof v === 'object') {
+    let n = 3
+    for (const [k, x] of Object.entries(v)) n += 1 + k.length + valueBytes(x)
+    return n
+  }
+  return 1
+}
+
+function utf8Length(s: string): number {
+  let n = s.length
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    // A surrogate pair is 2 units and 4 bytes; any other unit past ASCII is 2 or 3 bytes.
+    if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1
+  }
+  return n
+}
+
 /** A parked event as it stood when asked for. */
 export interface ParkedSnapshot {
   readonly event: PlanEvent
@@ -21,20 +69,31 @@ export interface ParkedSnapshot {
  * Order: parked events in the order they were parked (an event parked again
  * goes to the end). Entry i is live while its record's seq is i; `head`
  * skips the dead entries at the front, and the list is compacted when most
- * are dead. At most `maxParked` wait: parking one more drops the oldest.
+ * are dead. At most `maxParked` wait, of at most `maxBytes` together
+ * (eventBytes): parking one more drops the oldest until it fits (an event
+ * larger than `maxBytes` alone still parks, by itself).
  */
 export class ParkedEvents {
   private order: Rec[] = []
+  /** eventBytes of order[i], while it is live. */
+  private sizes: number[] = []
   private head = 0
   private size = 0
+  private held = 0
 
   constructor(
     private readonly known: Map<EventId, PlanEvent | Rec>,
-    private readonly maxParked: number
+    private readonly maxParked: number,
+    private readonly maxBytes: number = MAX_PARKED_BYTES
   ) {}
 
   get count(): number {
     return this.size
+  }
+
+  /** The parked events' estimated encoded size together (eventBytes). */
+  get bytes(): number {
+    return this.held
   }
 
   /** The parked events, oldest first, as they stand now. */
@@ -87,9 +146,14 @@ export class ParkedEvents {
    */
   park(e: PlanEvent, own: Rec | undefined, refs: Ref[], nowMs: number, why: ParkReason, missing: number): void {
     const deps = e.env.deps
-    if (this.size >= this.maxParked && this.size > 0) {
+    const adding = eventBytes(e)
+    let dropped = false
+    while (this.size > 0 && (this.size >= this.maxParked || this.held + adding > this.maxBytes)) {
       this.unpark(this.oldest())
-      // Dropping it may have dropped records that `refs` or `own` point to: look them up again.
+      dropped = true
+    }
+    if (dropped) {
+      // Dropping them may have dropped records that `refs` or `own` point to: look them up again.
       own = this.recOf(e.id)
       for (let i = 0; i < deps.length; i++) {
         if (eventOf(refs[i]) !== undefined) continue
@@ -112,22 +176,25 @@ export class ParkedEvents {
       }
     }
     own.refs = mine
-    this.link(own, e, nowMs, why, missing)
+    this.link(own, e, nowMs, why, missing, adding)
   }
 
-  /** Put `r` (its event `e`) at the end of the order. */
-  link(r: Rec, e: PlanEvent, since: number, why: ParkReason, missing: number): void {
+  /** Put `r` (its event `e`) at the end of the order; `bytes`: eventBytes(e), when known already. */
+  link(r: Rec, e: PlanEvent, since: number, why: ParkReason, missing: number, bytes = eventBytes(e)): void {
     r.parked = e
     r.since = since
     r.why = why
     r.missing = missing
     r.seq = this.order.length
     this.order.push(r)
+    this.sizes.push(bytes)
     this.size++
+    this.held += bytes
   }
 
   /** No longer parked (it is being folded, dropped or parked again). */
   unlink(r: Rec): void {
+    this.held -= this.sizes[r.seq] ?? 0
     r.parked = undefined
     r.seq = -1
     this.size--
@@ -135,14 +202,17 @@ export class ParkedEvents {
     const dead = order.length - this.head - this.size
     if (dead > 1024 && dead > 2 * this.size) {
       const live: Rec[] = []
+      const sizes: number[] = []
       for (let i = this.head; i < order.length; i++) {
         const x = order[i] as Rec
         if (x.seq === i) {
           x.seq = live.length
           live.push(x)
+          sizes.push(this.sizes[i] as number)
         }
       }
       this.order = live
+      this.sizes = sizes
       this.head = 0
     }
   }

@@ -19,6 +19,8 @@ export interface TopicStats {
   ignored: number
   /** Dropped because the sending peer was over its rate limit. */
   throttled: number
+  /** Of the rejected: signed by a key not on the allow-list (presence; events are judged by the application). */
+  notAllowed: number
 }
 
 /** A snapshot of the counters. */
@@ -38,7 +40,7 @@ export interface GossipCounters {
 }
 
 function zero(): TopicStats {
-  return { published: 0, received: 0, accepted: 0, rejected: 0, ignored: 0, throttled: 0 }
+  return { published: 0, received: 0, accepted: 0, rejected: 0, ignored: 0, throttled: 0, notAllowed: 0 }
 }
 
 export function createGossipCounters(): GossipCounters {

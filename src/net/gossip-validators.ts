@@ -41,6 +41,12 @@ export interface GossipValidatorComponents {
   readonly eventLimiter: PeerRateLimiter
   readonly presenceLimiter: PeerRateLimiter
   readonly eventValidator: EventValidator
+  /**
+   * With an allow-list: whether a presence's signer may be in the roster. The
+   * list gates connections; without this an admitted member could relay the
+   * presence of any number of fresh keys, which then stood for committees.
+   */
+  readonly presenceAllowed?: (peerId: string) => boolean
   /** A verified, fresh announcement, with its signed bytes as they came (to hand on in a roster exchange). */
   readonly onPresence?: (p: Presence, bytes: Uint8Array) => void
   /** Wall clock (ms since the epoch): for rate limits and presence freshness. */
@@ -90,7 +96,7 @@ export function createEventTopicValidator(c: GossipValidatorComponents): TopicVa
   }
 }
 
-/** The presence topic's validator: rate limit, signature and freshness, then hand it to `onPresence`. */
+/** The presence topic's validator: rate limit, signature, freshness and the allow-list, then hand it to `onPresence`. */
 export function createPresenceTopicValidator(c: GossipValidatorComponents): TopicValidatorFn {
   const stats = c.counters.presence
   return async (peer, msg) => {
@@ -106,6 +112,17 @@ export function createPresenceTopicValidator(c: GossipValidatorComponents): Topi
     if (!result.ok) {
       log('%s presence from %s: %s', result.verdict, from, result.reason)
       return count(stats, result.verdict)
+    }
+    if (c.presenceAllowed !== undefined && !c.presenceAllowed(result.presence.peerId)) {
+      stats.notAllowed++
+      log.error(
+        'rejecting the presence of %s relayed by %s: %s is not on the allow-list (%d refused so far)',
+        result.presence.peerId,
+        from,
+        result.presence.peerId,
+        stats.notAllowed
+      )
+      return count(stats, 'reject')
     }
     try {
       c.onPresence?.(result.presence, msg.data)

@@ -5,7 +5,9 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { createNeighbourhood, DEFAULT_MAX_PEERS, NEWCOMER_HEADROOM, TARGET_PEERS } from './neighbours.js'
 import { presenceIntervalFor } from './presence-interval.js'
 import { realScheduler } from '../ports/scheduler.js'
-import { isRelayed } from './addresses.js'
+import { addressKind, isRelayed } from './addresses.js'
+import { peerIdOf } from './connection-gater.js'
+import { tryGetNetConfig } from '@libp2p/utils'
 import type { Connection } from '@libp2p/interface'
 import type { SwarmNode, SwarmNodeInit } from './node.js'
 import type { SyncService } from '../sync/libp2p-service.js'
@@ -57,6 +59,23 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
   const openedAt = (peer: string): number | undefined => {
     const conns = connectionsTo(peer)
     return conns.length === 0 ? undefined : Math.min(...conns.map(c => c.timeline.open))
+  }
+  /**
+   * Where a peer connects from here (RosterEntry.source): the address of a
+   * direct connection, the relay of a relayed one; undefined when it is not
+   * connected, or only over loopback (processes of one host: nothing to tell
+   * them apart by).
+   */
+  const sourceOf = (peer: string): string | undefined => {
+    const conns = connectionsTo(peer)
+    const direct = conns.find(c => !isRelayed(c.remoteAddr))
+    if (direct !== undefined) {
+      const kind = addressKind(direct.remoteAddr)
+      const host = tryGetNetConfig(direct.remoteAddr)?.host
+      return kind === 'loopback' || host === undefined ? undefined : `ip:${host}`
+    }
+    const relay = conns[0] === undefined ? undefined : peerIdOf(conns[0].remoteAddr.decapsulate('/p2p-circuit'))
+    return relay === undefined ? undefined : `relay:${relay}`
   }
   const neighbours = createNeighbourhood({
     self: init.peerId,
@@ -125,7 +144,7 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
           if (servedAt.size > 4_096) servedAt.delete(servedAt.keys().next().value as string)
         },
         onPresence: p => {
-          host.presence(p)
+          host.presence(p, sourceOf(p.peerId))
           neighbours.heard(p)
         },
         // Each announcement carries the interval until the next (the node adds it): receivers size its TTL by it.
@@ -149,7 +168,13 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
           scope: init.history,
           summaryOf: host.summaryOf,
           onSession: s => {
-            host.synced?.({ peer: s.peer, ok: s.ok, eventsReceived: s.eventsReceived, error: s.error })
+            host.synced?.({
+              peer: s.peer,
+              ok: s.ok,
+              eventsReceived: s.eventsReceived,
+              error: s.error,
+              ...(s.quotaLeft === undefined ? {} : { quotaLeft: s.quotaLeft })
+            })
           }
         })
         await sync.start()

@@ -304,6 +304,7 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
     eventLimiter,
     presenceLimiter,
     eventValidator: init.eventValidator,
+    ...(allow === undefined ? {} : { presenceAllowed: (id: string) => id === selfId || allow.has(id) }),
     onPresence: (p: Presence, bytes: Uint8Array) => {
       rosterExchange.remember(p, bytes)
       init.onPresence?.(p)
@@ -315,6 +316,8 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
     libp2p,
     swarm,
     scheduler: realScheduler(),
+    // A neighbour's roster passes the allow-list too: it may hold announcements of keys this node does not admit.
+    ...(allow === undefined ? {} : { presenceAllowed: (id: string) => allow.has(id) }),
     onPresence: p => {
       init.onPresence?.(p)
     },

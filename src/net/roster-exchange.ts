@@ -41,6 +41,8 @@ export interface RosterExchangeInit {
   readonly scheduler: Scheduler
   /** A verified announcement learned from a peer's roster (as if gossiped). */
   readonly onPresence: (p: Presence) => void
+  /** With an allow-list: whether a signer may be learned of (the others in a roster are skipped and counted). */
+  readonly presenceAllowed?: (peerId: string) => boolean
   /** This node handed a peer that asked its roster. */
   readonly onServed?: (peerId: string) => void
 }
@@ -168,6 +170,7 @@ export function createRosterExchange(init: RosterExchangeInit): RosterExchange {
     if (!Array.isArray(list)) throw new Error('a roster reply is not a list')
     let learned = 0
     let known = 0
+    let refused = 0
     const now = init.scheduler.now()
     for (const bytes of list.slice(0, ROSTER_EXCHANGE_MAX)) {
       if (!(bytes instanceof Uint8Array)) continue
@@ -178,6 +181,10 @@ export function createRosterExchange(init: RosterExchangeInit): RosterExchange {
       // Accept it up to its own TTL old: the decoder checks the signature, the shape and the clock.
       const r = await decodePresence(init.swarm, bytes, now, Infinity)
       if (!r.ok) continue
+      if (init.presenceAllowed !== undefined && !init.presenceAllowed(r.presence.peerId)) {
+        refused++
+        continue
+      }
       if (
         now - r.presence.sentMs > announcedTtl(r.presence.capabilities) ||
         r.presence.peerId === init.libp2p.peerId.toString()
@@ -188,6 +195,7 @@ export function createRosterExchange(init: RosterExchangeInit): RosterExchange {
       learned++
     }
     log('learned %d peers from %p (%d known already)', learned, peer, known)
+    if (refused > 0) log.error('%p handed over %d announcements of keys not on the allow-list: skipped', peer, refused)
   }
 
   const onConnect = (evt: CustomEvent<PeerId>): void => {

@@ -23,8 +23,12 @@ export const MAX_ROSTER_ENTRIES = 10_000
 export type { RosterEntry }
 
 export interface Roster {
-  /** Records an announcement received at `nowMs`; false when it is older than the one held (nothing changes). */
-  update(p: Presence, nowMs: number): boolean
+  /**
+   * Records an announcement received at `nowMs`; false when it is older than
+   * the one held (nothing changes). `source`: where the peer connects from
+   * here, when known (it replaces the one held; an unknown one keeps it).
+   */
+  update(p: Presence, nowMs: number, source?: string): boolean
   /** Drops a peer at once (e.g. it was found misbehaving). */
   remove(peerId: string): void
   /** The live entries (not expired at `nowMs`), most recently seen first. */
@@ -36,6 +40,9 @@ export interface Roster {
 interface Held {
   readonly presence: Presence
   readonly seenAtMs: number
+  /** When this roster first heard of the peer (kept while it is remembered, expired or not). */
+  readonly firstSeenAtMs: number
+  readonly source: string | undefined
   /** How long it lives without news, from the interval it announced (read once, on update). */
   readonly ttlMs: number
 }
@@ -64,17 +71,29 @@ export function createRoster(init: RosterInit = {}): Roster {
     role: h.presence.role,
     capabilities: h.presence.capabilities,
     lastSeenMs: Math.max(0, nowMs - h.seenAtMs),
+    firstSeenMs: Math.max(0, nowMs - h.firstSeenAtMs),
+    ...(h.source === undefined ? {} : { source: h.source }),
     load: h.presence.load,
     version: h.presence.version,
     addresses: h.presence.addresses
   })
 
   return {
-    update(p, nowMs) {
+    update(p, nowMs, source) {
       const prev = held.get(p.peerId)
-      if (prev !== undefined && !forgotten(prev, nowMs) && p.sentMs <= prev.presence.sentMs) return false
+      const remembered = prev !== undefined && !forgotten(prev, nowMs)
+      if (remembered && p.sentMs <= prev.presence.sentMs) {
+        if (source !== undefined && live(prev, nowMs)) held.set(p.peerId, { ...prev, source })
+        return false
+      }
       held.delete(p.peerId)
-      held.set(p.peerId, { presence: p, seenAtMs: nowMs, ttlMs: ttlOf(p) })
+      held.set(p.peerId, {
+        presence: p,
+        seenAtMs: nowMs,
+        firstSeenAtMs: remembered ? prev.firstSeenAtMs : nowMs,
+        source: source ?? (remembered ? prev.source : undefined),
+        ttlMs: ttlOf(p)
+      })
       while (held.size > maxEntries) {
         const oldest = held.keys().next()
         if (oldest.done === true) break

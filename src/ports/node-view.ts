@@ -11,6 +11,15 @@ export interface RosterEntry {
   readonly capabilities: readonly string[]
   /** Milliseconds since we last heard from the peer. */
   readonly lastSeenMs: number
+  /** Milliseconds since this node first heard of the peer (a default committee trusts long-known peers first). */
+  readonly firstSeenMs?: number
+  /**
+   * Where the peer connects from, as far as this node can tell: `ip:<address>`
+   * of a direct connection, `relay:<peer>` of a relayed one; absent when it
+   * is not connected here or only over loopback. Many peers behind one source
+   * may be one member's many keys (see src/author/committee.ts).
+   */
+  readonly source?: string
   readonly load: number
   readonly version: string
   readonly addresses: readonly string[]

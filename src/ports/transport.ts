@@ -34,6 +34,8 @@ export interface SyncOutcome {
   readonly ok: boolean
   readonly eventsReceived: number
   readonly error?: string
+  /** Ids left for a later session: the peer's pull quota was spent. */
+  readonly quotaLeft?: number
 }
 
 /**
@@ -51,8 +53,8 @@ export interface TransportHost {
   readonly getBytes: (id: string) => Uint8Array | undefined
   /** Events from sync, verified exactly like gossiped ones; one frame at a time. */
   readonly ingestMany: (batch: readonly Uint8Array[], from: string) => Promise<unknown>
-  /** A verified, fresh presence of another peer. */
-  readonly presence: (p: Presence) => void
+  /** A verified, fresh presence of another peer; `source`: where it connects from here, when known (RosterEntry). */
+  readonly presence: (p: Presence, source?: string) => void
   /** Every finished sync session (for metrics). */
   readonly synced?: (s: SyncOutcome) => void
   /** The ids of the events of this node's plans under way (at most `max`), which a peer that catches up asks for first. */

@@ -182,7 +182,10 @@ export const OPTIONS = {
 export const CLIENT_OPTIONS = {
   wait: { type: 'boolean', help: 'submit: follow the plan to its end and print the deliverable' },
   timeout: { type: 'string', help: 'give up waiting after this many seconds (exit code 6)' },
-  committee: { type: 'string', help: 'comma-separated scorer peer ids (default: the scorers this peer sees)' },
+  committee: {
+    type: 'string',
+    help: 'comma-separated scorer peer ids (default: at most 32 drawn from the scorers this peer sees)'
+  },
   quorum: { type: 'string', help: 'ballots that accept a split (default: a majority of the committee)' },
   'max-depth': { type: 'string', help: 'depth of the deepest leaves (root = 0; default 3)' },
   'min-children': { type: 'string', help: 'fewest subgoals per split (default 2)' },

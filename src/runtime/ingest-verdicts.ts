@@ -1,6 +1,7 @@
 import { logger } from '@libp2p/logger'
 import { eventIdOfWire } from '../wire/codec.js'
 import type { EventId } from '../core/events.js'
+import type { DecodedEvent, OtherVersionEvent } from '../wire/decode.js'
 import type { Verdict } from '../ports/transport.js'
 import type { NodeMetrics } from './metrics.js'
 
@@ -34,8 +35,45 @@ export interface IngestResult {
  */
 export class IngestVerdicts {
   private readonly refusedIds = new Set<string>()
+  /** Authors refused for not being on the allow-list (logged once each), bounded like the refused ids. */
+  private readonly strangers = new Set<string>()
 
-  constructor(private readonly metrics: NodeMetrics) {}
+  /**
+   * `allowAuthors`: with an allow-list (`--allow-peers`), the only authors
+   * whose events are taken from the network (this node's own key aside). The
+   * list gates connections; without this, an admitted member could relay
+   * events signed by any number of fresh keys, and so dodge the open-plan
+   * limit per author and stuff committees and attempts.
+   */
+  constructor(
+    private readonly metrics: NodeMetrics,
+    private readonly allowAuthors?: ReadonlySet<string>,
+    private readonly self?: string
+  ) {}
+
+  /**
+   * A refusal ('not-allowed', a reject: gossip lowers the sender's score) when
+   * an event from the network is by an author not on the allow-list; its id
+   * is remembered so sync does not fetch it again. Undefined otherwise.
+   */
+  notAllowed(d: DecodedEvent | OtherVersionEvent, source: EventSource): IngestResult | undefined {
+    const allow = this.allowAuthors
+    if (allow === undefined || source === 'store' || source === 'local') return undefined
+    const [author, id] = d.kind === 'event' ? [d.event.env.author, d.event.id] : [d.author, d.id]
+    if (author === this.self || allow.has(author)) return undefined
+    if (!this.strangers.has(author)) {
+      this.strangers.add(author)
+      if (this.strangers.size > MAX_REFUSED_IDS) this.strangers.delete(this.strangers.values().next().value as string)
+      log.error(
+        "refusing %s events by %s: the author is not on this node's --allow-peers list " +
+          '(add its peer id to the file on every node if it is a member)',
+        source,
+        author
+      )
+    }
+    this.remember(id)
+    return this.rejected('not-allowed', `author ${author} is not on the allow-list`, source, id)
+  }
 
   /** Whether the wire refused this id's envelope. */
   isRefused(id: string): boolean {
@@ -45,12 +83,13 @@ export class IngestVerdicts {
   /** A wire rejection: counted, and its id remembered unless only the signature was bad. */
   refused(bytes: Uint8Array, reason: string, detail: string, source: EventSource): IngestResult {
     const id = reason === 'bad-signature' || source === 'store' ? null : eventIdOfWire(bytes)
-    if (id !== null) {
-      this.refusedIds.add(id)
-      if (this.refusedIds.size > MAX_REFUSED_IDS)
-        this.refusedIds.delete(this.refusedIds.values().next().value as string)
-    }
+    if (id !== null) this.remember(id)
     return this.rejected(reason, detail, source)
+  }
+
+  private remember(id: string): void {
+    this.refusedIds.add(id)
+    if (this.refusedIds.size > MAX_REFUSED_IDS) this.refusedIds.delete(this.refusedIds.values().next().value as string)
   }
 
   rejected(reason: string, detail: string, source: EventSource, id?: EventId): IngestResult {

@@ -48,6 +48,11 @@ export class NodeMetrics {
     help: 'Events received through sync',
     registers: [this.registry]
   })
+  readonly syncQuotaLeft = new Counter({
+    name: 'plan_swarm_sync_quota_left_total',
+    help: "Ids a sync session left for a later one because the peer's pull quota was spent",
+    registers: [this.registry]
+  })
   readonly foldSeconds = new Histogram({
     name: 'plan_swarm_fold_seconds',
     help: 'Time to derive a plan tree',

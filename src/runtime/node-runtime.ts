@@ -43,6 +43,8 @@ export interface NodeRuntimeInit {
   readonly evictQuietMs?: number
   /** Open plans one author may have under way before their next goal waits (0: no limit); default 20. */
   readonly openPlansPerAuthor?: number
+  /** `--allow-peers`: the only authors whose events and presence are taken from the network (this node aside). */
+  readonly allowAuthors?: ReadonlySet<string>
   /** Where expired plans are archived, and for how long (src/runtime/retention.ts). */
   readonly retention?: RetentionOptions
   /** `--history`, for /status: 'open' when sync pulls only the plans under way (the transport does it). */
@@ -98,7 +100,8 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     verifier: init.verifier,
     inlineVerify: init.inlineVerify,
     evictQuietMs: init.evictQuietMs,
-    openPlansPerAuthor: init.openPlansPerAuthor
+    openPlansPerAuthor: init.openPlansPerAuthor,
+    allowAuthors: init.allowAuthors
   })
   const loaded = replica.load()
   log(
@@ -125,12 +128,13 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     openIds: max => replica.openIds(max),
     summaryOf: plan => summaryOf(replica, plan),
     wantsOpenIds: () => scheduler.now() - startedAt < ASK_OPEN_IDS_MS || replica.catchUp.active(scheduler.now()),
-    presence: p => {
-      roster.update(p, scheduler.now())
+    presence: (p, source) => {
+      roster.update(p, scheduler.now(), source)
     },
     synced: s => {
       metrics.syncRounds.inc({ outcome: s.ok ? 'ok' : 'failed' })
       metrics.syncEvents.inc(s.eventsReceived)
+      if (s.quotaLeft !== undefined) metrics.syncQuotaLeft.inc(s.quotaLeft)
     }
   })
   const stopTick = scheduler.every(TICK_MS, () => {

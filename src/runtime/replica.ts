@@ -61,6 +61,8 @@ export interface ReplicaInit {
   readonly evictQuietMs?: number
   /** Open plans one author may have under way before their next goal waits (0: no limit); default 20. */
   readonly openPlansPerAuthor?: number
+  /** With an allow-list: the only authors whose events are taken from the network (see IngestVerdicts). */
+  readonly allowAuthors?: ReadonlySet<string>
 }
 
 /**
@@ -142,7 +144,7 @@ export class Replica {
       planStanding(this.fold, plan)
     )
     this.writes = new WriteQueue(init.store, this.scheduler)
-    this.verdicts = new IngestVerdicts(init.metrics)
+    this.verdicts = new IngestVerdicts(init.metrics, init.allowAuthors, init.peerId)
     this.fold = new Fold({
       hashText: nativeSha256HexOfText,
       onRejected: (id, reason, detail) => {
@@ -413,9 +415,11 @@ export class Replica {
     return out
   }
 
-  /** A refusal if the event belongs to a plan expired here (ADR-0040), else undefined. */
+  /** A refusal if the event's author is not on the allow-list, or it belongs to a plan expired here (ADR-0040). */
   private lateFor(d: DecodeResult, source: EventSource): IngestResult | undefined {
-    if (!this.life.expiresAny || d.kind === 'rejected') return undefined
+    if (d.kind === 'rejected') return undefined
+    const stranger = this.verdicts.notAllowed(d, source)
+    if (stranger !== undefined || !this.life.expiresAny) return stranger
     const plan = d.kind === 'event' ? planOf(d.event) : d.plan === '' ? d.id : d.plan
     if (!this.life.refusesLate(plan)) return undefined
     const id = d.kind === 'event' ? d.event.id : d.id

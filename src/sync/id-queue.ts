@@ -26,6 +26,12 @@ export class IdQueue {
     return this.items.slice(this.head, this.head + n)
   }
 
+  /** Empties the queue. */
+  clear(): void {
+    this.items = []
+    this.head = 0
+  }
+
   drop(n: number): void {
     for (let i = 0; i < n; i++) this.shift()
   }

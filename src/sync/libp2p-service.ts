@@ -43,6 +43,8 @@ import type { PlanSummaryAnswer } from '../ports/transport.js'
 import type { SyncLimits } from './limits.js'
 import { DEFAULT_SYNC_LIMITS } from './limits.js'
 import type { SyncIds } from './reconcile/index.js'
+import { DEFAULT_PULL_QUOTA, PullQuota } from './pull-quota.js'
+import type { PullQuotaLimits } from './pull-quota.js'
 import { SyncSession } from './session.js'
 import type { SessionHost } from './session-host.js'
 import type { SyncStats } from './stats.js'
@@ -95,6 +97,8 @@ export interface SyncServiceInit {
   readonly openTimeoutMs?: number
   /** Session bounds (defaults: DEFAULT_SYNC_LIMITS). */
   readonly limits?: Partial<SyncLimits>
+  /** What may be pulled from one peer a minute, across its sessions (defaults: DEFAULT_PULL_QUOTA). */
+  readonly pullQuota?: Partial<PullQuotaLimits>
   /** Called with the stats of every finished session, inbound and outbound. */
   readonly onSession?: (stats: SyncStats) => void
   readonly log?: Logger
@@ -116,6 +120,8 @@ export interface SyncTotals {
   readonly bytesReceived: number
   readonly eventsSent: number
   readonly eventsReceived: number
+  /** Ids left for a later session because the peer's pull quota was spent (see pull-quota.ts). */
+  readonly quotaLeft: number
 }
 
 export interface SyncWithOptions {
@@ -156,6 +162,7 @@ class SyncServiceImpl implements SyncService {
   private readonly maxInbound: number
   private readonly scheduler: Scheduler
   private readonly inflight = new InflightIds()
+  private readonly quota: PullQuota
   private readonly inbound = new Map<string, { session: SyncSession; done: Promise<unknown> }>()
   private readonly outbound = new Map<string, { session: SyncSession | null; done: Promise<SyncStats> }>()
   private readonly timers = new Set<Cancel>()
@@ -190,6 +197,7 @@ class SyncServiceImpl implements SyncService {
     this.maxInbound = init.maxInboundSessions ?? 16
     this.scheduler = init.scheduler ?? realScheduler()
     this.scoped = init.scope === 'open'
+    this.quota = new PullQuota({ ...DEFAULT_PULL_QUOTA, ...init.pullQuota }, () => this.scheduler.monotonic())
   }
 
   async start(): Promise<void> {
@@ -258,7 +266,7 @@ class SyncServiceImpl implements SyncService {
   }
 
   stats(): SyncTotals {
-    return { ...this.totals, active: this.inbound.size + this.outbound.size }
+    return { ...this.totals, active: this.inbound.size + this.outbound.size, quotaLeft: this.quota.leftForLater }
   }
 
   async askSummary(plan: string): Promise<{ from: string; summary: PlanSummaryAnswer } | null> {
@@ -513,8 +521,8 @@ class SyncServiceImpl implements SyncService {
 
   private host(): SessionHost {
     const { ids, has, getBytes, ingest, ingestMany } = this.init
-    const { inflight, limits, log, scoped } = this
-    return { ids, has, getBytes, ingest, ingestMany, inflight, limits, log, scoped }
+    const { inflight, limits, log, scoped, quota } = this
+    return { ids, has, getBytes, ingest, ingestMany, inflight, limits, log, scoped, quota }
   }
 
   private record(stats: SyncStats): void {

@@ -12,6 +12,11 @@
  * for; an id another session is fetching is deferred, and asked for here
  * only if it is still missing once that session settles it (or once the
  * session gives up waiting: `stopDeferring`).
+ *
+ * With a pull quota (pull-quota.ts), it asks the peer for no more than the
+ * quota allows; once it is spent, the ids still queued are left for a later
+ * session (`leftForLater`), which the reconciliation will find them for
+ * again, and this session can end.
  */
 import { decodeEvents, encodeWant } from './frames.js'
 import { SyncProtocolError } from './errors.js'
@@ -36,11 +41,18 @@ export class Puller {
   private readonly deferred = new Set<string>()
   private readonly claimed = new Set<string>()
   private ignoreInflight = false
+  private left = 0
 
   constructor(
     private readonly host: SessionHost,
-    private readonly counters: SessionCounters
+    private readonly counters: SessionCounters,
+    private readonly peer = ''
   ) {}
+
+  /** Ids this session left for a later one: the peer's pull quota was spent. */
+  get leftForLater(): number {
+    return this.left
+  }
 
   /** Queues the ids the reconciliation found the peer has (less those held, folded or parked). */
   need(ids: readonly string[]): void {
@@ -67,8 +79,17 @@ export class Puller {
 
   /** The next WANT frame (within the outstanding window), or null when there is nothing to ask for now. */
   buildWant(): Uint8Array | null {
-    const room = Math.min(MAX_WANT_IDS_PER_FRAME, MAX_OUTSTANDING_WANTS - this.outstanding.length)
+    let room = Math.min(MAX_WANT_IDS_PER_FRAME, MAX_OUTSTANDING_WANTS - this.outstanding.length)
     if (room <= 0) return null
+    const quota = this.host.quota
+    if (quota !== undefined && this.queued > 0) {
+      const allowed = quota.allowance(this.peer)
+      if (allowed <= 0) {
+        this.leaveForLater(quota)
+        return null
+      }
+      room = Math.min(room, allowed)
+    }
     const ids: string[] = []
     const inflight = this.host.inflight
     while (ids.length < room) {
@@ -87,6 +108,7 @@ export class Puller {
       ids.push(id)
     }
     if (ids.length === 0) return null
+    quota?.asked(this.peer, ids.length)
     for (const id of ids) this.outstanding.push(id)
     this.counters.wanted += ids.length
     return encodeWant(ids)
@@ -111,7 +133,18 @@ export class Puller {
       w++
     }
     this.outstanding.drop(settled)
+    this.host.quota?.received(this.peer, settled, events)
     return { events, window }
+  }
+
+  /** The quota is spent: what is queued waits for a later session. */
+  private leaveForLater(quota: NonNullable<SessionHost['quota']>): void {
+    const n = this.queued
+    this.queue.clear()
+    this.urgent.clear()
+    this.left += n
+    quota.left(n)
+    this.host.log('sync with %s: its pull quota is spent; %d ids left for a later session', this.peer, n)
   }
 
   /** The events of a settled window were ingested: only now may other sessions ask for these ids (if still missing). */

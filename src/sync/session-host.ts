@@ -1,6 +1,7 @@
 /** What a sync session needs from the node it runs in. */
 import type { SyncIds } from './reconcile/index.js'
 import type { InflightIds } from './inflight.js'
+import type { PullQuota } from './pull-quota.js'
 import type { SyncLimits } from './limits.js'
 
 /** A debug logger (printf-style, `%s` `%d` `%e`), as `@libp2p/logger` makes them. */
@@ -48,6 +49,8 @@ export interface SessionHost {
   readonly ingestMany?: (batch: readonly Uint8Array[], from: string) => Promise<unknown>
   /** Shared by the sessions of one node (see InflightIds). */
   readonly inflight: InflightIds
+  /** How much may be pulled from each peer (see PullQuota), shared by the sessions of one node; none: no bound. */
+  readonly quota?: PullQuota
   readonly limits: SyncLimits
   readonly log: SyncLog
   /**

@@ -118,7 +118,7 @@ export class SyncSession {
       maxMessageBytes: limits.reconcileMessageBytes,
       maxRounds: limits.maxRounds
     })
-    this.pull = new Puller(host, this.counters)
+    this.pull = new Puller(host, this.counters, peer)
     this.serve = new Server(host, this.counters)
     this.writer = new FrameWriter(stream, this.counters, {
       next: () => this.pull.buildWant() ?? this.serve.buildEvents(),
@@ -200,7 +200,8 @@ export class SyncSession {
       ...(error !== undefined ? { error } : {}),
       ...c,
       ms: Math.round(this.scheduler.monotonic() - started),
-      ...(this.peerScoped ? { peerScoped: true } : {})
+      ...(this.peerScoped ? { peerScoped: true } : {}),
+      ...(this.pull.leftForLater > 0 ? { quotaLeft: this.pull.leftForLater } : {})
     }
     if (c.ingestErrors > 0)
       this.host.log('sync %s %s: %d ingest calls threw', this.direction, this.peer, c.ingestErrors)

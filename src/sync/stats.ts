@@ -28,6 +28,8 @@ export interface SyncStats {
   readonly ms: number
   /** The peer keeps only its plans under way (`--history open`): it reconciled nothing (see session.ts). */
   readonly peerScoped?: boolean
+  /** Ids this side left for a later session, the peer's pull quota spent (see pull-quota.ts); absent when none. */
+  readonly quotaLeft?: number
 }
 
 /** The running counts of one session (the parts of SyncStats that add up). */

@@ -282,6 +282,7 @@ describe('roster', () => {
         role: 'scorer',
         capabilities: [],
         lastSeenMs: 1_000,
+        firstSeenMs: 1_000,
         load: 1,
         version: 'v',
         addresses: ['/ip4/10.0.0.1/tcp/1']
@@ -291,6 +292,7 @@ describe('roster', () => {
         role: 'executor',
         capabilities: [],
         lastSeenMs: 6_000,
+        firstSeenMs: 6_000,
         load: 1,
         version: 'v',
         addresses: ['/ip4/10.0.0.1/tcp/1']

@@ -1,5 +1,6 @@
 import { isFinished } from '../../core/view.js'
-import { parseCommittee, planParams, publishCancel, publishGoal, scorersInSight } from '../../author/author-events.js'
+import { parseCommittee, planParams, publishCancel, publishGoal } from '../../author/author-events.js'
+import { committeeWarnings, defaultCommittee } from '../../author/committee.js'
 import { awaitingMe, castReview, castVote } from '../../author/person-events.js'
 import { DashboardRequestError } from './guard.js'
 import type { GoalRate } from '../../author/goal-rate.js'
@@ -29,7 +30,9 @@ export function dashboardSource(view: NodeView, rate: GoalRate): DashboardSource
       }),
     rejected: () => ({ ...view.health().rejected }),
     submit: async (goal, values) => {
-      const committee = parseCommittee(values.committee) ?? scorersInSight(view)
+      const named = parseCommittee(values.committee)
+      const drawn = named === undefined ? defaultCommittee(view) : undefined
+      const committee = named ?? drawn?.committee ?? []
       if (committee.length === 0)
         throw new DashboardRequestError(
           409,
@@ -42,7 +45,14 @@ export function dashboardSource(view: NodeView, rate: GoalRate): DashboardSource
       const plan = await publishGoal(view, goal, params)
       rate.took(view.now())
       const waits = view.held(plan)
-      return { plan, committee, quorum: params.quorum, ...(waits === null ? {} : { waits: `the plan ${waits}` }) }
+      const warnings = drawn?.warnings ?? committeeWarnings(committee)
+      return {
+        plan,
+        committee,
+        quorum: params.quorum,
+        ...(waits === null ? {} : { waits: `the plan ${waits}` }),
+        ...(warnings.length > 0 ? { warnings } : {})
+      }
     },
     cancel: async (plan, reason) => {
       const tree = view.loadTree(plan)

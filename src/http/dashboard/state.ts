@@ -40,7 +40,14 @@ export interface DashboardSource {
   submit: (
     goal: string,
     values: Readonly<Record<string, string | boolean | undefined>>
-  ) => Promise<{ plan: PlanId; committee: readonly string[]; quorum: number; waits?: string }>
+  ) => Promise<{
+    plan: PlanId
+    committee: readonly string[]
+    quorum: number
+    waits?: string
+    /** What the submitter should know about the committee (too small to outvote one faulty member, scorers left out). */
+    warnings?: readonly string[]
+  }>
   /** Publish `goal-cancelled` as this node (it must be the goal's author). */
   cancel: (plan: PlanId, reason: string | undefined) => Promise<void>
   /**

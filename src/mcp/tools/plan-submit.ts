@@ -1,7 +1,7 @@
 import { MAX_GOAL_CHARS } from '../../core/limits.js'
 import { publishGoal } from '../../author/author-events.js'
 import { confirmHeld, readiness } from './readiness.js'
-import { SUBMIT, paramsFrom } from './submit-args.js'
+import { SUBMIT, paramsAndWarnings } from './submit-args.js'
 import { swarmTool } from './swarm-tool.js'
 import { ToolInputError, ok } from './tool-result.js'
 
@@ -28,7 +28,7 @@ export const planSubmit = swarmTool({
       )
     if (a.committee === undefined && !readiness(view).canSubmit)
       throw new ToolInputError(`cannot submit now: ${readiness(view).why}`)
-    const params = paramsFrom(view, a)
+    const { params, warnings } = paramsAndWarnings(view, a)
     const refused = tools.rate.refusal(view.now())
     if (refused !== null) throw new ToolInputError(`${refused}; nothing was published`)
     const plan = await publishGoal(view, a.goal, params)
@@ -39,8 +39,16 @@ export const planSubmit = swarmTool({
     const waits = view.held(plan)
     return ok(
       `submitted plan ${plan} (committee of ${params.committee.length}, quorum ${params.quorum}); held by ${heldBy}` +
-        (waits === null ? '' : `; the plan ${waits}`),
-      { plan, committee: params.committee, quorum: params.quorum, heldBy, waits }
+        (waits === null ? '' : `; the plan ${waits}`) +
+        warnings.map(w => `\nwarning: ${w}`).join(''),
+      {
+        plan,
+        committee: params.committee,
+        quorum: params.quorum,
+        heldBy,
+        waits,
+        ...(warnings.length > 0 ? { warnings } : {})
+      }
     )
   }
 })

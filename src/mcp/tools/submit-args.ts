@@ -1,6 +1,7 @@
 import * as z from 'zod'
 import { MAX_GOAL_CHARS } from '../../core/limits.js'
-import { parseCommittee, planParams, scorersInSight } from '../../author/author-events.js'
+import { parseCommittee, planParams } from '../../author/author-events.js'
+import { committeeWarnings, defaultCommittee } from '../../author/committee.js'
 import { int } from './plan-input.js'
 import { ToolInputError } from './tool-result.js'
 import type { NodeView } from '../../ports/node-view.js'
@@ -11,7 +12,10 @@ export const SUBMIT = z.object({
   committee: z
     .array(z.string())
     .optional()
-    .describe('peer ids whose ballots decide splits (default: every scorer in sight); people may be members'),
+    .describe(
+      'peer ids whose ballots decide splits (default: drawn from the scorers in sight, at most 32, long-known ' +
+        'ones first); people may be members'
+    ),
   quorum: int('ballots that accept a split (default: a majority of the committee)'),
   maxDepth: int('depth of the deepest leaves, root = 0 (default 3)'),
   minChildren: int('fewest subgoals per split (default 2)'),
@@ -46,7 +50,16 @@ export type SubmitArgs = z.infer<typeof SUBMIT>
 
 /** Plan parameters from an agent's camelCase arguments, through the same checks as the `submit` flags. */
 export function paramsFrom(view: NodeView, a: SubmitArgs): ReturnType<typeof planParams> {
-  const committee = a.committee === undefined ? scorersInSight(view) : parseCommittee(a.committee.join(','))
+  return paramsAndWarnings(view, a).params
+}
+
+/** paramsFrom, and what the submitter should be told about the committee (src/author/committee.ts). */
+export function paramsAndWarnings(
+  view: NodeView,
+  a: SubmitArgs
+): { params: ReturnType<typeof planParams>; warnings: string[] } {
+  const drawn = a.committee === undefined ? defaultCommittee(view) : undefined
+  const committee = drawn?.committee ?? parseCommittee(a.committee?.join(','))
   if (committee === undefined || committee.length === 0)
     throw new ToolInputError('no committee: no scorer is in sight, and none was given (committee: [peer ids])')
   const values: Record<string, string | string[] | boolean | undefined> = {}
@@ -70,5 +83,6 @@ export function paramsFrom(view: NodeView, a: SubmitArgs): ReturnType<typeof pla
   if (a.useTools === true) values['use-tools'] = true
   if (a.approvers !== undefined) values.approver = a.approvers
   if (a.approveFor !== undefined) values.approve = a.approveFor
-  return planParams(values, committee)
+  const params = planParams(values, committee)
+  return { params, warnings: drawn?.warnings ?? committeeWarnings(params.committee) }
 }

@@ -32,7 +32,8 @@ export function handleSubmitForm() {
     msg.dataset.kind = r.ok ? 'ok' : 'error'
     msg.textContent = r.ok
       ? `submitted plan ${short(r.data.plan)} (committee of ${r.data.committee.length})` +
-        (r.data.waits ? `; ${r.data.waits}, and starts by itself then` : '')
+        (r.data.waits ? `; ${r.data.waits}, and starts by itself then` : '') +
+        (r.data.warnings ? r.data.warnings.map(w => `. Warning: ${w}`).join('') : '')
       : r.error
     if (r.ok) {
       $('goal').value = ''

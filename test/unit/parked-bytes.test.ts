@@ -1,0 +1,96 @@
+/**
+ * Parked events are capped in bytes as well as in number
+ * (src/core/parked-events.ts): events that wait for deps nobody sends cannot
+ * hold more than MAX_PARKED_BYTES, the oldest going first, as with the count
+ * cap; and eventBytes estimates an event's encoded size closely enough to
+ * cap by.
+ */
+import { beforeAll, describe, expect, it } from 'vitest'
+import { EventSet } from '../../src/core/event-set.js'
+import { ParkedEvents, eventBytes, MAX_PARKED_BYTES } from '../../src/core/parked-events.js'
+import { signEventSync } from '../../src/wire/sign.js'
+import { makeEvent, makePeers, subgoals } from '../helpers/plan-builder.js'
+import type { EventId, PeerIdString, PlanEvent } from '../../src/core/events.js'
+import type { Rec } from '../../src/core/id-records.js'
+import type { PrivateKey } from '@libp2p/interface'
+
+let author: { id: PeerIdString; key: PrivateKey }
+
+beforeAll(async () => {
+  author = (await makePeers(1))[0] as { id: PeerIdString; key: PrivateKey }
+})
+
+const fakeId = (i: number): EventId => i.toString(16).padStart(64, 'f') as EventId
+
+/** A proposal of about `chars` characters of rationale, waiting for a dep nobody has. */
+function waiting(i: number, rationale: string): PlanEvent {
+  return makeEvent({
+    type: 'split-proposed',
+    plan: fakeId(1),
+    author: author.id,
+    hlc: { ms: 1_000 + i, c: 0 },
+    deps: [fakeId(1), fakeId(1_000_000 + i)],
+    body: {
+      node: fakeId(1) as never,
+      attempt: 1,
+      subgoals: subgoals(['a', 'b']),
+      rationale,
+      usage: { inputTokens: 0, outputTokens: 0 }
+    }
+  })
+}
+
+describe('eventBytes', () => {
+  it('is within a few percent of the signed wire size, never far below it', () => {
+    for (const rationale of ['short', 'x'.repeat(4_000), '€'.repeat(4_000), '😀'.repeat(2_000)]) {
+      const e = waiting(0, rationale)
+      const wire = signEventSync(e.env, author.key).bytes.length
+      const est = eventBytes(e)
+      expect(est).toBeGreaterThanOrEqual(wire * 0.95)
+      expect(est).toBeLessThanOrEqual(wire * 1.1 + 400)
+    }
+  })
+})
+
+describe('parked events capped in bytes', () => {
+  it('drop the oldest once their bytes pass the cap, and count what they hold', () => {
+    const known = new Map<EventId, PlanEvent | Rec>()
+    const one = eventBytes(waiting(0, 'x'.repeat(1_000)))
+    const parked = new ParkedEvents(known, 1_000, one * 5)
+    for (let i = 0; i < 12; i++) {
+      const e = waiting(i, 'x'.repeat(1_000))
+      const refs = e.env.deps.map(d => known.get(d) ?? parked.recordFor(d))
+      parked.park(e, undefined, refs, 0, 'missing-deps', refs.length)
+    }
+    expect(parked.count).toBe(5)
+    expect(parked.bytes).toBe(one * 5)
+    // The newest five, oldest first.
+    expect(parked.snapshot().map(s => s.event.env.hlc.ms)).toEqual([1_007, 1_008, 1_009, 1_010, 1_011])
+    for (const s of parked.snapshot()) parked.unpark(parked.recOf(s.event.id) as Rec)
+    expect(parked.count).toBe(0)
+    expect(parked.bytes).toBe(0)
+    // Nothing is left of the dropped events' records either.
+    expect(known.size).toBe(0)
+  })
+
+  it(`hold at most MAX_PARKED_BYTES (${MAX_PARKED_BYTES / (1 << 20)} MiB) in an event set, whatever the count cap`, () => {
+    const set = new EventSet({ maxParked: 100_000 })
+    const big = '€'.repeat(20_000)
+    const size = eventBytes(waiting(0, big))
+    expect(size).toBeGreaterThan(59_000)
+    const n = Math.ceil((MAX_PARKED_BYTES * 1.5) / size)
+    // The core takes verified events and never rehashes them: a made-up id saves hashing 90 MB.
+    const proto = waiting(0, big)
+    const at = (i: number): PlanEvent => ({
+      id: fakeId(2_000_000 + i),
+      env: { ...proto.env, hlc: { ms: 1_000 + i, c: 0 }, deps: [fakeId(1), fakeId(1_000_000 + i)] }
+    })
+    for (let i = 0; i < n; i++) expect(set.add(at(i), 10_000).status).toBe('parked')
+    expect(set.parkedCount).toBe(Math.floor(MAX_PARKED_BYTES / size))
+    expect(set.parkedCount * size).toBeLessThanOrEqual(MAX_PARKED_BYTES)
+    // The newest stay.
+    const ids = set.parkedEvents().map(p => p.id)
+    expect(ids[0]).toBe(fakeId(2_000_000 + n - set.parkedCount))
+    expect(ids.at(-1)).toBe(fakeId(2_000_000 + n - 1))
+  })
+})
