@@ -90,8 +90,7 @@ async function realSwarm(n: number, idleS: number, llmUrl: string): Promise<Reco
   }
 }
 
-export async function benchScale(): Promise<Record<string, unknown>> {
-  const argv = process.argv.slice(2)
+export async function benchScale(argv: readonly string[] = process.argv.slice(2)): Promise<Record<string, unknown>> {
   const sizes = list(argv, '--sizes', [5, 10, 20, 40])
   const idleS = Number(option(argv, '--idle-s') ?? 20)
   const simSizes = list(argv, '--sim-sizes', [100, 300, 1000])
