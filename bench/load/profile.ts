@@ -115,6 +115,8 @@ export interface RoleProfile {
   readonly idlePctOfSampled: number
   /** The functions with most self time: `fn (file:line)`, ms and % of the busy time. */
   readonly top: Array<{ fn: string; where: string; group: Group; ms: number; pct: number }>
+  /** The source files (or packages' files) with most self time, natives counted to the file that called them. */
+  readonly topFiles: Array<{ file: string; group: Group; ms: number; pct: number }>
 }
 
 /** Reads every profile under `dir/<name>` and reduces each to `windows`. */
@@ -135,6 +137,7 @@ export function analyseProfiles(dir: string, windows: readonly Window[]): RolePr
 function reduce(name: string, w: Window, profiles: readonly CpuProfile[], locator: Locator): RoleProfile {
   const groupUs = new Map<Group, number>(GROUPS.map(g => [g, 0]))
   const fnUs = new Map<string, { fn: string; where: string; group: Group; us: number }>()
+  const fileUs = new Map<string, { file: string; group: Group; us: number }>()
   let sampled = 0
   for (const p of profiles) {
     const info = nodeInfo(p, locator)
@@ -151,6 +154,10 @@ function reduce(name: string, w: Window, profiles: readonly CpuProfile[], locato
       const f = fnUs.get(n.key) ?? { fn: n.fn, where: n.where, group: n.group, us: 0 }
       f.us += dt
       fnUs.set(n.key, f)
+      const file = `${n.file} [${n.group}]`
+      const ff = fileUs.get(file) ?? { file: n.file, group: n.group, us: 0 }
+      ff.us += dt
+      fileUs.set(file, ff)
     }
   }
   const idle = groupUs.get('idle') ?? 0
@@ -167,8 +174,13 @@ function reduce(name: string, w: Window, profiles: readonly CpuProfile[], locato
   const top = [...fnUs.values()]
     .filter(f => f.group !== 'idle')
     .sort((a, b) => b.us - a.us)
-    .slice(0, 15)
+    .slice(0, 25)
     .map(f => ({ fn: f.fn, where: f.where, group: f.group, ms: Math.round(f.us / 1000), pct: pct(f.us) }))
+  const topFiles = [...fileUs.values()]
+    .filter(f => f.group !== 'idle')
+    .sort((a, b) => b.us - a.us)
+    .slice(0, 25)
+    .map(f => ({ file: f.file, group: f.group, ms: Math.round(f.us / 1000), pct: pct(f.us) }))
   return {
     name,
     role: ROLE_OF[name[0] as string] ?? name,
@@ -180,7 +192,8 @@ function reduce(name: string, w: Window, profiles: readonly CpuProfile[], locato
     groupsPct,
     groupsMsPerEvent,
     idlePctOfSampled: r1((100 * idle) / Math.max(1, sampled)),
-    top
+    top,
+    topFiles
   }
 }
 
@@ -189,8 +202,9 @@ interface NodeInfo {
   readonly key: string
   readonly fn: string
   readonly where: string
-  /** The nearest frame of src/, roles/ or a package, this one or a caller. */
+  /** The nearest frame of src/, roles/ or a package, this one or a caller; and its file. */
   readonly from: string
+  readonly file: string
 }
 
 /** Every node's group (its own rule, else its caller's) and its function's name and place. */
@@ -220,7 +234,8 @@ function nodeInfo(p: CpuProfile, locator: Locator): Map<number, NodeInfo> {
       key: `${fn} ${where}`,
       fn,
       where,
-      from: own ? `${fn} ${at.path}:${at.line}` : (caller?.from ?? '')
+      from: own ? `${fn} ${at.path}:${at.line}` : (caller?.from ?? ''),
+      file: own ? at.path : (caller?.file ?? at.path)
     }
     out.set(id, info)
     return info
