@@ -9,6 +9,7 @@ import { benchBigPlan } from './big-plan/index.js'
 import { benchTax } from './tax/index.js'
 import { benchIdSet } from './id-set/index.js'
 import { benchHistory } from './history/index.js'
+import { benchQuick } from './quick/index.js'
 import { BenchUnavailable } from './common/util.js'
 
 /**
@@ -26,10 +27,11 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   'big-plan': benchBigPlan,
   tax: benchTax,
   'id-set': benchIdSet,
-  history: benchHistory
+  history: benchHistory,
+  quick: benchQuick
 }
 
-const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
+const HELP = `npm run bench -- [name ...] [options]    (no name: all of them but quick, in this order)
 
 Each writes bench/results/<name>.json (created, ignored by git) and prints one JSON object as its last line.
 BENCHMARKS.md has the current figures and how each is measured.
@@ -51,7 +53,9 @@ BENCHMARKS.md has the current figures and how each is measured.
   load    10 real processes, many plans at once (stand-in API, 0.3 s): B's 5 goals alone, 1 goal, 100 at once,
           1000 at once, then A's flood of 500 beside B's 5 (fair shares). Makespan against the floor, duplicates,
           first claims, /status latency, CPU per event and RSS per process. --goals=1000 --flood=500 --few=5
-          --cli=built|tsx. About 35 minutes.
+          --cli=built|tsx; --few=0 and --flood=0 leave those phases out. --profile: V8's CPU profiler on one
+          process of each role, and its time per phase by group (gossipsub, decode, verify, SQLite, fold, roles,
+          /status, ...; bench/load/profile-groups.ts) on stdout and in load-profile.json. About 35 minutes.
   big-plan  one plan of 101, 400 and 1,123 nodes (6x6x6x4), in process: CPU per event to fold, to derive the tree
           (and its treeHash) as the plan grows, and to print it, collapsed and expanded. BIG_PLAN_RUNS=5 BIG_PLAN_BATCH=50
   tax     the protocol's own tax in the simulator: 10/100/1000 nodes x 1/100 plans against a central scheduler.
@@ -66,7 +70,10 @@ BENCHMARKS.md has the current figures and how each is measured.
           (until it claims, until it holds everything). HISTORY_SIZES=100k,1m HISTORY_TRIALS=3
           HISTORY_START_TIMEOUT_S=600 HISTORY_CATCHUP_TIMEOUT_S=1800 HISTORY_CPU_PROF=DIR HISTORY_NEWCOMER=0
           HISTORY_REBUILD=1 HISTORY_KEEP=1 --cli=built|tsx (more in bench/history/index.ts). Needs ss (iproute2). About 10
-          minutes at 100k; at 1M the build takes 6 minutes once, and the rest an hour or more.`
+          minutes at 100k; at 1M the build takes 6 minutes once, and the rest an hour or more.
+  quick   the headline ratios again, shortened, in about 5 minutes: fold batch, gossip hop over bare at 3 and 10
+          processes, the leaderless tax at 10, rosters full at 24, /status while 100 plans run; each beside its goal
+          and its row's last figure in BENCHMARKS.md. Its parts write bench/results/quick/, it quick.json.`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -79,7 +86,7 @@ if (unknown.length > 0) {
   console.error(`unknown benchmark ${unknown.join(', ')}; choose from: ${Object.keys(BENCHES).join(', ')} (--help)`)
   process.exit(2)
 }
-const chosen = names.length > 0 ? names : Object.keys(BENCHES)
+const chosen = names.length > 0 ? names : Object.keys(BENCHES).filter(n => n !== 'quick')
 const results: Record<string, unknown> = {}
 try {
   for (const n of chosen) {
