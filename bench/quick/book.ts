@@ -28,7 +28,14 @@ export function bookRow(book: string, prefixes: readonly string[]): BookRow | un
   const rows = book
     .split('\n')
     .filter(l => l.startsWith('| ') && !l.startsWith('| ---') && !l.startsWith('| figure |'))
-    .map(l => l.slice(2, l.endsWith(' |') ? -2 : undefined).split(' | '))
+    .map(l =>
+      l
+        .trim()
+        .replace(/^\|/, '')
+        .replace(/\|$/, '')
+        .split('|')
+        .map(c => c.trim())
+    )
     .filter(cells => cells.length >= 6)
     .map(([figure, value, goal, verdict, date, commit]) => ({
       figure: figure as string,
