@@ -45,7 +45,7 @@ BENCHMARKS.md has the current figures and how each is measured.
           --quick --sizes=3,10,30 --latencies=50,300,2000 --repeats=3 --sensitivity-sizes=3,10 --cli=built|tsx
           E2E_TRACE=PREFIX E2E_DEBUG=NAMESPACES E2E_CPU_PROF=DIR. Needs ss (iproute2).
   scale   idle background and roster fill at 5-40 processes, then the simulator at 100-1000 nodes.
-          --sizes=5,10,20,40 --idle-s=20 --sim-sizes=100,300,1000 --sim-seeds=3 --sim-until=plan|rosters
+          --sizes=5,10,20,40 --idle-s=20 --mesh-wait-s=180 --sim-sizes=100,300,1000 --sim-seeds=3 --sim-until=plan|rosters
           (--sizes= skips the processes, --sim-sizes= the simulator). Needs ss (iproute2).
   tool-cache  a ten-step task with tools against the fake Messages API, with and without prompt-cache
           breakpoints: input tokens, cache reads and writes, billed-equivalent input (reads 0.1x, writes 1.25x)

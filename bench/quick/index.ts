@@ -24,10 +24,11 @@ const NET_ENV = {
   NET_SECONDS: '10',
   NET_WINDOWS: '2',
   NET_WARMUP_S: '1',
-  NET_DRAIN_MS: '5000'
+  NET_DRAIN_MS: '5000',
+  NET_MESH_WAIT_MS: '30000'
 }
 const E2E_ARGS = ['--sizes=10', '--latencies=300', '--repeats=1', '--sensitivity-sizes=10']
-const SCALE_ARGS = ['--sizes=24', '--idle-s=2', '--sim-sizes=']
+const SCALE_ARGS = ['--sizes=24', '--idle-s=2', '--sim-sizes=', '--mesh-wait-s=90']
 const LOAD_GOALS = 100
 const LOAD_CAP_S = 60
 
