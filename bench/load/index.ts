@@ -29,6 +29,10 @@ import type { CliMode } from '../common/util.js'
  * are all admitted at once: the flood then measures the role driver's fair
  * shares alone (authors served in turn), not the open-plan limit, which
  * would hold all but 20 of the 500 back (test/e2e/author-limit.test.ts).
+ *
+ * --profile: the first process of each role runs under V8's CPU profiler,
+ * and each phase's CPU is broken down by group at the end
+ * (bench/load/profile.ts; docs/performance.md reads one such run).
  */
 
 const LATENCY_MS = 300
@@ -36,7 +40,7 @@ const SLOTS_PER_PROCESS = 4
 const CALLS_PER_PLAN = 33
 
 export interface LoadOptions {
-  /** Goals of the big phase (and a phase of 100 before it, unless it is 100 itself). */
+  /** Goals of the big phase (and a phase of 100 before it when it is bigger). */
   readonly goals: number
   /** The flood's goals; 0 leaves the flood phase out. */
   readonly flood: number
