@@ -71,7 +71,7 @@ BENCHMARKS.md has the current figures and how each is measured.
           HISTORY_START_TIMEOUT_S=600 HISTORY_CATCHUP_TIMEOUT_S=1800 HISTORY_CPU_PROF=DIR HISTORY_NEWCOMER=0
           HISTORY_REBUILD=1 HISTORY_KEEP=1 --cli=built|tsx (more in bench/history/index.ts). Needs ss (iproute2). About 10
           minutes at 100k; at 1M the build takes 6 minutes once, and the rest an hour or more.
-  quick   the headline ratios again, shortened, in about 5 minutes: fold batch, gossip hop over bare at 3 and 10
+  quick   the headline ratios again, shortened, in about 6 minutes: fold batch, gossip hop over bare at 3 and 10
           processes, the leaderless tax at 10, rosters full at 24, /status while 100 plans run; each beside its goal
           and its row's last figure in BENCHMARKS.md. Its parts write bench/results/quick/, it quick.json.`
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- quick`: the headline ratios again in about five minutes, to tell whether a change moved them
+ * `npm run bench -- quick`: the headline ratios again in about six minutes, to tell whether a change moved them
  * before an issue is called resolved. It runs the benchmarks themselves with smaller options (fewer runs, shorter
  * windows, one size each), so a figure here is a rougher reading of the same measure, not a replacement for its
  * row: the fold as one batch (1 run), the gossip hop over bare libp2p at 3 and 10 processes (10 s windows), the
