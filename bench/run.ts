@@ -10,6 +10,7 @@ import { benchTax } from './tax/index.js'
 import { benchIdSet } from './id-set/index.js'
 import { benchHistory } from './history/index.js'
 import { benchByzantine } from './byzantine/index.js'
+import { benchQuick } from './quick/index.js'
 import { BenchUnavailable } from './common/util.js'
 
 /**
@@ -28,10 +29,11 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   tax: benchTax,
   'id-set': benchIdSet,
   history: benchHistory,
-  byzantine: benchByzantine
+  byzantine: benchByzantine,
+  quick: benchQuick
 }
 
-const HELP = `npm run bench -- [name ...] [options]    (no name: all of them, in this order)
+const HELP = `npm run bench -- [name ...] [options]    (no name: all of them but quick, in this order)
 
 Each writes bench/results/<name>.json (created, ignored by git) and prints one JSON object as its last line.
 BENCHMARKS.md has the current figures and how each is measured.
@@ -45,7 +47,7 @@ BENCHMARKS.md has the current figures and how each is measured.
           --quick --sizes=3,10,30 --latencies=50,300,2000 --repeats=3 --sensitivity-sizes=3,10 --cli=built|tsx
           E2E_TRACE=PREFIX E2E_DEBUG=NAMESPACES E2E_CPU_PROF=DIR. Needs ss (iproute2).
   scale   idle background and roster fill at 5-40 processes, then the simulator at 100-1000 nodes.
-          --sizes=5,10,20,40 --idle-s=20 --sim-sizes=100,300,1000 --sim-seeds=3 --sim-until=plan|rosters
+          --sizes=5,10,20,40 --idle-s=20 --mesh-wait-s=180 --sim-sizes=100,300,1000 --sim-seeds=3 --sim-until=plan|rosters
           (--sizes= skips the processes, --sim-sizes= the simulator). Needs ss (iproute2).
   tool-cache  a ten-step task with tools against the fake Messages API, with and without prompt-cache
           breakpoints: input tokens, cache reads and writes, billed-equivalent input (reads 0.1x, writes 1.25x)
@@ -53,7 +55,9 @@ BENCHMARKS.md has the current figures and how each is measured.
   load    10 real processes, many plans at once (stand-in API, 0.3 s): B's 5 goals alone, 1 goal, 100 at once,
           1000 at once, then A's flood of 500 beside B's 5 (fair shares). Makespan against the floor, duplicates,
           first claims, /status latency, CPU per event and RSS per process. --goals=1000 --flood=500 --few=5
-          --cli=built|tsx. About 35 minutes.
+          --cli=built|tsx; --few=0 and --flood=0 leave those phases out. --profile: V8's CPU profiler on one
+          process of each role, and its time per phase by group (gossipsub, decode, verify, SQLite, fold, roles,
+          /status, ...; bench/load/profile-groups.ts) on stdout and in load-profile.json. About 35 minutes.
   big-plan  one plan of 101, 400 and 1,123 nodes (6x6x6x4), in process: CPU per event to fold, to derive the tree
           (and its treeHash) as the plan grows, and to print it, collapsed and expanded. BIG_PLAN_RUNS=5 BIG_PLAN_BATCH=50
   tax     the protocol's own tax in the simulator: 10/100/1000 nodes x 1/100 plans against a central scheduler.
@@ -73,7 +77,10 @@ BENCHMARKS.md has the current figures and how each is measured.
           junk, equivocate-early/late, stuff, budget-drain, sybil, twins) and f = 1 and floor((n-1)/3), the dishonest
           share of tasks won against their fair share, the makespan over the same seed honest, junk accepted after
           its author's first rejection, finished plans changed afterwards. --nodes=10,100 --modes=all --f=1,max
-          --seeds=1 --seed=1 --llm-ms=300 (--nodes=10 --modes=backdate,hoard --f=1 to scale down)`
+          --seeds=1 --seed=1 --llm-ms=300 (--nodes=10 --modes=backdate,hoard --f=1 to scale down)
+  quick   the headline ratios again, shortened, in about 6 minutes: fold batch, gossip hop over bare at 3 and 10
+          processes, the leaderless tax at 10, rosters full at 24, /status while 100 plans run; each beside its goal
+          and its row's last figure in BENCHMARKS.md. Its parts write bench/results/quick/, it quick.json.`
 
 const argv = process.argv.slice(2)
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -86,7 +93,7 @@ if (unknown.length > 0) {
   console.error(`unknown benchmark ${unknown.join(', ')}; choose from: ${Object.keys(BENCHES).join(', ')} (--help)`)
   process.exit(2)
 }
-const chosen = names.length > 0 ? names : Object.keys(BENCHES)
+const chosen = names.length > 0 ? names : Object.keys(BENCHES).filter(n => n !== 'quick')
 const results: Record<string, unknown> = {}
 try {
   for (const n of chosen) {

@@ -153,7 +153,9 @@ export class BenchSwarm {
     cli: CliMode = 'built',
     meshTimeoutMs = 240_000,
     /** More options for every process (e.g. `--open-plans-per-author 0`). */
-    extraArgs: readonly string[] = []
+    extraArgs: readonly string[] = [],
+    /** Node's own flags for the process of this name (e.g. `--cpu-prof` for one of each role). */
+    nodeFlags: (name: string) => readonly string[] = () => []
   ): Promise<BenchSwarm> {
     const s = new BenchSwarm()
     const spawnedAt = Date.now()
@@ -185,9 +187,12 @@ export class BenchSwarm {
     for (const role of ['decomposer', 'scorer', 'executor'] as const) {
       for (let i = 1; i <= counts[role]; i++) {
         const name = `${role[0] as string}${i}`
+        const [node, ...cli0] = cliCommand(cli)
         const child = spawnCommand(
           [
-            ...cliCommand(cli),
+            node as string,
+            ...nodeFlags(name),
+            ...cli0,
             '--role',
             role,
             '--swarm',

@@ -59,14 +59,23 @@ export function buildCli(): void {
   })
 }
 
+const results = { dir: join(REPO, 'bench', 'results') }
+
 /**
  * bench/results/, created if missing. Git ignores it: a run's outputs are the run's own, and the figures a
  * reader needs are in BENCHMARKS.md.
  */
 export function resultsDir(): string {
-  const dir = join(REPO, 'bench', 'results')
-  mkdirSync(dir, { recursive: true })
-  return dir
+  mkdirSync(results.dir, { recursive: true })
+  return results.dir
+}
+
+/**
+ * Where `report` and `resultsDir` write from now on: `npm run bench -- quick` runs other benchmarks with smaller
+ * options and keeps their outputs in a folder of its own, so a short run never replaces a full run's files.
+ */
+export function setResultsDir(dir: string): void {
+  results.dir = dir
 }
 
 /** Write a benchmark's figures to bench/results/<name>.json and return them. */

@@ -87,8 +87,8 @@ interface Repeat {
   readonly nodes: Array<{ name: string; cpuPctOfCore: number; rssMb: number }>
 }
 
-export async function benchE2e(): Promise<Record<string, unknown>> {
-  const opts = options(process.argv.slice(2))
+export async function benchE2e(argv: readonly string[] = process.argv.slice(2)): Promise<Record<string, unknown>> {
+  const opts = options(argv)
   requireTools('bench e2e', [SS])
   const started = Date.now()
   if (opts.cli === 'built') {
@@ -267,10 +267,7 @@ export async function benchE2e(): Promise<Record<string, unknown>> {
     machine: machine(),
     loadAtEnd: loadNow(),
     cli: opts.cli,
-    command: `npm run bench -- e2e ${process.argv
-      .slice(2)
-      .filter(a => a !== 'e2e')
-      .join(' ')}`.trim(),
+    command: `npm run bench -- e2e ${argv.filter(a => a !== 'e2e').join(' ')}`.trim(),
     wallS: Math.round((Date.now() - started) / 1000)
   }
   writeFileSync(join(resultsDir(), 'e2e.svg'), e2eSvg(cells, HEADLINE_LATENCY_MS))

@@ -18,8 +18,10 @@ const verifier = createNativeVerifier()
  * what decoding and signature checks cost per event; `memory`: what finished
  * plans hold with and without eviction (bench/fold/memory.ts).
  */
-export async function benchFold(): Promise<Record<string, unknown>> {
-  const runs = Number(process.env.BENCH_RUNS ?? 5)
+export async function benchFold(
+  choice: { readonly runs?: number; readonly memory?: boolean } = {}
+): Promise<Record<string, unknown>> {
+  const runs = choice.runs ?? Number(process.env.BENCH_RUNS ?? 5)
   const { events, peers } = await generatePlan({ fanout: 5, depth: 5, renewals: 28 })
   const keys = new Map(peers.map(p => [p.id as string, p.key]))
   console.error(`fold: generated ${events.length} events; signing them...`)
@@ -94,7 +96,7 @@ export async function benchFold(): Promise<Record<string, unknown>> {
     batchCpuMs.push(cpuMs() - c2)
   }
   const n = events.length
-  const memory = await benchFoldMemory()
+  const memory = choice.memory === false ? null : await benchFoldMemory()
   return report('fold', {
     events: n,
     eventsPerSec: Math.round(n / (median(foldMs) / 1000)),

@@ -3,7 +3,8 @@ import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { BenchSwarm, SWARM, rolesFor, sampleProc } from '../common/swarm.js'
 import { startBenchLlm } from '../common/llm.js'
-import { buildCli, cliMode, machine, median, percentile, report, r1, r3, loadNow } from '../common/util.js'
+import { buildCli, cliMode, machine, median, percentile, report, resultsDir, r1, r3, loadNow } from '../common/util.js'
+import { analyseProfiles, monoUs, profileFlags, profileTable, type Window } from './profile.js'
 import { startPeer } from '../../src/app/peer.js'
 import { parseNodeArgs } from '../../src/runtime/config.js'
 import { DEFAULT_PARAMS, majority } from '../../src/core/events.js'
@@ -28,31 +29,46 @@ import type { CliMode } from '../common/util.js'
  * are all admitted at once: the flood then measures the role driver's fair
  * shares alone (authors served in turn), not the open-plan limit, which
  * would hold all but 20 of the 500 back (test/e2e/author-limit.test.ts).
+ *
+ * --profile: the first process of each role runs under V8's CPU profiler,
+ * and each phase's CPU is broken down by group at the end
+ * (bench/load/profile.ts; docs/performance.md reads one such run).
  */
 
 const LATENCY_MS = 300
 const SLOTS_PER_PROCESS = 4
 const CALLS_PER_PLAN = 33
 
-interface Options {
+export interface LoadOptions {
+  /** Goals of the big phase (and a phase of 100 before it when it is bigger). */
   readonly goals: number
+  /** The flood's goals; 0 leaves the flood phase out. */
   readonly flood: number
+  /** Author B's goals, alone and beside the flood; 0 leaves both phases out. */
   readonly few: number
   readonly cli: CliMode
+  /** `--cpu-prof` on one process of each role, and the breakdown of bench/load/profile.ts at the end. */
+  readonly profile: boolean
+  /** The phase of one goal alone (the CPU per event ratios are over it). */
+  readonly one: boolean
+  /** Cut every phase after this many seconds, finished or not (`npm run bench -- quick`); default the phase's own. */
+  readonly capS?: number
 }
 
-function options(argv: readonly string[]): Options {
+function options(argv: readonly string[]): LoadOptions {
   const value = (flag: string): string | undefined => argv.find(a => a.startsWith(`${flag}=`))?.slice(flag.length + 1)
-  const whole = (flag: string, dflt: number): number => {
+  const whole = (flag: string, dflt: number, min: number): number => {
     const n = Number(value(flag) ?? dflt)
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${flag}: expected a whole number >= 1`)
+    if (!Number.isInteger(n) || n < min) throw new Error(`${flag}: expected a whole number >= ${min}`)
     return n
   }
   return {
-    goals: whole('--goals', 1_000),
-    flood: whole('--flood', 500),
-    few: whole('--few', 5),
-    cli: cliMode(value('--cli') ?? 'built')
+    goals: whole('--goals', 1_000, 1),
+    flood: whole('--flood', 500, 0),
+    few: whole('--few', 5, 0),
+    cli: cliMode(value('--cli') ?? 'built'),
+    profile: argv.includes('--profile'),
+    one: true
   }
 }
 
@@ -147,11 +163,19 @@ interface Phase {
   readonly cpuMsPerEvent: Record<string, number>
   readonly maxRssMb: Record<string, number>
   readonly loadBefore: number[]
+  /** Cut at the cap before every plan finished. */
+  readonly cut: boolean
 }
 
-export async function benchLoad(): Promise<Record<string, unknown>> {
-  const opts = options(process.argv.slice(2))
+/** `npm run bench -- load [--goals=1000] [--flood=500] [--few=5] [--cli=built|tsx] [--profile]`. */
+export async function benchLoad(argv: readonly string[] = process.argv.slice(2)): Promise<Record<string, unknown>> {
+  return await runLoad(options(argv))
+}
+
+export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown>> {
   const started = Date.now()
+  const profileDir = join(resultsDir(), 'profiles')
+  const windows: Window[] = []
   if (opts.cli === 'built') {
     log('load: npm run build (the swarm runs node dist/src/cli.js; --cli=tsx runs the sources)')
     buildCli()
@@ -159,7 +183,15 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
   const llm = await startBenchLlm(LATENCY_MS)
   const roles = rolesFor(10)
   log(`load: 10 processes (${roles.decomposer} decomposers, ${roles.scorer} scorers, ${roles.executor} executors)`)
-  const swarm = await BenchSwarm.start(10, llm.fake.url, log, opts.cli, 240_000, ['--open-plans-per-author', '0'])
+  const swarm = await BenchSwarm.start(
+    10,
+    llm.fake.url,
+    log,
+    opts.cli,
+    240_000,
+    ['--open-plans-per-author', '0'],
+    name => (opts.profile ? profileFlags(profileDir, name) : [])
+  )
   const seed = swarm.client.node.addresses()[0] as string
   const authorB = await authorPeer(seed, mkdtempSync(join(tmpdir(), 'bench-load-b-')))
   const watch = new Watch([swarm.client, authorB])
@@ -196,8 +228,9 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
   const phase = async (
     name: string,
     go: () => Promise<{ all: PlanId[]; measured: PlanId[] }>,
-    timeoutMs: number
+    phaseTimeoutMs: number
   ): Promise<Phase> => {
+    const timeoutMs = opts.capS === undefined ? phaseTimeoutMs : opts.capS * 1000
     const loadBefore = loadNow()
     log(`load: ${name}, load ${loadBefore.join(' ')}`)
     const before = await Promise.all(
@@ -225,6 +258,7 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
     })()
     const calls0 = llm.fake.requests.length
     const t0 = Date.now()
+    const mono0 = monoUs()
     const { all, measured } = await go()
     const ok = await watch.until(measured, timeoutMs, done =>
       log(
@@ -232,6 +266,7 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
       )
     )
     const t1 = Math.max(...measured.map(p => watch.finishedAt.get(p) ?? Date.now()))
+    const mono1 = monoUs() - (Date.now() - t1) * 1000
     polling = false
     await poll
     const after = await Promise.all(
@@ -246,12 +281,17 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
       maxInFlight = Math.max(maxInFlight, i - j + 1)
     }
     const cpuByRole: Record<string, number[]> = {}
+    const eventsByNode: Record<string, number> = {}
+    const cpuByNode: Record<string, number> = {}
     swarm.nodes.forEach((n, k) => {
       const b = before[k] as { cpu: number; held: number }
       const a = after[k] as { cpu: number; held: number }
       const events = a.held - b.held
+      eventsByNode[n.name] = events
+      cpuByNode[n.name] = a.cpu - b.cpu
       if (events > 0) (cpuByRole[n.role] ??= []).push((a.cpu - b.cpu) / events)
     })
+    windows.push({ phase: name, fromUs: mono0, toUs: mono1, events: eventsByNode, cpuMs: cpuByNode })
     const rssByRole: Record<string, number> = {}
     for (const n of swarm.nodes) rssByRole[n.role] = Math.max(rssByRole[n.role] ?? 0, Math.round(rss.get(n.name) ?? 0))
     const firstClaims = measured
@@ -275,7 +315,8 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
       statusP99Ms: Math.round(percentile(statusMs, 0.99)),
       cpuMsPerEvent: Object.fromEntries(Object.entries(cpuByRole).map(([r, xs]) => [r, r3(median(xs))])),
       maxRssMb: rssByRole,
-      loadBefore
+      loadBefore,
+      cut: !ok
     }
     if (!ok) log(`  ${name}: not every plan finished within ${timeoutMs / 1000} s`)
     log(`  ${JSON.stringify(p)}`)
@@ -285,56 +326,49 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
   let flood: Record<string, unknown> = {}
   let floodPlans: PlanId[] = []
   let fewBeside: PlanId[] = []
+  const atOnce = async (n: number, what: string, timeoutMs: number): Promise<Phase> =>
+    await phase(
+      n === 1 ? 'one goal alone' : `${n} goals at once`,
+      async () => {
+        const plans = await submit(swarm.client, n, what)
+        return { all: plans, measured: plans }
+      },
+      timeoutMs
+    )
   try {
-    const few = await phase(
-      `author B's ${opts.few} goals alone`,
-      async () => {
-        const plans = await submit(authorB, opts.few, 'B alone')
-        return { all: plans, measured: plans }
-      },
-      600_000
-    )
-    await phase(
-      'one goal alone',
-      async () => {
-        const plans = await submit(swarm.client, 1, 'alone')
-        return { all: plans, measured: plans }
-      },
-      600_000
-    )
-    await phase(
-      '100 goals at once',
-      async () => {
-        const plans = await submit(swarm.client, 100, 'hundred')
-        return { all: plans, measured: plans }
-      },
-      1_200_000
-    )
-    await phase(
-      `${opts.goals} goals at once`,
-      async () => {
-        const plans = await submit(swarm.client, opts.goals, 'thousand')
-        return { all: plans, measured: plans }
-      },
-      3_600_000
-    )
-    const beside = await phase(
-      `author A's flood of ${opts.flood} with author B's ${opts.few} beside it`,
-      async () => {
-        floodPlans = await submit(swarm.client, opts.flood, 'flood')
-        fewBeside = await submit(authorB, opts.few, 'B beside the flood')
-        return { all: [...floodPlans, ...fewBeside], measured: fewBeside }
-      },
-      1_800_000
-    )
-    flood = {
-      fewAloneS: few.makespanS,
-      fewBesideFloodS: beside.makespanS,
-      ratio: r3(beside.makespanS / few.makespanS),
-      goal: 'at most 2',
-      floodFinishedWhenFewDid: floodPlans.filter(
-        p => (watch.finishedAt.get(p) ?? Infinity) <= Math.max(...fewBeside.map(x => watch.finishedAt.get(x) ?? 0))
-      ).length
+    const few =
+      opts.few === 0
+        ? undefined
+        : await phase(
+            `author B's ${opts.few} goals alone`,
+            async () => {
+              const plans = await submit(authorB, opts.few, 'B alone')
+              return { all: plans, measured: plans }
+            },
+            600_000
+          )
+    if (opts.one) await atOnce(1, 'alone', 600_000)
+    if (opts.goals > 100) await atOnce(100, 'hundred', 1_200_000)
+    await atOnce(opts.goals, 'thousand', 3_600_000)
+    if (few !== undefined && opts.flood > 0) {
+      const beside = await phase(
+        `author A's flood of ${opts.flood} with author B's ${opts.few} beside it`,
+        async () => {
+          floodPlans = await submit(swarm.client, opts.flood, 'flood')
+          fewBeside = await submit(authorB, opts.few, 'B beside the flood')
+          return { all: [...floodPlans, ...fewBeside], measured: fewBeside }
+        },
+        1_800_000
+      )
+      flood = {
+        fewAloneS: few.makespanS,
+        fewBesideFloodS: beside.makespanS,
+        ratio: r3(beside.makespanS / few.makespanS),
+        goal: 'at most 2',
+        floodFinishedWhenFewDid: floodPlans.filter(
+          p => (watch.finishedAt.get(p) ?? Infinity) <= Math.max(...fewBeside.map(x => watch.finishedAt.get(x) ?? 0))
+        ).length
+      }
     }
   } finally {
     await authorB.stop()
@@ -358,6 +392,16 @@ export async function benchLoad(): Promise<Record<string, unknown>> {
       goal: 'at most 1.5'
     },
     flood,
+    ...(opts.profile ? { profile: profileReport(profileDir, windows) } : {}),
     wallS: Math.round((Date.now() - started) / 1000)
   })
+}
+
+/** The breakdown of the profiles the processes wrote as they stopped: a table on stdout, the JSON beside the rest. */
+function profileReport(dir: string, windows: readonly Window[]): Record<string, unknown> {
+  const rows = analyseProfiles(dir, windows)
+  console.log(profileTable(rows))
+  const out = { dir, windows, rows }
+  report('load-profile', out)
+  return { file: 'load-profile.json', processes: [...new Set(rows.map(r => r.name))] }
 }

@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- scale [--sizes=5,10,20,40] [--idle-s=20] [--sim-sizes=100,300,1000] [--sim-seeds=3] [--sim-until=plan|rosters]`
+ * `npm run bench -- scale [--sizes=5,10,20,40] [--idle-s=20] [--mesh-wait-s=180] [--sim-sizes=100,300,1000]
+ * [--sim-seeds=3] [--sim-until=plan|rosters]`
  *
  * The background as the swarm grows. For each size, a swarm of real
  * processes (the built CLI, as e2e runs it) on loopback: the time from the
@@ -40,9 +41,9 @@ function list(argv: readonly string[], flag: string, dflt: number[]): number[] {
   )
 }
 
-async function realSwarm(n: number, idleS: number, llmUrl: string): Promise<Record<string, unknown>> {
+async function realSwarm(n: number, idleS: number, llmUrl: string, meshS: number): Promise<Record<string, unknown>> {
   log(`scale: ${n} processes`)
-  const swarm = await BenchSwarm.start(n, llmUrl, log, 'built', 180_000)
+  const swarm = await BenchSwarm.start(n, llmUrl, log, 'built', meshS * 1000)
   try {
     // Let start-up work (first syncs, mesh forming) pass before measuring the idle background.
     await new Promise(resolve => setTimeout(resolve, 5_000))
@@ -90,10 +91,11 @@ async function realSwarm(n: number, idleS: number, llmUrl: string): Promise<Reco
   }
 }
 
-export async function benchScale(): Promise<Record<string, unknown>> {
-  const argv = process.argv.slice(2)
+export async function benchScale(argv: readonly string[] = process.argv.slice(2)): Promise<Record<string, unknown>> {
   const sizes = list(argv, '--sizes', [5, 10, 20, 40])
   const idleS = Number(option(argv, '--idle-s') ?? 20)
+  // How long to wait for full rosters before measuring anyway (rosterFullS is then null).
+  const meshS = Number(option(argv, '--mesh-wait-s') ?? 180)
   const simSizes = list(argv, '--sim-sizes', [100, 300, 1000])
   const simSeeds = Number(option(argv, '--sim-seeds') ?? 3)
   const simUntil = option(argv, '--sim-until')
@@ -106,7 +108,7 @@ export async function benchScale(): Promise<Record<string, unknown>> {
     buildCli()
     const llm = await startBenchLlm(300)
     try {
-      for (const n of sizes) real.push(await realSwarm(n, idleS, llm.fake.url))
+      for (const n of sizes) real.push(await realSwarm(n, idleS, llm.fake.url, meshS))
     } finally {
       await llm.fake.close()
       removeTempDirs()
