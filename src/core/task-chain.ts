@@ -8,6 +8,8 @@ import type { EventId, Hlc, PeerIdString, PlanEvent, ResolvedParams, TaskId } fr
 import type { NeededApprovers } from './decide-node.js'
 import type { ChainView, CommitteeView, Equivocation, TaskStatus } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
+import { contestTakeover, contestWinner, settleHeld } from './claim-contest.js'
+import type { TrustRules } from './trust-rules.js'
 
 /** A task's outcome, and the equivocations found in its renewals and reviews. */
 export interface TaskDecision {
@@ -40,14 +42,20 @@ export function decideTask(
   readyAt: Hlc,
   params: ResolvedParams,
   committees: readonly CommitteeView[],
-  approvers: NeededApprovers = new Map()
+  approvers: NeededApprovers = new Map(),
+  rules?: TrustRules
 ): TaskDecision {
-  const claims = sortEvents(index.claims.get(task) ?? [])
+  const every = sortEvents(index.claims.get(task) ?? [])
+  // Protocol 5: a claim beyond its author's limit does not count at all.
+  const claims = rules === undefined ? every : every.filter(c => !rules.overLimit.has(c.id))
   const retries = (index.retries.get(task) ?? []).length
   const attemptsAllowed = params.maxAttempts * (1 + retries)
-  const reviews = new Reviews(index, params.review, committees, approvers)
-  const walk = followChains(index, reviews, claims, readyAt, attemptsAllowed, params)
-  const { accepted, acceptedAt, failed, failures } = settle(index, reviews, claims, readyAt, attemptsAllowed)
+  const reviews = new Reviews(index, params.review, committees, approvers, rules?.equivocators)
+  const walk = followChains(index, reviews, claims, readyAt, attemptsAllowed, params, rules)
+  const { accepted, acceptedAt, failed, failures } =
+    rules === undefined
+      ? settle(index, reviews, claims, readyAt, attemptsAllowed)
+      : settleHeld(index, reviews, walk, rules, task)
   // A result wins over failure (done never reopens); the task finished at whichever came first, so
   // the stamp that dependants wait for only ever moves earlier as events arrive.
   let status = walk.status
@@ -72,7 +80,7 @@ export function decideTask(
     failures,
     finishEvent: finish?.id ?? null,
     finishedAt: finish?.env.hlc ?? null,
-    ignoredClaims: claims.length - walk.owners,
+    ignoredClaims: every.length - walk.owners,
     owner: status === 'claimed' ? (chains[chains.length - 1]?.owner ?? null) : null,
     results,
     status
@@ -101,11 +109,15 @@ export function blockedOutcome(index: PlanIndex, task: TaskId, params: ResolvedP
 type WalkStatus = Exclude<TaskStatus, 'blocked'>
 
 /** The chains in turn: who should work on the task now, and how many claims started a chain. */
-interface Walk {
+export interface Walk {
   readonly chains: ChainView[]
   readonly owners: number
   readonly status: WalkStatus
   readonly equivocations: readonly Equivocation[]
+  /** The result that ended the last chain and was not rejected, if any. */
+  readonly result: PlanEvent<'result-reported'> | undefined
+  /** The chain end (a failure, or a rejecting review) that used the last attempt, if any. */
+  readonly failedBy: PlanEvent | undefined
 }
 
 /** Follow the chains from the first counted claim, each to its end or takeover (see decideTask). */
@@ -115,7 +127,8 @@ function followChains(
   claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
   readyAt: Hlc,
   attemptsAllowed: number,
-  params: ResolvedParams
+  params: ResolvedParams,
+  rules?: TrustRules
 ): Walk {
   const chains: ChainView[] = []
   let equivocations = NO_EQUIVOCATIONS
@@ -124,10 +137,20 @@ function followChains(
   let cursor = 0
   let failures = 0
   let status: WalkStatus = 'ready'
+  let result: PlanEvent<'result-reported'> | undefined
+  let failedBy: PlanEvent | undefined
+  // Protocol 5: the claim a takeover contest chose starts the next chain.
+  let forced = -1
   while (true) {
-    while (cursor < claims.length && compareHlc((claims[cursor] as PlanEvent).env.hlc, after) <= 0) cursor++
-    if (cursor >= claims.length) break
-    const c = chainOf(index, claims, cursor, params)
+    if (forced < 0) {
+      while (cursor < claims.length && compareHlc((claims[cursor] as PlanEvent).env.hlc, after) <= 0) cursor++
+      if (cursor >= claims.length) break
+      if (rules !== undefined) cursor = contestWinner(index, rules, claims, cursor, after.ms + rules.windowMs)
+    } else {
+      cursor = forced
+      forced = -1
+    }
+    const c = chainOf(index, claims, cursor, params, rules)
     cursor++
     owners++
     equivocations = concatEquivocations(equivocations, c.equivocations)
@@ -139,8 +162,12 @@ function followChains(
         break
       }
       chains.push(chainView(c, { event: (claims[c.takeoverAt] as PlanEvent).id, kind: 'superseded' }))
-      cursor = c.takeoverAt
-      after = HLC_ZERO
+      if (rules === undefined) {
+        cursor = c.takeoverAt
+        after = HLC_ZERO
+      } else {
+        forced = c.takeoverAt
+      }
       continue
     }
     if (end.env.type === 'result-reported') {
@@ -148,18 +175,21 @@ function followChains(
       if (r.kind !== 'rejected') {
         chains.push(chainView(c, { event: end.id, kind: 'result' }))
         status = r.kind === 'pending' ? 'in-review' : 'done'
+        result = end as PlanEvent<'result-reported'>
         break
       }
       chains.push(chainView(c, { event: end.id, kind: 'rejected' }))
       failures++
       after = r.by.env.hlc
       // A task reopens only when all its results are rejected: a superseded owner's result may still await review.
-      if (anyPending(index, reviews, claims, readyAt)) {
+      // Protocol 5 counts no result but its holder's, so only the chains' own results are awaited.
+      if (rules === undefined && anyPending(index, reviews, claims, readyAt)) {
         status = 'in-review'
         break
       }
       if (failures >= attemptsAllowed) {
         status = 'failed'
+        failedBy = r.by
         break
       }
       continue
@@ -170,6 +200,7 @@ function followChains(
       after = end.env.hlc
       if (failures >= attemptsAllowed) {
         status = 'failed'
+        failedBy = end
         break
       }
       continue
@@ -177,7 +208,7 @@ function followChains(
     chains.push(chainView(c, { event: end.id, kind: 'released' }))
     after = end.env.hlc
   }
-  return { chains, owners, status, equivocations }
+  return { chains, owners, status, equivocations, result, failedBy }
 }
 
 /** One claim's chain: its renewals, its lapse, and what ended it first. */
@@ -199,14 +230,22 @@ function chainOf(
   index: PlanIndex,
   claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
   at: number,
-  params: ResolvedParams
+  params: ResolvedParams,
+  rules?: TrustRules
 ): Chain {
   const claim = claims[at] as PlanEvent<'task-claimed'>
   const group = index.claimEvents(claim)
   const { links, equivocations } = renewalChain(group.renewals, claim)
   const cap = claim.env.hlc.ms + params.maxClaimMs
-  const takeoverAt = takeoverIndex(claims, at + 1, links, claim.env.hlc.ms, params.leaseMs, cap)
-  const takeover = takeoverAt >= 0 ? (claims[takeoverAt] as PlanEvent) : undefined
+  let takeoverAt: number
+  let firstTakeover: number
+  if (rules === undefined) {
+    takeoverAt = takeoverIndex(claims, at + 1, links, claim.env.hlc.ms, params.leaseMs, cap)
+    firstTakeover = takeoverAt
+  } else {
+    ;({ winner: takeoverAt, first: firstTakeover } = contestTakeover(index, rules, claims, at, links, params))
+  }
+  const takeover = firstTakeover >= 0 ? (claims[firstTakeover] as PlanEvent) : undefined
   const first = earliestEnd(group)
   const end = first !== undefined && (takeover === undefined || compareEvents(first, takeover) < 0) ? first : undefined
   const last: PlanEvent = links[links.length - 1] ?? claim
