@@ -1,11 +1,12 @@
 import { compareHlc } from './hlc.js'
+import { compareEvents } from './order.js'
 import { TAKEOVER_GRACE_MS, contestKey } from './trust-rules.js'
 import type { PlanIndex } from './plan-index.js'
 import type { PlanEvent, ResolvedParams, TaskId } from './events.js'
 import type { Reviews } from './task-review.js'
 import type { Settled } from './task-results.js'
 import type { TrustRules } from './trust-rules.js'
-import type { Walk } from './task-chain.js'
+import type { Chain, Walk } from './task-chain.js'
 
 /**
  * Protocol 5's claim contests (ADR-0046). A chain starts, after the task
@@ -21,7 +22,7 @@ import type { Walk } from './task-chain.js'
  */
 
 /** Whether a claim's result (or the review that accepted it) was built on by someone other than the claimer. */
-function builtOn(index: PlanIndex, rules: TrustRules, c: PlanEvent<'task-claimed'>): boolean {
+export function builtOn(index: PlanIndex, rules: TrustRules, c: PlanEvent<'task-claimed'>): boolean {
   for (const r of index.claimEvents(c).results) {
     if (rules.pinnedAgainst(r.id, c.env.author)) return true
     for (const v of index.reviews.get(r.id) ?? []) if (rules.pinnedAgainst(v.id, c.env.author)) return true
@@ -54,6 +55,41 @@ function best(
       if (!pinned.includes(i) && contestKey(rules, task, c) < winKey) rules.note('late', c)
     }
   return win
+}
+
+/**
+ * Whether the chain of `claims[at]` would unseat what others built on: a
+ * later claim whose result was built on by someone other than its claimer
+ * would be passed over while this chain holds the task (until its release,
+ * failure or takeover; for good when it ends with a result of its own).
+ * Then this claim arrived late, whatever its stamp says (the work others
+ * used was done without seeing it): it leaves the contest, as evidence. A
+ * claim whose own result was built on never does.
+ */
+export function unseatsFinal(
+  index: PlanIndex,
+  rules: TrustRules,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  at: number,
+  chain: Chain
+): boolean {
+  if (builtOn(index, rules, claims[at] as PlanEvent<'task-claimed'>)) return false
+  const e = chain.end
+  // Claims before this event are passed over by the chain; undefined: every later claim is.
+  const until: PlanEvent | undefined =
+    e === undefined
+      ? chain.takeoverAt >= 0
+        ? (claims[chain.takeoverAt] as PlanEvent)
+        : undefined
+      : e.env.type === 'result-reported'
+        ? undefined
+        : e
+  for (let j = at + 1; j < claims.length; j++) {
+    const c = claims[j] as PlanEvent<'task-claimed'>
+    if (until !== undefined && compareEvents(c, until) >= 0) break
+    if (c.id !== until?.id && builtOn(index, rules, c)) return true
+  }
+  return false
 }
 
 /**

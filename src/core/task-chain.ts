@@ -8,7 +8,7 @@ import type { EventId, Hlc, PeerIdString, PlanEvent, ResolvedParams, TaskId } fr
 import type { NeededApprovers } from './decide-node.js'
 import type { ChainView, CommitteeView, Equivocation, TaskStatus } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
-import { contestTakeover, contestWinner, settleHeld } from './claim-contest.js'
+import { builtOn, contestTakeover, contestWinner, settleHeld, unseatsFinal } from './claim-contest.js'
 import type { TrustRules } from './trust-rules.js'
 
 /** A task's outcome, and the equivocations found in its renewals and reviews. */
@@ -139,18 +139,26 @@ function followChains(
   let status: WalkStatus = 'ready'
   let result: PlanEvent<'result-reported'> | undefined
   let failedBy: PlanEvent | undefined
-  // Protocol 5: the claim a takeover contest chose starts the next chain.
+  // Protocol 5: the claim a takeover contest chose starts the next chain; a late claim leaves the list.
   let forced = -1
+  const list: Array<PlanEvent<'task-claimed'>> =
+    rules === undefined ? (claims as Array<PlanEvent<'task-claimed'>>) : [...claims]
   while (true) {
-    if (forced < 0) {
-      while (cursor < claims.length && compareHlc((claims[cursor] as PlanEvent).env.hlc, after) <= 0) cursor++
-      if (cursor >= claims.length) break
-      if (rules !== undefined) cursor = contestWinner(index, rules, claims, cursor, after.ms + rules.windowMs)
+    const started = forced < 0
+    if (started) {
+      while (cursor < list.length && compareHlc((list[cursor] as PlanEvent).env.hlc, after) <= 0) cursor++
+      if (cursor >= list.length) break
+      if (rules !== undefined) cursor = contestWinner(index, rules, list, cursor, after.ms + rules.windowMs)
     } else {
       cursor = forced
       forced = -1
     }
-    const c = chainOf(index, claims, cursor, params, rules)
+    const c = chainOf(index, list, cursor, params, rules)
+    if (rules !== undefined && started && unseatsFinal(index, rules, list, cursor, c)) {
+      rules.note('late', list[cursor] as PlanEvent)
+      list.splice(cursor, 1)
+      continue
+    }
     cursor++
     owners++
     equivocations = concatEquivocations(equivocations, c.equivocations)
@@ -161,7 +169,7 @@ function followChains(
         status = 'claimed'
         break
       }
-      chains.push(chainView(c, { event: (claims[c.takeoverAt] as PlanEvent).id, kind: 'superseded' }))
+      chains.push(chainView(c, { event: (list[c.takeoverAt] as PlanEvent).id, kind: 'superseded' }))
       if (rules === undefined) {
         cursor = c.takeoverAt
         after = HLC_ZERO
@@ -212,7 +220,7 @@ function followChains(
 }
 
 /** One claim's chain: its renewals, its lapse, and what ended it first. */
-interface Chain {
+export interface Chain {
   readonly claim: PlanEvent<'task-claimed'>
   readonly renewals: number
   /** The claim or its last renewal. */
@@ -244,6 +252,11 @@ function chainOf(
     firstTakeover = takeoverAt
   } else {
     ;({ winner: takeoverAt, first: firstTakeover } = contestTakeover(index, rules, claims, at, links, params))
+    // A result others built on ends the chain, whatever takeover claims stamped before it arrive later.
+    if (firstTakeover >= 0 && builtOn(index, rules, claim)) {
+      rules.note('late', claims[firstTakeover] as PlanEvent)
+      takeoverAt = firstTakeover = -1
+    }
   }
   const takeover = firstTakeover >= 0 ? (claims[firstTakeover] as PlanEvent) : undefined
   const first = earliestEnd(group)

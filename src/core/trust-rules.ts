@@ -55,7 +55,9 @@ export class TrustRules {
       }
     }
     this.equivocators = equivocatorsOf(index)
-    const { overLimit, demoted } = claimLimits(index, params.maxClaimsPerExecutor)
+    const { overLimit, demoted } = claimLimits(index, params.maxClaimsPerExecutor, c =>
+      index.claimEvents(c).results.some(r => this.pinnedAgainst(r.id, c.env.author))
+    )
     this.overLimit = overLimit
     this.demoted = demoted
     for (const id of overLimit) this.note('claim-over-limit', index.event(id) as PlanEvent)
@@ -124,11 +126,17 @@ function equivocatorsOf(index: PlanIndex): Set<PeerIdString> {
  * that lost a race and was released frees the slot at its release). Each
  * author's claims are taken in the total order; a claim counts only while
  * fewer than `limit` earlier counting claims of that author occupy a slot at
- * its stamp. An honest executor never holds more than the limit, so the rule
- * never touches it; a back-dated claim of a member can push out only that
- * member's own claims.
+ * its stamp. An honest executor never holds more than the limit (and
+ * releases a claim that lost), so the rule never touches it; a back-dated
+ * claim or a late renewal of a member can push out only that member's own
+ * claims, and never one whose result another member built on (`builtOn`):
+ * that one still occupies its slot, but counts.
  */
-function claimLimits(index: PlanIndex, limit: number): { overLimit: Set<EventId>; demoted: Set<EventId> } {
+function claimLimits(
+  index: PlanIndex,
+  limit: number,
+  builtOn: (c: PlanEvent<'task-claimed'>) => boolean
+): { overLimit: Set<EventId>; demoted: Set<EventId> } {
   const byAuthor = new Map<PeerIdString, Array<PlanEvent<'task-claimed'>>>()
   for (const list of index.claims.values())
     for (const c of list) {
@@ -151,7 +159,7 @@ function claimLimits(index: PlanIndex, limit: number): { overLimit: Set<EventId>
       const quit = sortEvents<PlanEvent>([...g.releases, ...g.failures])[0]
       if (quit !== undefined && (abandoned === undefined || compareHlc(quit.env.hlc, abandoned.env.hlc) < 0))
         abandoned = quit
-      if (live >= limit) {
+      if (live >= limit && !builtOn(c)) {
         overLimit.add(c.id)
         continue
       }
