@@ -8,6 +8,8 @@
  * treeHash in any order.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { arbParamsV5, peerIdOf, testKeys } from '../helpers/arbitraries.js'
 import { DEFAULT_TRUST, PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
 import { claimRank } from '../../src/core/trust-rules.js'
 import { rollupId } from '../../src/core/derive.js'
@@ -69,6 +71,19 @@ describe('version 5 scaffolding', () => {
     expect(tree.params.trust).toStrictEqual(DEFAULT_TRUST)
     expect(tree.standing).toStrictEqual({ equivocators: [], evidence: [] })
     expect(treeOf(builder('v4'), []).standing).toBeUndefined()
+  })
+
+  it('every generated version-5 parameter set is valid and version 5; a window past the lease is not', async () => {
+    const peers = (await testKeys(4)).map(peerIdOf)
+    fc.assert(
+      fc.property(arbParamsV5(peers), p => {
+        expect(validateParams(p)).toBeNull()
+        expect(paramsVersion(p)).toBe(PROTOCOL_VERSION_5)
+        const wide = { ...p, trust: { claimWindowMs: p.leaseMs + 1 } }
+        expect(validateParams(wide)).toMatch(/claimWindowMs/)
+      }),
+      { numRuns: 300 }
+    )
   })
 })
 
