@@ -29,9 +29,12 @@ export function claimRank(task: string, peer: string): string {
  * - `equivocators`: every author with two events in one slot of the plan
  *   (proposal, ballot, review, renewal); their ballots and reviews do not count.
  * - `overLimit`: claims beyond their author's maxClaimsPerExecutor live claims.
- * - `demoted`: claims made after their author ended a claim of the plan
- *   without a result (a release or a failure): they rank after every other
- *   claim of a contest.
+ * - `demoted`: claims of a task made after their author ended a claim of
+ *   that task without a result (a release or a failure): they rank after
+ *   every other claim of a contest, so a member cannot hold a task by
+ *   releasing and claiming it again. Per task, not per plan: an honest
+ *   executor releases the claims it loses and fails tasks a model could not
+ *   do, and keeps its rank on every other task.
  * - per event, the later proposals, claims and results that cite it (what
  *   built on it: `citers`, `pinnedAgainst`).
  */
@@ -148,17 +151,20 @@ function claimLimits(
   const demoted = new Set<EventId>()
   for (const claims of byAuthor.values()) {
     const held: Array<{ end: PlanEvent | undefined; lapseMs: number }> = []
-    let abandoned: PlanEvent | undefined
+    // Per task, the earliest release or failure of a claim of this author: later claims of the task rank last.
+    const abandoned = new Map<string, PlanEvent>()
     for (const c of sortEvents(claims)) {
-      if (abandoned !== undefined && compareHlc(abandoned.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
+      const task = c.env.body.task
+      const gaveUp = abandoned.get(task)
+      if (gaveUp !== undefined && compareHlc(gaveUp.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
       const live = held.filter(h =>
         h.end === undefined ? c.env.hlc.ms <= h.lapseMs : compareHlc(h.end.env.hlc, c.env.hlc) > 0
       ).length
       const g = index.claimEvents(c)
       const ends = sortEvents<PlanEvent>([...g.results, ...g.releases, ...g.failures])
       const quit = sortEvents<PlanEvent>([...g.releases, ...g.failures])[0]
-      if (quit !== undefined && (abandoned === undefined || compareHlc(quit.env.hlc, abandoned.env.hlc) < 0))
-        abandoned = quit
+      if (quit !== undefined && (gaveUp === undefined || compareHlc(quit.env.hlc, gaveUp.env.hlc) < 0))
+        abandoned.set(task, quit)
       if (live >= limit && !builtOn(c)) {
         overLimit.add(c.id)
         continue

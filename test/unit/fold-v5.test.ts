@@ -145,6 +145,28 @@ describe('(b) hoarding: beyond the claim limit, and taking over its own chain', 
   })
 })
 
+describe('(b) hoarding by releasing and claiming again', () => {
+  const run = (rules: Rules): { owner: PeerIdString | null; honest: PeerIdString } => {
+    const b = builder(rules)
+    const { s, t0 } = leaves(b)
+    const [hoarder, honest] = byRank(t0) as [PeerIdString, PeerIdString]
+    const ev = s.events.map(e => e.id)
+    const c0 = b.claim(hoarder, t0, 2300, { evidence: ev })
+    const gone = b.release(c0, 4000)
+    const again = b.claim(hoarder, t0, { ms: 4000, c: 1 }, { evidence: ev, prev: gone.id })
+    const fair = b.claim(honest, t0, 4200, { evidence: ev, prev: gone.id })
+    return { owner: taskOf(fold(rules, b, [...s.events, c0, gone, again, fair]), t0).owner, honest }
+  }
+  it('keeps the task by its rank under the earlier rules (and by its stamp)', () => {
+    const r = run('v4')
+    expect(r.owner).not.toBe(r.honest)
+  })
+  it('ranks last for that task under version 5 once it gave the task up', () => {
+    const r = run('v5')
+    expect(r.owner).toBe(r.honest)
+  })
+})
+
 describe('(c) an early result of a claim that does not hold the task', () => {
   const run = (rules: Rules): { tree: PlanTree; task: TaskId; honest: EventId } => {
     const b = builder(rules)
