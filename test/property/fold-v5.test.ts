@@ -21,6 +21,7 @@
  *
  * Replay a failure with GEN_SEED=<seed> (printed in the failure).
  */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
@@ -30,12 +31,15 @@ import {
   CaseCounter,
   Corpus,
   Rng,
+  actorsFrom,
   arrangeEvents,
   causalOrder,
+  generatePlan,
   loadActors,
   runSeed
 } from '../helpers/plan-gen.js'
-import type { EventId, NodeId, PlanEvent, TaskId } from '../../src/core/events.js'
+import { encodeEnvelope, eventIdOf, validateEnvelope } from '../../src/wire/index.js'
+import type { Envelope, EventId, NodeId, PeerIdString, PlanEvent, PlanId, TaskId } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
 
 const RUNS = Math.max(300, Number(process.env.FC_RUNS ?? 300))
@@ -186,5 +190,68 @@ describe('protocol 5 over generated plans with a liar', () => {
     const lines = [...counter.counts.entries()].sort().map(([k, n]) => `${k}: ${n}/${counter.runs}`)
     console.log(`protocol 5 hard cases over ${counter.runs} plans (seed ${SEED}):\n  ${lines.join('\n  ')}`)
     for (const r of REQUIRED) expect(counter.counts.get(r) ?? 0, `${r}; ${REPLAY}`).toBeGreaterThan(0)
+  })
+})
+
+const FIXTURE = new URL('../fixtures/golden-plan-v5.json', import.meta.url)
+
+interface GoldenV5 {
+  readonly about: string
+  readonly seed: number
+  readonly actors: readonly PeerIdString[]
+  readonly plan: PlanId
+  readonly treeHash: string
+  readonly evidence: readonly string[]
+  readonly envelopes: readonly Envelope[]
+}
+
+/** The generated v5 plan (with a liar) of at most 150 events whose standing has the most kinds of evidence. */
+async function regenerate(): Promise<void> {
+  const actors = await loadActors()
+  let best: { seed: number; kinds: number } | undefined
+  for (let seed = 1; seed <= 200; seed++) {
+    const p = generatePlan(seed, actors, { trust: true, liar: true })
+    if (p.events.length > 150) continue
+    const kinds = new Set(
+      foldAll(p.events)
+        .tree(p.plan)
+        ?.standing?.evidence.map(e => e.kind)
+    ).size
+    if (best === undefined || kinds > best.kinds) best = { seed, kinds }
+  }
+  const seed = (best as { seed: number }).seed
+  const p = generatePlan(seed, actors, { trust: true, liar: true })
+  const f = foldAll(p.events)
+  const golden: GoldenV5 = {
+    about:
+      'A version-5 plan with a lying executor and its golden treeHash. ' +
+      'Regenerate: UPDATE_GOLDEN=1 npx vitest run test/property/fold-v5.test.ts',
+    seed,
+    actors: [actors.author, ...actors.decomposers, ...actors.scorers, ...actors.executors],
+    plan: p.plan,
+    treeHash: f.treeHash(p.plan) as string,
+    evidence: [...new Set(f.tree(p.plan)?.standing?.evidence.map(e => e.kind))].sort(),
+    envelopes: p.events.map(e => e.env)
+  }
+  writeFileSync(FIXTURE, `${JSON.stringify(golden, null, 1)}\n`)
+}
+
+describe('protocol 5: golden treeHash', () => {
+  it('a fixed version-5 event set folds to its golden treeHash in any order, standing included', async () => {
+    if (process.env.UPDATE_GOLDEN === '1' || !existsSync(FIXTURE)) await regenerate()
+    const golden = JSON.parse(readFileSync(FIXTURE, 'utf8')) as GoldenV5
+    expect(actorsFrom(golden.actors).executors.length).toBe(3)
+    const events: PlanEvent[] = golden.envelopes.map(env => ({ id: eventIdOf(encodeEnvelope(env)), env }))
+    for (const e of events) expect(validateEnvelope(e.env), e.id).toBeNull()
+    const rng = new Rng(golden.seed)
+    for (const order of [events, [...events].reverse(), rng.shuffle([...events])]) {
+      const f = foldAll(order)
+      expect(f.treeHash(golden.plan), 'the v5 tree changed; if intended, regenerate (see the fixture)').toBe(
+        golden.treeHash
+      )
+      expect([...new Set(f.tree(golden.plan)?.standing?.evidence.map(e => e.kind))].sort()).toStrictEqual(
+        golden.evidence
+      )
+    }
   })
 })
