@@ -150,16 +150,19 @@ function claimLimits(
   const overLimit = new Set<EventId>()
   const demoted = new Set<EventId>()
   for (const claims of byAuthor.values()) {
-    const held: Array<{ end: PlanEvent | undefined; lapseMs: number }> = []
+    // The slots occupied at the current claim's stamp: claims come in stamp order, so a slot that came free
+    // before one claim is free for every later one, and the list never holds more than `limit`.
+    let held: Array<{ end: PlanEvent | undefined; lapseMs: number }> = []
     // Per task, the earliest release or failure of a claim of this author: later claims of the task rank last.
     const abandoned = new Map<string, PlanEvent>()
     for (const c of sortEvents(claims)) {
       const task = c.env.body.task
       const gaveUp = abandoned.get(task)
       if (gaveUp !== undefined && compareHlc(gaveUp.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
-      const live = held.filter(h =>
+      held = held.filter(h =>
         h.end === undefined ? c.env.hlc.ms <= h.lapseMs : compareHlc(h.end.env.hlc, c.env.hlc) > 0
-      ).length
+      )
+      const live = held.length
       const g = index.claimEvents(c)
       const ends = sortEvents<PlanEvent>([...g.results, ...g.releases, ...g.failures])
       const quit = sortEvents<PlanEvent>([...g.releases, ...g.failures])[0]
