@@ -74,7 +74,12 @@ export function decideTask(
   const outcome: TaskOutcome = {
     accepted: accepted?.id ?? null,
     attemptsAllowed,
-    awaiting: status === 'in-review' ? awaitingReview(index, reviews, claims, readyAt) : NO_ONE,
+    awaiting:
+      status !== 'in-review'
+        ? NO_ONE
+        : rules === undefined || walk.result === undefined
+          ? awaitingReview(index, reviews, claims, readyAt)
+          : [...reviews.awaiting(walk.result)].sort(),
     chains,
     duplicates: accepted === undefined ? 0 : duplicates,
     failures,
