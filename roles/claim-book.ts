@@ -175,6 +175,25 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
     return t
   }
   const standing = (plan: PlanId, task: string, claim: EventId): Standing => standingOf(view, plan, task, claim)
+  /**
+   * In a version-5 plan, release a claim that lost its contest: the fold
+   * counts a member's claims against maxClaimsPerExecutor until they end
+   * (src/core/trust-rules.ts), so an unreleased lost claim would cost this
+   * executor a slot until its lease lapses. Published before the slot is
+   * reused, so the release is stamped before the next claim.
+   */
+  const releaseLost = (plan: PlanId, task: string, claim: PlanEvent, last: PlanEvent): Promise<unknown> => {
+    if (view.tree(plan)?.params.trust === undefined) return Promise.resolve()
+    return view
+      .publish('task-released', plan, [claim.id, last.id], {
+        task: task as Bodies['task-released']['task'],
+        claim: claim.id,
+        reason: 'another claim won the task'
+      })
+      .catch((err: Error) => {
+        say(`could not hand back a lost claim: ${err.message}`)
+      })
+  }
 
   const hold = (intent: ClaimIntent, claim: PlanEvent, tree: PlanTree, h: HoldOptions): Hold => {
     const { plan } = intent
@@ -187,6 +206,8 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
     const check = (): void => {
       const s = standing(plan, task, claim.id)
       if (!stands(s)) {
+        // Protocol 5 counts a claim against the limit until it ends: a claim that lost is handed back.
+        if (s === 'lost') void releaseLost(plan, task, claim, last)
         // Nothing of this claim is published yet, so an ended chain was taken over (its lease lapsed).
         h.abort(s === 'lost' ? 'an earlier claim won the task' : 'the lease lapsed and another executor took over')
         return
@@ -230,6 +251,24 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
         await view.publish(type, plan, [claim.id, last.id], full)
       }
     }
+  }
+
+  /**
+   * The `prev` a claim cites. In a version-5 plan no member takes over its
+   * own chain: a lapsed chain of an earlier run of this executor is released
+   * first, and the claim follows the release.
+   */
+  const ownChainReleased = async (intent: ClaimIntent): Promise<EventId | null> => {
+    const t = view.tree(intent.plan)
+    const current = intent.task.chains[intent.task.chains.length - 1]
+    if (t?.params.trust === undefined || intent.prev === null || current?.owner !== me || current.end !== null)
+      return intent.prev
+    const { event } = await view.publish('task-released', intent.plan, [current.claim, current.last], {
+      task: intent.task.id,
+      claim: current.claim,
+      reason: 'an earlier run of this executor left the claim'
+    })
+    return event.id
   }
 
   return {
@@ -276,10 +315,11 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
     },
     standing,
     claim: async intent => {
-      const cites = intent.prev === null ? intent.task.evidence : [...intent.task.evidence, intent.prev]
+      const prev = await ownChainReleased(intent)
+      const cites = prev === null ? intent.task.evidence : [...intent.task.evidence, prev]
       const { event: claim } = await view.publish('task-claimed', intent.plan, cites, {
         task: intent.task.id,
-        prev: intent.prev
+        prev
       })
       if (intent.confirm) await sleep(view.scheduler, propagationWait(CONFIRM_MS, view.lagMs()))
       const now = view.tree(intent.plan)
@@ -297,6 +337,7 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
       }
       if (standing(intent.plan, intent.task.id, claim.id) !== 'owner') {
         say(`lost the claim race for a task of plan ${intent.plan.slice(0, 8)}; another executor holds it`)
+        await releaseLost(intent.plan, intent.task.id, claim, claim)
         return null
       }
       return { event: claim, tree: now }

@@ -7,7 +7,7 @@
  * from them.
  */
 import { logger } from '@libp2p/logger'
-import { hashParts } from '../src/core/hash.js'
+import { claimRank } from '../src/core/trust-rules.js'
 import { meetsNeeds } from '../src/core/needs.js'
 import { view } from '../src/core/view.js'
 import { isIdle, nodeMap, welcomesModels } from './plan-context.js'
@@ -200,12 +200,16 @@ const NOTHING: ReadonlySet<string> = new Set()
 const RANK_CACHE_MAX = 100_000
 const rankCache = new Map<string, string>()
 
-/** How much executor `peer` prefers `task` (lower first): a hash of both, memoized. */
+/**
+ * How much executor `peer` prefers `task` (lower first): a hash of both,
+ * memoized. It is protocol 5's claim rank (src/core/trust-rules.ts), so in a
+ * version-5 plan the executor that claims first is the one the fold prefers.
+ */
 function preference(task: string, peer: string): string {
   const key = `${task}:${peer}`
   let h = rankCache.get(key)
   if (h === undefined) {
-    h = hashParts(task, peer)
+    h = claimRank(task, peer)
     if (rankCache.size >= RANK_CACHE_MAX) rankCache.clear()
     rankCache.set(key, h)
   }
@@ -282,7 +286,10 @@ export function decideExecutor(
   const held = liveClaims(tree, lapsed)
   const free = executors.filter(p => p === me || (held.get(p) ?? 0) < tree.params.maxClaimsPerExecutor)
   const chain = chainLengths(tree)
-  const order = [...v.claimable].sort((a, b) => (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0))
+  const contested = contestable(tree, me, nowMs)
+  for (const t of contested) if (!seen.has(t.id)) seen.set(t.id, seenAt(t.id))
+  const order = [...v.claimable, ...contested].sort((a, b) => (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0))
+  const contestIds = new Set(contested.map(t => t.id))
   const nodes = tree.params.tools ? nodeMap(tree) : undefined
   const mine = ev.offers ?? NOTHING
   const offersOf = ev.offersOf ?? (() => NOTHING)
@@ -293,7 +300,8 @@ export function decideExecutor(
     const able = needs.length === 0 ? executors : executors.filter(p => p === me || meetsNeeds(offersOf(p), needs))
     const ableFree = needs.length === 0 ? free : free.filter(p => p === me || meetsNeeds(offersOf(p), needs))
     const current = task.chains[task.chains.length - 1]
-    const takeover = task.status === 'claimed' && current !== undefined
+    const contest = contestIds.has(task.id)
+    const takeover = !contest && task.status === 'claimed' && current !== undefined
     if (takeover && current.owner === me && workingOn(task.id)) continue
     const first = seen.get(task.id) as number
     const since = takeover
@@ -303,13 +311,14 @@ export function decideExecutor(
     const rank = rankFor(task.id, me, able)
     const due = since + ((rank === 0 ? 0 : rankFor(task.id, me, ableFree)) + (stable ? 0 : 1)) * staggerMs
     if (nowMs < due) {
-      ev.wake?.(due)
+      if (!contest || due < windowEnd(task, tree)) ev.wake?.(due)
       continue
     }
+    if (contest && nowMs >= windowEnd(task, tree)) continue
     const ended = current?.end
     const prev = takeover
       ? current.last
-      : ended !== null && ended !== undefined && ended.kind !== 'superseded'
+      : !contest && ended !== null && ended !== undefined && ended.kind !== 'superseded'
         ? ended.event
         : null
     const sinceReadyMs = nowMs - (task.readyAt?.ms ?? -Infinity)
@@ -341,6 +350,42 @@ export function decideExecutor(
     room--
   }
   return out
+}
+
+/**
+ * When this executor stops claiming a contested task of a version-5 plan: a
+ * quarter of the window (at most 250 ms) before the window closes, so its
+ * claim is stamped within it despite some clock skew.
+ */
+function windowEnd(task: TaskView, tree: PlanTree): number {
+  const w = tree.params.trust?.claimWindowMs ?? 0
+  return (task.readyAt?.ms ?? -Infinity) + w - Math.min(250, w / 4)
+}
+
+/**
+ * Protocol 5: the tasks of a version-5 plan whose first chain another
+ * executor started within the claim window, and that this executor outranks
+ * (src/core/claim-contest.ts): a claim of this executor stamped within the
+ * window still wins them, so it claims them while the window is open, after
+ * its own stagger as for a ready task. Nothing in an earlier version's plan.
+ */
+function contestable(tree: PlanTree, me: string, nowMs: number): TaskView[] {
+  const w = tree.params.trust?.claimWindowMs
+  if (w === undefined || w === 0) return []
+  return tree.tasks.filter(t => {
+    const c = t.chains[0]
+    return (
+      t.status === 'claimed' &&
+      t.chains.length === 1 &&
+      c !== undefined &&
+      c.end === null &&
+      c.owner !== me &&
+      t.readyAt !== null &&
+      c.claimedAt.ms <= t.readyAt.ms + w &&
+      nowMs < windowEnd(t, tree) &&
+      preference(t.id, me) < preference(t.id, c.owner)
+    )
+  })
 }
 
 /** How many live claims each executor holds in the plan (leaving out tasks in `lapsed`). */

@@ -4,6 +4,8 @@ import { NO_EQUIVOCATIONS, bySlot, concatEquivocations } from './slots.js'
 import type { PlanIndex } from './plan-index.js'
 import type { EventId, Hlc, NodeId, PeerIdString, PlanEvent } from './events.js'
 import type { AttemptView, BallotView, CommitteeView, Equivocation, ProposalView } from './tree.js'
+import { pinnedSplits } from './split-pins.js'
+import type { TrustRules } from './trust-rules.js'
 
 /** How a node's decomposition stands, from its proposals and ballots alone, and the equivocations found among them. */
 export type NodeDecision = (
@@ -108,7 +110,8 @@ export function decideNode(
   node: NodeId,
   maxAttempts: number,
   committees: readonly CommitteeView[],
-  approvers: readonly PeerIdString[] = []
+  approvers: readonly PeerIdString[] = [],
+  rules?: TrustRules
 ): NodeDecision {
   const attempts: AttemptView[] = []
   let equivocations = NO_EQUIVOCATIONS
@@ -116,13 +119,17 @@ export function decideNode(
   const committeeById = new Map<EventId, CommitteeView>()
   for (const c of committees) committeeById.set(c.event, c)
   const needed = neededApprovers(committees, approvers)
+  // Protocol 5: splits others built on win their attempt, and an attempt before one of them is over.
+  const pins = rules === undefined ? undefined : pinnedSplits(index, rules, node, maxAttempts, committeeById, needed)
+  const lastPinned = pins === undefined ? 0 : Math.max(0, ...pins.keys())
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const t = tallyAttempt(index, attemptKey(node, attempt), committees, committeeById, needed)
+    const t = tallyAttempt(index, attemptKey(node, attempt), committees, committeeById, needed, rules?.equivocators)
     equivocations = concatEquivocations(equivocations, t.equivocations)
-    const best = t.best
+    const pinned = pins?.get(attempt)
+    const best = pinned === undefined ? t.best : { ...pinned, proposal: pinned.proposal.id }
     if (best !== undefined) {
       attempts.push(attemptView(attempt, t, 'won', [], best))
-      const proposal = t.valid.find(p => p.id === best.proposal) as PlanEvent<'split-proposed'>
+      const proposal = pinned?.proposal ?? (t.valid.find(p => p.id === best.proposal) as PlanEvent<'split-proposed'>)
       return { kind: 'won', attempts, proposal, decidedBy: best.decidedBy, deciding: best.deciding, equivocations }
     }
     const closed = committees.find(c => {
@@ -130,7 +137,7 @@ export function decideNode(
       const authors = t.cast.get(c.event) ?? NONE_CAST
       return c.members.every(m => authors.has(m))
     })
-    if (closed === undefined) {
+    if (closed === undefined && attempt >= lastPinned) {
       const latestCast = t.cast.get(latest.event) ?? NONE_CAST
       const waitingFor = latest.members.filter(m => !latestCast.has(m))
       attempts.push(attemptView(attempt, t, 'open', waitingFor, undefined))
@@ -146,8 +153,9 @@ export function decideNode(
     attempts.push(attemptView(attempt, t, 'failed', [], undefined))
     if (attempt === maxAttempts) {
       // Closed by an approver's "none": at that ballot, whatever the others cast later. Closed by the last ballot otherwise.
-      const refusal = t.refusals.get(closed.event)
-      const last = refusal !== undefined ? [refusal] : t.ballotEvents.filter(b => b.env.body.committee === closed.event)
+      const by = (closed as CommitteeView).event
+      const refusal = t.refusals.get(by)
+      const last = refusal !== undefined ? [refusal] : t.ballotEvents.filter(b => b.env.body.committee === by)
       const failedAt = (last[last.length - 1] as PlanEvent).env.hlc
       return { kind: 'exhausted', attempts, failedAt, lastBallots: last.map(b => b.id), equivocations }
     }
@@ -217,13 +225,15 @@ function tallyAttempt(
   key: string,
   committees: readonly CommitteeView[],
   committeeById: ReadonlyMap<EventId, CommitteeView>,
-  needed: NeededApprovers
+  needed: NeededApprovers,
+  muted?: ReadonlySet<PeerIdString>
 ): Tally {
   const proposals = sortEvents(index.proposals.get(key) ?? [])
   const allBallots = sortEvents(index.ballots.get(key) ?? [])
   const props = bySlot(proposals, proposalSlot, `proposal:${key}`)
   const ballots = bySlot(allBallots, ballotSlot, `ballot:${key}`)
-  const { tally, best, refusals, quorate } = countChoices(ballots.valid, props.valid, committeeById, needed)
+  const counted = muted === undefined ? ballots.valid : ballots.valid.filter(b => !muted.has(b.env.author))
+  const { tally, best, refusals, quorate } = countChoices(counted, props.valid, committeeById, needed)
   // Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying.
   const proposalViews: ProposalView[] = proposals.map(p => ({
     author: p.env.author,

@@ -5,10 +5,12 @@ import { NodeTasks } from './node-tasks.js'
 import { planOutcome } from './plan-status.js'
 import { onePerSlot } from './slots.js'
 import { NodeTitles, breadthFirst, treeNode } from './tree-nodes.js'
+import { TrustRules } from './trust-rules.js'
+import { countedTokens } from './counted-usage.js'
 import type { PlanIndex } from './plan-index.js'
 import { resolveParams } from './events.js'
 import type { PlanEvent } from './events.js'
-import type { CommitteeView, Equivocation, PlanTree, TaskView, TreeNode } from './tree.js'
+import type { CommitteeView, Equivocation, PlanStanding, PlanTree, TaskView, TreeNode } from './tree.js'
 
 export { childId, rollupId } from './node-ids.js'
 
@@ -29,9 +31,10 @@ export function derivePlan(index: PlanIndex): PlanTree {
   if (goal === undefined) throw new Error(`plan ${index.id} has no goal folded`)
   const params = resolveParams(goal.env.body.params)
   const committees = committeesOf(goal, index.amendments)
-  const root = growTree(index, goal, committees)
+  const rules = params.trust === undefined ? undefined : new TrustRules(index, params)
+  const root = growTree(index, goal, committees, rules)
   const order = breadthFirst(root)
-  const finishes = new NodeTasks(index, params, committees)
+  const finishes = new NodeTasks(index, params, committees, rules)
   const titles = new NodeTitles(order)
   const nodes: TreeNode[] = []
   const tasks: TaskView[] = []
@@ -44,7 +47,10 @@ export function derivePlan(index: PlanIndex): PlanTree {
     for (const e of f.equivocations) found.push(e)
   }
   const rootTask = finishes.finishOf(root).view
-  const { budgetTokens, deliverable, status, statusReason } = planOutcome(index, params, rootTask, tasks)
+  const equivocations = onePerSlot(found)
+  const spentTokens = rules === undefined ? index.spentTokens : countedTokens(index, params, nodes, tasks, rules)
+  const { budgetTokens, deliverable, status, statusReason } = planOutcome(index, params, rootTask, tasks, spentTokens)
+  const standing = rules === undefined ? undefined : standingOf(rules, equivocations, index)
   // Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying.
   return {
     author: goal.env.author,
@@ -52,7 +58,7 @@ export function derivePlan(index: PlanIndex): PlanTree {
     committees,
     deliverable,
     duplicates: tasks.reduce((n, t) => n + t.duplicates, 0),
-    equivocations: onePerSlot(found),
+    equivocations,
     events: index.size,
     goal: goal.env.body.text,
     ignoredClaims: tasks.reduce((n, t) => n + t.ignoredClaims, 0),
@@ -60,7 +66,8 @@ export function derivePlan(index: PlanIndex): PlanTree {
     params,
     plan: index.id,
     root: root.id,
-    spentTokens: index.spentTokens,
+    spentTokens,
+    ...(standing === undefined ? {} : { standing }),
     status,
     statusReason,
     submittedAt: goal.env.hlc,
@@ -77,4 +84,14 @@ function committeesOf(
     const c = committeeOf(e) as NonNullable<ReturnType<typeof committeeOf>>
     return { event: e.id, members: c.members, quorum: c.quorum }
   })
+}
+
+/** Protocol 5's standing: the equivocators, and every piece of evidence the rules noted (equivocations included). */
+function standingOf(rules: TrustRules, equivocations: readonly Equivocation[], index: PlanIndex): PlanStanding {
+  for (const q of equivocations)
+    for (const id of q.events) {
+      const e = index.event(id)
+      if (e !== undefined) rules.note('equivocation', e)
+    }
+  return { equivocators: [...rules.equivocators].sort(), evidence: rules.evidence() }
 }

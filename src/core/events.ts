@@ -45,23 +45,39 @@ export const PROTOCOL_VERSION_3 = 3
  * treeHash) and is kept for DEFAULT_RETAIN_DAYS.
  */
 export const PROTOCOL_VERSION_4 = 4
+/**
+ * Protocol version 5: a goal whose plan folds by the rules that hold against
+ * a member who runs any code (`trust`, ADR-0047): claims ranked by a hash in
+ * a window, results only from the holder, the claim limit in the fold,
+ * budgets counted only where events count, equivocators without a vote and
+ * decisions final once built on. Protocol 2's, 3's and 4's features may be
+ * used beside it.
+ */
+export const PROTOCOL_VERSION_5 = 5
 /** The versions this code folds. Events of any other version are stored and relayed, not folded. */
 export const FOLDED_VERSIONS: readonly number[] = [
   PROTOCOL_VERSION,
   PROTOCOL_VERSION_2,
   PROTOCOL_VERSION_3,
-  PROTOCOL_VERSION_4
+  PROTOCOL_VERSION_4,
+  PROTOCOL_VERSION_5
 ]
-export type ProtocolVersion = 1 | 2 | 3 | 4
+export type ProtocolVersion = 1 | 2 | 3 | 4 | 5
 
 /** Whether this code folds events of version `v`. */
 export function isFoldedVersion(v: unknown): v is ProtocolVersion {
-  return v === PROTOCOL_VERSION || v === PROTOCOL_VERSION_2 || v === PROTOCOL_VERSION_3 || v === PROTOCOL_VERSION_4
+  return (
+    v === PROTOCOL_VERSION ||
+    v === PROTOCOL_VERSION_2 ||
+    v === PROTOCOL_VERSION_3 ||
+    v === PROTOCOL_VERSION_4 ||
+    v === PROTOCOL_VERSION_5
+  )
 }
 
 /** Whether events of version `v` may carry protocol 3's fields (subgoal needs, a result's tool calls). */
 export function hasToolFields(v: number): boolean {
-  return v === PROTOCOL_VERSION_3 || v === PROTOCOL_VERSION_4
+  return v === PROTOCOL_VERSION_3 || v === PROTOCOL_VERSION_4 || v === PROTOCOL_VERSION_5
 }
 
 /** Hybrid logical clock stamp: wall milliseconds and a counter that breaks ties within one millisecond. */
@@ -138,6 +154,24 @@ export type Executors = (typeof EXECUTORS)[number]
 /** Who wrote a result: a model, the offline heuristics, or (protocol 2) an outside agent or a person. */
 export type ResultSource = 'llm' | 'offline' | 'outside'
 
+/**
+ * The parameters of protocol 5's rules (ADR-0047); a goal that has them is
+ * a version-5 goal. `claimWindowMs`: among the claims stamped within this
+ * many ms after the moment a task became claimable, the one ranked first by
+ * a hash of the task and the claimer wins, not the earliest stamp.
+ */
+export interface Trust {
+  readonly claimWindowMs: number
+}
+
+/**
+ * What new goals use (src/author): a window of four of the executors'
+ * 250 ms staggers, so the executors ranked 0..3 of a task claim within it,
+ * as they do today, and a claim a tick after the task became ready wins
+ * nothing by its stamp.
+ */
+export const DEFAULT_TRUST: Trust = { claimWindowMs: 1_000 }
+
 /** What a goal's author fixes for the whole plan; every event reaches it through its deps. */
 export interface PlanParams {
   /** Peer ids whose ballots and reviews count (under the goal; amendments replace it). */
@@ -178,6 +212,8 @@ export interface PlanParams {
    * its last event's stamp (src/core/retention.ts). Absent: DEFAULT_RETAIN_DAYS.
    */
   readonly retainDays?: number
+  /** Protocol 5 only, and then always present: the parameters of its rules (see Trust). */
+  readonly trust?: Trust
 }
 
 /**
@@ -186,12 +222,14 @@ export interface PlanParams {
  * shows as `params`. The defaults are left out of the treeHash, so a v1
  * plan hashes as it did before protocol 2.
  */
-export type ResolvedParams = Omit<PlanParams, 'approvers' | 'executors' | 'tools' | 'retainDays'> & {
+export type ResolvedParams = Omit<PlanParams, 'approvers' | 'executors' | 'tools' | 'retainDays' | 'trust'> & {
   readonly approvers: Approvers | null
   readonly executors: Executors
   readonly tools: boolean
   /** The goal's, or null: kept for DEFAULT_RETAIN_DAYS (null keeps the treeHash of plans from before protocol 4). */
   readonly retainDays: number | null
+  /** The goal's (protocol 5); absent: the plan folds by the rules of versions 1 to 4, and hashes as it did. */
+  readonly trust?: Trust
 }
 
 /** The goal's parameters with protocol 2's defaults filled in. */
@@ -208,16 +246,19 @@ export function resolveParams(p: PlanParams | ResolvedParams): ResolvedParams {
     approvers: p.approvers ?? null,
     executors: p.executors ?? 'model',
     tools: p.tools === true,
-    retainDays: p.retainDays ?? null
+    retainDays: p.retainDays ?? null,
+    ...(p.trust === undefined ? {} : { trust: p.trust })
   }
 }
 
 /**
- * The protocol version of a plan with these parameters: 4 when it says how
+ * The protocol version of a plan with these parameters: 5 when it has
+ * protocol 5's `trust`, else 4 when it says how
  * long it is kept, else 3 when it uses tools, else 2 when it uses a
  * protocol-2 feature (approvers, or executors other than 'model'), else 1.
  */
 export function paramsVersion(p: PlanParams | ResolvedParams): ProtocolVersion {
+  if (p.trust !== undefined) return PROTOCOL_VERSION_5
   if (p.retainDays !== undefined && p.retainDays !== null) return PROTOCOL_VERSION_4
   if (p.tools === true) return PROTOCOL_VERSION_3
   return (p.approvers !== undefined && p.approvers !== null) || (p.executors !== undefined && p.executors !== 'model')

@@ -6,6 +6,7 @@ import type { PlanIndex } from './plan-index.js'
 import { approversFor } from './events.js'
 import type { EventId, Hlc, NodeId, PlanEvent, PlanParams } from './events.js'
 import type { CommitteeView, LeafReason, TreeNode } from './tree.js'
+import type { TrustRules } from './trust-rules.js'
 
 /** A node as the tree grows it: settled once `growTree` returns. */
 export interface Draft {
@@ -53,7 +54,8 @@ type Won = Extract<NodeDecision, { kind: 'won' }>
 export function growTree(
   index: PlanIndex,
   goal: PlanEvent<'goal-submitted'>,
-  committees: readonly CommitteeView[]
+  committees: readonly CommitteeView[],
+  rules?: TrustRules
 ): Draft {
   const params = goal.env.body.params
   const root = draft({
@@ -71,10 +73,10 @@ export function growTree(
     budget: params.maxNodes - 1
   })
   const pending: Growing[] = []
-  if (decompose(root, index, params, committees)) pending.push(root)
+  if (decompose(root, index, params, committees, rules)) pending.push(root)
   while (pending.length > 0) {
     const d = pending.pop() as Growing
-    for (const c of split(d, d.decision as Won)) if (decompose(c, index, params, committees)) pending.push(c)
+    for (const c of split(d, d.decision as Won)) if (decompose(c, index, params, committees, rules)) pending.push(c)
   }
   return root
 }
@@ -108,13 +110,19 @@ function draft(place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted
  * attempts), still decomposing, or won. True when a split won and is to be
  * applied.
  */
-function decompose(d: Growing, index: PlanIndex, params: PlanParams, committees: readonly CommitteeView[]): boolean {
+function decompose(
+  d: Growing,
+  index: PlanIndex,
+  params: PlanParams,
+  committees: readonly CommitteeView[],
+  rules: TrustRules | undefined
+): boolean {
   if (d.markedLeaf || d.depth >= params.maxDepth) {
     d.kind = 'leaf'
     d.leafReason = d.markedLeaf ? 'marked-leaf' : 'max-depth'
     return false
   }
-  const decision = decideNode(index, d.id, params.maxAttempts, committees, approversFor(params, 'splits'))
+  const decision = decideNode(index, d.id, params.maxAttempts, committees, approversFor(params, 'splits'), rules)
   d.decision = decision
   if (decision.kind === 'exhausted') {
     d.kind = 'leaf'

@@ -32,6 +32,8 @@ export const MAX_TOKENS_LIMIT = 10_000_000_000
 export const MAX_CLAIMS_PER_EXECUTOR_LIMIT = 100
 /** Protocol 4: the most whole days a goal may ask its plan to be kept once finished (ten years). */
 export const MAX_RETAIN_DAYS = 3_650
+/** Protocol 5: the widest claim window (`trust.claimWindowMs`); it is also at most the plan's leaseMs. */
+export const MAX_CLAIM_WINDOW_MS = 60_000
 /** Events stamped further ahead of local wall time than this wait (parked) until the clock catches up. */
 export const MAX_CLOCK_AHEAD_MS = 10_000
 

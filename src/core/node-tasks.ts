@@ -10,6 +10,7 @@ import type { Draft } from './grow-tree.js'
 import type { PlanIndex } from './plan-index.js'
 import type { EventId, Hlc, NodeId, ResolvedParams, TaskId } from './events.js'
 import type { CommitteeView, Equivocation, NodeStatus, TaskView } from './tree.js'
+import type { TrustRules } from './trust-rules.js'
 
 /** How a node's task ends (null fields while it has not), its view, and what deciding it found. */
 export interface Finish {
@@ -46,7 +47,9 @@ export class NodeTasks {
   constructor(
     private readonly index: PlanIndex,
     private readonly params: ResolvedParams,
-    private readonly committees: readonly CommitteeView[]
+    private readonly committees: readonly CommitteeView[],
+    /** Protocol 5's plan-wide facts; undefined for plans of versions 1 to 4. */
+    private readonly rules?: TrustRules
   ) {
     this.approvers = neededApprovers(committees, approversFor(params, 'results'))
   }
@@ -93,7 +96,8 @@ export class NodeTasks {
       readyAt,
       this.params,
       this.committees,
-      this.approvers
+      this.approvers,
+      this.rules
     )
     const view = taskView(
       { blockedBy: [], evidence: sortedUnique(evidence), id: task, kind, node: d.id, readyAt },

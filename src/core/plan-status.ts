@@ -15,10 +15,11 @@ export function planOutcome(
   index: PlanIndex,
   params: ResolvedParams,
   rootTask: TaskView | null,
-  tasks: readonly TaskView[]
+  tasks: readonly TaskView[],
+  spentTokens: number = index.spentTokens
 ): PlanOutcome {
   const budgetTokens = Math.max(params.budgetTokens, ...index.raises.map(r => r.env.body.budgetTokens))
-  const { status, statusReason } = planStatus(index, rootTask, budgetTokens, tasks)
+  const { status, statusReason } = planStatus(index, rootTask, budgetTokens, tasks, spentTokens)
   const accepted = rootTask?.results.find(r => r.accepted)
   const deliverable =
     status === 'completed' && rootTask !== null && accepted !== undefined
@@ -31,7 +32,8 @@ function planStatus(
   index: PlanIndex,
   rootTask: TaskView | null,
   budgetTokens: number,
-  tasks: readonly TaskView[]
+  tasks: readonly TaskView[],
+  spentTokens: number
 ): { status: PlanStatus; statusReason: string } {
   const cancel = earliest(index.cancels)
   const finishEvent =
@@ -43,10 +45,10 @@ function planStatus(
     return { status: 'completed', statusReason: 'the root roll-up has an accepted result: the deliverable' }
   if (rootTask?.status === 'failed')
     return { status: 'failed', statusReason: `the root task failed after ${rootTask.failures} attempts` }
-  if (index.spentTokens >= budgetTokens) {
+  if (spentTokens >= budgetTokens) {
     return {
       status: 'budget-exhausted',
-      statusReason: `spent ${index.spentTokens} of ${budgetTokens} tokens; the author can raise the budget`
+      statusReason: `spent ${spentTokens} of ${budgetTokens} tokens; the author can raise the budget`
     }
   }
   if (tasks.some(t => t.chains.length > 0))

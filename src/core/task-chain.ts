@@ -8,6 +8,8 @@ import type { EventId, Hlc, PeerIdString, PlanEvent, ResolvedParams, TaskId } fr
 import type { NeededApprovers } from './decide-node.js'
 import type { ChainView, CommitteeView, Equivocation, TaskStatus } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
+import { builtOn, contestTakeover, contestWinner, settleHeld, unseatsFinal } from './claim-contest.js'
+import type { TrustRules } from './trust-rules.js'
 
 /** A task's outcome, and the equivocations found in its renewals and reviews. */
 export interface TaskDecision {
@@ -40,14 +42,20 @@ export function decideTask(
   readyAt: Hlc,
   params: ResolvedParams,
   committees: readonly CommitteeView[],
-  approvers: NeededApprovers = new Map()
+  approvers: NeededApprovers = new Map(),
+  rules?: TrustRules
 ): TaskDecision {
-  const claims = sortEvents(index.claims.get(task) ?? [])
+  const every = sortEvents(index.claims.get(task) ?? [])
+  // Protocol 5: a claim beyond its author's limit does not count at all.
+  const claims = rules === undefined ? every : every.filter(c => !rules.overLimit.has(c.id))
   const retries = (index.retries.get(task) ?? []).length
   const attemptsAllowed = params.maxAttempts * (1 + retries)
-  const reviews = new Reviews(index, params.review, committees, approvers)
-  const walk = followChains(index, reviews, claims, readyAt, attemptsAllowed, params)
-  const { accepted, acceptedAt, failed, failures } = settle(index, reviews, claims, readyAt, attemptsAllowed)
+  const reviews = new Reviews(index, params.review, committees, approvers, rules?.equivocators)
+  const walk = followChains(index, reviews, claims, readyAt, attemptsAllowed, params, rules)
+  const { accepted, acceptedAt, failed, failures } =
+    rules === undefined
+      ? settle(index, reviews, claims, readyAt, attemptsAllowed)
+      : settleHeld(index, reviews, walk, rules, task)
   // A result wins over failure (done never reopens); the task finished at whichever came first, so
   // the stamp that dependants wait for only ever moves earlier as events arrive.
   let status = walk.status
@@ -66,13 +74,18 @@ export function decideTask(
   const outcome: TaskOutcome = {
     accepted: accepted?.id ?? null,
     attemptsAllowed,
-    awaiting: status === 'in-review' ? awaitingReview(index, reviews, claims, readyAt) : NO_ONE,
+    awaiting:
+      status !== 'in-review'
+        ? NO_ONE
+        : rules === undefined || walk.result === undefined
+          ? awaitingReview(index, reviews, claims, readyAt)
+          : [...reviews.awaiting(walk.result)].sort(),
     chains,
     duplicates: accepted === undefined ? 0 : duplicates,
     failures,
     finishEvent: finish?.id ?? null,
     finishedAt: finish?.env.hlc ?? null,
-    ignoredClaims: claims.length - walk.owners,
+    ignoredClaims: every.length - walk.owners,
     owner: status === 'claimed' ? (chains[chains.length - 1]?.owner ?? null) : null,
     results,
     status
@@ -101,11 +114,15 @@ export function blockedOutcome(index: PlanIndex, task: TaskId, params: ResolvedP
 type WalkStatus = Exclude<TaskStatus, 'blocked'>
 
 /** The chains in turn: who should work on the task now, and how many claims started a chain. */
-interface Walk {
+export interface Walk {
   readonly chains: ChainView[]
   readonly owners: number
   readonly status: WalkStatus
   readonly equivocations: readonly Equivocation[]
+  /** The result that ended the last chain and was not rejected, if any. */
+  readonly result: PlanEvent<'result-reported'> | undefined
+  /** The chain end (a failure, or a rejecting review) that used the last attempt, if any. */
+  readonly failedBy: PlanEvent | undefined
 }
 
 /** Follow the chains from the first counted claim, each to its end or takeover (see decideTask). */
@@ -115,7 +132,8 @@ function followChains(
   claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
   readyAt: Hlc,
   attemptsAllowed: number,
-  params: ResolvedParams
+  params: ResolvedParams,
+  rules?: TrustRules
 ): Walk {
   const chains: ChainView[] = []
   let equivocations = NO_EQUIVOCATIONS
@@ -124,10 +142,28 @@ function followChains(
   let cursor = 0
   let failures = 0
   let status: WalkStatus = 'ready'
+  let result: PlanEvent<'result-reported'> | undefined
+  let failedBy: PlanEvent | undefined
+  // Protocol 5: the claim a takeover contest chose starts the next chain; a late claim leaves the list.
+  let forced = -1
+  const list: Array<PlanEvent<'task-claimed'>> =
+    rules === undefined ? (claims as Array<PlanEvent<'task-claimed'>>) : [...claims]
   while (true) {
-    while (cursor < claims.length && compareHlc((claims[cursor] as PlanEvent).env.hlc, after) <= 0) cursor++
-    if (cursor >= claims.length) break
-    const c = chainOf(index, claims, cursor, params)
+    const started = forced < 0
+    if (started) {
+      while (cursor < list.length && compareHlc((list[cursor] as PlanEvent).env.hlc, after) <= 0) cursor++
+      if (cursor >= list.length) break
+      if (rules !== undefined) cursor = contestWinner(index, rules, list, cursor, after.ms + rules.windowMs)
+    } else {
+      cursor = forced
+      forced = -1
+    }
+    const c = chainOf(index, list, cursor, params, rules)
+    if (rules !== undefined && started && unseatsFinal(index, rules, list, cursor, c)) {
+      rules.note('late', list[cursor] as PlanEvent)
+      list.splice(cursor, 1)
+      continue
+    }
     cursor++
     owners++
     equivocations = concatEquivocations(equivocations, c.equivocations)
@@ -138,9 +174,13 @@ function followChains(
         status = 'claimed'
         break
       }
-      chains.push(chainView(c, { event: (claims[c.takeoverAt] as PlanEvent).id, kind: 'superseded' }))
-      cursor = c.takeoverAt
-      after = HLC_ZERO
+      chains.push(chainView(c, { event: (list[c.takeoverAt] as PlanEvent).id, kind: 'superseded' }))
+      if (rules === undefined) {
+        cursor = c.takeoverAt
+        after = HLC_ZERO
+      } else {
+        forced = c.takeoverAt
+      }
       continue
     }
     if (end.env.type === 'result-reported') {
@@ -148,18 +188,21 @@ function followChains(
       if (r.kind !== 'rejected') {
         chains.push(chainView(c, { event: end.id, kind: 'result' }))
         status = r.kind === 'pending' ? 'in-review' : 'done'
+        result = end as PlanEvent<'result-reported'>
         break
       }
       chains.push(chainView(c, { event: end.id, kind: 'rejected' }))
       failures++
       after = r.by.env.hlc
       // A task reopens only when all its results are rejected: a superseded owner's result may still await review.
-      if (anyPending(index, reviews, claims, readyAt)) {
+      // Protocol 5 counts no result but its holder's, so only the chains' own results are awaited.
+      if (rules === undefined && anyPending(index, reviews, claims, readyAt)) {
         status = 'in-review'
         break
       }
       if (failures >= attemptsAllowed) {
         status = 'failed'
+        failedBy = r.by
         break
       }
       continue
@@ -170,6 +213,7 @@ function followChains(
       after = end.env.hlc
       if (failures >= attemptsAllowed) {
         status = 'failed'
+        failedBy = end
         break
       }
       continue
@@ -177,11 +221,11 @@ function followChains(
     chains.push(chainView(c, { event: end.id, kind: 'released' }))
     after = end.env.hlc
   }
-  return { chains, owners, status, equivocations }
+  return { chains, owners, status, equivocations, result, failedBy }
 }
 
 /** One claim's chain: its renewals, its lapse, and what ended it first. */
-interface Chain {
+export interface Chain {
   readonly claim: PlanEvent<'task-claimed'>
   readonly renewals: number
   /** The claim or its last renewal. */
@@ -199,14 +243,27 @@ function chainOf(
   index: PlanIndex,
   claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
   at: number,
-  params: ResolvedParams
+  params: ResolvedParams,
+  rules?: TrustRules
 ): Chain {
   const claim = claims[at] as PlanEvent<'task-claimed'>
   const group = index.claimEvents(claim)
   const { links, equivocations } = renewalChain(group.renewals, claim)
   const cap = claim.env.hlc.ms + params.maxClaimMs
-  const takeoverAt = takeoverIndex(claims, at + 1, links, claim.env.hlc.ms, params.leaseMs, cap)
-  const takeover = takeoverAt >= 0 ? (claims[takeoverAt] as PlanEvent) : undefined
+  let takeoverAt: number
+  let firstTakeover: number
+  if (rules === undefined) {
+    takeoverAt = takeoverIndex(claims, at + 1, links, claim.env.hlc.ms, params.leaseMs, cap)
+    firstTakeover = takeoverAt
+  } else {
+    ;({ winner: takeoverAt, first: firstTakeover } = contestTakeover(index, rules, claims, at, links, params))
+    // A result others built on ends the chain, whatever takeover claims stamped before it arrive later.
+    if (firstTakeover >= 0 && builtOn(index, rules, claim)) {
+      rules.note('late', claims[firstTakeover] as PlanEvent)
+      takeoverAt = firstTakeover = -1
+    }
+  }
+  const takeover = firstTakeover >= 0 ? (claims[firstTakeover] as PlanEvent) : undefined
   const first = earliestEnd(group)
   const end = first !== undefined && (takeover === undefined || compareEvents(first, takeover) < 0) ? first : undefined
   const last: PlanEvent = links[links.length - 1] ?? claim

@@ -36,13 +36,15 @@ function reviewOf(
   index: PlanIndex,
   result: EventId,
   committees: readonly CommitteeView[],
-  needed: NeededApprovers
+  needed: NeededApprovers,
+  muted: ReadonlySet<PeerIdString>
 ): Worked {
   const all = sortEvents(index.reviews.get(result) ?? [])
   const slotted = bySlot(all, reviewSlot, `review:${result}`)
   const byCommittee = new Map(committees.map(c => [c.event, c]))
   const tally = new Map<string, number>()
   for (const r of slotted.valid) {
+    if (muted.has(r.env.author)) continue
     const c = byCommittee.get(r.env.body.committee)
     if (c === undefined) continue
     const approvers = needed.get(c.event) ?? NO_APPROVERS
@@ -82,14 +84,16 @@ export class Reviews {
     private readonly review: boolean,
     private readonly committees: readonly CommitteeView[],
     /** The results approvers needed under each committee event (none without protocol 2). */
-    private readonly needed: NeededApprovers = new Map()
+    private readonly needed: NeededApprovers = new Map(),
+    /** Members whose reviews do not count (protocol 5: they equivocated in the plan). */
+    private readonly muted: ReadonlySet<PeerIdString> = NO_APPROVERS
   ) {}
 
   private worked(r: PlanEvent<'result-reported'>): Worked {
     const memo = (this.memo ??= new Map())
     let v = memo.get(r.id)
     if (v === undefined) {
-      v = reviewOf(this.index, r.id, this.committees, this.needed)
+      v = reviewOf(this.index, r.id, this.committees, this.needed, this.muted)
       memo.set(r.id, v)
     }
     return v

@@ -54,7 +54,7 @@ export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting', 'needs', 'to
 
 /**
  * The tree as it is hashed: protocol 2's, 3's and 4's plan parameters are left out where
- * they have their defaults (no approvers, executors 'model', no tools, no retainDays), so a v1
+ * they have their defaults (no approvers, executors 'model', no tools, no retainDays; protocol 5's trust is absent before it), so a v1
  * plan's tree hashes exactly as it did before protocol 2 (the golden
  * fixture holds it). Nothing is lost: the plan id is the hash of the goal,
  * parameters included.

@@ -161,6 +161,38 @@ export interface Equivocation {
   readonly events: readonly EventId[]
 }
 
+/**
+ * What protocol 5's fold holds against a member (ADR-0047): an equivocation
+ * (the member's every ballot and review in the plan stopped counting), a
+ * claim beyond its limit, a claim that would take over its own chain, a
+ * result for a task it did not hold, a claim of a contest it lost to a
+ * decision others had built on (a late or back-dated event), a chain it
+ * ended without a result (a release or a failure), a result its committee
+ * rejected.
+ */
+export type EvidenceKind =
+  | 'equivocation'
+  | 'claim-over-limit'
+  | 'self-takeover'
+  | 'result-not-held'
+  | 'late'
+  | 'ended-without-result'
+  | 'result-rejected'
+
+export interface EvidenceItem {
+  readonly author: PeerIdString
+  readonly event: EventId
+  readonly kind: EvidenceKind
+}
+
+/** A version-5 plan's record of its members (see EvidenceKind); others show it as each member's standing. */
+export interface PlanStanding {
+  /** Authors who equivocated in the plan, sorted: their ballots and reviews do not count in it. */
+  readonly equivocators: readonly PeerIdString[]
+  /** Sorted by author, kind and event. */
+  readonly evidence: readonly EvidenceItem[]
+}
+
 export interface CommitteeView {
   readonly event: EventId
   readonly members: readonly PeerIdString[]
@@ -179,6 +211,8 @@ export interface PlanTree {
   readonly statusReason: string
   readonly budgetTokens: number
   readonly spentTokens: number
+  /** Protocol 5 only (absent before it, so earlier plans hash as they did): evidence against members. */
+  readonly standing?: PlanStanding
   readonly root: NodeId
   /** Breadth-first from the root, children in split order. */
   readonly nodes: readonly TreeNode[]

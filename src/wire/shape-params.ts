@@ -11,10 +11,12 @@ import {
   PROTOCOL_VERSION_2,
   PROTOCOL_VERSION_3,
   PROTOCOL_VERSION_4,
+  PROTOCOL_VERSION_5,
   majority
 } from '../core/events.js'
 import {
   MAX_ATTEMPTS_LIMIT,
+  MAX_CLAIM_WINDOW_MS,
   MAX_CLAIM_MS_LIMIT,
   MAX_CLAIMS_PER_EXECUTOR_LIMIT,
   MAX_COMMITTEE,
@@ -74,6 +76,9 @@ const PARAMS_V2_KEYS = ['approvers', 'executors']
 const PARAMS_V3_KEYS = [...PARAMS_V2_KEYS, 'tools']
 /** What protocol 4 adds: `retainDays`, always present (protocol 2's and 3's keys may be used too). */
 const PARAMS_V4_KEYS = [...PARAMS_V3_KEYS, 'retainDays']
+/** What protocol 5 adds: `trust`, always present (every key of protocols 2 to 4 is optional beside it). */
+const PARAMS_V5_KEYS = [...PARAMS_V4_KEYS, 'trust']
+const TRUST_KEYS = ['claimWindowMs']
 
 const APPROVERS_KEYS = ['ids', 'for']
 
@@ -126,13 +131,15 @@ export function validateParams(params: unknown, path = 'params', version?: numbe
   if (!isMap(params)) return `${path}: expected a map, got ${describeValue(params)}`
   const v =
     version ??
-    (Object.hasOwn(params, 'retainDays')
-      ? PROTOCOL_VERSION_4
-      : Object.hasOwn(params, 'tools')
-        ? PROTOCOL_VERSION_3
-        : PARAMS_V2_KEYS.some(k => Object.hasOwn(params, k))
-          ? PROTOCOL_VERSION_2
-          : PROTOCOL_VERSION)
+    (Object.hasOwn(params, 'trust')
+      ? PROTOCOL_VERSION_5
+      : Object.hasOwn(params, 'retainDays')
+        ? PROTOCOL_VERSION_4
+        : Object.hasOwn(params, 'tools')
+          ? PROTOCOL_VERSION_3
+          : PARAMS_V2_KEYS.some(k => Object.hasOwn(params, k))
+            ? PROTOCOL_VERSION_2
+            : PROTOCOL_VERSION)
   const k =
     v === PROTOCOL_VERSION
       ? exactKeys(params, path, PARAMS_KEYS)
@@ -140,13 +147,60 @@ export function validateParams(params: unknown, path = 'params', version?: numbe
           params,
           path,
           PARAMS_KEYS,
-          v === PROTOCOL_VERSION_2 ? PARAMS_V2_KEYS : v === PROTOCOL_VERSION_3 ? PARAMS_V3_KEYS : PARAMS_V4_KEYS
+          v === PROTOCOL_VERSION_2
+            ? PARAMS_V2_KEYS
+            : v === PROTOCOL_VERSION_3
+              ? PARAMS_V3_KEYS
+              : v === PROTOCOL_VERSION_4
+                ? PARAMS_V4_KEYS
+                : PARAMS_V5_KEYS
         )
   if (k !== null) return k
   const p = params
   if (v === PROTOCOL_VERSION) return paramsV1(p, path)
-  const later = v === PROTOCOL_VERSION_2 ? paramsV2 : v === PROTOCOL_VERSION_3 ? paramsV3 : paramsV4
+  const later =
+    v === PROTOCOL_VERSION_2
+      ? paramsV2
+      : v === PROTOCOL_VERSION_3
+        ? paramsV3
+        : v === PROTOCOL_VERSION_4
+          ? paramsV4
+          : paramsV5
   return paramsV1(p, path) ?? later(p, path)
+}
+
+/**
+ * The protocol-5 fields: `trust` (a map with exactly `claimWindowMs`, 0 to
+ * the plan's leaseMs and at most MAX_CLAIM_WINDOW_MS), and protocols 2's to
+ * 4's, each optional and checked as there.
+ */
+function paramsV5(p: Obj, path: string): Problem {
+  const t = exactKeys(p.trust, `${path}.trust`, TRUST_KEYS)
+  if (t !== null) return `${t}; a protocol 5 goal holds the parameters of its rules in trust`
+  const trust = p.trust as Obj
+  const w = int(
+    trust.claimWindowMs,
+    `${path}.trust.claimWindowMs`,
+    0,
+    Math.min(MAX_CLAIM_WINDOW_MS, p.leaseMs as number)
+  )
+  if (w !== null) return `${w} (at most the plan's leaseMs)`
+  if (Object.hasOwn(p, 'retainDays')) {
+    const r = int(p.retainDays, `${path}.retainDays`, 1, MAX_RETAIN_DAYS)
+    if (r !== null) return r
+  }
+  return optionalV2V3(p, path)
+}
+
+/** Protocol 2's and 3's keys where each is optional (versions 4 and 5). */
+function optionalV2V3(p: Obj, path: string): Problem {
+  if (Object.hasOwn(p, 'tools') && p.tools !== true)
+    return `${path}.tools: true or absent (a plan that uses no tools leaves it out)`
+  if (Object.hasOwn(p, 'approvers')) {
+    const a = approvers(p.approvers, p.committee as readonly unknown[], p.review, `${path}.approvers`)
+    if (a !== null) return a
+  }
+  return Object.hasOwn(p, 'executors') ? oneOf(p.executors, `${path}.executors`, EXECUTORS) : null
 }
 
 /**
@@ -156,13 +210,7 @@ export function validateParams(params: unknown, path = 'params', version?: numbe
 function paramsV4(p: Obj, path: string): Problem {
   const r = int(p.retainDays, `${path}.retainDays`, 1, MAX_RETAIN_DAYS)
   if (r !== null) return `${r}; a protocol 4 goal says how many whole days its plan is kept once finished`
-  if (Object.hasOwn(p, 'tools') && p.tools !== true)
-    return `${path}.tools: true or absent (a plan that uses no tools leaves it out)`
-  if (Object.hasOwn(p, 'approvers')) {
-    const a = approvers(p.approvers, p.committee as readonly unknown[], p.review, `${path}.approvers`)
-    if (a !== null) return a
-  }
-  return Object.hasOwn(p, 'executors') ? oneOf(p.executors, `${path}.executors`, EXECUTORS) : null
+  return optionalV2V3(p, path)
 }
 
 /** The protocol-3 fields: `tools: true`, and protocol 2's, each checked as protocol 2 checks it. */

@@ -31,6 +31,7 @@ import {
 import {
   MAX_ATTEMPTS_LIMIT,
   MAX_CLAIM_MS_LIMIT,
+  MAX_CLAIM_WINDOW_MS,
   MAX_DEPS,
   MAX_DEPTH_LIMIT,
   MAX_LEASE_MS,
@@ -156,6 +157,21 @@ export function arbParams(peers: readonly PeerIdString[]): fc.Arbitrary<PlanPara
       maxClaimMs,
       ...rest
     }))
+}
+
+/** Protocol 5's parameters for a plan with this lease: a claim window from none to the lease (or its cap). */
+export function arbTrust(leaseMs: number): fc.Arbitrary<{ claimWindowMs: number }> {
+  const max = Math.min(MAX_CLAIM_WINDOW_MS, leaseMs)
+  return rec({ claimWindowMs: fc.oneof(fc.integer({ min: 0, max }), fc.constantFrom(0, max)) })
+}
+
+/** Valid version-5 plan parameters: version 1's, `trust`, and sometimes `retainDays` (optional in version 5). */
+export function arbParamsV5(peers: readonly PeerIdString[]): fc.Arbitrary<PlanParams> {
+  return arbParams(peers).chain(p =>
+    fc
+      .tuple(arbTrust(p.leaseMs), fc.option(fc.integer({ min: 1, max: 3650 }), { nil: undefined }))
+      .map(([trust, retainDays]) => ({ ...p, trust, ...(retainDays === undefined ? {} : { retainDays }) }))
+  )
 }
 
 /**

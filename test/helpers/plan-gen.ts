@@ -32,7 +32,7 @@ import { HybridClock } from '../../src/core/hlc.js'
 import { Fold, foldAll } from '../../src/core/fold.js'
 import { derivePlan } from '../../src/core/derive.js'
 import { isFinished, view } from '../../src/core/view.js'
-import { isType, majority } from '../../src/core/events.js'
+import { DEFAULT_TRUST, isType, majority } from '../../src/core/events.js'
 import { makeEvent } from './plan-builder.js'
 import { peerIdOf, testKeys } from './arbitraries.js'
 import type {
@@ -194,6 +194,8 @@ export interface Temperament {
   readonly cancelAt: number
   readonly amendments: boolean
   readonly authorActions: boolean
+  /** A liar's second events in a slot (proposal, ballot) travel late: published after the first one was built on. */
+  readonly lateLies?: boolean
 }
 
 /** What every role needs to know about the plan it works on. */
@@ -214,6 +216,15 @@ export interface PlanCtx {
   readonly outside?: boolean
   /** Protocol 3 (`tools`): subgoals may name needs, results record tool calls and turns, failures turns. */
   readonly tools?: boolean
+  /**
+   * The executor that lies (GenOptions.liar): its clock runs far behind, so
+   * its every event is stamped a tick after its deps (a claim a tick after
+   * readyAt, a result a tick after its claim); it ignores the claim limit
+   * and keeps working, and reporting, on claims it lost.
+   */
+  readonly liar?: PeerIdString
+  /** Protocol 5: an honest executor hands back a claim it lost (the fold counts it until it ends). */
+  readonly trust?: boolean
 }
 
 /** How the people of a plan behave. */
@@ -356,13 +367,19 @@ export class Roles {
       })
       if (this.rng.chance(this.temper.pEquivocate)) {
         this.intents.add('equivocating-proposal')
-        this.emit(a, 'split-proposed', cites, {
-          node: node.id,
-          attempt,
-          subgoals: this.subgoals(a, node.id, attempt, 2),
-          rationale: `another split by ${a.id.slice(-4)}`,
-          usage: this.usage(200, 900)
-        })
+        this.emit(
+          a,
+          'split-proposed',
+          cites,
+          {
+            node: node.id,
+            attempt,
+            subgoals: this.subgoals(a, node.id, attempt, 2),
+            rationale: `another split by ${a.id.slice(-4)}`,
+            usage: this.usage(200, 900)
+          },
+          this.temper.lateLies
+        )
       }
     }
   }
@@ -391,16 +408,22 @@ export class Roles {
       const judged = av.proposals.map(p => p.id)
       // The shared judgement: every scorer prefers the same proposal, unless this ballot splits.
       const preferred = av.proposals.filter(p => !p.equivocated).sort((x, y) => fnv(x.id) - fnv(y.id))[0]
-      const ballot = (choice: EventId | null): void => {
-        this.emit(a, 'ballot-cast', [latest.event, ...judged], {
-          node: node.id,
-          attempt,
-          committee: latest.event,
-          scores: judged.map(p => ({ proposal: p, score: p === choice ? 80 : rng.int(10, 70), notes: 'judged' })),
-          choice,
-          notes: `notes from ${a.id.slice(-4)}`,
-          usage: this.usage(50, 300)
-        })
+      const ballot = (choice: EventId | null, late?: boolean): void => {
+        this.emit(
+          a,
+          'ballot-cast',
+          [latest.event, ...judged],
+          {
+            node: node.id,
+            attempt,
+            committee: latest.event,
+            scores: judged.map(p => ({ proposal: p, score: p === choice ? 80 : rng.int(10, 70), notes: 'judged' })),
+            choice,
+            notes: `notes from ${a.id.slice(-4)}`,
+            usage: this.usage(50, 300)
+          },
+          late
+        )
       }
       const choice = rng.chance(this.temper.pSplit)
         ? rng.chance(0.2)
@@ -410,7 +433,7 @@ export class Roles {
       ballot(choice)
       if (rng.chance(this.temper.pEquivocate)) {
         this.intents.add('equivocating-ballot')
-        ballot(av.proposals.find(p => p.id !== choice)?.id ?? null)
+        ballot(av.proposals.find(p => p.id !== choice)?.id ?? null, this.temper.lateLies)
       }
     }
   }
@@ -484,9 +507,15 @@ export class Roles {
       const chain = task?.chains.find(c => c.claim === job.claim.id)
       // Lost: superseded, or the claim is folded and yet starts no chain (it lost a race or came too late).
       const lost = chain !== undefined ? chain.end?.kind === 'superseded' : k.isFolded(job.claim.id)
-      if (lost && !rng.chance(0.15)) {
+      if (lost && a.id !== this.ctx.liar && !rng.chance(0.15)) {
         job.ended = true
         this.intents.add('executor-stopped-after-losing')
+        if (this.ctx.trust === true && chain === undefined)
+          this.emit(a, 'task-released', [job.claim.id, job.last.id], {
+            task: job.task,
+            claim: job.claim.id,
+            reason: 'another claim won the task'
+          })
         continue
       }
       if (wall >= job.doneAt) {
@@ -553,7 +582,7 @@ export class Roles {
       }
     }
     // New claims, up to the per-plan limit of live jobs.
-    if (m.jobs.filter(j => !j.ended).length >= params.maxClaimsPerExecutor) return
+    if (a.id !== this.ctx.liar && m.jobs.filter(j => !j.ended).length >= params.maxClaimsPerExecutor) return
     const claimable = v.claimable.filter(task => !m.jobs.some(j => !j.ended && j.task === task.id))
     if (claimable.length === 0 || !rng.chance(0.6)) return
     const task = rng.chance(t.pRace)
@@ -664,6 +693,14 @@ export interface GenOptions {
    * Default off (its draws are taken only when on).
    */
   readonly tools?: boolean
+  /** Protocol 5: the goal has DEFAULT_TRUST. Default off (no draws are taken for it). */
+  readonly trust?: boolean
+  /**
+   * The first executor lies (PlanCtx.liar), and equivocating proposals and
+   * ballots (made more often) travel late. Default off (no draws are taken
+   * for it, so the other plans of a seed stay as they were).
+   */
+  readonly liar?: boolean
 }
 
 export interface GeneratedPlan {
@@ -727,6 +764,10 @@ export function generatePlan(seed: number, actors: Actors, opts: GenOptions = {}
   const decomposers = actors.decomposers.slice(0, rng.int(2, 3)).map(mkActor)
   const scorers = actors.scorers.slice(0, 4).map(mkActor)
   const executors = actors.executors.slice(0, rng.int(2, 3)).map(mkActor)
+  if (opts.liar === true) {
+    const id = (executors[0] as Actor).id
+    executors[0] = { id, skew: -60_000, clock: new HybridClock(() => t - 60_000) }
+  }
   const committee = scorers.slice(0, 3).map(s => s.id)
   const review = opts.review ?? rng.chance(0.25)
   const authorActions = opts.authorActions ?? true
@@ -754,6 +795,8 @@ export function generatePlan(seed: number, actors: Actors, opts: GenOptions = {}
     if (rng.chance(0.2)) temper = { ...temper, silent: 2 }
   }
   if (opts.tools === true) params = { ...params, tools: true }
+  if (opts.trust === true) params = { ...params, trust: DEFAULT_TRUST }
+  if (opts.liar === true) temper = { ...temper, pEquivocate: Math.max(temper.pEquivocate, 0.08), lateLies: true }
   const pLongDelay = rng.pick([0.01, 0.05, 0.12])
 
   const created: PlanEvent[] = []
@@ -805,7 +848,9 @@ export function generatePlan(seed: number, actors: Actors, opts: GenOptions = {}
     decomposers: decomposers.length,
     people,
     outside,
-    tools: opts.tools === true
+    tools: opts.tools === true,
+    liar: opts.liar === true ? (executors[0] as Actor).id : undefined,
+    trust: opts.trust === true
   }
   const roles = new Roles(rng, temper, ctx, emit)
   const memory = new Map<Actor, RoleMemory>()

@@ -46,11 +46,11 @@ describe('upgrade: a v1 data dir folds to the hashes it had', () => {
       return { id: event.id as string, plan: golden.plan as string, bytes, receivedMs: 0 }
     })
     expect(rows.map(r => r.id)).toStrictEqual(golden.ids)
-    // A v5 event an old node held for a newer peer: stored, relayed, never folded.
+    // A v99 event an old node held for a newer peer: stored, relayed, never folded.
     const author = golden.envelopes[0]?.author as PeerIdString
     const future = signRawSync(
       'test',
-      dagCbor.encode({ ...golden.envelopes[1], v: 5, type: 'something-new' }),
+      dagCbor.encode({ ...golden.envelopes[1], v: 99, type: 'something-new' }),
       keys.get(author) as PrivateKey
     )
     old.putMany([...rows, { id: eventIdOfWire(future) as string, plan: golden.plan, bytes: future, receivedMs: 0 }])

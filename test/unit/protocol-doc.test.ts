@@ -17,7 +17,8 @@ import { describe, expect, it } from 'vitest'
 import { toHex } from '../../src/core/hash.js'
 import { foldAll } from '../../src/core/fold.js'
 import { FINGERPRINT_BYTES, IdSet } from '../../src/core/id-set.js'
-import { MAX_RETAIN_DAYS } from '../../src/core/limits.js'
+import { MAX_CLAIM_WINDOW_MS, MAX_RETAIN_DAYS } from '../../src/core/limits.js'
+import { TAKEOVER_GRACE_MS } from '../../src/core/trust-rules.js'
 import { DEFAULT_RETAIN_DAYS } from '../../src/core/retention.js'
 import { TOMBSTONE_KEEP_MS } from '../../src/runtime/retention.js'
 import {
@@ -320,7 +321,9 @@ describe('docs/protocol: names and constants', () => {
       SIGNATURE_BYTES,
       MAX_RETAIN_DAYS,
       DEFAULT_RETAIN_DAYS,
-      TOMBSTONE_KEEP_MS
+      TOMBSTONE_KEEP_MS,
+      MAX_CLAIM_WINDOW_MS,
+      TAKEOVER_GRACE_MS
     }
     const rows = tableRows(VECTORS, '## 2. Constants').filter(([name]) => name?.startsWith('`'))
     expect(Object.fromEntries(rows.map(([name, value]) => [name?.replace(/`/g, ''), Number(value)]))).toStrictEqual(

@@ -337,7 +337,7 @@ const rejectCases: RejectCase[] = [
   },
   {
     name: 'another version with a bad signature',
-    bytes: () => flipLast(wire(goal({ v: 5 }))),
+    bytes: () => flipLast(wire(goal({ v: 99 }))),
     reason: 'bad-signature'
   },
   // unknown-type
@@ -699,7 +699,7 @@ describe('other protocol versions', () => {
   it('are returned for storing and relaying, not as plan events', () => {
     const env = {
       ...goal(),
-      v: 5,
+      v: 99,
       type: 'goal-submitted-v3',
       plan: PLAN,
       deps: [hex(1), hex(9)],
@@ -710,7 +710,7 @@ describe('other protocol versions', () => {
     expect(out).toStrictEqual({
       kind: 'other-version',
       id: eventIdOf(dagCbor.encode(env)),
-      v: 5,
+      v: 99,
       author,
       plan: PLAN,
       deps: [hex(1), hex(9)],
@@ -727,8 +727,8 @@ describe('other protocol versions', () => {
   })
 
   it('are still checked for swarm and author', () => {
-    expect(detailOf(decodeEvent(wire({ ...goal(), v: 5, swarm: 'x' }, key, 'x'), OPTS))).toMatch(/^wrong-swarm/)
-    expect(detailOf(decodeEvent(wire({ ...goal(), v: 5, author: 'bob' }), OPTS))).toMatch(/^wrong-shape: author/)
+    expect(detailOf(decodeEvent(wire({ ...goal(), v: 99, swarm: 'x' }, key, 'x'), OPTS))).toMatch(/^wrong-swarm/)
+    expect(detailOf(decodeEvent(wire({ ...goal(), v: 99, author: 'bob' }), OPTS))).toMatch(/^wrong-shape: author/)
   })
 })
 

@@ -1,0 +1,188 @@
+import { compareHlc } from './hlc.js'
+import { hashParts } from './hash.js'
+import { sortEvents } from './order.js'
+import type { PlanIndex } from './plan-index.js'
+import type { EventId, PeerIdString, PlanEvent, ResolvedParams, TaskId } from './events.js'
+import type { EvidenceItem, EvidenceKind } from './tree.js'
+
+/**
+ * A takeover's contest stays open this much longer than a fresh task's
+ * window: honest executors take over only two seconds past a lapse, for
+ * clock skew (roles/claim-rules.ts SKEW_ALLOWANCE_MS), and a claim stamped
+ * one tick past the lapse must not win by its stamp.
+ */
+export const TAKEOVER_GRACE_MS = 2_000
+
+/**
+ * How a claimer ranks for a task in protocol 5's contests (lower first): a
+ * hash of the task id and the claimer's peer id, which neither can choose
+ * after the task exists. The executors' stagger uses the same order
+ * (roles/claim-rules.ts), so the claim the fold prefers is the one made first.
+ */
+export function claimRank(task: string, peer: string): string {
+  return hashParts(task, peer)
+}
+
+/**
+ * What protocol 5's rules read of the whole plan before any task is decided,
+ * each a function of the plan's event set (ADR-0047):
+ * - `equivocators`: every author with two events in one slot of the plan
+ *   (proposal, ballot, review, renewal); their ballots and reviews do not count.
+ * - `overLimit`: claims beyond their author's maxClaimsPerExecutor live claims.
+ * - `demoted`: claims of a task made after their author ended a claim of
+ *   that task without a result (a release or a failure): they rank after
+ *   every other claim of a contest, so a member cannot hold a task by
+ *   releasing and claiming it again. Per task, not per plan: an honest
+ *   executor releases the claims it loses and fails tasks a model could not
+ *   do, and keeps its rank on every other task.
+ * - per event, the later proposals, claims and results that cite it (what
+ *   built on it: `citers`, `pinnedAgainst`).
+ */
+export class TrustRules {
+  readonly windowMs: number
+  readonly equivocators: ReadonlySet<PeerIdString>
+  readonly overLimit: ReadonlySet<EventId>
+  readonly demoted: ReadonlySet<EventId>
+  private readonly pins = new Map<EventId, PlanEvent[]>()
+  private readonly found: EvidenceItem[] = []
+
+  constructor(index: PlanIndex, params: ResolvedParams) {
+    this.windowMs = params.trust?.claimWindowMs ?? 0
+    for (const e of index.events.values()) {
+      const t = e.env.type
+      if (t !== 'split-proposed' && t !== 'task-claimed' && t !== 'result-reported') continue
+      for (const d of e.env.deps) {
+        const s = this.pins.get(d)
+        if (s === undefined) this.pins.set(d, [e])
+        else s.push(e)
+      }
+    }
+    this.equivocators = equivocatorsOf(index)
+    const { overLimit, demoted } = claimLimits(index, params.maxClaimsPerExecutor, c =>
+      index.claimEvents(c).results.some(r => this.pinnedAgainst(r.id, c.env.author))
+    )
+    this.overLimit = overLimit
+    this.demoted = demoted
+    for (const id of overLimit) this.note('claim-over-limit', index.event(id) as PlanEvent)
+  }
+
+  /** Whether someone other than `author` built on `id` (cited it in a proposal, a claim or a result). */
+  pinnedAgainst(id: EventId, author: PeerIdString): boolean {
+    for (const e of this.pins.get(id) ?? []) if (e.env.author !== author) return true
+    return false
+  }
+
+  /** The proposals, claims and results that cite `id`. */
+  citers(id: EventId): readonly PlanEvent[] {
+    return this.pins.get(id) ?? []
+  }
+
+  /** Record evidence against an event's author (kept once per event and kind). */
+  note(kind: EvidenceKind, e: PlanEvent): void {
+    this.found.push({ author: e.env.author, event: e.id, kind })
+  }
+
+  /** The evidence noted, sorted by author, kind and event, without repeats. */
+  evidence(): EvidenceItem[] {
+    const key = (x: EvidenceItem): string => `${x.author}\0${x.kind}\0${x.event}`
+    const sorted = [...this.found].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+    return sorted.filter((x, i) => i === 0 || key(x) !== key(sorted[i - 1] as EvidenceItem))
+  }
+}
+
+/** Authors with two events in one slot anywhere in the plan. */
+function equivocatorsOf(index: PlanIndex): Set<PeerIdString> {
+  const out = new Set<PeerIdString>()
+  const seen = new Map<string, EventId>()
+  const slot = (k: string, e: PlanEvent): void => {
+    const was = seen.get(k)
+    if (was === undefined) seen.set(k, e.id)
+    else if (was !== e.id) out.add(e.env.author)
+  }
+  for (const e of index.events.values()) {
+    const b = e.env.body as Record<string, unknown>
+    const a = e.env.author
+    switch (e.env.type) {
+      case 'split-proposed':
+        slot(`p|${a}|${b.node as string}|${b.attempt as number}`, e)
+        break
+      case 'ballot-cast':
+        slot(`b|${a}|${b.node as string}|${b.attempt as number}|${b.committee as string}`, e)
+        break
+      case 'result-reviewed':
+        slot(`r|${a}|${b.result as string}|${b.committee as string}`, e)
+        break
+      case 'claim-renewed':
+        slot(`n|${b.prev as string}`, e)
+        break
+      default:
+        break
+    }
+  }
+  return out
+}
+
+/**
+ * The claim limit as a fold rule. A claim occupies its author's slot from
+ * its stamp to its first result, release or failure, or else to its lapse by
+ * its own renewals (a function of the claim and what cites it, so a claim
+ * that lost a race and was released frees the slot at its release). Each
+ * author's claims are taken in the total order; a claim counts only while
+ * fewer than `limit` earlier counting claims of that author occupy a slot at
+ * its stamp. An honest executor never holds more than the limit (and
+ * releases a claim that lost), so the rule never touches it; a back-dated
+ * claim or a late renewal of a member can push out only that member's own
+ * claims, and never one whose result another member built on (`builtOn`):
+ * that one still occupies its slot, but counts.
+ */
+function claimLimits(
+  index: PlanIndex,
+  limit: number,
+  builtOn: (c: PlanEvent<'task-claimed'>) => boolean
+): { overLimit: Set<EventId>; demoted: Set<EventId> } {
+  const byAuthor = new Map<PeerIdString, Array<PlanEvent<'task-claimed'>>>()
+  for (const list of index.claims.values())
+    for (const c of list) {
+      const a = byAuthor.get(c.env.author)
+      if (a === undefined) byAuthor.set(c.env.author, [c])
+      else a.push(c)
+    }
+  const overLimit = new Set<EventId>()
+  const demoted = new Set<EventId>()
+  for (const claims of byAuthor.values()) {
+    // The slots occupied at the current claim's stamp: claims come in stamp order, so a slot that came free
+    // before one claim is free for every later one, and the list never holds more than `limit`.
+    let held: Array<{ end: PlanEvent | undefined; lapseMs: number }> = []
+    // Per task, the earliest release or failure of a claim of this author: later claims of the task rank last.
+    const abandoned = new Map<string, PlanEvent>()
+    for (const c of sortEvents(claims)) {
+      const task = c.env.body.task
+      const gaveUp = abandoned.get(task)
+      if (gaveUp !== undefined && compareHlc(gaveUp.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
+      held = held.filter(h =>
+        h.end === undefined ? c.env.hlc.ms <= h.lapseMs : compareHlc(h.end.env.hlc, c.env.hlc) > 0
+      )
+      const live = held.length
+      const g = index.claimEvents(c)
+      const ends = sortEvents<PlanEvent>([...g.results, ...g.releases, ...g.failures])
+      const quit = sortEvents<PlanEvent>([...g.releases, ...g.failures])[0]
+      if (quit !== undefined && (gaveUp === undefined || compareHlc(quit.env.hlc, gaveUp.env.hlc) < 0))
+        abandoned.set(task, quit)
+      if (live >= limit && !builtOn(c)) {
+        overLimit.add(c.id)
+        continue
+      }
+      const renewed = sortEvents(g.renewals)
+      const lastMs = (renewed[renewed.length - 1] ?? c).env.hlc.ms
+      const params = index.goal?.env.body.params
+      const lapseMs = Math.min(lastMs + (params?.leaseMs ?? 0), c.env.hlc.ms + (params?.maxClaimMs ?? 0))
+      held.push({ end: ends[0], lapseMs })
+    }
+  }
+  return { overLimit, demoted }
+}
+
+/** A claim's key in a contest: claims after an abandoned chain last, then by rank; the total order breaks ties. */
+export function contestKey(rules: TrustRules, task: TaskId, c: PlanEvent<'task-claimed'>): string {
+  return `${rules.demoted.has(c.id) ? '1' : '0'}${claimRank(task, c.env.author)}`
+}
