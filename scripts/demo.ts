@@ -16,13 +16,18 @@ import type { PlanTree } from '../src/core/tree.js'
  * `npm run demo -- --tools`: one of the executors gets the example tools
  * (examples/tools.json: the notes server over examples/notes/), the plan
  * uses tools, and the leaves that need the notes go to that executor.
+ * `npm run demo -- --trust`: the goal is a protocol 5 plan, folded by the
+ * rules that hold against a dishonest member (docs/security.md).
  * Exit 0 when the plan completes; Ctrl-C stops every child.
  */
-const USAGE = `npm run demo [-- "goal"] [-- --tools]`
+const USAGE = `npm run demo [-- "goal"] [-- --tools] [-- --trust]`
 const ROOT = resolve(import.meta.dirname, '..')
 const { values: flags, positionals } = (() => {
   try {
-    return parseArgs({ options: { tools: { type: 'boolean' }, help: { type: 'boolean' } }, allowPositionals: true })
+    return parseArgs({
+      options: { tools: { type: 'boolean' }, trust: { type: 'boolean' }, help: { type: 'boolean' } },
+      allowPositionals: true
+    })
   } catch (err) {
     console.error(`${(err as Error).message}\nusage: ${USAGE}`)
     process.exit(2)
@@ -159,7 +164,8 @@ const submit = node('submit', [
   String(timeoutS),
   '--max-depth',
   '2',
-  ...(withTools ? ['--use-tools'] : [])
+  ...(withTools ? ['--use-tools'] : []),
+  ...(flags.trust === true ? ['--trust'] : [])
 ])
 const submitted = await firstJson(submit, o => typeof o.plan === 'string' && o.status === undefined)
 const plan = submitted.plan as string

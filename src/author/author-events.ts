@@ -1,4 +1,4 @@
-import { APPROVE_FOR, DEFAULT_PARAMS, EXECUTORS, majority } from '../core/events.js'
+import { APPROVE_FOR, DEFAULT_PARAMS, DEFAULT_TRUST, EXECUTORS, majority } from '../core/events.js'
 import { MAX_GOAL_CHARS, MAX_REASON_CHARS, MAX_RETAIN_DAYS } from '../core/limits.js'
 import { DEFAULT_RETAIN_DAYS } from '../core/retention.js'
 import { validateParams } from '../wire/shape.js'
@@ -92,6 +92,7 @@ export function planParams(values: AuthorValues, committee: PeerIdString[]): Pla
       : { approvers: { ids: approvers, for: approveFor ?? (review ? 'both' : 'splits') } }),
     ...(executors === undefined || executors === 'model' ? {} : { executors }),
     ...(values['use-tools'] === true ? { tools: true as const } : {}),
+    ...(values.trust === true ? { trust: DEFAULT_TRUST } : {}),
     ...retainDays(values)
   }
   const problem = validateParams(params)

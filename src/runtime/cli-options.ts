@@ -219,6 +219,12 @@ export const CLIENT_OPTIONS = {
     type: 'boolean',
     help: "submit: the plan uses executors' tools: leaves may name what they need and go to executors that offer it"
   },
+  trust: {
+    type: 'boolean',
+    help:
+      'submit: protocol 5, rules that hold against a dishonest member (docs/security.md); nodes of earlier ' +
+      'releases only store and relay such a plan'
+  },
   reason: { type: 'string', help: 'cancel, task release: why (shown to everyone)' },
   plan: { type: 'string', help: 'task next: take a task of this plan only' },
   file: { type: 'string', help: 'task done: the file holding the result (- for stdin)' },

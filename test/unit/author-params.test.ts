@@ -4,7 +4,7 @@
  * that uses none of them stays protocol 1, with exactly the v1 keys.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { paramsVersion } from '../../src/core/events.js'
+import { DEFAULT_TRUST, paramsVersion } from '../../src/core/events.js'
 import { validateParams } from '../../src/wire/shape.js'
 import { planParams, scorersInSight } from '../../src/author/author-events.js'
 import type { NodeView } from '../../src/ports/node-view.js'
@@ -70,6 +70,14 @@ describe('planParams: approvers and executors', () => {
     expect(() => planParams({ executors: 'robots' }, ids.slice(0, 1))).toThrow(
       /--executors "robots": expected one of model, outside, any/
     )
+  })
+
+  it('--trust makes a v5 goal with the default claim window, beside any other flag', () => {
+    const p = planParams({ trust: true, 'retain-days': '7', review: true }, ids.slice(0, 1))
+    expect(p.trust).toEqual(DEFAULT_TRUST)
+    expect(paramsVersion(p)).toBe(5)
+    expect(validateParams(p, 'params', 5)).toBeNull()
+    expect(Object.hasOwn(planParams({ trust: false }, ids.slice(0, 1)), 'trust')).toBe(false)
   })
 
   it('--retain-days makes a v4 goal; out of range, it is refused at submit and by the wire', () => {

@@ -72,6 +72,7 @@ const SUBMIT_FIELDS = [
   'max-claims-per-executor',
   'review',
   'use-tools',
+  'trust',
   'retain-days'
 ] as const
 
@@ -153,7 +154,7 @@ function submitValues(body: Record<string, unknown>): Record<string, string | bo
     if (!(SUBMIT_FIELDS as readonly string[]).includes(k))
       throw new DashboardRequestError(400, `unknown option ${JSON.stringify(k)}; known: ${SUBMIT_FIELDS.join(', ')}`)
     if (v === null || v === '' || v === undefined) continue
-    if (k === 'review' || k === 'use-tools') {
+    if (k === 'review' || k === 'use-tools' || k === 'trust') {
       if (typeof v !== 'boolean') throw new DashboardRequestError(400, `"${k}" must be true or false`)
       values[k] = v
     } else if (typeof v === 'number' || typeof v === 'string') {

@@ -39,6 +39,13 @@ export const SUBMIT = z.object({
     .boolean()
     .optional()
     .describe("the plan uses executors' tools: leaves may name what they need and go to executors that offer it"),
+  trust: z
+    .boolean()
+    .optional()
+    .describe(
+      'protocol 5: rules that hold against a dishonest member (ranked claims, results only from the holder, ' +
+        'final decisions); nodes of earlier releases only store and relay such a plan'
+    ),
   approvers: z.array(z.string()).optional().describe('peer ids whose ballot is needed as well as the quorum (people)'),
   approveFor: z
     .enum(['splits', 'results', 'both'])
@@ -81,6 +88,7 @@ export function paramsAndWarnings(
   if (a.review === true) values.review = true
   if (a.executors !== undefined) values.executors = a.executors
   if (a.useTools === true) values['use-tools'] = true
+  if (a.trust === true) values.trust = true
   if (a.approvers !== undefined) values.approver = a.approvers
   if (a.approveFor !== undefined) values.approve = a.approveFor
   const params = planParams(values, committee)
