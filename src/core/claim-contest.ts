@@ -6,7 +6,7 @@ import type { PlanEvent, ResolvedParams, TaskId } from './events.js'
 import type { Reviews } from './task-review.js'
 import type { Settled } from './task-results.js'
 import type { TrustRules } from './trust-rules.js'
-import type { Chain, Walk } from './task-chain.js'
+import type { Chain, Walk } from './chain-walk.js'
 
 /**
  * Protocol 5's claim contests (ADR-0047). A chain starts, after the task

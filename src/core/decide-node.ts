@@ -5,6 +5,7 @@ import type { PlanIndex } from './plan-index.js'
 import type { EventId, Hlc, NodeId, PeerIdString, PlanEvent } from './events.js'
 import type { AttemptView, BallotView, CommitteeView, Equivocation, ProposalView } from './tree.js'
 import { pinnedSplits } from './split-pins.js'
+import type { NeededApprovers } from './split-pins.js'
 import type { TrustRules } from './trust-rules.js'
 
 /** How a node's decomposition stands, from its proposals and ballots alone, and the equivocations found among them. */
@@ -76,8 +77,7 @@ function votesFor(
   return most
 }
 
-/** Per committee event, the approvers who are members of it: only they are needed under it (an amendment may drop one). */
-export type NeededApprovers = ReadonlyMap<EventId, ReadonlySet<PeerIdString>>
+export type { NeededApprovers } from './split-pins.js'
 
 const NO_APPROVERS: ReadonlySet<PeerIdString> = new Set()
 

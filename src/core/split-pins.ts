@@ -3,8 +3,10 @@ import { compareEvents, sortEvents } from './order.js'
 import type { PlanIndex } from './plan-index.js'
 import type { EventId, NodeId, PeerIdString, PlanEvent } from './events.js'
 import type { CommitteeView } from './tree.js'
-import type { NeededApprovers } from './decide-node.js'
 import type { TrustRules } from './trust-rules.js'
+
+/** Per committee event, the approvers who are members of it: only they are needed under it (an amendment may drop one). */
+export type NeededApprovers = ReadonlyMap<EventId, ReadonlySet<PeerIdString>>
 
 /** A split that others built on: the proposal, the ballot that completed its quorum, and the quorum's ballots. */
 export interface PinnedSplit {

@@ -5,11 +5,14 @@ import { resultViews, settle } from './task-results.js'
 import { Reviews } from './task-review.js'
 import type { PlanIndex, ClaimGroup } from './plan-index.js'
 import type { EventId, Hlc, PeerIdString, PlanEvent, ResolvedParams, TaskId } from './events.js'
-import type { NeededApprovers } from './decide-node.js'
-import type { ChainView, CommitteeView, Equivocation, TaskStatus } from './tree.js'
+import type { NeededApprovers } from './split-pins.js'
+import type { ChainView, CommitteeView, Equivocation } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
 import { builtOn, contestTakeover, contestWinner, settleHeld, unseatsFinal } from './claim-contest.js'
 import type { TrustRules } from './trust-rules.js'
+import type { Chain, Walk, WalkStatus } from './chain-walk.js'
+
+export type { Chain, Walk } from './chain-walk.js'
 
 /** A task's outcome, and the equivocations found in its renewals and reviews. */
 export interface TaskDecision {
@@ -111,20 +114,6 @@ export function blockedOutcome(index: PlanIndex, task: TaskId, params: ResolvedP
   }
 }
 
-type WalkStatus = Exclude<TaskStatus, 'blocked'>
-
-/** The chains in turn: who should work on the task now, and how many claims started a chain. */
-export interface Walk {
-  readonly chains: ChainView[]
-  readonly owners: number
-  readonly status: WalkStatus
-  readonly equivocations: readonly Equivocation[]
-  /** The result that ended the last chain and was not rejected, if any. */
-  readonly result: PlanEvent<'result-reported'> | undefined
-  /** The chain end (a failure, or a rejecting review) that used the last attempt, if any. */
-  readonly failedBy: PlanEvent | undefined
-}
-
 /** Follow the chains from the first counted claim, each to its end or takeover (see decideTask). */
 function followChains(
   index: PlanIndex,
@@ -222,20 +211,6 @@ function followChains(
     after = end.env.hlc
   }
   return { chains, owners, status, equivocations, result, failedBy }
-}
-
-/** One claim's chain: its renewals, its lapse, and what ended it first. */
-export interface Chain {
-  readonly claim: PlanEvent<'task-claimed'>
-  readonly renewals: number
-  /** The claim or its last renewal. */
-  readonly last: PlanEvent
-  readonly lapseMs: number
-  /** Its earliest result, release or failure, if that came before any takeover. */
-  readonly end: PlanEvent | undefined
-  /** Where in the claims the claim that took over is; -1 if none took over. */
-  readonly takeoverAt: number
-  readonly equivocations: readonly Equivocation[]
 }
 
 /** The chain started by `claims[at]`. */
