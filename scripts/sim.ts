@@ -171,26 +171,27 @@ async function main(): Promise<number> {
       trace: values.trace === true
     })
   }
+  /** The world of one seed, as the flags give it (a run's `until` is added by each caller). */
+  const worldOptions = (seed: number): WorldOptions => ({
+    seed,
+    nodes,
+    faults,
+    llmLatencyMs,
+    maxDepth,
+    faultSpanMs,
+    review: values.review === true,
+    topology,
+    ...(maxPeers === undefined ? {} : { maxPeers }),
+    ...(llmLatency === undefined ? {} : { llmLatency }),
+    ...(linkMs === undefined ? {} : { linkMs }),
+    ...(plans === undefined ? {} : { plans }),
+    ...(goalAtMs === undefined ? {} : { goalAtMs }),
+    ...(topology === 'fixed' ? { degree } : {})
+  })
   if (values.byzantine === undefined && values.f !== undefined) throw new Error(`--f goes with --byzantine; ${USAGE}`)
   if (values.byzantine !== undefined) {
     const f = values.f === 'max' ? 'max' : wholeNumber('f', values.f, 1)
-    const world = (seed: number): WorldOptions => ({
-      seed,
-      nodes,
-      faults,
-      llmLatencyMs,
-      maxDepth,
-      faultSpanMs,
-      review: values.review === true,
-      topology,
-      until: until ?? 'plan',
-      ...(maxPeers === undefined ? {} : { maxPeers }),
-      ...(llmLatency === undefined ? {} : { llmLatency }),
-      ...(linkMs === undefined ? {} : { linkMs }),
-      ...(plans === undefined ? {} : { plans }),
-      ...(goalAtMs === undefined ? {} : { goalAtMs }),
-      ...(topology === 'fixed' ? { degree } : {})
-    })
+    const world = (seed: number): WorldOptions => ({ ...worldOptions(seed), until: until ?? 'plan' })
     const list = Array.from({ length: seeds }, (_, i) => first + i)
     return await mainByzantine(world, list, parseModes(values.byzantine), f)
   }
@@ -205,24 +206,7 @@ async function main(): Promise<number> {
             }
           }
         : {}
-    const r = await runSeed({
-      seed,
-      nodes,
-      faults,
-      llmLatencyMs,
-      maxDepth,
-      faultSpanMs,
-      review: values.review === true,
-      topology,
-      ...(maxPeers === undefined ? {} : { maxPeers }),
-      ...(llmLatency === undefined ? {} : { llmLatency }),
-      ...(linkMs === undefined ? {} : { linkMs }),
-      ...(plans === undefined ? {} : { plans }),
-      ...(goalAtMs === undefined ? {} : { goalAtMs }),
-      ...(until === undefined ? {} : { until }),
-      ...(topology === 'fixed' ? { degree } : {}),
-      ...trace
-    })
+    const r = await runSeed({ ...worldOptions(seed), ...(until === undefined ? {} : { until }), ...trace })
     reports.push(r)
     console.log(
       `seed ${seed}: ${r.ok ? 'ok' : 'FAILED'} ${r.nodes} nodes, completed ` +
