@@ -2,7 +2,7 @@ import { compareHlc } from './hlc.js'
 import { compareEvents } from './order.js'
 import { TAKEOVER_GRACE_MS, contestKey } from './trust-rules.js'
 import type { PlanIndex } from './plan-index.js'
-import type { PlanEvent, ResolvedParams, TaskId } from './events.js'
+import type { Hlc, PlanEvent, ResolvedParams, TaskId } from './events.js'
 import type { Reviews } from './task-review.js'
 import type { Settled } from './task-results.js'
 import type { TrustRules } from './trust-rules.js'
@@ -26,6 +26,21 @@ export function builtOn(index: PlanIndex, rules: TrustRules, c: PlanEvent<'task-
   for (const r of index.claimEvents(c).results) {
     if (rules.pinnedAgainst(r.id, c.env.author)) return true
     for (const v of index.reviews.get(r.id) ?? []) if (rules.pinnedAgainst(v.id, c.env.author)) return true
+  }
+  return false
+}
+
+/** Whether a claim from `claims[from]` on, stamped after `after`, has a result built on by another member. */
+export function builtOnAfter(
+  index: PlanIndex,
+  rules: TrustRules,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  from: number,
+  after: Hlc
+): boolean {
+  for (let i = from; i < claims.length; i++) {
+    const c = claims[i] as PlanEvent<'task-claimed'>
+    if (compareHlc(c.env.hlc, after) > 0 && builtOn(index, rules, c)) return true
   }
   return false
 }

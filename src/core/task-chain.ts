@@ -8,7 +8,7 @@ import type { EventId, Hlc, PeerIdString, PlanEvent, ResolvedParams, TaskId } fr
 import type { NeededApprovers } from './split-pins.js'
 import type { ChainView, CommitteeView, Equivocation } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
-import { builtOn, contestTakeover, contestWinner, settleHeld, unseatsFinal } from './claim-contest.js'
+import { builtOn, builtOnAfter, contestTakeover, contestWinner, settleHeld, unseatsFinal } from './claim-contest.js'
 import type { TrustRules } from './trust-rules.js'
 import type { Chain, Walk, WalkStatus } from './chain-walk.js'
 
@@ -189,7 +189,7 @@ function followChains(
         status = 'in-review'
         break
       }
-      if (failures >= attemptsAllowed) {
+      if (failures >= attemptsAllowed && !spentLate(index, rules, list, cursor, r.by)) {
         status = 'failed'
         failedBy = r.by
         break
@@ -200,7 +200,7 @@ function followChains(
       chains.push(chainView(c, { event: end.id, kind: 'failed' }))
       failures++
       after = end.env.hlc
-      if (failures >= attemptsAllowed) {
+      if (failures >= attemptsAllowed && !spentLate(index, rules, list, cursor, end)) {
         status = 'failed'
         failedBy = end
         break
@@ -211,6 +211,25 @@ function followChains(
     after = end.env.hlc
   }
   return { chains, owners, status, equivocations, result, failedBy }
+}
+
+/**
+ * Protocol 5: whether the failure or rejection `end`, which used the task's
+ * last attempt, came too late to fail it: a claim that a later chain may
+ * start (from `from` on, stamped after `end`) has a result another member
+ * built on. Then the task was done for them before `end` arrived, whatever
+ * its stamp says; the walk goes on to that claim and `end` is evidence.
+ */
+function spentLate(
+  index: PlanIndex,
+  rules: TrustRules | undefined,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  from: number,
+  end: PlanEvent
+): boolean {
+  if (rules === undefined || !builtOnAfter(index, rules, claims, from, end.env.hlc)) return false
+  rules.note('late', end)
+  return true
 }
 
 /** The chain started by `claims[at]`. */
