@@ -51,6 +51,10 @@ import type { WorldOptions } from '../src/sim/world-options.js'
  * per run (and with `--trace` one per virtual day on stderr), then one JSON
  * object.
  *
+ * `--trust`: every goal is a protocol-5 plan (params.trust, ADR-0047), folded by
+ * the rules for members one need not trust; without it the goals fold by the
+ * rules of versions 1-4. A run that fails prints `--trust` in its replay.
+ *
  * `--byzantine MODE,MODE|all [--f N|max]`: each seed run honest, then once per
  * mode with f dishonest members (src/sim/byzantine/; default f 1, `max` is
  * floor((n - 1) / 3)): a verdict line per run, then one JSON object.
@@ -59,7 +63,7 @@ const USAGE =
   'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults ' +
   'all|none|kind,kind] [--latency-ms MS] [--llm-ms MS|lognormal:MEDIAN[:SIGMA]] [--link-ms MIN-MAX] ' +
   '[--plans K] [--goal-at-ms MS] [--fault-span-ms MS] [--depth D] [--topology ' +
-  'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--until plan|rosters] [--trace] ' +
+  'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--trust] [--until plan|rosters] [--trace] ' +
   '[--days N [--restarts K] [--joins K]] [--byzantine MODE,MODE|all [--f N|max]]'
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
@@ -109,6 +113,7 @@ async function main(): Promise<number> {
       'fault-span-ms': { type: 'string' },
       depth: { type: 'string' },
       review: { type: 'boolean' },
+      trust: { type: 'boolean' },
       degree: { type: 'string' },
       topology: { type: 'string' },
       'max-peers': { type: 'string' },
@@ -149,7 +154,7 @@ async function main(): Promise<number> {
   if (values.days === undefined && (values.restarts !== undefined || values.joins !== undefined))
     throw new Error(`--restarts and --joins go with --days; ${USAGE}`)
   if (values.days !== undefined) {
-    const shortOnly = (['goal-at-ms', 'fault-span-ms', 'review', 'degree', 'until'] as const)
+    const shortOnly = (['goal-at-ms', 'fault-span-ms', 'review', 'trust', 'degree', 'until'] as const)
       .filter(k => values[k] !== undefined)
       .map(k => `--${k}`)
     if (faults.length > 0) shortOnly.push('--faults')
@@ -180,6 +185,7 @@ async function main(): Promise<number> {
     maxDepth,
     faultSpanMs,
     review: values.review === true,
+    ...(values.trust === true ? { trust: true } : {}),
     topology,
     ...(maxPeers === undefined ? {} : { maxPeers }),
     ...(llmLatency === undefined ? {} : { llmLatency }),

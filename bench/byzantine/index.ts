@@ -11,22 +11,29 @@ import type { RunReport } from '../../src/sim/run.js'
 
 /**
  * `npm run bench -- byzantine`: dishonest members in the simulator (src/sim/byzantine/), on the rules of the
- * fold as they are. For each size, seed and mode, the same seed is run honest and then with f dishonest
- * members (f = 1 and f = floor((n - 1) / 3), cut so that one honest member of the attacked role is left), and
- * judged on the honest nodes: the share of tasks the dishonest executors won against their share of the
- * executors (goal: at most fair share + 5 points), the makespan over the honest run's (goal: at most 1.5x; a
- * run that does not complete within 3x counts as missed), junk results accepted after their author's first
- * rejection (goal 0; the junk mode runs with review, so that there are rejections), finished plans whose status
- * or deliverable changed afterwards (goal 0), and one treeHash on every honest node.
+ * fold before and after protocol version 5 (ADR-0047): `before` runs the simulator's goals as they are (folded by
+ * the rules of versions 1-4, which treat claims, results and equivocation alike), `after` makes every goal a
+ * version-5 plan (WorldOptions.trust, `npm run sim -- --trust`). For each version, size, seed and mode, the same
+ * seed is run honest and then with f dishonest members (f = 1 and f = floor((n - 1) / 3), cut so that one honest
+ * member of the attacked role is left), and judged on the honest nodes: the share of tasks the dishonest executors
+ * won against their share of the executors (goal: at most fair share + 5 points), the makespan over the honest
+ * run's of the same version (goal: at most 1.5x; a run that does not complete within 3x counts as missed), junk
+ * results accepted before and after their author's first rejection (goal 0 after; the junk mode runs with review,
+ * so that there are rejections), finished plans whose status or deliverable changed afterwards (goal 0), and one
+ * treeHash on every honest node.
  *
- * Options: --nodes=10,100 --modes=all --f=1,max --seeds=1 --seed=1 --llm-ms=300 (a fixed latency, or
- * lognormal:MEDIAN:SIGMA). Everything runs in this process; each case prints a line on stderr as it ends.
+ * Options: --nodes=10,100 --modes=all --f=1,max --versions=4,5 --seeds=1 --seed=1 --llm-ms=300 (a fixed
+ * latency, or lognormal:MEDIAN:SIGMA). Everything runs in this process; each case prints a line on stderr as it
+ * ends. The JSON (last line) has the goals' summary per version (`before`, `after`), and `compare`: each mode
+ * and f with both versions' figures side by side.
  */
 
 interface Options {
   readonly nodes: readonly number[]
   readonly modes: readonly ByzMode[]
   readonly fs: ReadonlyArray<number | 'max'>
+  /** Protocol versions to run: 4 (before: the rules of versions 1-4) and 5 (after: params.trust). */
+  readonly versions: ReadonlyArray<4 | 5>
   readonly seeds: readonly number[]
   readonly llm: LatencySpec
 }
@@ -47,6 +54,10 @@ function options(argv: readonly string[]): Options {
     nodes: (value('--nodes') ?? '10,100').split(',').map(s => Math.max(4, whole('--nodes', s))),
     modes: parseModes(value('--modes') ?? 'all'),
     fs: (value('--f') ?? '1,max').split(',').map(s => (s === 'max' ? 'max' : whole('--f', s))),
+    versions: (value('--versions') ?? '4,5').split(',').map(s => {
+      if (s !== '4' && s !== '5') throw new Error(`--versions=${s}: expected 4 (before), 5 (after) or 4,5`)
+      return s === '4' ? 4 : 5
+    }),
     seeds: Array.from({ length: Math.max(1, seeds) }, (_, i) => first + i),
     llm: parseLatencySpec(value('--llm-ms') ?? '300')
   }
@@ -57,9 +68,10 @@ const log = (s: string): void => {
 }
 
 /** One case as the JSON reports it. */
-function row(r: ByzReport, f: number | 'max'): Record<string, unknown> {
+function row(r: ByzReport, f: number | 'max', version: 4 | 5): Record<string, unknown> {
   const v = r.verdict
   return {
+    version,
     mode: r.mode,
     nodes: r.nodes,
     seed: r.seed,
@@ -108,33 +120,78 @@ function summary(rows: readonly Row[]): Record<string, unknown> {
   }
 }
 
+/** Each mode and f with the figures of both versions beside each other (the cases of the first seed and size). */
+function compare(rows: readonly Row[]): Array<Record<string, unknown>> {
+  const key = (r: Row): string => `${r.nodes as number}/${r.mode as string}/${String(r.f)}`
+  const keys = [...new Set(rows.filter(r => r.seed === rows[0]?.seed).map(key))]
+  const figures = (r: Row | undefined): Record<string, unknown> | null =>
+    r === undefined
+      ? null
+      : {
+          share: r.share,
+          fairShare: r.fairShare,
+          makespan: r.makespan,
+          completed: r.completed,
+          junk: `${r.junkAcceptedBefore as number} / ${r.junkAcceptedAfter as number}`,
+          changed: r.plansChangedAfterFinish
+        }
+  return keys.map(k => {
+    const of = (v: 4 | 5): Row | undefined =>
+      rows.find(r => key(r) === k && r.version === v && r.seed === rows[0]?.seed)
+    const any = of(4) ?? of(5)
+    return { nodes: any?.nodes, mode: any?.mode, f: any?.f, before: figures(of(4)), after: figures(of(5)) }
+  })
+}
+
+/** The goals' summary of one version's cases: all of them, at f = 1, at f = max, and per mode. */
+function byVersion(rows: readonly Row[], modes: readonly ByzMode[]): Record<string, unknown> {
+  return {
+    overall: summary(rows),
+    atF1: summary(rows.filter(r => r.f === 1)),
+    atFMax: summary(rows.filter(r => typeof r.f === 'string')),
+    byMode: Object.fromEntries(
+      BYZ_MODES.filter(m => modes.includes(m)).map(m => [m, summary(rows.filter(r => r.mode === m))])
+    )
+  }
+}
+
 export async function benchByzantine(): Promise<Record<string, unknown>> {
   const opts = options(process.argv.slice(2))
   const started = Date.now()
   const loadBefore = loadNow()
   const rows: Row[] = []
-  for (const nodes of opts.nodes)
-    for (const seed of opts.seeds) {
-      const world = { seed, nodes, faults: [], until: 'plan' as const, llmLatency: opts.llm }
-      const honest: RunReport = await runSeed(world)
-      const reviewed: RunReport = await runSeed({ ...world, review: true })
-      log(
-        `byzantine: ${nodes} nodes, seed ${seed}: honest ${honest.completionMs} ms virtual, load ${loadNow().join(' ')}`
-      )
-      for (const mode of opts.modes)
-        for (const f of opts.fs) {
-          const review = mode === 'junk'
-          const r = await runByzantine(
-            { ...world, ...(review ? { review } : {}), mode, f: resolveF(f, nodes) },
-            review ? reviewed : honest
-          )
-          const line = row(r, f)
-          log(`  ${JSON.stringify(line)}`)
-          rows.push(line)
+  for (const version of opts.versions)
+    for (const nodes of opts.nodes)
+      for (const seed of opts.seeds) {
+        const world = {
+          seed,
+          nodes,
+          faults: [],
+          until: 'plan' as const,
+          llmLatency: opts.llm,
+          ...(version === 5 ? { trust: true } : {})
         }
-    }
-  const f1 = rows.filter(r => r.f === 1)
-  const fMax = rows.filter(r => typeof r.f === 'string')
+        const honest: RunReport = await runSeed(world)
+        const reviewed: RunReport | null = opts.modes.includes('junk')
+          ? await runSeed({ ...world, review: true })
+          : null
+        log(
+          `byzantine: version ${version}, ${nodes} nodes, seed ${seed}: honest ${honest.completionMs} ms virtual, ` +
+            `load ${loadNow().join(' ')}`
+        )
+        for (const mode of opts.modes)
+          for (const f of opts.fs) {
+            const review = mode === 'junk'
+            const r = await runByzantine(
+              { ...world, ...(review ? { review } : {}), mode, f: resolveF(f, nodes) },
+              review && reviewed !== null ? reviewed : honest
+            )
+            const line = row(r, f, version)
+            log(`  ${JSON.stringify(line)}`)
+            rows.push(line)
+          }
+      }
+  const of = (v: 4 | 5): Row[] => rows.filter(r => r.version === v)
   return report('byzantine', {
     machine: machine(),
     date: new Date().toISOString(),
@@ -147,12 +204,9 @@ export async function benchByzantine(): Promise<Record<string, unknown>> {
       junkAfter: 'none accepted after its author was first rejected',
       changed: 'no finished plan changes afterwards'
     },
-    overall: summary(rows),
-    atF1: summary(f1),
-    atFMax: summary(fMax),
-    byMode: Object.fromEntries(
-      BYZ_MODES.filter(m => opts.modes.includes(m)).map(m => [m, summary(rows.filter(r => r.mode === m))])
-    ),
+    ...(opts.versions.includes(4) ? { before: byVersion(of(4), opts.modes) } : {}),
+    ...(opts.versions.includes(5) ? { after: byVersion(of(5), opts.modes) } : {}),
+    compare: compare(rows),
     cases: rows,
     wallS: Math.round((Date.now() - started) / 1000)
   })

@@ -32,7 +32,8 @@ import type { TaxFigures } from '../../src/sim/tax.js'
  * a heap cap of its own; one that runs out of either is reported as not
  * measured, with what it used). Options: --nodes=10,100,1000 --plans=1,100
  * --seed=1 --llm-ms=lognormal:4000:0.7 --link-ms=20-80 --case-timeout-s=2400
- * --max-heap-mb=6144 --goal-at-ms=1500 (later: the goals reach a settled
+ * --max-heap-mb=6144 --trust (every goal a version-5 plan, params.trust:
+ * its rules' tax against today's) --goal-at-ms=1500 (later: the goals reach a settled
  * swarm, whose executors trust their view of each other and skip the
  * confirmation and the extra stagger a young swarm's take; that is two
  * presence intervals, n seconds at n nodes past six, of idle simulated time
@@ -48,6 +49,8 @@ interface Options {
   readonly goalAtMs: number | undefined
   readonly caseTimeoutS: number
   readonly maxHeapMb: number
+  /** Every goal a version-5 plan (params.trust, WorldOptions.trust): the tax of its rules against today's. */
+  readonly trust: boolean
 }
 
 export const TAX_GOALS = { at10: 1.05, at1000: 1.1 } as const
@@ -75,7 +78,8 @@ export function taxOptions(argv: readonly string[]): Options {
     link: parseLinkMs(value('--link-ms') ?? '20-80'),
     goalAtMs: value('--goal-at-ms') === undefined ? undefined : whole('--goal-at-ms', 1_500, 0),
     caseTimeoutS: whole('--case-timeout-s', 2_400),
-    maxHeapMb: whole('--max-heap-mb', 6_144, 256)
+    maxHeapMb: whole('--max-heap-mb', 6_144, 256),
+    trust: argv.includes('--trust')
   }
 }
 
@@ -86,6 +90,7 @@ interface Case {
   readonly llm: LatencySpec
   readonly link: { readonly minMs: number; readonly maxMs: number }
   readonly goalAtMs?: number
+  readonly trust?: boolean
 }
 
 /** One case's figures, or why it has none. */
@@ -117,7 +122,8 @@ async function runCase(c: Case): Promise<TaxFigures> {
     plans: c.plans,
     ...(c.goalAtMs === undefined ? {} : { goalAtMs: c.goalAtMs }),
     until: 'plan',
-    deadlineMs: 6 * 3_600_000
+    deadlineMs: 6 * 3_600_000,
+    ...(c.trust === true ? { trust: true } : {})
   })
   return taxFigures(run, (performance.now() - t0) / 1000)
 }
@@ -193,7 +199,8 @@ export async function benchTax(): Promise<Record<string, unknown>> {
         seed: opts.seed,
         llm: opts.llm,
         link: opts.link,
-        ...(opts.goalAtMs === undefined ? {} : { goalAtMs: opts.goalAtMs })
+        ...(opts.goalAtMs === undefined ? {} : { goalAtMs: opts.goalAtMs }),
+        ...(opts.trust ? { trust: true } : {})
       }
       log(`tax: ${nodes} nodes, ${plans} plan(s) at once, load ${loadNow().join(' ')}`)
       const r = await spawnCase(c, opts)
@@ -215,6 +222,7 @@ export async function benchTax(): Promise<Record<string, unknown>> {
     llmMs: latencyWords(opts.llm),
     linkMs: `${opts.link.minMs}-${opts.link.maxMs}`,
     goalAtMs: opts.goalAtMs ?? 1_500,
+    protocol: opts.trust ? 'version 5 (params.trust)' : 'versions 1-4',
     cases,
     goals: { at10: goal(10, TAX_GOALS.at10), at1000: goal(1_000, TAX_GOALS.at1000) },
     notMeasured: cases.filter(c => !c.measured).map(c => `${c.nodes} nodes x ${c.plans} plans`),

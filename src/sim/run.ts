@@ -72,6 +72,7 @@ export function replayCommand(opts: WorldOptions): string {
     opts.maxDepth === undefined ? '' : ` --depth ${opts.maxDepth}`,
     opts.degree === undefined ? '' : ` --degree ${opts.degree}`,
     opts.review === true ? ' --review' : '',
+    opts.trust === true ? ' --trust' : '',
     opts.topology === 'fixed' ? ' --topology fixed' : '',
     opts.maxPeers === undefined ? '' : ` --max-peers ${opts.maxPeers}`,
     opts.until === undefined ? '' : ` --until ${opts.until}`

@@ -69,6 +69,12 @@ export interface WorldOptions {
   readonly deadlineMs?: number
   /** The plan asks for review of every result by the committee (default false). */
   readonly review?: boolean
+  /**
+   * Every goal is a protocol-5 plan (`params.trust` = DEFAULT_TRUST, ADR-0047; `npm run sim -- --trust`): claims
+   * ranked by a hash within the claim window, results only from the holder, the past final. Default false: the
+   * goals fold by the rules of versions 1-4, as before.
+   */
+  readonly trust?: boolean
   /** Faults run from 2 s for this long (default 20 s); pauses, crashes and partitions last up to half of it. */
   readonly faultSpanMs?: number
   /** Where the roles' lines go (default: nowhere); with the virtual time in ms. */

@@ -6,7 +6,7 @@ import { startRole } from '../../roles/driver.js'
 import { createDecomposer } from '../../roles/decomposer.js'
 import { createScorer } from '../../roles/scorer.js'
 import { createExecutor } from '../../roles/executor.js'
-import { DEFAULT_PARAMS, majority } from '../core/events.js'
+import { DEFAULT_PARAMS, DEFAULT_TRUST, majority } from '../core/events.js'
 import { isFinished } from '../core/view.js'
 import { seededRandom } from '../ports/scheduler.js'
 import { CLEAN_LINKS, SimNetwork } from './network.js'
@@ -341,7 +341,7 @@ export class World {
     return this.sampler.measureRosterFill()
   }
 
-  /** The plan's parameters: `committee` (default every scorer, at most 5 by rolesFor), majority quorum. */
+  /** The plan's parameters: `committee` (default every scorer, at most 5 by rolesFor), majority quorum; version 5 with `trust`. */
   params(
     committee: readonly PeerIdString[] = this.nodes
       .filter(n => n.role === 'scorer' && n.twinOf === undefined)
@@ -353,6 +353,7 @@ export class World {
       ...this.opts.dishonest?.params,
       maxDepth: this.opts.maxDepth ?? 2,
       review: this.opts.review === true,
+      ...(this.opts.trust === true ? { trust: DEFAULT_TRUST } : {}),
       committee,
       quorum: majority(committee.length)
     }

@@ -4,30 +4,14 @@
  * claims they lose, release their own lapsed chains instead of taking them
  * over, and the plan still finishes and converges on every node, without
  * faults and with every fault, with no task executed twice without faults.
- * The simulator's goals are made version 5 by wrapping World.params here,
- * so src/sim is used as it is.
+ * The simulator's goals are made version 5 by the world's `trust` option
+ * (`npm run sim -- --trust`).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runSeed } from '../../src/sim/run.js'
-import { World } from '../../src/sim/world.js'
+import { describe, expect, it } from 'vitest'
+import { runSeed, runWorld } from '../../src/sim/run.js'
 import { FAULT_KINDS } from '../../src/sim/faults.js'
-import { DEFAULT_TRUST, PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
-import type { PeerIdString, PlanParams } from '../../src/core/events.js'
+import { PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
 import type { RunReport } from '../../src/sim/run.js'
-
-const own = World.prototype.params
-/** How many goals the wrapped World.params gave, and of which protocol versions. */
-const versions: number[] = []
-beforeAll(() => {
-  World.prototype.params = function (this: World, committee?: readonly PeerIdString[]): PlanParams {
-    const p = { ...own.call(this, committee), trust: DEFAULT_TRUST }
-    versions.push(paramsVersion(p))
-    return p
-  }
-})
-afterAll(() => {
-  World.prototype.params = own
-})
 
 function explain(r: RunReport): string {
   const problems = r.checks.problems.slice(0, 8).join('\n  ')
@@ -36,18 +20,23 @@ function explain(r: RunReport): string {
 
 describe('version-5 plans in the simulator', () => {
   it('without faults: 10 seeds finish, converge, and never execute a task twice', async () => {
+    const versions = new Set<number>()
     for (let seed = 1; seed <= 10; seed++) {
-      const r = await runSeed({ seed, nodes: 5 + (seed % 6), faults: [] })
+      const { report: r, world } = await runWorld({ seed, nodes: 5 + (seed % 6), faults: [], trust: true })
       expect(r.ok, explain(r)).toBe(true)
       expect(r.checks.duplicateExecutions, explain(r)).toBe(0)
+      expect(r.replay).toContain(' --trust')
+      for (const plan of world.plans) {
+        const params = world.nodes[0]?.runtime?.view.loadTree(plan)?.params
+        if (params !== undefined) versions.add(paramsVersion(params))
+      }
     }
-    expect(versions.length).toBeGreaterThan(0)
-    expect(new Set(versions)).toStrictEqual(new Set([PROTOCOL_VERSION_5]))
+    expect(versions).toStrictEqual(new Set([PROTOCOL_VERSION_5]))
   }, 300_000)
 
   it('with every fault: 12 seeds finish and converge', async () => {
     for (let seed = 2_000; seed < 2_012; seed++) {
-      const r = await runSeed({ seed, nodes: 5 + (seed % 6), faults: FAULT_KINDS })
+      const r = await runSeed({ seed, nodes: 5 + (seed % 6), faults: FAULT_KINDS, trust: true })
       expect(r.ok, explain(r)).toBe(true)
     }
   }, 300_000)
