@@ -66,17 +66,45 @@ export const TOPIC_SCORE_PARAMS: Partial<TopicScoreParams> = {
   invalidMessageDeliveriesDecay: 0.9
 }
 
+/** The application score (P5) per point of a peer's standing penalty (src/core/peer-standing.ts). */
+export const STANDING_SCORE_PER_POINT = 5
+
+/** The lowest application score standing gives: past the graylist threshold, not without bound. */
+export const STANDING_SCORE_FLOOR = -100
+
+/**
+ * Gossipsub's application-specific score (P5, weight 1) from a peer's
+ * standing penalty as an author in this node's plans (ADR-0048). An honest
+ * peer's penalty is 0, and so is its score: nothing an honest role authors
+ * counts (see GRAVE_KINDS and SOFT_ALLOWANCE_PER_PLAN). Against the topic
+ * score's positive cap of 10: a peer with 3 points or more is below 0 and
+ * pruned from every mesh (gossipsub drops negative peers at each heartbeat),
+ * from 2 below the gossip threshold unless its credit is full, and from 16
+ * graylisted, its gossip ignored. Its events still reach this node by sync,
+ * and they fold as any other: the score only stops it from shaping the mesh.
+ */
+export function standingScore(penalty: number): number {
+  if (!(penalty > 0)) return 0
+  return Math.max(STANDING_SCORE_FLOOR, -STANDING_SCORE_PER_POINT * penalty)
+}
+
 /**
  * Peer score parameters for our topics. IP colocation is not penalised:
  * many nodes of one swarm often share a host (a laptop demo, compose on one
  * machine, 30 benchmark processes on loopback), and admission is the swarm
- * key's job, not the score's.
+ * key's job, not the score's. `penalty`: a peer's standing (see
+ * standingScore); none, no application score.
  */
-export function gossipScoreParams(topics: readonly string[]): Partial<PeerScoreParams> {
+export function gossipScoreParams(
+  topics: readonly string[],
+  penalty?: (peer: string) => number
+): Partial<PeerScoreParams> {
   return {
     topics: Object.fromEntries(topics.map(t => [t, { ...TOPIC_SCORE_PARAMS } as TopicScoreParams])),
     topicScoreCap: 10,
-    IPColocationFactorWeight: 0
+    IPColocationFactorWeight: 0,
+    appSpecificWeight: 1,
+    appSpecificScore: penalty === undefined ? () => 0 : peer => standingScore(penalty(peer))
   }
 }
 
@@ -107,7 +135,11 @@ export const GOSSIP_SCORE_THRESHOLDS: Partial<PeerScoreThresholds> = {
  */
 export const MESH = { D: 3, Dlo: 2, Dhi: 4, Dout: 1, Dlazy: 2 } as const
 
-export function gossipOptions(topics: readonly string[], policy: SignaturePolicy): Partial<GossipsubOpts> {
+export function gossipOptions(
+  topics: readonly string[],
+  policy: SignaturePolicy,
+  penalty?: (peer: string) => number
+): Partial<GossipsubOpts> {
   return {
     ...MESH,
     globalSignaturePolicy: policy,
@@ -117,7 +149,7 @@ export function gossipOptions(topics: readonly string[], policy: SignaturePolicy
     msgIdFn: gossipMessageId,
     msgIdToStrFn: gossipMessageIdToString,
     allowedTopics: [...topics],
-    scoreParams: gossipScoreParams(topics),
+    scoreParams: gossipScoreParams(topics, penalty),
     scoreThresholds: GOSSIP_SCORE_THRESHOLDS
   }
 }

@@ -138,6 +138,7 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
         swarmKey: init.swarmKey,
         allowPeers: init.allowPeers,
         eventValidator: (bytes, from) => host.receive(bytes, from),
+        ...(host.penalty === undefined ? {} : { penalty: host.penalty }),
         onRosterServed: peer => {
           servedAt.delete(peer)
           servedAt.set(peer, scheduler.now())

@@ -89,6 +89,8 @@ export interface SwarmNodeInit {
   readonly allowPeers?: ReadonlySet<string>
   /** Judges each new inbound event: 'reject' only for provably bad bytes, 'ignore' for parked ones. */
   readonly eventValidator: EventValidator
+  /** A peer's standing penalty as an author (ADR-0048): gossipsub's application score (see standingScore). */
+  readonly penalty?: (peer: string) => number
   /** Called with each verified, fresh presence announcement from another peer. */
   readonly onPresence?: (p: Presence) => void
   /** This node handed a peer that asked its roster (the roster exchange). */
@@ -287,7 +289,11 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
       // runOnLimitedConnection: gossip also runs over relayed connections (limited by the relay), the only path between
       // two NATed peers when DCUtR fails.
       pubsub: gossipsub({
-        ...gossipOptions([topics.events, topics.presence], init.signaturePolicy ?? DEFAULT_SIGNATURE_POLICY),
+        ...gossipOptions(
+          [topics.events, topics.presence],
+          init.signaturePolicy ?? DEFAULT_SIGNATURE_POLICY,
+          init.penalty
+        ),
         runOnLimitedConnection: true
       }),
       ...(nat?.services ?? {})

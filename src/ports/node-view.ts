@@ -1,5 +1,6 @@
 import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from '../core/events.js'
 import type { PlanSummary } from '../core/fold.js'
+import type { PeerRecord } from '../core/peer-standing.js'
 import type { PlanStatus, PlanTree } from '../core/tree.js'
 import type { Scheduler } from './scheduler.js'
 import type { PlanSummaryAnswer } from './transport.js'
@@ -68,6 +69,18 @@ export interface StatusBody {
   events: { held: number; parked: number; expired: number; refusedLate: number }
   /** `--history`: whether this node fetches finished plans from its peers (all) or only plans under way (open). */
   history: { mode: 'all' | 'open'; says: string }
+  /** Members with evidence against them in this node's version-5 plans, the worst first (at most STATUS_STANDING_MAX). */
+  standing: StatusStanding
+}
+
+/** Standing as /status shows it (ADR-0048): a line per member with a poor record, and counts of the rest. */
+export interface StatusStanding {
+  /** Members whose record counts against them (`penalty` > 0), the worst first, at most STATUS_STANDING_MAX. */
+  poor: Array<{ peer: string; penalty: number; says: string }>
+  /** Members with evidence against them, poor or not. */
+  withEvidence: number
+  /** Poor members beyond those listed. */
+  more: number
 }
 
 /** How this node stands in the swarm, for printouts and waits. */
@@ -142,6 +155,12 @@ export interface NodeView {
   health: () => NodeHealth
   /** What GET /status answers: `plans` lists the plans of `scope` (default 'recent'). */
   status: (scope?: PlanScope) => StatusBody
+  /**
+   * Each member with evidence against it in this node's version-5 plans,
+   * the worst first (src/core/peer-standing.ts, ADR-0048). Absent where a
+   * view keeps none.
+   */
+  standing?: () => readonly PeerRecord[]
   /** Called after events fold (from any source). */
   onFolded: (fn: (events: readonly PlanEvent[]) => void) => () => void
   publish: Publish

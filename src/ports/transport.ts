@@ -63,6 +63,12 @@ export interface TransportHost {
   readonly wantsOpenIds?: () => boolean
   /** This node's summary of a plan it holds, for a peer that asks (one with `--history open`). */
   readonly summaryOf?: (plan: string) => PlanSummaryAnswer | undefined
+  /**
+   * What counts against a peer as an author in this node's plans (its
+   * standing's penalty, ADR-0048): 0 for a peer with a clean or honest-looking
+   * record. Asked often (gossipsub's score): a lookup.
+   */
+  readonly penalty?: (peer: string) => number
 }
 
 /** What a node says of one plan it holds, when a peer asks (src/sync/plan-summary.ts carries it). */

@@ -5,6 +5,7 @@ import { summarizeTree } from '../core/fold.js'
 import { NodeMetrics } from './metrics.js'
 import { Replica } from './replica.js'
 import { startRetention } from './retention.js'
+import { StandingTracker, statusStanding } from './standing.js'
 import type { RetentionOptions } from './retention.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { SignatureVerifier } from '../wire/decode.js'
@@ -119,6 +120,12 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     replica.ids.removeMany(ids)
   }
   const roster = createRoster()
+  // Standing across plans (ADR-0048): a plan's part is read again when it changes, and feeds gossipsub's score.
+  const standing = new StandingTracker(replica.fold)
+  standing.markAll()
+  replica.onFolded(events => {
+    standing.folded(events)
+  })
   await transport.start({
     receive: bytes => replica.ingest(bytes, 'gossip').verdict,
     ids: replica.ids,
@@ -127,6 +134,7 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     ingestMany: async batch => await replica.ingestMany(batch, 'sync'),
     openIds: max => replica.openIds(max),
     summaryOf: plan => summaryOf(replica, plan),
+    penalty: peer => standing.penalty(peer),
     wantsOpenIds: () => scheduler.now() - startedAt < ASK_OPEN_IDS_MS || replica.catchUp.active(scheduler.now()),
     presence: (p, source) => {
       roster.update(p, scheduler.now(), source)
@@ -139,10 +147,11 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
   })
   const stopTick = scheduler.every(TICK_MS, () => {
     replica.tick()
+    standing.refresh()
     metrics.peers.set(transport.connectedPeers().length)
   })
   const stopRetention = startRetention(replica, scheduler, init.retention)
-  const view = createNodeView(init, replica, roster, metrics, transport, scheduler)
+  const view = createNodeView(init, replica, roster, metrics, transport, scheduler, standing)
   let stopped = false
   return {
     view,
@@ -170,7 +179,8 @@ function createNodeView(
   roster: Roster,
   metrics: NodeMetrics,
   transport: Transport,
-  scheduler: Scheduler
+  scheduler: Scheduler,
+  standing: StandingTracker
 ): NodeView {
   const fold = replica.fold
   // What this node offers (an executor's tools, protocol 3), as it last announced it.
@@ -247,9 +257,11 @@ function createNodeView(
                   'this node holds the plans under way and those it saw finish; finished plans from before stay ' +
                   'with peers that fetched them, and GET /plans/<id>/summary asks them (--history open)'
               }
-            : { mode: 'all', says: 'this node fetches every plan its peers hold' }
+            : { mode: 'all', says: 'this node fetches every plan its peers hold' },
+        standing: statusStanding(standing.records())
       }
     },
+    standing: () => standing.records(),
     onFolded: fn => replica.onFolded(fn),
     offer: next => {
       offers = [...next]
