@@ -161,10 +161,26 @@ interface Phase {
   readonly statusP50Ms: number
   readonly statusP99Ms: number
   readonly cpuMsPerEvent: Record<string, number>
+  /** Signatures a process checked per event it came to hold, lowest and highest of the processes. */
+  readonly signatureChecksPerEvent: { min: number; max: number }
   readonly maxRssMb: Record<string, number>
   readonly loadBefore: number[]
   /** Cut at the cap before every plan finished. */
   readonly cut: boolean
+}
+
+interface Counts {
+  readonly cpu: number
+  readonly held: number
+  readonly checks: number
+}
+
+/** The sum of plan_swarm_signature_checks_total over its labels, in a /metrics text. */
+function checksIn(text: string): number {
+  let sum = 0
+  for (const line of text.split('\n'))
+    if (line.startsWith('plan_swarm_signature_checks_total')) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
+  return sum
 }
 
 /** `npm run bench -- load [--goals=1000] [--flood=500] [--few=5] [--cli=built|tsx] [--profile]`. */
@@ -224,6 +240,11 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
         events: { held: number }
       }
     ).events
+  /** Events held, and signatures checked (GET /metrics), for the checks per event held. */
+  const countsOf = async (n: (typeof swarm.nodes)[number]): Promise<Counts> => {
+    const text = await (await fetch(`${n.http}/metrics`, { signal: AbortSignal.timeout(30_000) })).text()
+    return { cpu: sampleProc(n.child.pid)?.cpuMs ?? 0, held: (await statusOf(n.http)).held, checks: checksIn(text) }
+  }
   /** Run `go` (which submits) and measure until the plans it returns (or `measured` of them) finish. */
   const phase = async (
     name: string,
@@ -233,9 +254,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     const timeoutMs = opts.capS === undefined ? phaseTimeoutMs : opts.capS * 1000
     const loadBefore = loadNow()
     log(`load: ${name}, load ${loadBefore.join(' ')}`)
-    const before = await Promise.all(
-      swarm.nodes.map(async n => ({ cpu: sampleProc(n.child.pid)?.cpuMs ?? 0, held: (await statusOf(n.http)).held }))
-    )
+    const before = await Promise.all(swarm.nodes.map(countsOf))
     const rss = new Map<string, number>()
     const statusMs: number[] = []
     let polling = true
@@ -269,9 +288,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     const mono1 = monoUs() - (Date.now() - t1) * 1000
     polling = false
     await poll
-    const after = await Promise.all(
-      swarm.nodes.map(async n => ({ cpu: sampleProc(n.child.pid)?.cpuMs ?? 0, held: (await statusOf(n.http)).held }))
-    )
+    const after = await Promise.all(swarm.nodes.map(countsOf))
     // Calls of the measured plans alone are not told apart by the stand-in; a flood's count is every call made meanwhile.
     const reqs = llm.fake.requests.slice(calls0).filter(r => r.at <= t1)
     const calls = measured.length === all.length ? reqs.length : measured.length * CALLS_PER_PLAN
@@ -283,11 +300,13 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     const cpuByRole: Record<string, number[]> = {}
     const eventsByNode: Record<string, number> = {}
     const cpuByNode: Record<string, number> = {}
+    const checksPerEvent: number[] = []
     swarm.nodes.forEach((n, k) => {
-      const b = before[k] as { cpu: number; held: number }
-      const a = after[k] as { cpu: number; held: number }
+      const b = before[k] as Counts
+      const a = after[k] as Counts
       const events = a.held - b.held
       eventsByNode[n.name] = events
+      if (events > 0) checksPerEvent.push((a.checks - b.checks) / events)
       cpuByNode[n.name] = a.cpu - b.cpu
       if (events > 0) (cpuByRole[n.role] ??= []).push((a.cpu - b.cpu) / events)
     })
@@ -314,6 +333,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       statusP50Ms: Math.round(median(statusMs)),
       statusP99Ms: Math.round(percentile(statusMs, 0.99)),
       cpuMsPerEvent: Object.fromEntries(Object.entries(cpuByRole).map(([r, xs]) => [r, r3(median(xs))])),
+      signatureChecksPerEvent: { min: r3(Math.min(...checksPerEvent)), max: r3(Math.max(...checksPerEvent)) },
       maxRssMb: rssByRole,
       loadBefore,
       cut: !ok

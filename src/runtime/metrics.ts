@@ -53,6 +53,11 @@ export class NodeMetrics {
     help: "Ids a sync session left for a later one because the peer's pull quota was spent",
     registers: [this.registry]
   })
+  readonly signatureChecks = new Counter({
+    name: 'plan_swarm_signature_checks_total',
+    help: 'Event signatures checked (gossip, sync, imports; not the events this node signs)',
+    registers: [this.registry]
+  })
   readonly foldSeconds = new Histogram({
     name: 'plan_swarm_fold_seconds',
     help: 'Time to derive a plan tree',

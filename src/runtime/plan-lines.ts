@@ -6,12 +6,16 @@ import type { PlanSummary } from '../core/fold.js'
 import type { RetentionFacts } from '../core/retention.js'
 import type { PlanTree, TreeNode } from '../core/tree.js'
 import type { PlanLine, PlanScope } from '../ports/node-view.js'
+import { PlanLineCache, offersKey } from './plan-line-cache.js'
 
 /** Waiting nodes a plan's /status line names at most. */
 export const STATUS_WAITING_MAX = 5
 
 /** The finished plans /status lists at most, those with the latest last event (GET /plans lists every one). */
 export const STATUS_FINISHED_MAX = 100
+
+/** The lines' parts kept per tree (see PlanLineCache): trees are the fold's own objects, so one cache serves all. */
+const LINE_CACHE = new PlanLineCache()
 
 /**
  * What the /status lines read of a node's plans (the replica answers from
@@ -37,21 +41,24 @@ export interface PlanLineSource {
  * /status shows them. `waiting` says why a plan cannot go on where it stands
  * (nodes waiting for proposals, ballots or an executor; at most
  * STATUS_WAITING_MAX of them), and is empty once the plan is finished: an
- * evicted plan is finished, so it answers from its summary.
+ * evicted plan is finished, so it answers from its summary. `cache` null
+ * computes every line afresh (the cache's property test compares the two).
  */
 export function planLines(
   source: PlanLineSource,
   executorOffers: readonly ReadonlySet<string>[],
   scope: PlanScope,
-  nowMs: number
+  nowMs: number,
+  cache: PlanLineCache | null = LINE_CACHE
 ): PlanLine[] {
   const lines: PlanLine[] = []
+  const offers = cache === null ? '' : offersKey(executorOffers)
   const ids = source.plans()
   const shown = scope === 'all' ? undefined : recentlyFinished(source, ids, STATUS_FINISHED_MAX)
   for (const id of ids) {
     const t = source.tree(id)
     if (shown !== undefined && (t === undefined || isFinished(t)) && !shown.has(id)) continue
-    const s = t === undefined ? (source.summary(id) as PlanSummary) : summarizeTree(t)
+    const s = t === undefined ? (source.summary(id) as PlanSummary) : (cache?.summary(t) ?? summarizeTree(t))
     lines.push({
       id,
       goal: s.goal,
@@ -61,16 +68,26 @@ export function planLines(
       done: s.done,
       spentTokens: s.spentTokens,
       budgetTokens: s.budgetTokens,
-      waiting: t === undefined || isFinished(t) ? [] : waitingOf(t, executorOffers, source.heldReason(t.plan, nowMs))
+      waiting:
+        t === undefined || isFinished(t)
+          ? []
+          : waitingOf(t, executorOffers, source.heldReason(t.plan, nowMs), c =>
+              cache === null ? c() : cache.waitingLines(t, offers, c)
+            )
     })
   }
   return lines
 }
 
 /** A plan's waiting lines, led by why the roles hold it (`held`) when they do. */
-function waitingOf(t: PlanTree, executorOffers: readonly ReadonlySet<string>[], held: string | null): string[] {
-  const lines = waitingLines(t, unmetNeeds(t, executorOffers))
-  return held === null ? lines : [`the plan ${held}`, ...lines.slice(0, STATUS_WAITING_MAX - 1)]
+function waitingOf(
+  t: PlanTree,
+  executorOffers: readonly ReadonlySet<string>[],
+  held: string | null,
+  kept: (compute: () => string[]) => readonly string[]
+): string[] {
+  const lines = kept(() => waitingLines(t, unmetNeeds(t, executorOffers)))
+  return held === null ? [...lines] : [`the plan ${held}`, ...lines.slice(0, STATUS_WAITING_MAX - 1)]
 }
 
 /** The `max` finished plans of `plans` whose last event is the latest. */

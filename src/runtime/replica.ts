@@ -11,7 +11,7 @@ import { decodeEvent } from '../wire/decode.js'
 import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
 import { signEvent } from '../wire/sign.js'
 import { nativeSha256HexOfText } from '../sync/native-hash.js'
-import { VerifyPool, checkWireSignature, createNativeVerifier } from './verify.js'
+import { VerifyPool, checkWireSignature, countedVerifier, createNativeVerifier } from './verify.js'
 import type { VerifyJob } from './verify.js'
 import { WriteQueue } from './write-queue.js'
 import { EVICT_QUIET_MS, PlanLifecycle } from './plan-lifecycle.js'
@@ -137,9 +137,9 @@ export class Replica {
     this.scheduler = init.scheduler ?? realScheduler()
     const now = init.now ?? this.scheduler.now
     this.now = now
-    this.verifier = init.verifier ?? createNativeVerifier()
+    this.verifier = countedVerifier(init.verifier ?? createNativeVerifier(), () => init.metrics.signatureChecks.inc())
     this.clock = new HybridClock(now)
-    this.verifyPool = new VerifyPool(init.swarm)
+    this.verifyPool = new VerifyPool(init.swarm, undefined, n => init.metrics.signatureChecks.inc(n))
     this.authorLimit = new AuthorLimit(init.openPlansPerAuthor ?? DEFAULT_OPEN_PLANS_PER_AUTHOR, plan =>
       planStanding(this.fold, plan)
     )

@@ -35,6 +35,14 @@ export function createNativeVerifier(): SignatureVerifier {
   }
 }
 
+/** `verifier`, calling `counted` before each check (to count them). */
+export function countedVerifier(verifier: SignatureVerifier, counted: () => void): SignatureVerifier {
+  return (author, publicKey, message, signature) => {
+    counted()
+    return verifier(author, publicKey, message, signature)
+  }
+}
+
 /** Check the signature of one wire event claimed to be by `author`, signed for `swarm`. */
 export function checkWireSignature(
   verifier: SignatureVerifier,
@@ -172,7 +180,9 @@ export class VerifyPool {
 
   constructor(
     private readonly swarm: string,
-    private readonly size = Math.max(1, Math.min(4, availableParallelism()))
+    private readonly size = Math.max(1, Math.min(4, availableParallelism())),
+    /** Hears how many signatures each batch checked, wherever they were checked. */
+    private readonly onChecked: (n: number) => void = () => {}
   ) {}
 
   /** One flag per job, in order: true when its signature checks out. */
@@ -220,6 +230,7 @@ export class VerifyPool {
       const out: boolean[] = []
       for (const f of flags) for (const x of f) out.push(x === 1)
       this.checked.workers += out.length
+      this.onChecked(out.length)
       return out
     } catch (err) {
       // A worker that died is not a reason to drop events: check them here instead.
@@ -236,6 +247,7 @@ export class VerifyPool {
 
   private checkInline(jobs: readonly VerifyJob[]): boolean[] {
     this.checked.inline += jobs.length
+    this.onChecked(jobs.length)
     return jobs.map(j => checkWireSignature(this.inline, this.swarm, j.author, j.bytes))
   }
 
