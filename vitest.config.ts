@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     setupFiles: ['./src/polyfill.ts'],
+    // The CLI bundle, built once before any file runs (skipped when dist/ is
+    // fresh): the tests spawn it rather than the sources through tsx.
+    globalSetup: ['./test/helpers/build-cli.ts'],
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,

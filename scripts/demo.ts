@@ -18,14 +18,22 @@ import type { PlanTree } from '../src/core/tree.js'
  * uses tools, and the leaves that need the notes go to that executor.
  * `npm run demo -- --trust`: the goal is a protocol 5 plan, folded by the
  * rules that hold against a dishonest member (docs/security.md).
+ * `npm run demo -- --built`: the nodes run the bundle `npm run build` wrote
+ * (dist/src/cli.js) instead of the sources through tsx; each starts in a
+ * fraction of the CPU (the demo's end-to-end test uses it).
  * Exit 0 when the plan completes; Ctrl-C stops every child.
  */
-const USAGE = `npm run demo [-- "goal"] [-- --tools] [-- --trust]`
+const USAGE = `npm run demo [-- "goal"] [-- --tools] [-- --trust] [-- --built]`
 const ROOT = resolve(import.meta.dirname, '..')
 const { values: flags, positionals } = (() => {
   try {
     return parseArgs({
-      options: { tools: { type: 'boolean' }, trust: { type: 'boolean' }, help: { type: 'boolean' } },
+      options: {
+        tools: { type: 'boolean' },
+        trust: { type: 'boolean' },
+        built: { type: 'boolean' },
+        help: { type: 'boolean' }
+      },
       allowPositionals: true
     })
   } catch (err) {
@@ -38,6 +46,13 @@ if (flags.help === true) {
   process.exit(0)
 }
 const withTools = flags.tools === true
+const BUILT_CLI = join(ROOT, 'dist/src/cli.js')
+if (flags.built === true && !existsSync(BUILT_CLI)) {
+  console.error(`--built: ${BUILT_CLI} is missing; run \`npm run build\` first`)
+  process.exit(2)
+}
+/** The argv that runs the CLI: the bundle with --built, else the sources through tsx (as `npm start`). */
+const CLI = flags.built === true ? [BUILT_CLI] : ['--import', 'tsx', join(ROOT, 'src/cli.ts')]
 const TOOLS_FILE = join(ROOT, 'examples/tools.json')
 const goal =
   positionals.join(' ').trim() ||
@@ -49,7 +64,7 @@ const children: ChildProcess[] = []
 const tty = process.stdout.isTTY
 
 function node(name: string, args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args], {
+  const child = spawn(process.execPath, [...CLI, ...args], {
     cwd: ROOT,
     env: { ...process.env, PLAN_SWARM_HOME: join(dir, 'home') },
     stdio: ['ignore', 'pipe', 'pipe']

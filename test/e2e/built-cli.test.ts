@@ -4,11 +4,12 @@
  * break: the dashboard's files found beside the bundle, the MCP server over
  * --mcp-http and as the `mcp` command, the model provider of a decomposer,
  * a person command, and a plan submitted, planned offline and exported as
- * Markdown (the roles' renderer is a lazy chunk too). The other e2e files
- * run the sources through tsx; scale.test.ts runs 40 built processes but
- * touches none of these paths.
+ * Markdown (the roles' renderer is a lazy chunk too). Vitest's globalSetup
+ * (test/helpers/build-cli.ts) built the bundle from the current sources
+ * before any file ran. The other process tests run it too
+ * (test/helpers/cli-process.ts) but do not look for these paths;
+ * scale.test.ts runs 40 built processes and touches none of them.
  */
-import { execFileSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -52,7 +53,6 @@ describe('the built CLI', () => {
   }
 
   beforeAll(async () => {
-    execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
     home = tempDir('built-cli')
     env = cliEnv(home)
     const observer = spawnBuilt(

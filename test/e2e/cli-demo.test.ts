@@ -5,7 +5,9 @@
  * which calls the notes server; the script exits 0 after printing the
  * completed plan's deliverable (quoting what the tool returned) and where the
  * markdown export is; it leaves no process behind (its whole process group
- * is gone). The plain `npm run demo` runs in .ci/run's Node 24 pass.
+ * is gone). Its nodes run the bundle vitest's globalSetup built (`--built`):
+ * the plain `npm run demo`, on the sources through tsx, runs in .ci/run's
+ * Node 24 pass.
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -37,7 +39,7 @@ describe('npm run demo -- --tools', () => {
       // The demo keeps its data in a mkdtemp dir: TMPDIR puts it in ours, removed afterwards.
       const home = tempDir('cli-demo')
       // TERM on our death: npm passes it to the demo, which stops its nodes.
-      const demo = spawnCommand(['npm', 'run', 'demo', '--', '--tools'], {
+      const demo = spawnCommand(['npm', 'run', 'demo', '--', '--tools', '--built'], {
         env: cliEnv(home, { DEMO_TIMEOUT_S: String(DEMO_TIMEOUT_S), TMPDIR: home }),
         name: 'npm run demo -- --tools',
         parentDeathSignal: 'TERM'

@@ -17,7 +17,16 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { OPTIONS, envName } from '../../src/runtime/config.js'
-import { EXIT, cliEnv, removeTempDirs, runCli, spawnCli, stopCliChildren, tempDir } from '../helpers/cli-process.js'
+import {
+  EXIT,
+  cliEnv,
+  removeTempDirs,
+  runCli,
+  spawnCli,
+  spawnCommand,
+  stopCliChildren,
+  tempDir
+} from '../helpers/cli-process.js'
 import { waitUntil } from '../helpers/wait.js'
 import type { Server } from 'node:net'
 
@@ -57,6 +66,15 @@ describe('--help', () => {
         /Exit codes: 0 ok, 1 .*, 2 .*, 3 data dir in use, 4 port in use, 5 the plan was cancelled, 6 timed out waiting/
       )
     }
+  })
+
+  it('is the same through `npm start`, the sources through tsx as a user runs them, as from the bundle', async () => {
+    // Every other process here runs the bundle (test/helpers/cli-process.ts); this one runs what users run.
+    const npm = spawnCommand(['npm', 'start', '-s', '--', '--help'], { env: env(), name: 'npm start -- --help' })
+    const exit = await npm.exitWithin(START_MS)
+    expect(exit, npm.tail()).toEqual({ code: EXIT.OK, signal: null })
+    const built = await runCli(['--help'], { env: env() })
+    expect(npm.stdout()).toBe(built.stdout)
   })
 
   it('after any command prints the help and does nothing else (no key made, no task claimed)', async () => {

@@ -15,6 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { foldAll } from '../../src/core/fold.js'
 import { decodeEvent } from '../../src/wire/decode.js'
 import { openEventStore } from '../../src/store/event-store.js'
+import { CLI } from '../helpers/cli-process.js'
 import { netnsSkip } from '../helpers/netns.js'
 import { createPartitionNet } from '../helpers/partition-net.js'
 import { waitUntil } from '../helpers/wait.js'
@@ -44,11 +45,7 @@ describe.skipIf(why !== undefined)('partition and heal between real processes', 
   })
 
   function run(name: string, ns: string, args: string[]): Proc {
-    const child = spawn(
-      'ip',
-      ['netns', 'exec', ns, process.execPath, '--import', 'tsx', join(ROOT, 'src/cli.ts'), ...args],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }
-    )
+    const child = spawn('ip', ['netns', 'exec', ns, ...CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     const p: Proc = { name, child, lines: [], dir: join(dir, name) }
     createInterface({ input: child.stdout }).on('line', l => {
       try {

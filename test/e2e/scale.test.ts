@@ -11,12 +11,11 @@
  * The figures (idle CPU and bytes
  * per node, time to full rosters) are `npm run bench -- scale`'s.
  */
-import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BenchSwarm } from '../../bench/common/swarm.js'
 import { startBenchLlm, countCalls } from '../../bench/common/llm.js'
 import { DEFAULT_MAX_PEERS, NEWCOMER_HEADROOM } from '../../src/net/neighbours.js'
-import { REPO_ROOT, removeTempDirs } from '../helpers/cli-process.js'
+import { removeTempDirs } from '../helpers/cli-process.js'
 import type { BenchLlm } from '../../bench/common/llm.js'
 
 const PROCESSES = 40
@@ -26,7 +25,6 @@ describe(`${PROCESSES} processes of the built CLI`, () => {
   let swarm: BenchSwarm | undefined
 
   beforeAll(async () => {
-    execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
     llm = await startBenchLlm(100)
   }, 240_000)
 

@@ -29,8 +29,8 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
-  CLI,
   EXIT,
+  SOURCE_CLI,
   cliEnv,
   removeTempDirs,
   runCli,
@@ -124,12 +124,12 @@ describe('tracing: one trace per plan across 9 processes', () => {
   const spawnNode = (name: string, args: readonly string[], nodeEnv: NodeJS.ProcessEnv): CliChild =>
     spawnCommand(
       [
-        CLI[0],
+        SOURCE_CLI[0],
         '--import',
         'tsx',
         '--import',
         hook,
-        CLI[3],
+        SOURCE_CLI[3],
         ...args,
         ...COMMON,
         '--data-dir',

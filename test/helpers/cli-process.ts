@@ -1,6 +1,6 @@
 /**
  * The real command line as child processes, for the CLI and compose
- * end-to-end tests: `node --import tsx src/cli.ts ...` (or any argv), each in
+ * end-to-end tests: `node dist/src/cli.js ...` (or any argv), each in
  * its own process group, with stdout split into lines, a clean environment,
  * and a registry so `stopCliChildren()` in an afterEach/afterAll leaves no
  * process behind.
@@ -21,10 +21,17 @@ import type { ChildProcess } from 'node:child_process'
 const here = dirname(fileURLToPath(import.meta.url))
 /** The repository root: the children's cwd, so `--import tsx` and `src/cli.ts` resolve. */
 export const REPO_ROOT = resolve(here, '..', '..')
-/** `npm start` without npm: the argv prefix of every CLI invocation. */
-export const CLI = [process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src', 'cli.ts')] as const
 /** The bundle `npm run build` writes (scripts/build.ts): what a deployment runs with `node`. */
 export const BUILT_CLI = join(REPO_ROOT, 'dist', 'src', 'cli.js')
+/**
+ * The argv prefix of every CLI invocation: the bundle, which vitest's
+ * globalSetup (./build-cli.ts) builds once per run from the current sources.
+ * A process of it starts in a fraction of the CPU the sources through tsx
+ * take (ADR-0031), and the suite starts hundreds.
+ */
+export const CLI = [process.execPath, BUILT_CLI] as const
+/** `npm start` without npm: the sources through tsx, for the tests about what the sources load. */
+export const SOURCE_CLI = [process.execPath, '--import', 'tsx', join(REPO_ROOT, 'src', 'cli.ts')] as const
 
 /** Exit codes the CLI documents (src/cli.ts, src/commands/client.ts). */
 export const EXIT = {
@@ -108,7 +115,7 @@ export function spawnCommand(argv: readonly string[], opts: SpawnOptions): CliCh
   const name =
     opts.name ??
     argv
-      .slice(argv[0] === process.execPath ? 3 : 0)
+      .slice(argv[0] !== process.execPath ? 0 : argv[1] === BUILT_CLI ? 2 : 3)
       .join(' ')
       .slice(0, 80)
   const lines: string[] = []
@@ -213,7 +220,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** `node --import tsx src/cli.ts ...args`. */
+/** `node dist/src/cli.js ...args` (see CLI). */
 export function spawnCli(args: readonly string[], opts: SpawnOptions): CliChild {
   return spawnCommand([...CLI, ...args], { ...opts, name: opts.name ?? args.slice(0, 4).join(' ') })
 }

@@ -1,7 +1,7 @@
 /**
  * Network namespaces for the resilience scenarios that need real network
  * cuts or a forced path (partition, delay proxy), and real node processes in
- * them (`ip netns exec <ns> node --import tsx src/cli.ts ...`).
+ * them (`ip netns exec <ns> node dist/src/cli.js ...`).
  *
  * Every host is a namespace with a management link to this (root)
  * namespace, on a /24 M of its own from the subnet allocator (netns.ts):

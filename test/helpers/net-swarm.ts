@@ -1,7 +1,7 @@
 /**
  * A swarm of real node processes in network namespaces (./net-lab.ts), for
  * the scenarios that cut or slow the network: each node runs
- * `ip netns exec <ns> node --import tsx src/cli.ts --role <role> ...` with its
+ * `ip netns exec <ns> node dist/src/cli.js --role <role> ...` with its
  * own data dir, `--no-mdns`, `--json`, `--http <mgmt ip>:7070`, and the fake
  * Messages API server of this process as its model (through a plain
  * forwarder on the management link). Where a node listens and whom it

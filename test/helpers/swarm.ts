@@ -1,6 +1,6 @@
 /**
  * A swarm of real node processes for the resilience scenarios: each
- * node is `node --import tsx src/cli.ts --role <role>` with its own data dir,
+ * node is `node dist/src/cli.js --role <role>` with its own data dir,
  * `--http 127.0.0.1:0`, `--no-mdns`, `--json`, and `--bootstrap` to the seed
  * (the first node, an observer unless told otherwise); models come from the
  * fake Messages API server in this test process, each node asking for its own
@@ -32,7 +32,7 @@ import type { PlanTree } from '../../src/core/tree.js'
 
 export type NodeRole = 'decomposer' | 'scorer' | 'executor' | 'observer'
 
-/** A node start-up on a busy 2-core machine (tsx compiles on the fly). */
+/** A node start-up on a busy 2-core machine. */
 export const START_MS = 120_000
 /** Client commands: start a peer, find the swarm, publish, confirm. */
 export const CLIENT_MS = 120_000
