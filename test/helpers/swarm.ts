@@ -11,6 +11,7 @@
  * (./invariants.ts), which `checkInvariants()` here runs over all of them.
  */
 import { loadavg } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   EXIT,
@@ -25,6 +26,7 @@ import {
 import { waitUntil } from './wait.js'
 import { startFakeLlm } from './fake-llm.js'
 import { checkInvariants, snapshotIds } from './invariants.js'
+import { loadOrCreateIdentity } from '../../src/store/identity.js'
 import type { CliChild, Finished } from './cli-process.js'
 import type { FakeLlm, FakeLlmOptions } from './fake-llm.js'
 import type { InvariantInput, InvariantReport, Snapshot } from './invariants.js'
@@ -69,6 +71,11 @@ export interface ResilienceSwarmOptions {
   /** Started in order: the first is the seed everyone bootstraps to. Default one observer, then the rest. */
   readonly nodes: readonly NodeSpec[]
   readonly fake?: FakeLlmOptions
+  /**
+   * Run every process with `--allow-peers`: a list of every node's key, the client's and these extra peer ids (a
+   * process the test starts itself). The keys are made in the nodes' data dirs before they start.
+   */
+  readonly allowPeers?: readonly string[]
 }
 
 export interface PlanBody {
@@ -172,6 +179,7 @@ export class ResilienceSwarm {
   /** The client's data dir (submit and the author commands sign with its key). */
   readonly clientDir: string
   private seedAddr = ''
+  private allowFile: string | undefined
 
   private constructor(
     readonly fake: FakeLlm,
@@ -189,6 +197,7 @@ export class ResilienceSwarm {
     const [seed, ...rest] = opts.nodes
     if (seed === undefined) throw new Error('a swarm needs nodes')
     try {
+      if (opts.allowPeers !== undefined) await s.writeAllowList(opts.nodes, opts.allowPeers)
       const first = await s.add(seed)
       s.seedAddr = first.addresses[0] as string
       await Promise.all(rest.map(async spec => await s.add(spec)))
@@ -204,6 +213,24 @@ export class ResilienceSwarm {
     }
   }
 
+  /** The allow-list of `allowPeers`: each node's key made in its data dir (named as `spawn` will name it). */
+  private async writeAllowList(specs: readonly NodeSpec[], extra: readonly string[]): Promise<void> {
+    const ids: string[] = [...extra, (await loadOrCreateIdentity(this.clientDir)).peerId.toString()]
+    const seen: NodeSpec[] = []
+    for (const spec of specs) {
+      const name = spec.name ?? `${spec.role}-${seen.filter(n => n.role === spec.role).length + 1}`
+      seen.push(spec)
+      ids.push((await loadOrCreateIdentity(join(this.home, name))).peerId.toString())
+    }
+    this.allowFile = join(this.home, 'allow-peers.txt')
+    writeFileSync(this.allowFile, `${ids.join('\n')}\n`)
+  }
+
+  /** The `--allow-peers` file every process of this swarm was given, if any. */
+  get allowPeersFile(): string | undefined {
+    return this.allowFile
+  }
+
   get seed(): SwarmNode {
     return this.nodes[0] as SwarmNode
   }
@@ -216,7 +243,8 @@ export class ResilienceSwarm {
       '--no-mdns',
       '--listen',
       '/ip4/127.0.0.1/tcp/0',
-      ...(this.seedAddr === '' ? [] : ['--bootstrap', this.seedAddr])
+      ...(this.seedAddr === '' ? [] : ['--bootstrap', this.seedAddr]),
+      ...(this.allowFile === undefined ? [] : ['--allow-peers', this.allowFile])
     ]
   }
 
