@@ -8,7 +8,8 @@
  * so src/sim is used as it is.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runSeed } from '../../src/sim/run.js'
+import { runWorld } from '../../src/sim/run.js'
+import { StandingBook } from '../../src/core/peer-standing.js'
 import { World } from '../../src/sim/world.js'
 import { FAULT_KINDS } from '../../src/sim/faults.js'
 import { DEFAULT_TRUST, PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
@@ -37,7 +38,7 @@ function explain(r: RunReport): string {
 describe('version-5 plans in the simulator', () => {
   it('without faults: 10 seeds finish, converge, and never execute a task twice', async () => {
     for (let seed = 1; seed <= 10; seed++) {
-      const r = await runSeed({ seed, nodes: 5 + (seed % 6), faults: [] })
+      const { report: r } = await runWorld({ seed, nodes: 5 + (seed % 6), faults: [] })
       expect(r.ok, explain(r)).toBe(true)
       expect(r.checks.duplicateExecutions, explain(r)).toBe(0)
     }
@@ -45,10 +46,18 @@ describe('version-5 plans in the simulator', () => {
     expect(new Set(versions)).toStrictEqual(new Set([PROTOCOL_VERSION_5]))
   }, 300_000)
 
-  it('with every fault: 12 seeds finish and converge', async () => {
+  it('with every fault: 12 seeds finish and converge, and no honest member’s standing counts against it', async () => {
     for (let seed = 2_000; seed < 2_012; seed++) {
-      const r = await runSeed({ seed, nodes: 5 + (seed % 6), faults: FAULT_KINDS })
+      const { report: r, world } = await runWorld({ seed, nodes: 5 + (seed % 6), faults: FAULT_KINDS })
       expect(r.ok, explain(r)).toBe(true)
+      // Every member here is honest: whatever evidence crashes, partitions and lost messages leave, none of it may
+      // lower a member's gossip score or push it down the committee draw (ADR-0048).
+      const book = new StandingBook()
+      for (const plan of world.plans) book.set(plan, world.nodes[0]?.runtime?.view.loadTree(plan)?.standing)
+      expect(
+        book.records().filter(x => x.penalty > 0),
+        explain(r)
+      ).toStrictEqual([])
     }
   }, 300_000)
 })
