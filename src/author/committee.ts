@@ -2,6 +2,7 @@ import { MAX_COMMITTEE } from '../core/limits.js'
 import { hashParts } from '../core/hash.js'
 import type { NodeView, RosterEntry } from '../ports/node-view.js'
 import type { PeerIdString } from '../core/events.js'
+import type { PeerRecord } from '../core/peer-standing.js'
 
 /**
  * The default committee of a goal submitted without `--committee`: drawn from
@@ -22,6 +23,12 @@ import type { PeerIdString } from '../core/events.js'
  * then only the sources count. Keys made long ago and relayed stand as
  * trusted; an allow-list (`--allow-peers`) keeps unlisted keys out of the
  * roster altogether. ADR-0046.
+ *
+ * Standing (ADR-0048): a scorer with evidence against it in this node's
+ * plans is drawn last. One whose record counts against it (a penalty: an
+ * equivocation, say) is a suspect, after every other suspect; one with only
+ * what honest members also leave (a late ballot) stays trusted, after every
+ * clean trusted scorer.
  */
 
 /** A key first heard of less than this long ago is suspect, while this node knows older ones. */
@@ -37,6 +44,10 @@ export interface Candidate {
   readonly firstSeenMs: number
   /** Where it connects from (RosterEntry.source), if known. */
   readonly source?: string
+  /** Evidence items against it in this node's plans (PeerRecord.total); none when absent. */
+  readonly evidence?: number
+  /** What of that counts against it (PeerRecord.penalty). */
+  readonly penalty?: number
 }
 
 export interface Drawn {
@@ -54,7 +65,13 @@ export function drawCommittee(candidates: readonly Candidate[], salt: string, ca
   const unique = [...new Map(candidates.map(c => [c.peerId, c])).values()]
   // The node itself (Infinity) says nothing of how long this roster has listened.
   const anyOld = unique.some(c => c.firstSeenMs !== Infinity && c.firstSeenMs >= NEW_IDENTITY_MS)
-  const oldestFirst = [...unique].sort((a, b) => b.firstSeenMs - a.firstSeenMs || (a.peerId < b.peerId ? -1 : 1))
+  // Clean scorers first, then by age: one with evidence is trusted (if it is) after every clean one.
+  const oldestFirst = [...unique].sort(
+    (a, b) =>
+      Number((a.evidence ?? 0) > 0) - Number((b.evidence ?? 0) > 0) ||
+      b.firstSeenMs - a.firstSeenMs ||
+      (a.peerId < b.peerId ? -1 : 1)
+  )
   const sources = new Set<string>()
   const trusted: Candidate[] = []
   const suspects: Candidate[] = []
@@ -62,12 +79,13 @@ export function drawCommittee(candidates: readonly Candidate[], salt: string, ca
     const recent = anyOld && c.firstSeenMs < NEW_IDENTITY_MS
     const sharesSource = c.source !== undefined && sources.has(c.source)
     if (c.source !== undefined) sources.add(c.source)
-    if (recent || sharesSource) suspects.push(c)
+    if (recent || sharesSource || (c.penalty ?? 0) > 0) suspects.push(c)
     else trusted.push(c)
   }
   const chosen = trusted.slice(0, cap)
   const rank = (c: Candidate): string => hashParts('committee-draw', salt, c.peerId)
-  suspects.sort((a, b) => (rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0))
+  // Suspects with a poor record after the others, the worst last.
+  suspects.sort((a, b) => (a.penalty ?? 0) - (b.penalty ?? 0) || (rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0))
   // A member's keys: at most one trusted plus every suspect; 1 + k < (t + k) / 2 holds for k <= t - 3.
   const room = Math.min(cap - chosen.length, chosen.length - 3)
   for (let i = 0; i < room && i < suspects.length; i++) chosen.push(suspects[i] as Candidate)
@@ -77,33 +95,40 @@ export function drawCommittee(candidates: readonly Candidate[], salt: string, ca
   }
 }
 
-/** The scorers of a roster, and the node itself if it is one, as candidates. */
+/** The scorers of a roster, and the node itself if it is one, as candidates, with their standing (`records`). */
 export function scorerCandidates(
   roster: readonly RosterEntry[],
-  self: { readonly me: string; readonly role: string }
+  self: { readonly me: string; readonly role: string },
+  records: readonly PeerRecord[] = []
 ): Candidate[] {
+  const byPeer = new Map<string, PeerRecord>(records.map(r => [r.peer, r]))
   const out: Candidate[] = roster
     .filter(r => r.role === 'scorer' && r.peerId !== self.me)
-    .map(r => ({
-      peerId: r.peerId,
-      firstSeenMs: r.firstSeenMs ?? 0,
-      ...(r.source === undefined ? {} : { source: r.source })
-    }))
+    .map(r => {
+      const rec = byPeer.get(r.peerId)
+      return {
+        peerId: r.peerId,
+        firstSeenMs: r.firstSeenMs ?? 0,
+        ...(r.source === undefined ? {} : { source: r.source }),
+        ...(rec === undefined ? {} : { evidence: rec.total, penalty: rec.penalty })
+      }
+    })
   if (self.role === 'scorer') out.push({ peerId: self.me, firstSeenMs: Infinity })
   return out
 }
 
 /** The default committee from this node's roster, and what the submitter should be told about it. */
-export function defaultCommittee(view: Pick<NodeView, 'roster' | 'role' | 'me'>): {
+export function defaultCommittee(view: Pick<NodeView, 'roster' | 'role' | 'me' | 'standing'>): {
   committee: PeerIdString[]
   warnings: string[]
 } {
-  const drawn = drawCommittee(scorerCandidates(view.roster(), view), view.me)
+  const drawn = drawCommittee(scorerCandidates(view.roster(), view, view.standing?.()), view.me)
   const warnings = committeeWarnings(drawn.committee)
   if (drawn.leftOut > 0)
     warnings.push(
       `${drawn.leftOut} scorers in sight were left out of the default committee: heard of only lately, ` +
-        'more than the cap, or several behind one address; name the committee to choose them yourself'
+        'more than the cap, several behind one address, or with evidence against them (GET /standing); ' +
+        'name the committee to choose them yourself'
     )
   return { committee: drawn.committee, warnings }
 }

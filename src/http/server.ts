@@ -24,7 +24,16 @@ const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 /** The part of a node's view the built-in routes read: nothing here publishes. */
 export type HttpView = Pick<
   NodeView,
-  'status' | 'planLines' | 'loadTree' | 'treeHash' | 'planEvents' | 'metricsText' | 'planSummary' | 'me' | 'history'
+  | 'status'
+  | 'planLines'
+  | 'loadTree'
+  | 'treeHash'
+  | 'planEvents'
+  | 'metricsText'
+  | 'planSummary'
+  | 'me'
+  | 'history'
+  | 'standing'
 >
 
 /**
@@ -51,7 +60,7 @@ export function send(res: ServerResponse, code: number, body: unknown, type = 'a
 }
 
 /**
- * `--http HOST:PORT`: /status, /plans/<id>, /plans/<id>/events, /plans/<id>/summary, /metrics.
+ * `--http HOST:PORT`: /status, /standing, /plans/<id>, /plans/<id>/events, /plans/<id>/summary, /metrics.
  * Read-only; binds exactly where told.
  */
 export async function startHttpServer(host: string, port: number, view: HttpView): Promise<HttpServer> {
@@ -66,6 +75,11 @@ export async function startHttpServer(host: string, port: number, view: HttpView
     const parts = url.pathname.split('/').filter(Boolean)
     if (url.pathname === '/status') {
       send(res, 200, view.status())
+      return
+    }
+    if (url.pathname === '/standing') {
+      // Every member with evidence against it in this node's version-5 plans (ADR-0048); /status lists the poor ones.
+      send(res, 200, view.standing?.() ?? [])
       return
     }
     if (url.pathname === '/metrics') {
@@ -108,7 +122,9 @@ export async function startHttpServer(host: string, port: number, view: HttpView
       return
     }
     send(res, 404, {
-      error: `no such path ${url.pathname}; try /status, /plans, /plans/<id>, /plans/<id>/events, /plans/<id>/summary or /metrics`
+      error:
+        `no such path ${url.pathname}; try /status, /standing, /plans, /plans/<id>, /plans/<id>/events, ` +
+        '/plans/<id>/summary or /metrics'
     })
   }
   const server: Server = createServer((req, res) => {

@@ -8,7 +8,8 @@
  * (`npm run sim -- --trust`).
  */
 import { describe, expect, it } from 'vitest'
-import { runSeed, runWorld } from '../../src/sim/run.js'
+import { runWorld } from '../../src/sim/run.js'
+import { StandingBook } from '../../src/core/peer-standing.js'
 import { FAULT_KINDS } from '../../src/sim/faults.js'
 import { PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
 import type { RunReport } from '../../src/sim/run.js'
@@ -34,10 +35,18 @@ describe('version-5 plans in the simulator', () => {
     expect(versions).toStrictEqual(new Set([PROTOCOL_VERSION_5]))
   }, 300_000)
 
-  it('with every fault: 12 seeds finish and converge', async () => {
+  it('with every fault: 12 seeds finish and converge, and no honest member’s standing counts against it', async () => {
     for (let seed = 2_000; seed < 2_012; seed++) {
-      const r = await runSeed({ seed, nodes: 5 + (seed % 6), faults: FAULT_KINDS, trust: true })
+      const { report: r, world } = await runWorld({ seed, nodes: 5 + (seed % 6), faults: FAULT_KINDS, trust: true })
       expect(r.ok, explain(r)).toBe(true)
+      // Every member here is honest: whatever evidence crashes, partitions and lost messages leave, none of it may
+      // lower a member's gossip score or push it down the committee draw (ADR-0048).
+      const book = new StandingBook()
+      for (const plan of world.plans) book.set(plan, world.nodes[0]?.runtime?.view.loadTree(plan)?.standing)
+      expect(
+        book.records().filter(x => x.penalty > 0),
+        explain(r)
+      ).toStrictEqual([])
     }
   }, 300_000)
 })

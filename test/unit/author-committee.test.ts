@@ -89,6 +89,58 @@ describe('drawCommittee', () => {
   })
 })
 
+describe('standing in the draw (ADR-0048)', () => {
+  it('draws a scorer with a poor record last, as a suspect, the worst after the rest', () => {
+    const clean = honest(6)
+    const poor: Candidate[] = [
+      { peerId: 'p0', firstSeenMs: OLD * 9, source: 'ip:10.1.0.1', evidence: 3, penalty: 3 },
+      { peerId: 'p1', firstSeenMs: OLD * 9, source: 'ip:10.1.0.2', evidence: 1, penalty: 1 }
+    ]
+    // Six trusted leave room for three suspects: both poor scorers come in, after the clean ones.
+    expect(drawCommittee([...poor, ...clean], 'me').committee).toEqual([...clean.map(c => c.peerId), 'p0', 'p1'].sort())
+    // Room for one suspect only (four trusted): the lesser record is drawn, the worse left out.
+    const few = drawCommittee([...poor, ...honest(4)], 'me')
+    expect(few.committee).toContain('p1')
+    expect(few.committee).not.toContain('p0')
+    // Without standing, the oldest are trusted and both would be in.
+    const plain = poor.map(({ peerId, firstSeenMs, source }) => ({ peerId, firstSeenMs, source }))
+    expect(drawCommittee([...plain, ...honest(4)], 'me').committee).toEqual(expect.arrayContaining(['p0', 'p1']))
+  })
+
+  it('keeps a scorer with only honest-looking evidence trusted, after every clean one', () => {
+    const late: Candidate = { peerId: 'l0', firstSeenMs: OLD * 9, source: 'ip:10.2.0.1', evidence: 2, penalty: 0 }
+    const full = honest(MAX_COMMITTEE)
+    expect(drawCommittee([late, ...full], 'me').committee).not.toContain('l0')
+    expect(drawCommittee([late, ...honest(5)], 'me').committee).toContain('l0')
+  })
+
+  it('reads the records from the view', () => {
+    const entry = (peerId: string): RosterEntry => ({
+      peerId,
+      role: 'scorer',
+      capabilities: [],
+      lastSeenMs: 0,
+      firstSeenMs: OLD,
+      source: `ip:${peerId}`,
+      load: 0,
+      version: 'v',
+      addresses: []
+    })
+    const roster = ['a', 'b', 'c', 'e'].map(entry)
+    const record = { peer: 'e', counts: {}, total: 1, plans: [], equivocatedIn: [], penalty: 1 } as never
+    const drawn = defaultCommittee({
+      roster: () => roster,
+      role: 'observer',
+      me: 'me' as never,
+      standing: () => [record]
+    })
+    // Three trusted leave no room for a suspect.
+    expect(drawn.committee).toEqual(['a', 'b', 'c'])
+    expect(drawn.warnings[1]).toMatch(/1 scorers in sight were left out.*evidence against them/)
+    expect(defaultCommittee({ roster: () => roster, role: 'observer', me: 'me' as never }).committee).toContain('e')
+  })
+})
+
 describe('what the submitter is told', () => {
   it('warns of a committee of fewer than 4, and says what to do', () => {
     for (const n of [1, 2, 3]) {
