@@ -25,6 +25,14 @@ import type { PlanTree } from '../src/core/tree.js'
 import type { NodeView } from '../src/ports/node-view.js'
 import type { ClaimIntent } from './claim-rules.js'
 
+/** A claim waiting out its confirmation, and how to hand it back (once) if it lost meanwhile. */
+interface Confirming {
+  readonly plan: PlanId
+  readonly task: string
+  readonly claim: PlanEvent
+  readonly handBack: () => Promise<unknown>
+}
+
 /** Where a claim stands: heading its task now, once heading it (then superseded or ended), or never (an earlier claim won). */
 export type Standing = 'owner' | 'was-owner' | 'lost'
 
@@ -165,6 +173,8 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
     if ((liveClaims(t).get(me) ?? 0) >= t.params.maxClaimsPerExecutor) noteFull(plan, view.now())
   }
   let wakeAt: number | null = null
+  /** Claims published and waiting out their confirmation: not yet held, but counted by the fold. */
+  const confirming = new Map<EventId, Confirming>()
   const seenAt = (task: string): number => {
     let t = firstSeen.get(task)
     if (t === undefined) {
@@ -203,11 +213,15 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
     const every = renewEveryMs(tree.params.leaseMs)
     const key = `${plan}:${task}`
     const stands = (s: Standing): boolean => (h.keep === 'lost' ? s !== 'lost' : s === 'owner')
+    let handedBack = false
     const check = (): void => {
       const s = standing(plan, task, claim.id)
       if (!stands(s)) {
-        // Protocol 5 counts a claim against the limit until it ends: a claim that lost is handed back.
-        if (s === 'lost') void releaseLost(plan, task, claim, last)
+        // Protocol 5 counts a claim against the limit until it ends: a claim that lost is handed back, once.
+        if (s === 'lost' && !handedBack) {
+          handedBack = true
+          void releaseLost(plan, task, claim, last)
+        }
         // Nothing of this claim is published yet, so an ended chain was taken over (its lease lapsed).
         h.abort(s === 'lost' ? 'an earlier claim won the task' : 'the lease lapsed and another executor took over')
         return
@@ -276,10 +290,16 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
       const executors = noteView(now)
       if (opts.ready !== undefined && !opts.ready()) return []
       const lagMs = view.lagMs()
+      const mine = [...working.values()].filter(w => w.plan === tree.plan)
+      // Protocol 5 counts a lost claim against the limit until its release: a lost claim still held here, or still
+      // confirming, is handed back now, so its release is stamped before any claim this call leads to.
+      if (tree.params.trust !== undefined) {
+        for (const w of mine) if (standing(w.plan, w.task, w.claim) === 'lost') w.check()
+        for (const c of confirming.values())
+          if (c.plan === tree.plan && standing(c.plan, c.task, c.claim.id) === 'lost') void c.handBack()
+      }
       // A task whose result is folded already no longer takes a slot, though its publish may still be under way.
-      const busy = [...working.values()].filter(
-        w => w.plan === tree.plan && standing(w.plan, w.task, w.claim) === 'owner'
-      ).length
+      const busy = mine.filter(w => standing(w.plan, w.task, w.claim) === 'owner').length
       return decideExecutor(tree, me, now, executors, busy, seenAt, propagationWait(STAGGER_MS, lagMs), {
         stableView: stable(now),
         lagMs,
@@ -321,7 +341,16 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
         task: intent.task.id,
         prev
       })
-      if (intent.confirm) await sleep(view.scheduler, propagationWait(CONFIRM_MS, view.lagMs()))
+      let handedBack: Promise<unknown> | undefined
+      const handBack = (): Promise<unknown> => (handedBack ??= releaseLost(intent.plan, intent.task.id, claim, claim))
+      if (intent.confirm) {
+        confirming.set(claim.id, { plan: intent.plan, task: intent.task.id, claim, handBack })
+        try {
+          await sleep(view.scheduler, propagationWait(CONFIRM_MS, view.lagMs()))
+        } finally {
+          confirming.delete(claim.id)
+        }
+      }
       const now = view.tree(intent.plan)
       if (now !== undefined && isIdle(now)) {
         // Cancelled, finished or out of budget while we confirmed: no work. Out of budget, hand
@@ -337,7 +366,7 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
       }
       if (standing(intent.plan, intent.task.id, claim.id) !== 'owner') {
         say(`lost the claim race for a task of plan ${intent.plan.slice(0, 8)}; another executor holds it`)
-        await releaseLost(intent.plan, intent.task.id, claim, claim)
+        await handBack()
         return null
       }
       return { event: claim, tree: now }
