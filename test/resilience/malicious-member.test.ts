@@ -169,6 +169,13 @@ describe('resilience: a malicious member under protocol 5', () => {
     // While the member keeps attacking the completed plan (late proposals and ballots, back-dated rewrites every
     // few seconds), nothing that finished changes on any honest node.
     const rewritesAtDone = sentOf(member)['late-rewrites'] ?? 0
+    // Whether a back-dated claim of the member would outrank the claim whose result is the deliverable.
+    const rootTask = done.tasks.find(t => t.id === done.deliverable?.task)
+    const rootOwner = rootTask?.results.find(r => r.id === rootTask.accepted)?.author
+    const rootOutranked =
+      rootTask !== undefined &&
+      rootOwner !== undefined &&
+      claimRank(rootTask.id, memberId) < claimRank(rootTask.id, rootOwner)
     let polls = 0
     const changes: string[] = []
     await waitUntil(
@@ -278,6 +285,7 @@ describe('resilience: a malicious member under protocol 5', () => {
       firstChainsOutrankedByHonest: wonOutranked,
       memberChains: held.length,
       memberWonAttempts: memberWins,
+      memberOutranksDeliverable: rootOutranked,
       spentTokens: tree.spentTokens,
       drainedIfCounted: ((sent['stuffed-attempts'] ?? 0) * 71 + 1) * maxPerCall,
       rejected,
@@ -287,4 +295,10 @@ describe('resilience: a malicious member under protocol 5', () => {
       maxRssMb: Math.round(Math.max(...Object.values(report.rssBytes)) / 2 ** 20)
     })
   }, 600_000)
+
+  // Known open (docs/security.md, "What is still open"; ADR-0047): a result nothing builds on yet, the root roll-up's
+  // (the deliverable), can still be displaced by a back-dated claim that outranks its claimer within the claim window.
+  // Here the member's own hoarded claims keep its late ones over the claim limit, which hides the hole; a member that
+  // only rewrites late is the case to add once finality covers the last result.
+  it.todo('a member that only rewrites late cannot displace the deliverable when its claim outranks the executor')
 })
