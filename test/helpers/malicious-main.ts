@@ -57,7 +57,7 @@ import { MAX_OUTPUT_CHARS } from '../../src/core/limits.js'
 import { startRole } from '../../roles/driver.js'
 import { createDecomposer } from '../../roles/decomposer.js'
 import { createScorer } from '../../roles/scorer.js'
-import { forgerOf, justAfterReady, stopped } from '../../src/sim/byzantine/forge.js'
+import { forgerOf, justAfterReady } from '../../src/sim/byzantine/forge.js'
 import { hoard, lateRewrite, notHeld } from '../../src/sim/byzantine/executor-policies.js'
 import { equivocateLate, stuff, tamper } from '../../src/sim/byzantine/plan-policies.js'
 import type { PrivateKey } from '@libp2p/interface'
@@ -81,7 +81,7 @@ const swarm = values.swarm ?? 'default'
 const dataDir = values['data-dir']
 if (dataDir === undefined) throw new Error('malicious-main: --data-dir is required (its key is made there)')
 const sybilCount = Number(values.sybils ?? 3)
-const junkCount = Number(values.junk ?? 200)
+const junkCount = Number(values.junk ?? 100)
 
 const print = (o: Record<string, unknown>): void => {
   process.stdout.write(`${JSON.stringify(o)}\n`)
@@ -166,19 +166,32 @@ function proposer(v: NodeView): NodeView {
   })
 }
 
-/** Behaviour 3 again and again: every few seconds, back-dated claims and results for every done task of a completed plan. */
+/**
+ * Behaviour 3 again and again: every few seconds, back-dated claims and results for every done task of a completed
+ * plan; and once it completed, behaviours 5 and 8.
+ */
 async function keepRewriting(): Promise<void> {
   let round = 0
   while (!halted) {
     await sleep(view.scheduler, 3_000)
     round++
-    for (const plan of view.plans()) if (view.tree(plan)?.status === 'completed') completed.add(plan)
+    for (const plan of view.plans()) {
+      if (completed.has(plan) || view.tree(plan)?.status !== 'completed') continue
+      completed.add(plan)
+      await sybilPresence()
+      await sybilClaims(plan)
+      void junk(plan).catch((err: Error) => {
+        print({ event: 'error', message: err.message })
+      })
+    }
     for (const plan of completed) {
       const tree = view.tree(plan)
       if (tree === undefined) continue
       for (const task of tree.tasks) {
         if (task.status !== 'done' || halted) continue
-        const at = justAfterReady(view, task)
+        // A tick later each round: the same claim again would be the same event.
+        const first = justAfterReady(view, task)
+        const at = { ms: first.ms, c: first.c + round }
         const claim = await forger.forge('task-claimed', plan, task.evidence, { task: task.id, prev: null }, at)
         if (claim === undefined) continue
         const r = await forger.forge(
@@ -201,53 +214,36 @@ async function keepRewriting(): Promise<void> {
   }
 }
 
-/**
- * Behaviour 5: the sybils announce themselves as scorers and claim every ready task, through this connection; and
- * behaviour 8 once for each plan it sees.
- */
-async function sybilLoop(): Promise<void> {
+/** Behaviour 5, the presence: each sybil announces itself as a scorer, relayed through this one connection. */
+async function sybilPresence(): Promise<void> {
   const pubsub = transport.node.libp2p.services.pubsub
-  const claimed = new Set<string>()
-  const junked = new Set<PlanId>()
-  while (!halted) {
-    for (const s of sybils) {
-      const bytes = await encodePresence(
-        swarm,
-        { role: 'scorer', capabilities: [], load: 0, version: 'malicious/1' },
-        [],
-        Date.now(),
-        s.key
-      )
-      try {
-        await pubsub.publish(presenceTopic(swarm), bytes)
-        count('sybil-presence')
-      } catch {
-        // no peers yet
-      }
+  for (const s of sybils) {
+    const info = { role: 'scorer', capabilities: [], load: 0, version: 'malicious/1' }
+    const bytes = await encodePresence(swarm, info, [], Date.now(), s.key)
+    try {
+      await pubsub.publish(presenceTopic(swarm), bytes)
+      count('sybil-presence')
+    } catch {
+      // no peers yet
     }
-    for (const plan of view.plans()) {
-      const tree = view.tree(plan)
-      if (tree === undefined || stopped(tree)) continue
-      if (!junked.has(plan)) {
-        junked.add(plan)
-        void junk(plan).catch((err: Error) => {
-          print({ event: 'error', message: err.message })
-        })
-      }
-      for (const task of tree.tasks) {
-        if (task.readyAt === null) continue
-        for (const s of sybils) {
-          const k = `${s.peerId}:${task.id}`
-          if (claimed.has(k)) continue
-          claimed.add(k)
-          const f = forgerOf(runtime, s.key, s.peerId)
-          const e = await f.forge('task-claimed', plan, task.evidence, { task: task.id, prev: null })
-          if (e !== undefined) count('sybil-claims')
-        }
-      }
-    }
-    await sleep(view.scheduler, 1_000)
   }
+}
+
+/**
+ * Behaviour 5, the events: each sybil claims the plan's first tasks. Honest nodes refuse what unlisted keys sign,
+ * and gossip lowers this member's score for each: so it is done once the plan completed (and the sybils' presence
+ * only now and then), or the member would be cut off before the other attacks.
+ */
+async function sybilClaims(plan: PlanId): Promise<void> {
+  const tree = view.tree(plan)
+  for (const task of (tree?.tasks ?? []).filter(t => t.readyAt !== null).slice(0, 2))
+    for (const s of sybils) {
+      const e = await forgerOf(runtime, s.key, s.peerId).forge('task-claimed', plan, task.evidence, {
+        task: task.id,
+        prev: null
+      })
+      if (e !== undefined) count('sybil-claims')
+    }
 }
 
 /** Behaviour 8: results citing a claim that does not exist, about 57 KB each (the most one may say): honest nodes park them. */
@@ -276,7 +272,7 @@ async function junk(plan: PlanId): Promise<void> {
     const signed = await signEvent(env, key)
     await transport.publish(signed.event.id, signed.bytes).catch(() => {})
     count('parked-junk')
-    if (i % 20 === 19) await sleep(view.scheduler, 200)
+    if (i % 10 === 9) await sleep(view.scheduler, 1_000)
   }
 }
 
@@ -291,7 +287,7 @@ const runs = [
   startRole(ctx, notHeld(p, noRole), { concurrency: 64 }),
   startRole(ctx, lateRewrite(p, noRole, noted), { concurrency: 4 })
 ]
-const loops = [keepRewriting(), sybilLoop()].map(async l => {
+const loops = [sleep(view.scheduler, 2_000).then(sybilPresence), keepRewriting()].map(async l => {
   await l.catch((err: Error) => {
     print({ event: 'error', message: err.message })
   })
