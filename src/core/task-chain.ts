@@ -210,7 +210,38 @@ function followChains(
     chains.push(chainView(c, { event: end.id, kind: 'released' }))
     after = end.env.hlc
   }
+  // Protocol 5: a result another member built on finishes its task even where the walk passed its claim over.
+  const kept =
+    rules === undefined || status === 'done' ? undefined : builtOnResult(index, reviews, rules, list, readyAt)
+  if (kept !== undefined && kept.result.id !== result?.id) {
+    const at = list.indexOf(kept.claim)
+    chains.push(chainView(chainOf(index, list, at, params, rules), { event: kept.result.id, kind: 'result' }))
+    return { chains, owners: owners + 1, status: 'done', equivocations, result: kept.result, failedBy: undefined }
+  }
   return { chains, owners, status, equivocations, result, failedBy }
+}
+
+/**
+ * The earliest result, accepted or needing no review, of a claim stamped
+ * after `readyAt` that another member built on (it or its accepting review).
+ */
+function builtOnResult(
+  index: PlanIndex,
+  reviews: Reviews,
+  rules: TrustRules,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  readyAt: Hlc
+): { claim: PlanEvent<'task-claimed'>; result: PlanEvent<'result-reported'> } | undefined {
+  let out: { claim: PlanEvent<'task-claimed'>; result: PlanEvent<'result-reported'> } | undefined
+  for (const c of claims) {
+    if (compareHlc(c.env.hlc, readyAt) <= 0 || !builtOn(index, rules, c)) continue
+    for (const r of index.claimEvents(c).results) {
+      const kind = reviews.of(r).kind
+      if (kind !== 'none' && kind !== 'accepted') continue
+      if (out === undefined || compareEvents(r, out.result) < 0) out = { claim: c, result: r }
+    }
+  }
+  return out
 }
 
 /**

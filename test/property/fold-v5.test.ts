@@ -175,6 +175,14 @@ describe('protocol 5 over generated plans with a liar', () => {
     keepsWhatWasBuiltOn(p, -15508744, 'regression GEN_SEED=1675930758 plan 25')
   })
 
+  it('keeps a done task done when a late renewal makes the walk pass its claim over (regression)', async () => {
+    // A renewal arriving late kept an old chain alive, so the built-on claim of its owner counted as a
+    // self-takeover and the liar's takeover held the task past it: the task went from done to ready.
+    const actors = await loadActors()
+    const p = generatePlan(planSeed(122, 73), actors, { trust: true, liar: true })
+    keepsWhatWasBuiltOn(p, -399136727, 'regression GEN_SEED=122 plan 73')
+  })
+
   it('holds its rules on every generated set', () => {
     for (let i = 0; i < CORPUS; i++) {
       const p = corpus.plan(i)
