@@ -9,6 +9,7 @@
  * as options.
  */
 import { offersIn } from '../src/core/needs.js'
+import { passedReviewCites } from '../src/core/review-sample.js'
 import { sleep } from '../src/ports/scheduler.js'
 import {
   CONFIRM_MS,
@@ -262,7 +263,10 @@ export function createClaimBook(view: NodeView, opts: ClaimBookOptions): ClaimBo
       },
       publish: async (type, body) => {
         const full = { task, claim: claim.id, ...body } as unknown as Bodies[typeof type]
-        await view.publish(type, plan, [claim.id, last.id], full)
+        // Protocol 5: a result cites this executor's passed review, so its review sample does not count it as a first.
+        const t = type === 'result-reported' ? view.tree(plan) : undefined
+        const passed = t === undefined ? [] : passedReviewCites(t, me, id => view.reviewsOf(plan, id))
+        await view.publish(type, plan, [claim.id, last.id, ...passed], full)
       }
     }
   }

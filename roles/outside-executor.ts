@@ -1,5 +1,6 @@
 import { view as planView } from '../src/core/view.js'
 import { MAX_OUTPUT_CHARS, MAX_REASON_CHARS } from '../src/core/limits.js'
+import { passedReviewCites } from '../src/core/review-sample.js'
 import { ConfigError } from '../src/errors.js'
 import { sleep } from '../src/ports/scheduler.js'
 import { CONFIRM_MS, SKEW_ALLOWANCE_MS, chainLengths, propagationWait } from './claim-rules.js'
@@ -128,7 +129,8 @@ export async function reportOutsideResult(
 ): Promise<{ result: EventId; plan: PlanId }> {
   checkOutput(output)
   const { tree, chain } = heldChain(view, task)
-  const { event } = await view.publish('result-reported', tree.plan, [chain.claim, chain.last], {
+  const passed = passedReviewCites(tree, view.me, id => view.reviewsOf(tree.plan, id))
+  const { event } = await view.publish('result-reported', tree.plan, [chain.claim, chain.last, ...passed], {
     task,
     claim: chain.claim,
     output,

@@ -1,6 +1,7 @@
 import { hashParts } from '../src/core/hash.js'
 import { view } from '../src/core/view.js'
 import { isIdle, nearBudget, nodeMap, pathOf } from './plan-context.js'
+import { reviewsResults } from '../src/core/events.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId } from '../src/core/events.js'
 import type { PlanTree, TreeNode, ResultView, TaskView } from '../src/core/tree.js'
 import type { RoleContext, RoleHandler } from './driver.js'
@@ -114,7 +115,8 @@ export function decideScorer(
       path: pathOf(tree, node, nodes)
     })
   }
-  if (tree.params.review) {
+  // Every result with --review; protocol 5 without it: those its sample takes (the fold marks them pending).
+  if (reviewsResults(tree.params)) {
     for (const task of tree.tasks) {
       if (task.status !== 'in-review') continue
       const node = nodes.get(task.node)

@@ -1,5 +1,5 @@
 import { MAX_NOTES_CHARS } from '../core/limits.js'
-import { approversFor } from '../core/events.js'
+import { approversFor, reviewsResults } from '../core/events.js'
 import { isFinished } from '../core/view.js'
 import { ConfigError } from '../errors.js'
 import type { NodeView } from '../ports/node-view.js'
@@ -142,7 +142,7 @@ export async function castReview(
   notes = ''
 ): Promise<PlanEvent<'result-reviewed'>> {
   const tree = openTree(view, plan)
-  if (!tree.params.review)
+  if (!reviewsResults(tree.params))
     throw new ConfigError(`plan ${short(tree.plan)} does not ask for review: its results are accepted as they come`)
   const id = pick(
     [...tree.tasks.map(t => t.id as string), ...tree.tasks.map(t => t.node as string)],

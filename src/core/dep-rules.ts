@@ -1,5 +1,5 @@
 import { compareHlc } from './hlc.js'
-import { isType, paramsVersion } from './events.js'
+import { isType, paramsVersion, reviewsResults } from './events.js'
 import type { EventId, PlanEvent, PlanParams, PeerIdString, EventType } from './events.js'
 
 /**
@@ -189,10 +189,14 @@ function checkClaimEnd(
   return null
 }
 
-/** A review: only where the plan asks for review, of a result of its task, by a member of the committee it names. */
+/**
+ * A review: only where the plan has results reviewed (`review`, or protocol 5's sample: which results the sample
+ * takes depends on other events, so any result's review is valid there), of a result of its task, by a member of
+ * the committee it names.
+ */
 function checkReview(e: PlanEvent<'result-reviewed'>, deps: DepSource, params: PlanParams): DepRejection | null {
   const b = e.env.body
-  if (!params.review) return reject('params-violated', 'this plan does not ask for review')
+  if (!reviewsResults(params)) return reject('params-violated', 'this plan does not ask for review')
   const result = refOf(e, deps, b.result, 'result-reported', 'result')
   if (isRejection(result)) return result
   if (result.env.body.task !== b.task) return reject('bad-reference', 'review names another task than its result')

@@ -162,15 +162,36 @@ export type ResultSource = 'llm' | 'offline' | 'outside'
  */
 export interface Trust {
   readonly claimWindowMs: number
+  /**
+   * Results checked without `review` (src/core/review-sample.ts): a member's
+   * results until one was accepted on review, all of them after one was
+   * rejected, and one in this many of the rest, picked by a hash of task and
+   * author. 0 or absent: none.
+   */
+  readonly reviewOneIn?: number
 }
+
+/** The sample a goal that asks for one uses: one in four, besides a member's first results and all after a rejection. */
+export const DEFAULT_REVIEW_ONE_IN = 4
 
 /**
  * What new goals use (src/author): a window of four of the executors'
  * 250 ms staggers, so the executors ranked 0..3 of a task claim within it,
  * as they do today, and a claim a tick after the task became ready wins
- * nothing by its stamp.
+ * nothing by its stamp. Results are not sampled for review unless the goal
+ * sets `reviewOneIn` (DEFAULT_REVIEW_ONE_IN is what a goal that asks uses).
  */
 export const DEFAULT_TRUST: Trust = { claimWindowMs: 1_000 }
+
+/** A plan's review sample: one result in how many (0: none; a plan of versions 1 to 4 samples none). */
+export function reviewOneIn(p: Pick<PlanParams, 'trust'>): number {
+  return p.trust?.reviewOneIn ?? 0
+}
+
+/** Whether the committee reviews results in this plan: all of them (`review`), or a sample (protocol 5). */
+export function reviewsResults(p: Pick<PlanParams, 'review' | 'trust'>): boolean {
+  return p.review || reviewOneIn(p) > 0
+}
 
 /** What a goal's author fixes for the whole plan; every event reaches it through its deps. */
 export interface PlanParams {

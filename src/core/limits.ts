@@ -34,6 +34,8 @@ export const MAX_CLAIMS_PER_EXECUTOR_LIMIT = 100
 export const MAX_RETAIN_DAYS = 3_650
 /** Protocol 5: the widest claim window (`trust.claimWindowMs`); it is also at most the plan's leaseMs. */
 export const MAX_CLAIM_WINDOW_MS = 60_000
+/** Protocol 5: the sparsest review sample (`trust.reviewOneIn`): one result in this many. */
+export const MAX_REVIEW_ONE_IN = 1_000
 /** Events stamped further ahead of local wall time than this wait (parked) until the clock catches up. */
 export const MAX_CLOCK_AHEAD_MS = 10_000
 

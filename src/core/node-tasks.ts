@@ -11,6 +11,7 @@ import type { PlanIndex } from './plan-index.js'
 import type { EventId, Hlc, NodeId, ResolvedParams, TaskId } from './events.js'
 import type { CommitteeView, Equivocation, NodeStatus, TaskView } from './tree.js'
 import type { TrustRules } from './trust-rules.js'
+import { ReviewSample } from './review-sample.js'
 
 /** How a node's task ends (null fields while it has not), its view, and what deciding it found. */
 export interface Finish {
@@ -43,6 +44,8 @@ export class NodeTasks {
   private readonly finished = new Map<Draft, Finish>()
   private readonly visiting = new Set<Draft>()
   private readonly approvers: NeededApprovers
+  /** Protocol 5: which results the committee reviews. */
+  private readonly sample: ReviewSample | undefined
 
   constructor(
     private readonly index: PlanIndex,
@@ -52,6 +55,7 @@ export class NodeTasks {
     private readonly rules?: TrustRules
   ) {
     this.approvers = neededApprovers(committees, approversFor(params, 'results'))
+    this.sample = rules === undefined ? undefined : new ReviewSample(index, params, committees, this.approvers, rules)
   }
 
   finishOf(d: Draft): Finish {
@@ -97,7 +101,8 @@ export class NodeTasks {
       this.params,
       this.committees,
       this.approvers,
-      this.rules
+      this.rules,
+      this.sample
     )
     const view = taskView(
       { blockedBy: [], evidence: sortedUnique(evidence), id: task, kind, node: d.id, readyAt },

@@ -10,6 +10,7 @@ import type { ChainView, CommitteeView, Equivocation } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
 import { builtOn, builtOnAfter, contestTakeover, contestWinner, settleHeld, unseatsFinal } from './claim-contest.js'
 import type { TrustRules } from './trust-rules.js'
+import type { ReviewSample } from './review-sample.js'
 import type { Chain, Walk, WalkStatus } from './chain-walk.js'
 
 export type { Chain, Walk } from './chain-walk.js'
@@ -46,14 +47,17 @@ export function decideTask(
   params: ResolvedParams,
   committees: readonly CommitteeView[],
   approvers: NeededApprovers = new Map(),
-  rules?: TrustRules
+  rules?: TrustRules,
+  sample?: ReviewSample
 ): TaskDecision {
   const every = sortEvents(index.claims.get(task) ?? [])
   // Protocol 5: a claim beyond its author's limit does not count at all.
   const claims = rules === undefined ? every : every.filter(c => !rules.overLimit.has(c.id))
   const retries = (index.retries.get(task) ?? []).length
   const attemptsAllowed = params.maxAttempts * (1 + retries)
-  const reviews = new Reviews(index, params.review, committees, approvers, rules?.equivocators)
+  // Protocol 5: the sample says which results wait for review (ADR-0049).
+  const asked = sample === undefined ? params.review : (r: PlanEvent<'result-reported'>) => sample.reason(r) !== null
+  const reviews = new Reviews(index, asked, committees, approvers, rules?.equivocators)
   const walk = followChains(index, reviews, claims, readyAt, attemptsAllowed, params, rules)
   const { accepted, acceptedAt, failed, failures } =
     rules === undefined
@@ -72,7 +76,12 @@ export function decideTask(
   } else if (status === 'failed') {
     status = 'ready'
   }
-  const { results, duplicates } = resultViews(reviews, sortEvents(index.resultsByTask.get(task) ?? []), accepted)
+  const { results, duplicates } = resultViews(
+    reviews,
+    sortEvents(index.resultsByTask.get(task) ?? []),
+    accepted,
+    sample
+  )
   const chains = walk.chains
   const outcome: TaskOutcome = {
     accepted: accepted?.id ?? null,

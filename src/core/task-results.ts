@@ -4,6 +4,7 @@ import type { PlanIndex } from './plan-index.js'
 import type { Hlc, PlanEvent } from './events.js'
 import type { ResultView } from './tree.js'
 import type { Reviews } from './task-review.js'
+import type { ReviewSample } from './review-sample.js'
 
 /** The accepted result and the failures: what makes the outcome monotone in the set. */
 export interface Settled {
@@ -51,11 +52,15 @@ export function settle(
   return { accepted, acceptedAt, failed, failures: failureEvents.length }
 }
 
-/** The task's results, in the total order, and how many are duplicate executions (neither accepted nor rejected). */
+/**
+ * The task's results, in the total order, and how many are duplicate executions (neither accepted nor rejected).
+ * Protocol 5's (with `sample`) say why each is reviewed.
+ */
 export function resultViews(
   reviews: Reviews,
   results: ReadonlyArray<PlanEvent<'result-reported'>>,
-  accepted: PlanEvent<'result-reported'> | undefined
+  accepted: PlanEvent<'result-reported'> | undefined,
+  sample?: ReviewSample
 ): { results: ResultView[]; duplicates: number } {
   const views: ResultView[] = []
   let duplicates = 0
@@ -73,6 +78,7 @@ export function resultViews(
       model: r.env.body.model,
       output: r.env.body.output,
       review: rv.kind,
+      ...(sample === undefined ? {} : { reviewedFor: sample.reason(r) }),
       source: r.env.body.source,
       toolCalls: r.env.body.toolCalls ?? []
     })

@@ -74,20 +74,23 @@ function reviewOf(
 
 /**
  * The reviews of one task's results, each worked out once, and the
- * equivocations found in them. Without review in the plan every result's
- * review is `none`.
+ * equivocations found in them. A result the plan does not have reviewed
+ * (`review`: false, or for protocol 5 the sample's answer) has review `none`.
  */
 export class Reviews {
   private memo: Map<EventId, Worked> | undefined = undefined
+  private readonly asked: (r: PlanEvent<'result-reported'>) => boolean
   constructor(
     private readonly index: PlanIndex,
-    private readonly review: boolean,
+    review: boolean | ((r: PlanEvent<'result-reported'>) => boolean),
     private readonly committees: readonly CommitteeView[],
     /** The results approvers needed under each committee event (none without protocol 2). */
     private readonly needed: NeededApprovers = new Map(),
     /** Members whose reviews do not count (protocol 5: they equivocated in the plan). */
     private readonly muted: ReadonlySet<PeerIdString> = NO_APPROVERS
-  ) {}
+  ) {
+    this.asked = typeof review === 'boolean' ? () => review : review
+  }
 
   private worked(r: PlanEvent<'result-reported'>): Worked {
     const memo = (this.memo ??= new Map())
@@ -100,7 +103,7 @@ export class Reviews {
   }
 
   of(r: PlanEvent<'result-reported'>): Review {
-    return this.review ? this.worked(r).review : NO_REVIEW
+    return this.asked(r) ? this.worked(r).review : NO_REVIEW
   }
 
   /**
@@ -108,7 +111,7 @@ export class Reviews {
    * the accepts are in).
    */
   awaiting(r: PlanEvent<'result-reported'>): readonly PeerIdString[] {
-    return this.review ? this.worked(r).awaiting : NO_ONE
+    return this.asked(r) ? this.worked(r).awaiting : NO_ONE
   }
 
   /** The equivocations in the reviews worked out so far, in the order they were worked out. */

@@ -123,7 +123,19 @@ export interface ResultView {
   readonly toolCalls: readonly ToolCallRecord[]
   readonly accepted: boolean
   readonly review: 'none' | 'pending' | 'accepted' | 'rejected'
+  /**
+   * Protocol 5 only (absent before it, so earlier plans hash as they did): why the committee reviews it, or null
+   * when it was accepted as it came (src/core/review-sample.ts).
+   */
+  readonly reviewedFor?: ReviewedFor | null
 }
+
+/**
+ * Why a result of a version-5 plan is reviewed: the plan reviews all (`review`), the author's first results until
+ * one passes review (`first`), every result of an author once one was rejected (`after-rejection`), or the rank
+ * sample (`sample`).
+ */
+export type ReviewedFor = 'review' | 'first' | 'after-rejection' | 'sample'
 
 export interface TaskView {
   readonly id: TaskId

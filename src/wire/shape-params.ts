@@ -24,6 +24,7 @@ import {
   MAX_LEASE_MS,
   MAX_NODES_LIMIT,
   MAX_RETAIN_DAYS,
+  MAX_REVIEW_ONE_IN,
   MAX_SUBGOALS,
   MAX_TOKENS_LIMIT,
   MIN_LEASE_MS,
@@ -79,6 +80,7 @@ const PARAMS_V4_KEYS = [...PARAMS_V3_KEYS, 'retainDays']
 /** What protocol 5 adds: `trust`, always present (every key of protocols 2 to 4 is optional beside it). */
 const PARAMS_V5_KEYS = [...PARAMS_V4_KEYS, 'trust']
 const TRUST_KEYS = ['claimWindowMs']
+const TRUST_OPTIONAL_KEYS = ['reviewOneIn']
 
 const APPROVERS_KEYS = ['ids', 'for']
 
@@ -170,12 +172,13 @@ export function validateParams(params: unknown, path = 'params', version?: numbe
 }
 
 /**
- * The protocol-5 fields: `trust` (a map with exactly `claimWindowMs`, 0 to
- * the plan's leaseMs and at most MAX_CLAIM_WINDOW_MS), and protocols 2's to
- * 4's, each optional and checked as there.
+ * The protocol-5 fields: `trust` (a map with `claimWindowMs`, 0 to the
+ * plan's leaseMs and at most MAX_CLAIM_WINDOW_MS, and optionally
+ * `reviewOneIn`, 0 to MAX_REVIEW_ONE_IN), and protocols 2's to 4's, each
+ * optional and checked as there.
  */
 function paramsV5(p: Obj, path: string): Problem {
-  const t = exactKeys(p.trust, `${path}.trust`, TRUST_KEYS)
+  const t = keysWithin(p.trust, `${path}.trust`, TRUST_KEYS, TRUST_OPTIONAL_KEYS)
   if (t !== null) return `${t}; a protocol 5 goal holds the parameters of its rules in trust`
   const trust = p.trust as Obj
   const w = int(
@@ -185,6 +188,14 @@ function paramsV5(p: Obj, path: string): Problem {
     Math.min(MAX_CLAIM_WINDOW_MS, p.leaseMs as number)
   )
   if (w !== null) return `${w} (at most the plan's leaseMs)`
+  if (Object.hasOwn(trust, 'reviewOneIn')) {
+    const r = int(trust.reviewOneIn, `${path}.trust.reviewOneIn`, 0, MAX_REVIEW_ONE_IN)
+    if (r !== null)
+      return (
+        `${r}: the committee reviews one result in this many (besides a member's first ones and all after a ` +
+        `rejection); 0 samples none, 1 reviews every result as review does`
+      )
+  }
   if (Object.hasOwn(p, 'retainDays')) {
     const r = int(p.retainDays, `${path}.retainDays`, 1, MAX_RETAIN_DAYS)
     if (r !== null) return r

@@ -32,7 +32,8 @@ import { HybridClock } from '../../src/core/hlc.js'
 import { Fold, foldAll } from '../../src/core/fold.js'
 import { derivePlan } from '../../src/core/derive.js'
 import { isFinished, view } from '../../src/core/view.js'
-import { DEFAULT_TRUST, isType, majority } from '../../src/core/events.js'
+import { DEFAULT_REVIEW_ONE_IN, DEFAULT_TRUST, isType, majority, reviewsResults } from '../../src/core/events.js'
+import { passedReviewCites } from '../../src/core/review-sample.js'
 import { makeEvent } from './plan-builder.js'
 import { peerIdOf, testKeys } from './arbitraries.js'
 import type {
@@ -197,6 +198,9 @@ export interface Temperament {
   /** A liar's second events in a slot (proposal, ballot) travel late: published after the first one was built on. */
   readonly lateLies?: boolean
 }
+
+/** How the liar's results begin (GenOptions.liar): junk, which reviewers reject more often than not. */
+export const JUNK = 'junk'
 
 /** What every role needs to know about the plan it works on. */
 export interface PlanCtx {
@@ -469,9 +473,9 @@ export class Roles {
     }
   }
 
-  /** Review results that wait for the committee (only when the plan asks). */
+  /** Review results that wait for the committee (when the plan asks, or protocol 5 samples them). */
   review(a: Actor, m: RoleMemory, v: PlanView): void {
-    if (!this.ctx.params.review) return
+    if (!reviewsResults(this.ctx.params)) return
     const latest = v.tree.committees[v.tree.committees.length - 1]
     if (latest === undefined || !latest.members.includes(a.id)) return
     const person = this.ctx.people?.ids.has(a.id) === true ? this.ctx.people : undefined
@@ -482,7 +486,9 @@ export class Roles {
         const key = `${r.id}|${latest.event}`
         if (m.reviewed.has(key) || !this.rng.chance(person === undefined ? 0.6 : 0.3)) continue
         m.reviewed.add(key)
-        const verdict = this.rng.chance(person?.pReject ?? this.temper.pReject) ? 'reject' : 'accept'
+        // The liar's output is junk, which a reviewer mostly sees.
+        const pReject = r.output.startsWith(JUNK) ? 0.6 : (person?.pReject ?? this.temper.pReject)
+        const verdict = this.rng.chance(pReject) ? 'reject' : 'accept'
         const notes = person === undefined ? verdict : verdict === 'reject' ? 'add the prices, then it is fine' : ''
         this.emit(a, 'result-reviewed', [r.id, latest.event], {
           task: task.id,
@@ -545,10 +551,12 @@ export class Roles {
                   .slice(0, 20)
               : []
           const source = this.ctx.outside === true && rng.chance(0.3) ? 'outside' : 'offline'
-          this.emit(a, 'result-reported', [job.claim.id, ...cites], {
+          // Protocol 5: cite its own passed review, as the executors do, so the review sample takes it as no first.
+          const passed = this.ctx.trust === true ? passedReviewCites(v.tree, a.id, k.reviewsOf) : []
+          this.emit(a, 'result-reported', [job.claim.id, ...cites, ...passed], {
             task: job.task,
             claim: job.claim.id,
-            output: `output of ${job.task.slice(0, 6)} by ${a.id.slice(-4)}`,
+            output: `${a.id === this.ctx.liar ? JUNK : 'output'} of ${job.task.slice(0, 6)} by ${a.id.slice(-4)}`,
             usage: this.usage(200, 1_500),
             model: 'sim',
             source,
@@ -693,7 +701,7 @@ export interface GenOptions {
    * Default off (its draws are taken only when on).
    */
   readonly tools?: boolean
-  /** Protocol 5: the goal has DEFAULT_TRUST. Default off (no draws are taken for it). */
+  /** Protocol 5: the goal has DEFAULT_TRUST, with the review sample. Default off (no draws are taken for it). */
   readonly trust?: boolean
   /**
    * The first executor lies (PlanCtx.liar), and equivocating proposals and
@@ -795,7 +803,9 @@ export function generatePlan(seed: number, actors: Actors, opts: GenOptions = {}
     if (rng.chance(0.2)) temper = { ...temper, silent: 2 }
   }
   if (opts.tools === true) params = { ...params, tools: true }
-  if (opts.trust === true) params = { ...params, trust: DEFAULT_TRUST }
+  if (opts.trust === true) params = { ...params, trust: { ...DEFAULT_TRUST, reviewOneIn: DEFAULT_REVIEW_ONE_IN } }
+  // Protocol 5 samples results for review without `review`: some of them are rejected too.
+  if (opts.trust === true && temper.pReject === 0) temper = { ...temper, pReject: 0.1 }
   if (opts.liar === true) temper = { ...temper, pEquivocate: Math.max(temper.pEquivocate, 0.08), lateLies: true }
   const pLongDelay = rng.pick([0.01, 0.05, 0.12])
 

@@ -15,7 +15,9 @@
  * 3. The rules hold on every set: no accepted result comes from a claim that
  *    does not head one of its task's chains; no member has more live chains
  *    than maxClaimsPerExecutor at any chain's start; nobody takes over its
- *    own chain; spent tokens never exceed what the counted events report.
+ *    own chain; spent tokens never exceed what the counted events report;
+ *    a member with a rejected result has no result accepted unreviewed,
+ *    unless another member built on it (the review sample, ADR-0049).
  * The suite reports how often the generator made the hard cases and fails
  * if one never occurred.
  *
@@ -58,7 +60,11 @@ const REQUIRED = [
   'equivocation',
   'late equivocation kept out by finality',
   'ended without result',
-  'status completed'
+  'status completed',
+  'result reviewed first',
+  'result reviewed after a rejection',
+  'result reviewed by the sample',
+  'result accepted unreviewed'
 ]
 
 let corpus: Corpus
@@ -93,6 +99,11 @@ function v5Cases(events: readonly PlanEvent[], tree: PlanTree): Set<string> {
     if (won?.equivocated === true) out.add('late equivocation kept out by finality')
   }
   if (tree.status === 'completed') out.add('status completed')
+  const why = { first: 'first', 'after-rejection': 'after a rejection', sample: 'by the sample', review: 'by --review' }
+  for (const r of tree.tasks.flatMap(t => t.results)) {
+    if (r.reviewedFor === null && r.accepted) out.add('result accepted unreviewed')
+    if (r.reviewedFor !== undefined && r.reviewedFor !== null) out.add(`result reviewed ${why[r.reviewedFor]}`)
+  }
   void byId
   return out
 }
@@ -195,6 +206,17 @@ describe('protocol 5 over generated plans with a liar', () => {
           const [a, b] = [t.chains[k - 1], t.chains[k]]
           if (a?.end?.kind === 'superseded') expect(b?.owner, `${REPLAY} self-takeover in plan ${i}`).not.toBe(a.owner)
         }
+      }
+      const cited = new Map<EventId, Set<PeerIdString>>()
+      for (const e of p.events)
+        if (e.env.type === 'split-proposed' || e.env.type === 'task-claimed' || e.env.type === 'result-reported')
+          for (const d of e.env.deps) cited.set(d, new Set([...(cited.get(d) ?? []), e.env.author]))
+      const all = tree.tasks.flatMap(t => t.results)
+      const rejected = new Set(all.filter(r => r.review === 'rejected').map(r => r.author))
+      for (const r of all) {
+        if (!r.accepted || !rejected.has(r.author) || r.review === 'accepted') continue
+        const builtOn = [...(cited.get(r.id) ?? [])].some(a => a !== r.author)
+        expect(builtOn, `${REPLAY} plan ${i}: ${r.id} accepted unreviewed after its author's rejection`).toBe(true)
       }
       let reported = 0
       for (const e of p.events) {
