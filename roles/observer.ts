@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { renderMarkdown, renderTree, short } from './render.js'
 import { executorOffers, unmetNeeds } from '../src/core/needs.js'
 import { isFinished } from '../src/core/view.js'
+import { isPoor } from '../src/core/peer-standing.js'
 import type { NodeView } from '../src/ports/node-view.js'
 import type { PlanId } from '../src/core/events.js'
 
@@ -30,6 +31,7 @@ export type ObserverView = Pick<
   | 'health'
   | 'roster'
   | 'held'
+  | 'standing'
 >
 
 /**
@@ -46,6 +48,7 @@ export function startObserver(view: ObserverView, opts: ObserverOptions): { stop
     if (plans.length === 0)
       return `no plans yet · ${health.peers} peers · waiting for a goal (npm start -- submit "...")`
     const offers = executorOffers(view.roster())
+    const poor = new Set((view.standing?.() ?? []).filter(isPoor).map(r => r.peer))
     return plans
       .map(p => {
         const tree = view.tree(p)
@@ -56,7 +59,8 @@ export function startObserver(view: ObserverView, opts: ObserverOptions): { stop
           parked: health.parked,
           rejected: health.rejected,
           unmet: unmetNeeds(tree, offers),
-          expand: opts.expand
+          expand: opts.expand,
+          poor
         })
         // A plan held under the open-plan limit per author: its reason under the plan's first line.
         const held = view.held(p)

@@ -1,5 +1,6 @@
 import { view } from '../src/core/view.js'
 import { needsPhrase } from '../src/core/needs.js'
+import { evidenceByNode, evidencePhrase, standingLine } from './render-standing.js'
 import type { ToolCallRecord } from '../src/core/events.js'
 import type { PlanTree, TreeNode, NodeStatus } from '../src/core/tree.js'
 
@@ -82,9 +83,13 @@ export function renderTree(
     unmet?: ReadonlyMap<string, readonly string[]>
     /** Print every node, collapsing nothing. */
     expand?: boolean
+    /** Peers whose standing across this node's plans counts against them (ADR-0048): marked where they appear. */
+    poor?: ReadonlySet<string>
   } = {}
 ): string {
   const v = view(tree, nowMs)
+  /** A peer's short id, marked when its standing across plans is poor. */
+  const who = (id: string): string => (extra.poor?.has(id) === true ? `${short(id)} (poor record)` : short(id))
   const byId = new Map(tree.nodes.map(n => [n.id, n]))
   const tasks = new Map(tree.tasks.map(t => [t.id, t]))
   const lines: string[] = []
@@ -108,6 +113,9 @@ export function renderTree(
   if (rejected.length > 0)
     flags.push(`rejected events (this node): ${rejected.map(([why, n]) => `${n} ${why}`).join(', ')}`)
   if (flags.length > 0) lines.push(`  ! ${flags.join(' · ')}`)
+  const standing = standingLine(tree, who)
+  if (standing !== null) lines.push(`  ! ${standing}`)
+  const evidence = evidenceByNode(tree)
 
   // Each subtree's counts, children before parents (the nodes are in breadth-first order).
   const counts = new Map<string, Counts>()
@@ -164,12 +172,12 @@ export function renderTree(
       if (t.owner !== null) {
         const left = v.leaseLeftMs(t)
         parts.push(
-          `claimed by ${short(t.owner)}${left !== null ? `, lease ${Math.max(0, Math.round(left / 1000))}s` : ''}`
+          `claimed by ${who(t.owner)}${left !== null ? `, lease ${Math.max(0, Math.round(left / 1000))}s` : ''}`
         )
       }
       const accepted = t.results.find(r => r.accepted)
       if (accepted !== undefined)
-        parts.push(`by ${short(accepted.author)}${accepted.source === 'offline' ? ' (offline)' : ''}`)
+        parts.push(`by ${who(accepted.author)}${accepted.source === 'offline' ? ' (offline)' : ''}`)
       if (accepted !== undefined && accepted.toolCalls.length > 0) parts.push(`tools: ${toolsLine(accepted.toolCalls)}`)
       if (t.duplicates > 0) parts.push(`${t.duplicates} duplicate(s)`)
       if (t.failures > 0) parts.push(`${t.failures}/${t.attemptsAllowed} failed`)
@@ -177,6 +185,8 @@ export function renderTree(
     if (n.waiting !== null && n.status !== 'ready') parts.push(n.waiting)
     if (t !== undefined && t.status === 'in-review' && t.awaiting.length > 0)
       parts.push(`review awaited from ${t.awaiting.map(short).join(', ')}`)
+    const found = evidence.get(n.id)
+    if (found !== undefined) parts.push(`⚠ evidence: ${evidencePhrase(found, short)}`)
     return parts.join(' · ')
   }
   const walk = (n: TreeNode, prefix: string, last: boolean, root: boolean): void => {

@@ -94,7 +94,7 @@ export const OPTIONS = {
   },
   http: {
     type: 'string',
-    help: "HOST:PORT for /status, /plans/<id>, /metrics, and the observer's live dashboard at / (e.g. 127.0.0.1:7070)"
+    help: "HOST:PORT for /status, /standing, /plans/<id>, /metrics, and the observer's live dashboard at / (e.g. 127.0.0.1:7070)"
   },
   'mcp-http': {
     type: 'string',

@@ -9,6 +9,8 @@ import { DEFAULT_TRUST } from '../../src/core/events.js'
 import { Fold } from '../../src/core/fold.js'
 import {
   GRAVE_KINDS,
+  RULE_ALLOWANCE_PER_PLAN,
+  RULE_KINDS,
   SOFT_ALLOWANCE_PER_PLAN,
   StandingBook,
   describeRecord,
@@ -18,6 +20,7 @@ import {
 } from '../../src/core/peer-standing.js'
 import { STANDING_SCORE_FLOOR, gossipScoreParams, standingScore } from '../../src/net/gossip-config.js'
 import { StandingTracker, statusStanding, STATUS_STANDING_MAX } from '../../src/runtime/standing.js'
+import { MAX_STANDING_LINES, standingLines } from '../../src/http/dashboard/state.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
 import { child, leafTask, makeCast, split, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
@@ -63,14 +66,20 @@ function hoardingPlan(): { b: PlanBuilder; events: PlanEvent[] } {
   const c0 = b.claim(hoarder, t0, 2300, { evidence: ev })
   const c1 = b.claim(hoarder, t1, 2301, { evidence: ev })
   const again = b.claim(hoarder, t0, 3400, { evidence: ev, prev: c0.id })
-  return { b, events: [...s.events, c0, c1, again] }
+  // And the decomposer whose split won proposes again in the same slot: an equivocation.
+  const twice = b.propose(cast.decomposers[0], b.root, 1, s.proposal.env.body.subgoals.slice().reverse(), 2001)
+  return { b, events: [...s.events, c0, c1, again, twice] }
 }
 
 describe('the penalty: what counts against a member', () => {
-  it('is 0 for soft evidence within the allowance, and counts each grave item from the first', () => {
-    const soft = { ...zeroCounts(), late: 2, 'ended-without-result': 3, 'result-rejected': 3 }
+  it('is 0 within the allowances, and counts each grave item from the first', () => {
+    const soft = { ...zeroCounts(), late: 2, 'ended-without-result': 3, 'result-not-held': SOFT_ALLOWANCE_PER_PLAN - 5 }
     expect(planPenalty({ counts: soft, equivocator: false })).toBe(0)
     expect(planPenalty({ counts: { ...soft, late: 2 + 2 }, equivocator: false })).toBe(1)
+    const rule = { ...zeroCounts(), 'claim-over-limit': RULE_ALLOWANCE_PER_PLAN - 1, 'self-takeover': 1 }
+    expect(planPenalty({ counts: rule, equivocator: false })).toBe(0)
+    expect(planPenalty({ counts: { ...rule, 'self-takeover': 4 }, equivocator: false })).toBe(3)
+    for (const k of RULE_KINDS) expect(GRAVE_KINDS.has(k)).toBe(false)
     for (const k of GRAVE_KINDS)
       expect(planPenalty({ counts: { ...zeroCounts(), [k]: 1 }, equivocator: false })).toBe(1)
     // An equivocator without an equivocation item of its own (its events voided elsewhere) still counts once.
@@ -98,27 +107,27 @@ describe('the book: standing per member across plans', () => {
   it('sums a member’s evidence over plans, and names the plans', () => {
     const book = new StandingBook()
     book.set(P1, standing([...items(A, 'equivocation', 2), ...items(B, 'late', 1)], [A]))
-    book.set(P2, standing(items(A, 'claim-over-limit', 1)))
+    book.set(P2, standing(items(A, 'claim-over-limit', RULE_ALLOWANCE_PER_PLAN + 1)))
     const a = book.record(A)
     expect(a?.counts.equivocation).toBe(2)
-    expect(a?.counts['claim-over-limit']).toBe(1)
-    expect(a?.total).toBe(3)
+    expect(a?.counts['claim-over-limit']).toBe(7)
+    expect(a?.total).toBe(9)
     expect(a?.plans).toStrictEqual([P1, P2])
     expect(a?.equivocatedIn).toStrictEqual([P1])
     expect(a?.penalty).toBe(3)
     expect(book.penalty(A)).toBe(3)
     expect(isPoor(a)).toBe(true)
     expect(isPoor(book.record(B))).toBe(false)
-    expect(describeRecord(a!)).toBe('2 equivocation, 1 claim-over-limit in 2 plans')
+    expect(describeRecord(a!)).toBe('2 equivocation, 7 claim-over-limit in 2 plans')
     expect(book.records().map(r => r.peer)).toStrictEqual([A, B])
   })
 
   it('replaces a plan’s part when the plan changes, and drops it when the plan goes', () => {
     const book = new StandingBook()
-    book.set(P1, standing(items(A, 'self-takeover', 1)))
-    book.set(P2, standing(items(A, 'self-takeover', 1)))
-    book.set(P1, standing([...items(A, 'self-takeover', 2), ...items(B, 'result-rejected', 1)]))
-    expect(book.record(A)?.counts['self-takeover']).toBe(3)
+    book.set(P1, standing(items(A, 'equivocation', 1)))
+    book.set(P2, standing(items(A, 'equivocation', 1)))
+    book.set(P1, standing([...items(A, 'equivocation', 2), ...items(B, 'result-rejected', 1)]))
+    expect(book.record(A)?.counts.equivocation).toBe(3)
     expect(book.penalty(A)).toBe(3)
     book.forget(P1)
     expect(book.record(A)?.plans).toStrictEqual([P2])
@@ -132,14 +141,14 @@ describe('the book: standing per member across plans', () => {
   it('gives the same records whatever order the plans come in', () => {
     const parts: Array<[PlanId, PlanStanding]> = [
       [P1, standing([...items(A, 'late', SOFT_ALLOWANCE_PER_PLAN + 3), ...items(B, 'equivocation', 1)], [B])],
-      [P2, standing([...items(A, 'result-not-held', 1), ...items(B, 'late', 1)])]
+      [P2, standing([...items(A, 'self-takeover', RULE_ALLOWANCE_PER_PLAN + 1), ...items(B, 'late', 1)])]
     ]
     const one = new StandingBook()
     const two = new StandingBook()
     for (const [p, s] of parts) one.set(p, s)
     for (const [p, s] of [...parts].reverse()) two.set(p, s)
     expect(two.records()).toStrictEqual(one.records())
-    expect(one.record(A)?.penalty).toBe(1.5)
+    expect(one.record(A)?.penalty).toBe(2.5)
   })
 
   it('reads a folded version-5 plan’s evidence', () => {
@@ -149,8 +158,13 @@ describe('the book: standing per member across plans', () => {
     const r = book.record(cast.executors[0])
     expect(r?.counts['claim-over-limit']).toBe(1)
     expect(r?.counts['self-takeover']).toBe(1)
-    expect(r?.penalty).toBe(2)
-    expect(book.records().length).toBe(1)
+    // Two breaches in one plan are within what faults make honest members leave.
+    expect(r?.penalty).toBe(0)
+    const d = book.record(cast.decomposers[0])
+    expect(d?.counts.equivocation).toBe(2)
+    expect(d?.equivocatedIn).toStrictEqual([b.plan])
+    expect(d?.penalty).toBe(2)
+    expect(book.records().map(x => x.peer)).toStrictEqual([cast.decomposers[0], cast.executors[0]])
   })
 })
 
@@ -165,15 +179,14 @@ describe('the runtime’s tracker', () => {
     for (const e of events) fold.add(e, 1e15)
     // Nothing marked: the events did not pass through `folded`, so the book is as it was.
     tracker.refresh()
-    expect(tracker.penalty(cast.executors[0])).toBe(0)
+    expect(tracker.book.records()).toStrictEqual([])
     tracker.folded(events.slice(-1))
     tracker.refresh()
-    expect(tracker.penalty(cast.executors[0])).toBe(2)
+    expect(tracker.penalty(cast.decomposers[0])).toBe(2)
+    expect(tracker.book.record(cast.executors[0])?.total).toBe(2)
     const shown = statusStanding(tracker.records())
-    expect(shown.poor).toStrictEqual([
-      { peer: cast.executors[0], penalty: 2, says: '1 claim-over-limit, 1 self-takeover in 1 plan' }
-    ])
-    expect(shown.withEvidence).toBe(1)
+    expect(shown.poor).toStrictEqual([{ peer: cast.decomposers[0], penalty: 2, says: '2 equivocation in 1 plan' }])
+    expect(shown.withEvidence).toBe(2)
     expect(shown.more).toBe(0)
   })
 
@@ -199,5 +212,28 @@ describe('the runtime’s tracker', () => {
     expect(shown.poor.length).toBe(STATUS_STANDING_MAX)
     expect(shown.more).toBe(3)
     expect(shown.withEvidence).toBe(peers.length + 1)
+  })
+})
+
+describe('the dashboard’s standing panel', () => {
+  it('lists at most MAX_STANDING_LINES members, marks the poor ones, and names a few plans each', () => {
+    const book = new StandingBook()
+    const peers = Array.from(
+      { length: MAX_STANDING_LINES + 2 },
+      (_, i) => `q${String(i).padStart(3, '0')}` as PeerIdString
+    )
+    book.set(P1, standing([...items(A, 'equivocation', 1), ...peers.flatMap(p => items(p, 'late', 1))]))
+    book.set(P2, standing(items(A, 'equivocation', 1)))
+    const { standing: lines, standingMore } = standingLines(book.records())
+    expect(lines.length).toBe(MAX_STANDING_LINES)
+    expect(standingMore).toBe(3)
+    expect(lines[0]).toStrictEqual({
+      peer: A,
+      poor: true,
+      penalty: 2,
+      says: '2 equivocation in 2 plans',
+      plans: [P1, P2]
+    })
+    expect(lines[1]?.poor).toBe(false)
   })
 })

@@ -29,6 +29,7 @@ export function dashboardSource(view: NodeView, rate: GoalRate): DashboardSource
         fn(events.length)
       }),
     rejected: () => ({ ...view.health().rejected }),
+    standing: () => view.standing?.() ?? [],
     submit: async (goal, values) => {
       const named = parseCommittee(values.committee)
       const drawn = named === undefined ? defaultCommittee(view) : undefined

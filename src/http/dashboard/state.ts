@@ -1,4 +1,6 @@
 import { isFinished } from '../../core/view.js'
+import { describeRecord, isPoor } from '../../core/peer-standing.js'
+import type { PeerRecord } from '../../core/peer-standing.js'
 import type { PlanId } from '../../core/events.js'
 import type { PlanStatus } from '../../core/tree.js'
 import { summarizeTree } from '../../core/fold.js'
@@ -58,6 +60,8 @@ export interface DashboardSource {
   awaiting?: () => readonly AwaitingItem[]
   /** Publish this node's ballot: a proposal of the node's open attempt, or null for none (which needs notes). */
   vote?: (plan: PlanId, node: string, choice: string | null, notes: string) => Promise<{ event: string }>
+  /** Each member with evidence against it in this node's plans, the worst first (ADR-0048); without it the panel is empty. */
+  standing?: () => readonly PeerRecord[]
   /** Publish this node's review of the task's pending result (a reject needs notes). */
   review?: (plan: PlanId, task: string, verdict: 'accept' | 'reject', notes: string) => Promise<{ event: string }>
 }
@@ -93,6 +97,41 @@ export interface Summary {
   awaiting: AwaitingLine[] | null
   /** Items beyond those in `awaiting`. */
   awaitingMore: number
+  /** Members with evidence against them, the worst first, at most MAX_STANDING_LINES (ADR-0048). */
+  standing: StandingLine[]
+  /** Members beyond those in `standing`. */
+  standingMore: number
+}
+
+/** One member's standing as the panel shows it. */
+export interface StandingLine {
+  peer: string
+  /** Its record counts against it: its gossip is scored down and default committees draw it last. */
+  poor: boolean
+  penalty: number
+  /** The evidence in a few words (`2 equivocation, 1 late in 2 plans`). */
+  says: string
+  /** The plans it came from (sorted by id), at most MAX_STANDING_PLANS. */
+  plans: string[]
+}
+
+/** Members the standing panel lists at most (GET /standing lists every one). */
+export const MAX_STANDING_LINES = 20
+/** Plans a standing line names at most. */
+export const MAX_STANDING_PLANS = 5
+
+/** The standing panel's lines: at most MAX_STANDING_LINES, the worst first (as the records come). */
+export function standingLines(records: readonly PeerRecord[]): { standing: StandingLine[]; standingMore: number } {
+  return {
+    standing: records.slice(0, MAX_STANDING_LINES).map(r => ({
+      peer: r.peer,
+      poor: isPoor(r),
+      penalty: r.penalty,
+      says: describeRecord(r),
+      plans: r.plans.slice(0, MAX_STANDING_PLANS)
+    })),
+    standingMore: Math.max(0, records.length - MAX_STANDING_LINES)
+  }
 }
 
 /** Items the panel lists at most: the snapshot stays bounded however much waits. */

@@ -1,8 +1,8 @@
 import { offersIn } from '../../core/needs.js'
-import { RateMeter, awaitingLines, defaultPlan, planLines } from './state.js'
+import { RateMeter, awaitingLines, defaultPlan, planLines, standingLines } from './state.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { PlanId } from '../../core/events.js'
-import type { AwaitingLine, DashboardSource, PlanLine, Summary } from './state.js'
+import type { AwaitingLine, DashboardSource, PlanLine, StandingLine, Summary } from './state.js'
 
 /** How often the stream looks for changes. */
 const TICK_MS = 400
@@ -49,6 +49,8 @@ export function createStreamHub(source: DashboardSource, allowSubmit: boolean): 
   let lines: PlanLine[] = []
   // What waits for this key changes only when events fold: worked out then, not at every tick.
   let waiting: { awaiting: AwaitingLine[]; awaitingMore: number } = { awaiting: [], awaitingMore: 0 }
+  // Standing too changes only when events fold.
+  let standing: { standing: StandingLine[]; standingMore: number } = { standing: [], standingMore: 0 }
   const people = allowSubmit ? source.awaiting?.bind(source) : undefined
   const self = source.status().peerId
   const unsubscribe = source.onFolded(n => {
@@ -65,6 +67,7 @@ export function createStreamHub(source: DashboardSource, allowSubmit: boolean): 
     if (dirty) {
       lines = planLines(source, self)
       if (people !== undefined) waiting = awaitingLines(people())
+      if (source.standing !== undefined) standing = standingLines(source.standing())
       dirty = false
     }
     const s = source.status()
@@ -85,7 +88,8 @@ export function createStreamHub(source: DashboardSource, allowSubmit: boolean): 
       rejected: source.rejected(),
       plans: lines,
       awaiting: people === undefined ? null : waiting.awaiting,
-      awaitingMore: waiting.awaitingMore
+      awaitingMore: waiting.awaitingMore,
+      ...standing
     }
   }
 

@@ -11,6 +11,7 @@ import { planReview } from './plan-review.js'
 import { planSubmit } from './plan-submit.js'
 import { planVote } from './plan-vote.js'
 import { planWait } from './plan-wait.js'
+import { swarmStanding } from './swarm-standing.js'
 import { swarmStatus } from './swarm-status.js'
 import { taskComplete } from './task-complete.js'
 import { taskNext } from './task-next.js'
@@ -26,6 +27,7 @@ import type { SwarmTool, SwarmTools } from './swarm-tool.js'
  */
 export const SWARM_TOOLS: readonly SwarmTool[] = [
   swarmStatus,
+  swarmStanding,
   planSubmit,
   planList,
   planGet,

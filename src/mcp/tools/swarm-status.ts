@@ -1,5 +1,6 @@
 import * as z from 'zod'
 import { isFinished } from '../../core/view.js'
+import { isPoor } from '../../core/peer-standing.js'
 import { readiness } from './readiness.js'
 import { swarmTool } from './swarm-tool.js'
 import { ok } from './tool-result.js'
@@ -20,6 +21,7 @@ export const swarmStatus = swarmTool({
     for (const r of roster) byRole[r.role] = (byRole[r.role] ?? 0) + 1
     const r = readiness(view)
     const plans = view.planLines()
+    const poor = (view.standing?.() ?? []).filter(isPoor).length
     const out = {
       peerId: me,
       swarm: view.swarm,
@@ -27,6 +29,8 @@ export const swarmStatus = swarmTool({
       roster: byRole,
       plans: plans.length,
       unfinished: plans.filter(p => !isFinished(p)).length,
+      /** Members with a poor record in this node's plans (swarm_standing lists them). */
+      poorStanding: poor,
       ...r
     }
     return ok(
@@ -34,7 +38,9 @@ export const swarmStatus = swarmTool({
         Object.entries(byRole)
           .map(([k, v]) => `${v} ${k}`)
           .join(', ') || 'empty'
-      }; ${out.plans} plans (${out.unfinished} unfinished); ${r.canSubmit ? 'can submit' : 'cannot submit'}: ${r.why}`,
+      }; ${out.plans} plans (${out.unfinished} unfinished); ${
+        poor === 0 ? '' : `${poor} members with a poor record (swarm_standing); `
+      }${r.canSubmit ? 'can submit' : 'cannot submit'}: ${r.why}`,
       out
     )
   }

@@ -1,5 +1,5 @@
 // The summary snapshot: who this node is, the swarm's figures, its peers by
-// role and the events it refused; it also redraws the panels that draw on it
+// role, the events it refused and its members' standing; it also redraws the panels that draw on it
 // (awaiting you, the plans, the plan's head).
 import { renderAwaiting } from './awaiting.js'
 import { $, el, rerender } from './dom.js'
@@ -65,5 +65,26 @@ export function renderSummary() {
           .sort((a, b) => b[1] - a[1])
           .map(([why, n]) => el('li', {}, el('span', { class: 'mono' }, why), `: ${num(n)}`))
   )
+  renderStanding(s.standing ?? [], s.standingMore ?? 0)
   if (state.tree) renderPlanHead()
+}
+
+/** Members with evidence against them, the worst first: a poor record is marked. */
+function renderStanding(lines, more) {
+  rerender($('standing'), () =>
+    lines.length === 0
+      ? el('li', { class: 'muted' }, 'no evidence against any member')
+      : lines.map(l =>
+          el(
+            'li',
+            { class: l.poor ? 'standing poor' : 'standing', 'data-peer': l.peer, title: l.plans.join('\n') },
+            el('span', { class: 'mono', title: l.peer }, short(l.peer)),
+            l.poor ? el('strong', {}, ' poor record') : '',
+            `: ${l.says}`
+          )
+        )
+  )
+  const m = $('standing-more')
+  m.hidden = more === 0
+  m.textContent = more === 0 ? '' : `and ${num(more)} more (GET /standing lists every one)`
 }
