@@ -80,7 +80,8 @@ export async function runByzantine(opts: ByzOptions, honest?: RunReport): Promis
     const n = w.nodes[i]
     if (n !== undefined) authors.add(n.peerId)
   }
-  const executors = w.nodes.filter(n => n.role === 'executor' && n.twinOf === undefined)
+  // A Twin is a second executor machine under its original's key: both count, as dishonest, in the fair share.
+  const executors = w.nodes.filter(n => n.role === 'executor')
   const dishonestExecutors = executors.filter(n => !isHonest(n) || cast.twinsOf.includes(n.index)).length
   const verdict = judge(w, isHonest, authors, executors.length === 0 ? 0 : dishonestExecutors / executors.length, watch)
   const completionMs = verdict.completed ? report.completionMs : null

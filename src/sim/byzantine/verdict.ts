@@ -78,6 +78,8 @@ export interface ByzVerdict {
   /** Plans whose status or deliverable changed on an honest node after it first saw them finished. */
   readonly plansChangedAfterFinish: number
   readonly finishChanges: number
+  /** The first few of those changes, to say what changed (a status, a deliverable) where and when. */
+  readonly firstChanges: readonly FinishChange[]
   /** Tasks with an accepted result, and those whose accepted result is a dishonest member's. */
   readonly tasks: number
   readonly tasksWonByDishonest: number
@@ -153,6 +155,7 @@ export function judge(
     problems,
     plansChangedAfterFinish: new Set(watch.changes.map(c => c.plan)).size,
     finishChanges: watch.changes.length,
+    firstChanges: watch.changes.slice(0, 3),
     tasks,
     tasksWonByDishonest: won,
     dishonestShare: tasks === 0 ? 0 : won / tasks,
