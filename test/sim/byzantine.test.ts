@@ -1,16 +1,17 @@
 /**
- * Dishonest members in the simulator (src/sim/byzantine/): a seeded sweep of every mode but `stuff` (its 71
- * proposals a slot make a run tens of seconds; `npm run bench -- byzantine` runs it), f = 1 and f =
- * floor((n - 1) / 3) of the attacked role (cut to leave one honest member), over small swarms, some with link
- * faults and clock skew on top.
+ * Dishonest members in the simulator (src/sim/byzantine/): a seeded sweep of every mode but `stuff` and
+ * `budget-drain` (their extra proposals make a run tens of seconds; `npm run bench -- byzantine` runs both) on version-5 plans
+ * (WorldOptions.trust, docs/protocol/fold.md section 11), f = 1 on clean links and f = floor((n - 1) / 3) of the
+ * attacked role (cut to leave one honest member) with link faults, clock skew and a crash on top. A few cases on
+ * the simulator's plain goals (the rules of versions 1-4) keep what held there before version 5 holding.
  *
- * What holds today and must keep holding is asserted: the dishonest nodes crash nothing, every honest node ends
- * with one treeHash per plan, and every plan completes under the modes that do not stop it today. The rules the
- * fold does not enforce yet (protocol version 5 will) are in NOT_YET_IN_FORCE: each is measured and printed on
- * every run, not asserted, and listed as a todo. When the fold work lands, remove a rule from NOT_YET_IN_FORCE and
- * the sweep asserts it for every mode it names.
+ * A run passes only if every plan completes, every honest node ends with one treeHash per plan, no finished plan
+ * changes its status or deliverable afterwards, and no junk is accepted after its author's first rejection; and on
+ * version 5 the dishonest executors win at most their fair share + 5 points, and the makespan is at most 1.5x the
+ * same seed run honest. The rules version 5 does not hold yet under some modes are in NOT_YET_IN_FORCE, each with
+ * why: measured and printed on every run, not asserted, and listed as todos.
  *
- * A failure prints the command that replays the run.
+ * A failure prints the command that replays the run. Seeds that found a bug stay in REGRESSIONS.
  */
 import { describe, expect, it } from 'vitest'
 import { runSeed } from '../../src/sim/run.js'
@@ -24,6 +25,8 @@ import type { RunReport } from '../../src/sim/run.js'
 /** A rule of a dishonest run, and the modes it is checked under. */
 interface Rule {
   readonly modes: readonly ByzMode[]
+  /** Versions it is checked on: 5 only, or every version. */
+  readonly v5Only?: true
   /** Why the run breaks it, in words, or null when it holds. */
   readonly broken: (r: ByzReport) => string | null
 }
@@ -31,9 +34,8 @@ interface Rule {
 const EXECUTOR_MODES: readonly ByzMode[] = ['backdate', 'hoard', 'late-rewrite', 'not-held', 'junk', 'sybil']
 const PLAN_MODES: readonly ByzMode[] = ['equivocate-early', 'equivocate-late', 'budget-drain']
 const ALL: readonly ByzMode[] = [...EXECUTOR_MODES, ...PLAN_MODES, 'twins']
-
-/** The modes under which every plan still completes on today's rules (hoarding and draining stop a plan). */
-const COMPLETES_TODAY: readonly ByzMode[] = ALL.filter(m => m !== 'hoard' && m !== 'budget-drain')
+/** Swept in CI: all but budget-drain, whose 40 proposals a proposal make a run the dearest of the sweep. */
+const SWEPT: readonly ByzMode[] = ALL.filter(m => m !== 'budget-drain')
 
 const RULES: Readonly<Record<string, Rule>> = {
   'no crash: every honest node is up at the end': {
@@ -44,23 +46,13 @@ const RULES: Readonly<Record<string, Rule>> = {
     modes: ALL,
     broken: r => (r.verdict.honestAgree ? null : 'honest nodes disagree')
   },
-  'every plan completes (modes that complete today)': {
-    modes: COMPLETES_TODAY,
-    broken: r => (r.verdict.completed ? null : `not completed (${r.outcome})`)
-  },
-  'every plan completes (hoard, budget-drain)': {
-    modes: ['hoard', 'budget-drain'],
-    broken: r => (r.verdict.completed ? null : `not completed (${r.outcome})`)
-  },
-  'dishonest executors win at most their fair share + 5 points': {
+  'every plan completes': {
     modes: ALL,
-    broken: r =>
-      r.verdict.dishonestShare <= r.verdict.fairShare + 0.05
-        ? null
-        : `won ${pct(r.verdict.dishonestShare)} of the tasks, fair share ${pct(r.verdict.fairShare)}`
+    broken: r => (r.verdict.completed ? null : `not completed (${r.outcome})`)
   },
   'no finished plan changes its status or deliverable afterwards': {
     modes: ALL,
+    v5Only: true,
     broken: r =>
       r.verdict.plansChangedAfterFinish === 0
         ? null
@@ -68,11 +60,21 @@ const RULES: Readonly<Record<string, Rule>> = {
   },
   'no junk accepted after its author was first rejected': {
     modes: ['junk'],
+    v5Only: true,
     broken: r =>
       r.verdict.junkAcceptedAfter === 0 ? null : `${r.verdict.junkAcceptedAfter} junk result(s) accepted after`
   },
+  'dishonest executors win at most their fair share + 5 points': {
+    modes: ALL,
+    v5Only: true,
+    broken: r =>
+      r.verdict.dishonestShare <= r.verdict.fairShare + 0.05
+        ? null
+        : `won ${pct(r.verdict.dishonestShare)} of the tasks, fair share ${pct(r.verdict.fairShare)}`
+  },
   'makespan at most 1.5x the honest run': {
     modes: ALL,
+    v5Only: true,
     broken: r =>
       r.makespanRatio !== null && r.makespanRatio <= 1.5
         ? null
@@ -80,19 +82,78 @@ const RULES: Readonly<Record<string, Rule>> = {
   }
 }
 
+/** A rule version 5 does not hold yet under some modes (in runs with faults on top only, where `withFaults`). */
+interface Waiver {
+  readonly rule: string
+  readonly modes: readonly ByzMode[]
+  readonly withFaults?: true
+  readonly why: string
+}
+
 /**
- * The rules the fold does not enforce yet: measured and printed, not asserted. Remove one when the fold work that
- * enforces it has landed, and the sweep asserts it.
+ * What version 5 does not hold yet: measured and printed, not asserted. Remove an entry when the work it waits for
+ * has landed, and the sweep asserts the rule under those modes too.
  */
-const NOT_YET_IN_FORCE: ReadonlySet<string> = new Set([
-  'every plan completes (hoard, budget-drain)',
-  'dishonest executors win at most their fair share + 5 points',
-  'no finished plan changes its status or deliverable afterwards',
-  'no junk accepted after its author was first rejected',
-  'makespan at most 1.5x the honest run'
-])
+const NOT_YET_IN_FORCE: readonly Waiver[] = [
+  {
+    rule: 'every plan completes',
+    modes: ['hoard'],
+    why:
+      'a hoarder keeps its maxClaimsPerExecutor tasks for maxClaimMs (10 min) and the run gives up at 3x: ' +
+      'backup executions (issue 43, item 4) are being built'
+  },
+  {
+    rule: 'makespan at most 1.5x the honest run',
+    modes: ['hoard'],
+    why: 'as above: waits for backup executions'
+  },
+  {
+    rule: 'no junk accepted after its author was first rejected',
+    modes: ['junk'],
+    why:
+      'with --review every result is reviewed already, and the offline review takes the junk that names its task ' +
+      'for work; sampled review without --review (item 5) is being built, and no fold rule tells junk from work'
+  },
+  {
+    rule: 'no finished plan changes its status or deliverable afterwards',
+    modes: ['late-rewrite'],
+    withFaults: true,
+    why:
+      'ADR-0047 leaves it open: nothing builds on the root roll-up, so a better-ranked claim stamped within the ' +
+      'window displaces its result and the plan goes back to executing (seed 3, f = 2, links and skew)'
+  },
+  {
+    rule: 'dishonest executors win at most their fair share + 5 points',
+    modes: ['backdate', 'not-held', 'twins'],
+    withFaults: true,
+    why:
+      'with link delays and clock skew an honest claim can be stamped past claimWindowMs (1 s, four staggers), ' +
+      'where a claim stamped a tick after readyAt wins by time'
+  },
+  {
+    rule: 'dishonest executors win at most their fair share + 5 points',
+    modes: ['junk'],
+    why:
+      'a rejected result neither demotes its author for the task (only a release or a failure does) nor ends ' +
+      'its rank, so the junk executor wins the task again after its rejection (33 % against 25 % at f = 1)'
+  },
+  {
+    rule: 'dishonest executors win at most their fair share + 5 points',
+    modes: ['sybil'],
+    why:
+      'each identity is ranked as a member of its own: checking authors against the allow-list ' +
+      '(item 6) is being built, and the simulator has none'
+  }
+]
+
+const waiverWhere = (w: Waiver): string => `${w.modes.join(', ')}${w.withFaults === true ? ', with faults' : ''}`
 
 const pct = (x: number): string => `${Math.round(x * 1000) / 10} %`
+
+const waived = (rule: string, c: Case): boolean =>
+  NOT_YET_IN_FORCE.some(
+    w => w.rule === rule && w.modes.includes(c.mode) && (w.withFaults !== true || c.faults.length > 0)
+  )
 
 /** The size a mode is swept at: 7 nodes give 4 executors; the plan modes need 2 decomposers (10 nodes). */
 const sizeOf = (mode: ByzMode): number => (PLAN_MODES.includes(mode) ? 10 : 7)
@@ -103,66 +164,111 @@ interface Case {
   readonly seed: number
   readonly f: number
   readonly faults: readonly FaultKind[]
+  readonly trust: boolean
 }
 
-/** f = 1 on clean links, and f = floor((n - 1) / 3) with link faults and skew on top, a seed per mode. */
-const CASES: readonly Case[] = ALL.flatMap((mode, i) => {
+/** The faults put on top of the f = max runs. */
+const ON_TOP: readonly FaultKind[] = ['links', 'skew', 'crash']
+
+/**
+ * Version 5: f = 1 on clean links, and f = floor((n - 1) / 3) of the role with faults on top where the role has
+ * that many to spare, a seed per mode.
+ */
+const V5_CASES: readonly Case[] = SWEPT.flatMap(mode => {
   const nodes = sizeOf(mode)
-  const seed = 1 + (i % 3)
+  const seed = 1 + (ALL.indexOf(mode) % 3)
   const most = maxFaulty(nodes)
   const fs = castFor(mode, nodes, most).members.length > 1 ? [1, most] : [1]
-  return fs.map(f => ({ mode, nodes, seed, f, faults: f === 1 ? [] : (['links', 'skew'] as FaultKind[]) }))
+  return fs.map(f => ({ mode, nodes, seed, f, faults: f === 1 ? [] : ON_TOP, trust: true }))
 })
+
+/** Versions 1-4 (the simulator's plain goals): what held before version 5 and must keep holding there. */
+const V4_CASES: readonly Case[] = (['backdate', 'late-rewrite'] as const).map((mode, i) => ({
+  mode,
+  nodes: sizeOf(mode),
+  seed: 1 + i,
+  f: 1,
+  faults: [],
+  trust: false
+}))
+
+/** Seeds that found a bug, replayed on every run (each with what it found). */
+const REGRESSIONS: ReadonlyArray<Case & { readonly found: string }> = []
 
 const honestRuns = new Map<string, Promise<RunReport>>()
 function honest(c: Case, review: boolean): Promise<RunReport> {
-  const key = `${c.nodes}/${c.seed}/${c.faults.join(',')}/${review}`
+  const key = `${c.nodes}/${c.seed}/${c.faults.join(',')}/${review}/${c.trust}`
   let run = honestRuns.get(key)
   if (run === undefined) {
-    run = runSeed({ seed: c.seed, nodes: c.nodes, faults: c.faults, until: 'plan', ...(review ? { review } : {}) })
+    run = runSeed({
+      seed: c.seed,
+      nodes: c.nodes,
+      faults: c.faults,
+      until: 'plan',
+      ...(review ? { review } : {}),
+      ...(c.trust ? { trust: true } : {})
+    })
     honestRuns.set(key, run)
   }
   return run
 }
 
-describe('dishonest members (simulator)', () => {
-  it(
-    'a seeded sweep of every mode keeps the rules in force; the others are printed',
-    async () => {
-      const breaks: string[] = []
-      const lines: string[] = []
-      for (const c of CASES) {
-        const review = c.mode === 'junk'
-        const r = await runByzantine(
-          {
-            seed: c.seed,
-            nodes: c.nodes,
-            faults: c.faults,
-            until: 'plan',
-            mode: c.mode,
-            f: c.f,
-            ...(review ? { review } : {})
-          },
-          await honest(c, review)
-        )
-        expect(r.members, `${c.mode} at ${c.nodes} nodes has no dishonest member`).toBeGreaterThan(0)
-        for (const [name, rule] of Object.entries(RULES)) {
-          if (!rule.modes.includes(c.mode)) continue
-          const why = rule.broken(r)
-          if (why === null) continue
-          const line = `${c.mode} f=${c.f} seed ${c.seed}: ${name}: ${why} (${r.replay})`
-          if (NOT_YET_IN_FORCE.has(name)) lines.push(line)
-          else breaks.push(line)
-        }
-      }
-      console.log(
-        `rules not yet in force (printed, not asserted):\n  ${[...NOT_YET_IN_FORCE].join('\n  ')}\n` +
-          `broken today:\n  ${lines.join('\n  ') || 'none'}`
-      )
-      expect(breaks, breaks.join('\n')).toEqual([])
+/** Run one case: the rules it breaks that are in force, and those printed only. */
+async function check(c: Case): Promise<{ breaks: string[]; printed: string[] }> {
+  const breaks: string[] = []
+  const printed: string[] = []
+  const review = c.mode === 'junk'
+  const r = await runByzantine(
+    {
+      seed: c.seed,
+      nodes: c.nodes,
+      faults: c.faults,
+      until: 'plan',
+      mode: c.mode,
+      f: c.f,
+      ...(review ? { review } : {}),
+      ...(c.trust ? { trust: true } : {})
     },
-    5 * 60_000
+    await honest(c, review)
   )
+  expect(r.members, `${c.mode} at ${c.nodes} nodes has no dishonest member`).toBeGreaterThan(0)
+  for (const [name, rule] of Object.entries(RULES)) {
+    if (!rule.modes.includes(c.mode) || (rule.v5Only === true && !c.trust)) continue
+    const why = rule.broken(r)
+    if (why === null) continue
+    const line = `${c.mode} f=${c.f} seed ${c.seed}: ${name}: ${why} (${r.replay})`
+    if (c.trust && waived(name, c)) printed.push(line)
+    else breaks.push(line)
+  }
+  return { breaks, printed }
+}
 
-  for (const name of NOT_YET_IN_FORCE) it.todo(`${name} (not yet in force: protocol version 5)`)
+const named = (c: Case): string =>
+  `${c.mode}, f = ${c.f} of ${c.nodes} nodes, seed ${c.seed}${c.faults.length > 0 ? `, ${c.faults.join(' ')}` : ''}`
+
+describe('dishonest members on version-5 plans (simulator)', () => {
+  for (const c of [...V5_CASES, ...REGRESSIONS])
+    it(
+      `${named(c)}: every rule in force holds`,
+      async () => {
+        const { breaks, printed } = await check(c)
+        if (printed.length > 0) console.log(`not yet in force, broken:\n  ${printed.join('\n  ')}`)
+        expect(breaks, breaks.join('\n')).toEqual([])
+      },
+      5 * 60_000
+    )
+
+  for (const w of NOT_YET_IN_FORCE) it.todo(`${w.rule} under ${waiverWhere(w)} (${w.why})`)
+})
+
+describe('dishonest members on the rules of versions 1-4 (simulator)', () => {
+  for (const c of V4_CASES)
+    it(
+      `${named(c)}: no crash, one treeHash, every plan completes`,
+      async () => {
+        const { breaks } = await check(c)
+        expect(breaks, breaks.join('\n')).toEqual([])
+      },
+      5 * 60_000
+    )
 })
