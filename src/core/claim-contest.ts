@@ -140,10 +140,12 @@ export function contestTakeover(
   at: number,
   links: readonly PlanEvent[],
   params: ResolvedParams
-): { winner: number; first: number } {
+): { winner: number; first: number; backup: boolean } {
   const claim = claims[at] as PlanEvent<'task-claimed'>
   const owner = claim.env.author
   const cap = claim.env.hlc.ms + params.maxClaimMs
+  const backupAt = claim.env.hlc.ms + rules.backupMs
+  let backup = false
   const lapseAfter = (ms: number): number => Math.min(ms + params.leaseMs, cap)
   let before = 0
   let lastMs = claim.env.hlc.ms
@@ -164,16 +166,21 @@ export function contestTakeover(
           if (compareHlc(l.env.hlc, seen.env.hlc) > 0 && compareHlc(l.env.hlc, c.env.hlc) < 0) rules.note('late', l)
       }
     }
-    if (c.env.hlc.ms <= lapse) continue
+    // A backup: another member's claim once the chain is rules.backupMs old, though it has not lapsed.
+    const backs = c.env.author !== owner && c.env.hlc.ms > backupAt && c.env.hlc.ms <= lapse
+    if (c.env.hlc.ms <= lapse && !backs) continue
     if (c.env.author === owner) {
       rules.note('self-takeover', c)
       continue
     }
-    if (pool.length === 0) untilMs = lapse + rules.windowMs + TAKEOVER_GRACE_MS
+    if (pool.length === 0) {
+      untilMs = (backs ? backupAt : lapse) + rules.windowMs + TAKEOVER_GRACE_MS
+      backup = backs
+    }
     pool.push(i)
   }
-  if (pool.length === 0) return { winner: -1, first: -1 }
-  return { winner: best(index, rules, claims, pool), first: pool[0] as number }
+  if (pool.length === 0) return { winner: -1, first: -1, backup: false }
+  return { winner: best(index, rules, claims, pool), first: pool[0] as number, backup }
 }
 
 /**
@@ -197,6 +204,7 @@ export function settleHeld(index: PlanIndex, reviews: Reviews, walk: Walk, rules
     if (c.end.kind === 'failed' || c.end.kind === 'released') rules.note('ended-without-result', end)
     if (c.end.kind === 'rejected') rules.note('result-rejected', end)
   }
-  for (const x of index.resultsByTask.get(task) ?? []) if (!held.has(x.env.body.claim)) rules.note('result-not-held', x)
+  for (const x of index.resultsByTask.get(task) ?? [])
+    if (!held.has(x.env.body.claim) && !rules.outrun.has(x.env.body.claim)) rules.note('result-not-held', x)
   return { accepted, acceptedAt, failed: walk.failedBy, failures }
 }

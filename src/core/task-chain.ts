@@ -286,11 +286,12 @@ function chainOf(
   const cap = claim.env.hlc.ms + params.maxClaimMs
   let takeoverAt: number
   let firstTakeover: number
+  let backup = false
   if (rules === undefined) {
     takeoverAt = takeoverIndex(claims, at + 1, links, claim.env.hlc.ms, params.leaseMs, cap)
     firstTakeover = takeoverAt
   } else {
-    ;({ winner: takeoverAt, first: firstTakeover } = contestTakeover(index, rules, claims, at, links, params))
+    ;({ winner: takeoverAt, first: firstTakeover, backup } = contestTakeover(index, rules, claims, at, links, params))
     // A result others built on ends the chain, whatever takeover claims stamped before it arrive later.
     if (firstTakeover >= 0 && builtOn(index, rules, claim)) {
       rules.note('late', claims[firstTakeover] as PlanEvent)
@@ -299,7 +300,16 @@ function chainOf(
   }
   const takeover = firstTakeover >= 0 ? (claims[firstTakeover] as PlanEvent) : undefined
   const first = earliestEnd(group)
-  const end = first !== undefined && (takeover === undefined || compareEvents(first, takeover) < 0) ? first : undefined
+  let end = first !== undefined && (takeover === undefined || compareEvents(first, takeover) < 0) ? first : undefined
+  // Protocol 5: a backup runs beside the holder; the holder's result still ends the chain if it came first.
+  if (end === undefined && backup && first?.env.type === 'result-reported' && rules !== undefined) {
+    const theirs = sortEvents(index.claimEvents(claims[takeoverAt] as PlanEvent<'task-claimed'>).results)[0]
+    if (theirs === undefined || compareEvents(first, theirs) < 0) {
+      rules.outrun.add((claims[takeoverAt] as PlanEvent).id)
+      end = first
+      takeoverAt = -1
+    }
+  }
   const last: PlanEvent = links[links.length - 1] ?? claim
   return {
     claim,

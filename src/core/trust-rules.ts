@@ -13,6 +13,11 @@ import type { EvidenceItem, EvidenceKind } from './tree.js'
  */
 export const TAKEOVER_GRACE_MS = 2_000
 
+/** A backup may start once a chain is this many times the plan's typical task time old (ADR-0050). */
+export const BACKUP_FACTOR = 4
+/** The typical task time is the median of this many built-on results at least; before that, the plan's leaseMs. */
+export const BACKUP_MIN_SAMPLES = 3
+
 /**
  * How a claimer ranks for a task in protocol 5's contests (lower first): a
  * hash of the task id and the claimer's peer id, which neither can choose
@@ -40,9 +45,13 @@ export function claimRank(task: string, peer: string): string {
  */
 export class TrustRules {
   readonly windowMs: number
+  /** How long after a chain's claim another member may start a backup of it (`backupAfter`). */
+  readonly backupMs: number
   readonly equivocators: ReadonlySet<PeerIdString>
   readonly overLimit: ReadonlySet<EventId>
   readonly demoted: ReadonlySet<EventId>
+  /** Backup claims whose holder's result came first: their results are not evidence (ADR-0050). */
+  readonly outrun = new Set<EventId>()
   private readonly pins = new Map<EventId, PlanEvent[]>()
   private readonly found: EvidenceItem[] = []
 
@@ -58,7 +67,8 @@ export class TrustRules {
       }
     }
     this.equivocators = equivocatorsOf(index)
-    const { overLimit, demoted } = claimLimits(index, params.maxClaimsPerExecutor, c =>
+    this.backupMs = backupAfter(index, params, r => this.pinnedAgainst(r.id, r.env.author))
+    const { overLimit, demoted } = claimLimits(index, params.maxClaimsPerExecutor, this.windowMs, c =>
       index.claimEvents(c).results.some(r => this.pinnedAgainst(r.id, c.env.author))
     )
     this.overLimit = overLimit
@@ -88,6 +98,32 @@ export class TrustRules {
     const sorted = [...this.found].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
     return sorted.filter((x, i) => i === 0 || key(x) !== key(sorted[i - 1] as EvidenceItem))
   }
+}
+
+/**
+ * How long a chain runs before another member may back it up: BACKUP_FACTOR
+ * times the plan's typical task time, and at least two leases (so a holder
+ * that renews on time is never backed up before it could have finished a
+ * short task). The typical time is the median, over the results another
+ * member built on, of the time from claim to result (one sample per
+ * result; such results were used by the swarm, so a member alone cannot add
+ * them), or the plan's leaseMs while there are fewer than
+ * BACKUP_MIN_SAMPLES of them. A function of the event set.
+ */
+function backupAfter(
+  index: PlanIndex,
+  params: ResolvedParams,
+  builtOn: (r: PlanEvent<'result-reported'>) => boolean
+): number {
+  const took: number[] = []
+  for (const list of index.resultsByTask.values())
+    for (const r of list) {
+      const c = index.event(r.env.body.claim)
+      if (c !== undefined && builtOn(r)) took.push(Math.max(0, r.env.hlc.ms - c.env.hlc.ms))
+    }
+  took.sort((a, b) => a - b)
+  const typical = took.length < BACKUP_MIN_SAMPLES ? params.leaseMs : (took[took.length >> 1] as number)
+  return Math.max(2 * params.leaseMs, BACKUP_FACTOR * typical)
 }
 
 /** Authors with two events in one slot anywhere in the plan. */
@@ -138,6 +174,7 @@ function equivocatorsOf(index: PlanIndex): Set<PeerIdString> {
 function claimLimits(
   index: PlanIndex,
   limit: number,
+  windowMs: number,
   builtOn: (c: PlanEvent<'task-claimed'>) => boolean
 ): { overLimit: Set<EventId>; demoted: Set<EventId> } {
   const byAuthor = new Map<PeerIdString, Array<PlanEvent<'task-claimed'>>>()
@@ -155,10 +192,12 @@ function claimLimits(
     let held: Array<{ end: PlanEvent | undefined; lapseMs: number }> = []
     // Per task, the earliest release or failure of a claim of this author: later claims of the task rank last.
     const abandoned = new Map<string, PlanEvent>()
+    const quitPlan = planQuit(index, claims, windowMs)
     for (const c of sortEvents(claims)) {
       const task = c.env.body.task
       const gaveUp = abandoned.get(task)
       if (gaveUp !== undefined && compareHlc(gaveUp.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
+      if (quitPlan !== undefined && compareHlc(quitPlan.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
       held = held.filter(h =>
         h.end === undefined ? c.env.hlc.ms <= h.lapseMs : compareHlc(h.end.env.hlc, c.env.hlc) > 0
       )
@@ -180,6 +219,32 @@ function claimLimits(
     }
   }
   return { overLimit, demoted }
+}
+
+/**
+ * The earliest release or failure by which an author ended a claim it had
+ * held past its contest (stamped more than the claim window and the
+ * takeover grace after the claim): its chain ended without a result. Every
+ * later claim of the author in the plan ranks last (ADR-0050). An honest
+ * executor releases a claim that lost its contest within that time, so it
+ * keeps its rank.
+ */
+function planQuit(
+  index: PlanIndex,
+  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
+  windowMs: number
+): PlanEvent | undefined {
+  let out: PlanEvent | undefined
+  for (const c of claims) {
+    const g = index.claimEvents(c)
+    for (const q of [...g.releases, ...g.failures])
+      if (
+        q.env.hlc.ms > c.env.hlc.ms + windowMs + TAKEOVER_GRACE_MS &&
+        (out === undefined || compareHlc(q.env.hlc, out.env.hlc) < 0)
+      )
+        out = q
+  }
+  return out
 }
 
 /** A claim's key in a contest: claims after an abandoned chain last, then by rank; the total order breaks ties. */

@@ -87,6 +87,10 @@ function v5Cases(events: readonly PlanEvent[], tree: PlanTree): Set<string> {
     )
     const ready = t.readyAt
     if (claims.some(c => c.env.hlc.ms === ready.ms)) out.add('claim a tick after readyAt')
+    for (let k = 1; k < t.chains.length; k++) {
+      const [a, b] = [t.chains[k - 1], t.chains[k]]
+      if (a?.end?.kind === 'superseded' && b !== undefined && b.claimedAt.ms <= a.lapseMs) out.add('backup')
+    }
     const first = t.chains[0]
     const counting = claims
       .filter(c => compareHlc(c.env.hlc, ready) > 0)
