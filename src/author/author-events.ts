@@ -1,11 +1,11 @@
 import { APPROVE_FOR, DEFAULT_PARAMS, DEFAULT_TRUST, EXECUTORS, majority } from '../core/events.js'
-import { MAX_GOAL_CHARS, MAX_REASON_CHARS, MAX_RETAIN_DAYS } from '../core/limits.js'
+import { MAX_GOAL_CHARS, MAX_REASON_CHARS, MAX_RETAIN_DAYS, MAX_REVIEW_ONE_IN } from '../core/limits.js'
 import { DEFAULT_RETAIN_DAYS } from '../core/retention.js'
 import { validateParams } from '../wire/shape.js'
 import { isEd25519PeerIdString } from '../wire/peer-keys.js'
 import { ConfigError } from '../errors.js'
 import type { NodeView } from '../ports/node-view.js'
-import type { ApproveFor, Executors, PeerIdString, PlanId, PlanParams } from '../core/events.js'
+import type { ApproveFor, Executors, PeerIdString, PlanId, PlanParams, Trust } from '../core/events.js'
 import type { PlanTree } from '../core/tree.js'
 
 /**
@@ -92,12 +92,30 @@ export function planParams(values: AuthorValues, committee: PeerIdString[]): Pla
       : { approvers: { ids: approvers, for: approveFor ?? (review ? 'both' : 'splits') } }),
     ...(executors === undefined || executors === 'model' ? {} : { executors }),
     ...(values['use-tools'] === true ? { tools: true as const } : {}),
-    ...(values.trust === true ? { trust: DEFAULT_TRUST } : {}),
+    ...trust(values),
     ...retainDays(values)
   }
   const problem = validateParams(params)
   if (problem !== null) throw new ConfigError(`plan parameters: ${problem}`)
   return params
+}
+
+/** `--trust` (protocol 5, ADR-0047) and its `--review-one-in N` (ADR-0049), checked here so the message names the flag. */
+function trust(values: AuthorValues): { trust?: Trust } {
+  const raw = values['review-one-in']
+  if (values.trust !== true) {
+    if (raw !== undefined)
+      throw new ConfigError('--review-one-in needs --trust: the review sample is a protocol 5 rule')
+    return {}
+  }
+  if (raw === undefined) return { trust: DEFAULT_TRUST }
+  const n = typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN
+  if (!Number.isSafeInteger(n) || n > MAX_REVIEW_ONE_IN)
+    throw new ConfigError(
+      `--review-one-in ${JSON.stringify(raw)}: expected a whole number from 0 to ${MAX_REVIEW_ONE_IN}, one result in ` +
+        `this many reviewed besides each member's first ones and all after a rejection (0: none; --review: all)`
+    )
+  return { trust: { ...DEFAULT_TRUST, reviewOneIn: n } }
 }
 
 /** `--retain-days N` (protocol 4, ADR-0040), checked here so the message names the flag. */

@@ -225,6 +225,12 @@ export const CLIENT_OPTIONS = {
       'submit: protocol 5, rules that hold against a dishonest member (docs/security.md); nodes of earlier ' +
       'releases only store and relay such a plan'
   },
+  'review-one-in': {
+    type: 'string',
+    help:
+      "submit, with --trust: without --review the committee still reviews each member's first results, all after " +
+      'a rejection, and one result in N of the rest, 0-1000 (default 0: none; 4 is a good start)'
+  },
   reason: { type: 'string', help: 'cancel, task release: why (shown to everyone)' },
   plan: { type: 'string', help: 'task next: take a task of this plan only' },
   file: { type: 'string', help: 'task done: the file holding the result (- for stdin)' },

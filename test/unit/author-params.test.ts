@@ -80,6 +80,18 @@ describe('planParams: approvers and executors', () => {
     expect(Object.hasOwn(planParams({ trust: false }, ids.slice(0, 1)), 'trust')).toBe(false)
   })
 
+  it('--review-one-in sets the review sample of a --trust goal; alone or out of range it is refused', () => {
+    const p = planParams({ trust: true, 'review-one-in': '4' }, ids.slice(0, 1))
+    expect(p.trust).toEqual({ ...DEFAULT_TRUST, reviewOneIn: 4 })
+    expect(validateParams(p)).toBeNull()
+    expect(planParams({ trust: true, 'review-one-in': '0' }, ids.slice(0, 1)).trust?.reviewOneIn).toBe(0)
+    expect(() => planParams({ 'review-one-in': '4' }, ids.slice(0, 1))).toThrow(/--review-one-in needs --trust/)
+    for (const bad of ['-1', '1001', 'four', '2.5'])
+      expect(() => planParams({ trust: true, 'review-one-in': bad }, ids.slice(0, 1))).toThrow(
+        /--review-one-in .*: expected a whole number from 0 to 1000/
+      )
+  })
+
   it('--retain-days makes a v4 goal; out of range, it is refused at submit and by the wire', () => {
     const p = planParams({ 'retain-days': '7', 'use-tools': true }, ids.slice(0, 1))
     expect(p.retainDays).toBe(7)

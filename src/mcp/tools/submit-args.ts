@@ -46,6 +46,10 @@ export const SUBMIT = z.object({
       'protocol 5: rules that hold against a dishonest member (ranked claims, results only from the holder, ' +
         'final decisions); nodes of earlier releases only store and relay such a plan'
     ),
+  reviewOneIn: int(
+    'with trust: without review the committee still reviews each member’s first results, all after a rejection, ' +
+      'and one result in N of the rest, 0-1000 (default 0: none)'
+  ),
   approvers: z.array(z.string()).optional().describe('peer ids whose ballot is needed as well as the quorum (people)'),
   approveFor: z
     .enum(['splits', 'results', 'both'])
@@ -85,6 +89,7 @@ export function paramsAndWarnings(
   flag('max-tokens-per-call', a.maxTokensPerCall)
   flag('max-claims-per-executor', a.maxClaimsPerExecutor)
   flag('retain-days', a.retainDays)
+  flag('review-one-in', a.reviewOneIn)
   if (a.review === true) values.review = true
   if (a.executors !== undefined) values.executors = a.executors
   if (a.useTools === true) values['use-tools'] = true
