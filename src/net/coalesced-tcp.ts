@@ -14,6 +14,11 @@
  * were; only the number of system calls changes, and nothing waits past the
  * end of the current callback. A connection this cannot reach into (another
  * transport, a changed @libp2p/tcp) is left as it is.
+ *
+ * Not in createSwarmNode's transports yet: the one load run with it
+ * (2026-12-07) stalled for 20 minutes at 14 of 100 plans on a machine at
+ * load 30, and whether it had a part in that is not known. bench/net/writes.ts
+ * measures what it saves; swap it for `tcp()` in src/net/node.ts to try it.
  */
 import { Socket } from 'node:net'
 import { tcp } from '@libp2p/tcp'

@@ -22,7 +22,7 @@ import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { ping } from '@libp2p/ping'
 import type { Ping } from '@libp2p/ping'
 import { preSharedKey } from '@libp2p/pnet'
-import { coalescedTcp } from './coalesced-tcp.js'
+import { tcp } from '@libp2p/tcp'
 import { multiaddr } from '@multiformats/multiaddr'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
@@ -268,9 +268,7 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
     },
     // The memory transport serves in-process tests only: load it when asked for.
     transports:
-      transport === 'memory'
-        ? [(await import('@libp2p/memory')).memory()]
-        : [coalescedTcp(), ...(nat?.transports ?? [])],
+      transport === 'memory' ? [(await import('@libp2p/memory')).memory()] : [tcp(), ...(nat?.transports ?? [])],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     ...(init.swarmKey !== undefined ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),
