@@ -8,19 +8,21 @@
  * so src/sim is used as it is.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runSeed } from '../../src/sim/run.js'
+import { runSeed, runWorld } from '../../src/sim/run.js'
 import { World } from '../../src/sim/world.js'
 import { FAULT_KINDS } from '../../src/sim/faults.js'
-import { DEFAULT_TRUST, PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
-import type { PeerIdString, PlanParams } from '../../src/core/events.js'
+import { DEFAULT_REVIEW_ONE_IN, DEFAULT_TRUST, PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
+import type { PeerIdString, PlanParams, Trust } from '../../src/core/events.js'
 import type { RunReport } from '../../src/sim/run.js'
 
 const own = World.prototype.params
 /** How many goals the wrapped World.params gave, and of which protocol versions. */
 const versions: number[] = []
+/** The goals' trust parameters (a test may turn the review sample on). */
+let trust: Trust = DEFAULT_TRUST
 beforeAll(() => {
   World.prototype.params = function (this: World, committee?: readonly PeerIdString[]): PlanParams {
-    const p = { ...own.call(this, committee), trust: DEFAULT_TRUST }
+    const p = { ...own.call(this, committee), trust }
     versions.push(paramsVersion(p))
     return p
   }
@@ -43,6 +45,24 @@ describe('version-5 plans in the simulator', () => {
     }
     expect(versions.length).toBeGreaterThan(0)
     expect(new Set(versions)).toStrictEqual(new Set([PROTOCOL_VERSION_5]))
+  }, 300_000)
+
+  it('with the review sample: 4 seeds finish and converge, the scorers reviewing the sampled results', async () => {
+    trust = { ...DEFAULT_TRUST, reviewOneIn: DEFAULT_REVIEW_ONE_IN }
+    try {
+      let reviewed = 0
+      for (let seed = 1; seed <= 4; seed++) {
+        const { report, world } = await runWorld({ seed, nodes: 5 + (seed % 6), faults: [] })
+        expect(report.ok, explain(report)).toBe(true)
+        const view = world.nodes.find(n => n.runtime !== undefined)?.runtime?.view
+        for (const plan of world.plans)
+          for (const r of (view?.loadTree(plan)?.tasks ?? []).flatMap(t => t.results))
+            if (r.reviewedFor !== null && r.reviewedFor !== undefined && r.review === 'accepted') reviewed++
+      }
+      expect(reviewed).toBeGreaterThan(0)
+    } finally {
+      trust = DEFAULT_TRUST
+    }
   }, 300_000)
 
   it('with every fault: 12 seeds finish and converge', async () => {
