@@ -353,7 +353,14 @@ export class World {
       ...this.opts.dishonest?.params,
       maxDepth: this.opts.maxDepth ?? 2,
       review: this.opts.review === true,
-      ...(this.opts.trust === true ? { trust: DEFAULT_TRUST } : {}),
+      ...(this.opts.trust === true
+        ? {
+            trust:
+              this.opts.reviewOneIn === undefined
+                ? DEFAULT_TRUST
+                : { ...DEFAULT_TRUST, reviewOneIn: this.opts.reviewOneIn }
+          }
+        : {}),
       committee,
       quorum: majority(committee.length)
     }

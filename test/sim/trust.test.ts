@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { runWorld } from '../../src/sim/run.js'
 import { StandingBook } from '../../src/core/peer-standing.js'
 import { FAULT_KINDS } from '../../src/sim/faults.js'
-import { PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
+import { DEFAULT_REVIEW_ONE_IN, PROTOCOL_VERSION_5, paramsVersion } from '../../src/core/events.js'
 import type { RunReport } from '../../src/sim/run.js'
 
 function explain(r: RunReport): string {
@@ -33,6 +33,25 @@ describe('version-5 plans in the simulator', () => {
       }
     }
     expect(versions).toStrictEqual(new Set([PROTOCOL_VERSION_5]))
+  }, 300_000)
+
+  it('with the review sample: 4 seeds finish and converge, the scorers reviewing the sampled results', async () => {
+    let reviewed = 0
+    for (let seed = 1; seed <= 4; seed++) {
+      const { report, world } = await runWorld({
+        seed,
+        nodes: 5 + (seed % 6),
+        faults: [],
+        trust: true,
+        reviewOneIn: DEFAULT_REVIEW_ONE_IN
+      })
+      expect(report.ok, explain(report)).toBe(true)
+      const view = world.nodes.find(n => n.runtime !== undefined)?.runtime?.view
+      for (const plan of world.plans)
+        for (const r of (view?.loadTree(plan)?.tasks ?? []).flatMap(t => t.results))
+          if (r.reviewedFor !== null && r.reviewedFor !== undefined && r.review === 'accepted') reviewed++
+    }
+    expect(reviewed).toBeGreaterThan(0)
   }, 300_000)
 
   it('with every fault: 12 seeds finish and converge, and no honest member’s standing counts against it', async () => {
