@@ -8,6 +8,7 @@
  */
 import { logger } from '@libp2p/logger'
 import { claimRank } from '../src/core/trust-rules.js'
+import { backupTask } from './backup-rules.js'
 import { meetsNeeds } from '../src/core/needs.js'
 import { view } from '../src/core/view.js'
 import { isIdle, nodeMap, welcomesModels } from './plan-context.js'
@@ -110,6 +111,8 @@ export interface ClaimIntent {
   readonly prev: EventId | null
   /** Wait for an earlier competing claim before calling the model (see needsConfirm). */
   readonly confirm: boolean
+  /** Protocol 5: a backup of another member's chain held past the fold's backup time (./backup-rules.ts). */
+  readonly backup?: true
 }
 
 /**
@@ -293,10 +296,13 @@ export function decideExecutor(
   const nodes = tree.params.tools ? nodeMap(tree) : undefined
   const mine = ev.offers ?? NOTHING
   const offersOf = ev.offersOf ?? (() => NOTHING)
+  // Whether a task this executor could take is claimable or contestable (now or after its stagger).
+  let takeable = false
   for (const task of order) {
     if (room <= 0) break
     const needs = task.kind === 'leaf' ? (nodes?.get(task.node)?.needs ?? []) : []
     if (needs.length > 0 && !meetsNeeds(mine, needs)) continue
+    takeable = true
     const able = needs.length === 0 ? executors : executors.filter(p => p === me || meetsNeeds(offersOf(p), needs))
     const ableFree = needs.length === 0 ? free : free.filter(p => p === me || meetsNeeds(offersOf(p), needs))
     const current = task.chains[task.chains.length - 1]
@@ -348,6 +354,31 @@ export function decideExecutor(
     )
     out.push({ kind: 'claim', key: `claim:${tree.plan}:${task.id}`, plan: tree.plan, task, prev, confirm })
     room--
+  }
+  // Protocol 5: idle in the plan (no claim held or worked, nothing to take), back up one hoarded task.
+  if (!takeable && room >= tree.params.maxClaimsPerExecutor && tree.backupMs !== undefined) {
+    const b = backupTask(tree, me, nowMs, {
+      rankFor,
+      able: task => {
+        const needs = task.kind === 'leaf' ? (nodes?.get(task.node)?.needs ?? []) : []
+        if (needs.length > 0 && !meetsNeeds(mine, needs)) return null
+        const fits = (p: string): boolean => p === me || needs.length === 0 || meetsNeeds(offersOf(p), needs)
+        const owner = task.chains[task.chains.length - 1]?.owner
+        return {
+          all: executors.filter(p => p !== owner && fits(p)),
+          free: free.filter(p => p !== owner && fits(p))
+        }
+      },
+      staggerMs,
+      skewMs: SKEW_ALLOWANCE_MS,
+      stable,
+      ...(ev.wake === undefined ? {} : { wake: ev.wake })
+    })
+    if (b !== undefined) {
+      log('backup %s: rank %d, chain held past the backup time %d ms', b.task.id.slice(0, 8), b.rank, tree.backupMs)
+      const key = `claim:${tree.plan}:${b.task.id}`
+      out.push({ kind: 'claim', key, plan: tree.plan, task: b.task, prev: b.prev, confirm: true, backup: true })
+    }
   }
   return out
 }

@@ -54,6 +54,7 @@ export function derivePlan(index: PlanIndex): PlanTree {
   // Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying.
   return {
     author: goal.env.author,
+    ...(rules === undefined ? {} : { backupMs: rules.backupMs }),
     budgetTokens,
     committees,
     deliverable,

@@ -215,6 +215,11 @@ export interface PlanTree {
   readonly plan: PlanId
   readonly goal: string
   readonly author: PeerIdString
+  /**
+   * Protocol 5 only: how long after a chain's claim another member may back it up (fold.md 11.8,
+   * src/core/trust-rules.ts `backupAfter`). Derived from the set like the rest; not hashed (tree-hash.ts NOT_HASHED).
+   */
+  readonly backupMs?: number
   readonly submittedAt: Hlc
   /** The goal's parameters, protocol 2's fields with their defaults when the goal has none (left out of the treeHash then). */
   readonly params: ResolvedParams

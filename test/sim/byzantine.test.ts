@@ -96,16 +96,12 @@ interface Waiver {
  */
 const NOT_YET_IN_FORCE: readonly Waiver[] = [
   {
-    rule: 'every plan completes',
-    modes: ['hoard'],
-    why:
-      'a hoarder keeps its maxClaimsPerExecutor tasks for maxClaimMs (10 min) and the run gives up at 3x: ' +
-      'backup executions (issue 43, item 4) are being built'
-  },
-  {
     rule: 'makespan at most 1.5x the honest run',
     modes: ['hoard'],
-    why: 'as above: waits for backup executions'
+    why:
+      "each hoarded task waits for its backup, the fold's backup time (at least two leases, 30 s at the " +
+      "simulator's 15 s lease, and 60 s before three results are built on) after the hoarder's claim: " +
+      'bounded (HOARD_DEADLINE_FACTOR), but not within 1.5x of a 10 s run'
   },
   {
     rule: 'no junk accepted after its author was first rejected',
@@ -154,6 +150,14 @@ const waived = (rule: string, c: Case): boolean =>
   NOT_YET_IN_FORCE.some(
     w => w.rule === rule && w.modes.includes(c.mode) && (w.withFaults !== true || c.faults.length > 0)
   )
+
+/**
+ * A hoarder delays each task it holds on the plan's critical path by the fold's backup time plus the backup's own
+ * work (docs/protocol/fold.md 11.8), not by maxClaimMs: about 2 x 62 s in the swept seeds, against a 10 s honest run.
+ * Its runs give up at this multiple of the honest makespan (plus 30 s) instead of 3x; before backup executions they
+ * ran into maxClaimMs (10 min) per task.
+ */
+const HOARD_DEADLINE_FACTOR = 15
 
 /** The size a mode is swept at: 7 nodes give 4 executors; the plan modes need 2 decomposers (10 nodes). */
 const sizeOf = (mode: ByzMode): number => (PLAN_MODES.includes(mode) ? 10 : 7)
@@ -226,6 +230,7 @@ async function check(c: Case): Promise<{ breaks: string[]; printed: string[] }> 
       until: 'plan',
       mode: c.mode,
       f: c.f,
+      ...(c.mode === 'hoard' && c.trust ? { deadlineFactor: HOARD_DEADLINE_FACTOR } : {}),
       ...(review ? { review } : {}),
       ...(c.trust ? { trust: true } : {})
     },

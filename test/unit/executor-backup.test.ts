@@ -1,0 +1,160 @@
+/**
+ * An honest executor's backup executions in a version-5 plan
+ * (roles/backup-rules.ts through roles/claim-rules.ts decideExecutor;
+ * docs/protocol/fold.md 11.8): idle in the plan, it claims a task that
+ * another member has held past the fold's backup time (the tree's
+ * `backupMs`), one at a time, the longest-held first, in the fold's contest
+ * order; and a claim it makes so is one the fold takes as the backup.
+ */
+import { beforeAll, describe, expect, it } from 'vitest'
+import { SKEW_ALLOWANCE_MS, decideExecutor } from '../../roles/claim-rules.js'
+import { DEFAULT_TRUST } from '../../src/core/events.js'
+import { BACKUP_FACTOR, claimRank } from '../../src/core/trust-rules.js'
+import { PlanBuilder } from '../helpers/plan-builder.js'
+import { child, leafTask, makeCast, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
+import type { Cast } from '../helpers/fold-fixtures.js'
+import type { EventId, PeerIdString, PlanEvent, PlanParams, TaskId } from '../../src/core/events.js'
+import type { ClaimIntent } from '../../roles/claim-rules.js'
+import type { PlanTree } from '../../src/core/tree.js'
+
+let cast: Cast
+beforeAll(async () => {
+  cast = await makeCast()
+})
+
+const LEASE = 1_000
+const STAGGER = 250
+/** No built-on results: the typical task time is the lease. */
+const BACKUP_MS = Math.max(2 * LEASE, BACKUP_FACTOR * LEASE)
+/** The hoarder claims the first task here, the second 100 ms later. */
+const HELD_AT = 2_300
+/** When the best-ranked other executor backs the first task up. */
+const DUE = HELD_AT + BACKUP_MS + SKEW_ALLOWANCE_MS
+
+interface Case {
+  readonly name: string
+  readonly now: number
+  /** Which executor decides: the best-ranked (for the first task) of the others, the next one, or the hoarder. */
+  readonly who?: 'best' | 'second' | 'hoarder'
+  /** The plan's rules: version 5 (default), or the earlier ones. */
+  readonly v4?: true
+  /** The hoarder stops renewing the first task at HELD_AT (its lease lapses: a takeover, not a backup). */
+  readonly lapses?: true
+  /** The deciding executor holds the second task itself (not idle). */
+  readonly holdsSecond?: true
+  /** The second task is left free (claimable: the executor is not idle). */
+  readonly secondFree?: true
+  /** What it claims: 'backup' (of the first task), 'takeover' (of the first task), 'second', or nothing. */
+  readonly expect: 'backup' | 'takeover' | 'second' | null
+}
+
+const CASES: readonly Case[] = [
+  { name: 'idle, past the backup time: backs the longest-held task up', now: DUE, expect: 'backup' },
+  { name: 'before the backup time and its skew allowance: nothing yet', now: DUE - 1, expect: null },
+  { name: 'the next-ranked executor waits a stagger more', now: DUE, who: 'second', expect: null },
+  { name: '... and claims after it', now: DUE + STAGGER, who: 'second', expect: 'backup' },
+  { name: 'never a backup of its own chain', now: DUE + 5_000, who: 'hoarder', expect: null },
+  { name: 'holding a claim in the plan: one at a time', now: DUE, holdsSecond: true, expect: null },
+  { name: 'a claimable task comes first', now: DUE, secondFree: true, expect: 'second' },
+  { name: 'a lapsed chain is taken over, not backed up', now: DUE, lapses: true, expect: 'takeover' },
+  { name: 'not in a plan of the earlier rules', now: DUE, v4: true, expect: null }
+]
+
+function setup(c: Case): {
+  b: PlanBuilder
+  events: PlanEvent[]
+  ev: EventId[]
+  tree: PlanTree
+  t0: TaskId
+  t1: TaskId
+  me: PeerIdString
+  executors: PeerIdString[]
+  last0: EventId
+} {
+  const params: Partial<PlanParams> = { leaseMs: LEASE, maxClaimMs: 60_000, maxClaimsPerExecutor: 2 }
+  const b = new PlanBuilder(
+    cast.author,
+    cast.scorers.slice(0, 3),
+    c.v4 === true ? params : { ...params, trust: DEFAULT_TRUST }
+  )
+  const s = split(b, {
+    node: b.root,
+    by: cast.decomposers[0],
+    titles: ['book flights', 'book hotels'],
+    voters: cast.scorers.slice(0, 2),
+    at: 2000
+  })
+  const ev = s.events.map(e => e.id) as EventId[]
+  const t0 = leafTask(child(s, 0))
+  const t1 = leafTask(child(s, 1))
+  const [hoarder, ...others] = cast.executors
+  const ranked = [...others].sort((x, y) => (claimRank(t0, x) < claimRank(t0, y) ? -1 : 1))
+  const me =
+    c.who === 'hoarder' ? hoarder : c.who === 'second' ? (ranked[1] as PeerIdString) : (ranked[0] as PeerIdString)
+  const events: PlanEvent[] = [...s.events]
+  // Renewed every 800 ms up to `now`: a lease that never lapses.
+  const held = (who: PeerIdString, task: TaskId, at: number, renew: boolean): PlanEvent => {
+    const claim = b.claim(who, task, at, { evidence: ev })
+    events.push(claim)
+    let last: PlanEvent = claim
+    if (renew)
+      for (let ms = at + 800; ms <= c.now; ms += 800) {
+        last = b.renew(claim, last, ms)
+        events.push(last)
+      }
+    return last
+  }
+  const last0 = held(hoarder, t0, HELD_AT, c.lapses !== true)
+  if (c.holdsSecond === true) held(me, t1, HELD_AT + 100, true)
+  else if (c.secondFree !== true) held(hoarder, t1, HELD_AT + 100, true)
+  return { b, events, ev, tree: treeOf(b, events), t0, t1, me, executors: [...cast.executors], last0: last0.id }
+}
+
+describe('backup executions started by an idle executor (protocol 5)', () => {
+  for (const c of CASES)
+    it(c.name, () => {
+      const { tree, t0, t1, me, executors, last0 } = setup(c)
+      const woke: number[] = []
+      const working = c.holdsSecond === true ? 1 : 0
+      const out: ClaimIntent[] = decideExecutor(tree, me, c.now, executors, working, () => HELD_AT, STAGGER, {
+        stableView: true,
+        lagMs: 0,
+        workingOn: task => c.holdsSecond === true && task === t1,
+        wake: at => woke.push(at)
+      })
+      const got = out[0]
+      const what =
+        got === undefined
+          ? null
+          : got.task.id === t1
+            ? 'second'
+            : got.backup === true
+              ? 'backup'
+              : got.task.id === t0
+                ? 'takeover'
+                : 'other'
+      expect(what).toBe(c.expect)
+      expect(out.length).toBeLessThanOrEqual(1)
+      if (c.expect === 'backup') {
+        expect(got).toMatchObject({ prev: last0, confirm: true, backup: true })
+        expect(tree.backupMs).toBe(BACKUP_MS)
+      }
+      if (c.name.startsWith('before')) expect(woke).toContain(DUE)
+    })
+})
+
+describe('a backup claim as the fold takes it', () => {
+  it('heads the task once made, and the hoarder’s chain is superseded', () => {
+    const c = CASES[0] as Case
+    const { b, events, ev, tree, t0, me, executors } = setup(c)
+    const intent = decideExecutor(tree, me, c.now, executors, 0, () => HELD_AT, STAGGER, {
+      stableView: true,
+      lagMs: 0
+    })[0]
+    expect(intent?.backup).toBe(true)
+    const backup = b.claim(me, t0, c.now, { evidence: ev, prev: intent?.prev ?? null })
+    const after = treeOf(b, [...events, backup])
+    expect(taskOf(after, t0).owner).toBe(me)
+    expect(taskOf(after, t0).chains.map(x => x.end?.kind ?? null)).toStrictEqual(['superseded', null])
+  })
+})
