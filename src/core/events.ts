@@ -178,10 +178,10 @@ export const DEFAULT_REVIEW_ONE_IN = 4
  * What new goals use (src/author): a window of four of the executors'
  * 250 ms staggers, so the executors ranked 0..3 of a task claim within it,
  * as they do today, and a claim a tick after the task became ready wins
- * nothing by its stamp; and the review sample, one result in
- * DEFAULT_REVIEW_ONE_IN (a goal written without `reviewOneIn` samples none).
+ * nothing by its stamp. Results are not sampled for review unless the goal
+ * sets `reviewOneIn` (DEFAULT_REVIEW_ONE_IN is what a goal that asks uses).
  */
-export const DEFAULT_TRUST: Trust = { claimWindowMs: 1_000, reviewOneIn: DEFAULT_REVIEW_ONE_IN }
+export const DEFAULT_TRUST: Trust = { claimWindowMs: 1_000 }
 
 /** A plan's review sample: one result in how many (0: none; a plan of versions 1 to 4 samples none). */
 export function reviewOneIn(p: Pick<PlanParams, 'trust'>): number {

@@ -229,7 +229,7 @@ export const CLIENT_OPTIONS = {
     type: 'string',
     help:
       "submit, with --trust: without --review the committee still reviews each member's first results, all after " +
-      'a rejection, and one result in N of the rest, 0-1000 (default 4; 0: none)'
+      'a rejection, and one result in N of the rest, 0-1000 (default 0: none; 4 is a good start)'
   },
   reason: { type: 'string', help: 'cancel, task release: why (shown to everyone)' },
   plan: { type: 'string', help: 'task next: take a task of this plan only' },

@@ -72,11 +72,11 @@ export interface WorldOptions {
   /**
    * Every goal is a protocol-5 plan (`params.trust` = DEFAULT_TRUST, ADR-0047; `npm run sim -- --trust`): claims
    * ranked by a hash within the claim window, results only from the holder, the past final. Default false: the
-   * goals fold by the rules of versions 1-4, as before. The review sample (`trust.reviewOneIn`) is DEFAULT_TRUST's
-   * unless `reviewOneIn` is given.
+   * goals fold by the rules of versions 1-4, as before. The review sample (`trust.reviewOneIn`) is off unless
+   * `reviewOneIn` is given.
    */
   readonly trust?: boolean
-  /** With `trust`: the goals' `trust.reviewOneIn` (docs/protocol/fold.md 11.7); default DEFAULT_REVIEW_ONE_IN, 0: none. */
+  /** With `trust`: the goals' `trust.reviewOneIn` (docs/protocol/fold.md 11.7); default absent, no sample. */
   readonly reviewOneIn?: number
   /** Faults run from 2 s for this long (default 20 s); pauses, crashes and partitions last up to half of it. */
   readonly faultSpanMs?: number

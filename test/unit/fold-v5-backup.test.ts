@@ -26,7 +26,7 @@ function builder(params: Partial<PlanParams> = {}): PlanBuilder {
   return new PlanBuilder(cast.author, cast.scorers.slice(0, 3), {
     leaseMs: LEASE,
     maxClaimMs: 60_000,
-    trust: { ...DEFAULT_TRUST, reviewOneIn: 0 },
+    trust: DEFAULT_TRUST,
     ...params
   })
 }

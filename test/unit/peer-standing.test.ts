@@ -51,7 +51,7 @@ function hoardingPlan(): { b: PlanBuilder; events: PlanEvent[] } {
     leaseMs: 1_000,
     maxClaimMs: 5_000,
     maxClaimsPerExecutor: 1,
-    trust: { ...DEFAULT_TRUST, reviewOneIn: 0 }
+    trust: DEFAULT_TRUST
   })
   const s = split(b, {
     node: b.root,

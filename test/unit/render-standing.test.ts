@@ -19,7 +19,7 @@ beforeAll(async () => {
   const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3), {
     leaseMs: 1_000,
     maxClaimMs: 5_000,
-    trust: { ...DEFAULT_TRUST, reviewOneIn: 0 }
+    trust: DEFAULT_TRUST
   })
   const s = split(b, {
     node: b.root,

@@ -48,7 +48,7 @@ export const SUBMIT = z.object({
     ),
   reviewOneIn: int(
     'with trust: without review the committee still reviews each member’s first results, all after a rejection, ' +
-      'and one result in N of the rest, 0-1000 (default 4; 0: none)'
+      'and one result in N of the rest, 0-1000 (default 0: none)'
   ),
   approvers: z.array(z.string()).optional().describe('peer ids whose ballot is needed as well as the quorum (people)'),
   approveFor: z
