@@ -289,7 +289,7 @@ export function decideExecutor(
   const held = liveClaims(tree, lapsed)
   const free = executors.filter(p => p === me || (held.get(p) ?? 0) < tree.params.maxClaimsPerExecutor)
   const chain = chainLengths(tree)
-  const contested = contestable(tree, me, nowMs)
+  const contested = contestable(tree, me, nowMs, lastFull === undefined ? undefined : lastFull + staggerMs)
   for (const t of contested) if (!seen.has(t.id)) seen.set(t.id, seenAt(t.id))
   const order = [...v.claimable, ...contested].sort((a, b) => (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0))
   const contestIds = new Set(contested.map(t => t.id))
@@ -399,8 +399,12 @@ function windowEnd(task: TaskView, tree: PlanTree): number {
  * (src/core/claim-contest.ts): a claim of this executor stamped within the
  * window still wins them, so it claims them while the window is open, after
  * its own stagger as for a ready task. Nothing in an earlier version's plan.
+ * Not a chain claimed before `fullUntilMs` (this executor held the plan's
+ * limit of claims less than a stagger before): its owner rightly skipped
+ * this executor in its rank and may be done already, so a contest would
+ * only run the task twice.
  */
-function contestable(tree: PlanTree, me: string, nowMs: number): TaskView[] {
+function contestable(tree: PlanTree, me: string, nowMs: number, fullUntilMs?: number): TaskView[] {
   const w = tree.params.trust?.claimWindowMs
   if (w === undefined || w === 0) return []
   return tree.tasks.filter(t => {
@@ -413,6 +417,7 @@ function contestable(tree: PlanTree, me: string, nowMs: number): TaskView[] {
       c.owner !== me &&
       t.readyAt !== null &&
       c.claimedAt.ms <= t.readyAt.ms + w &&
+      (fullUntilMs === undefined || c.claimedAt.ms > fullUntilMs) &&
       nowMs < windowEnd(t, tree) &&
       preference(t.id, me) < preference(t.id, c.owner)
     )
