@@ -101,7 +101,7 @@ const NOT_YET_IN_FORCE: readonly Waiver[] = [
     why:
       "each hoarded task waits for its backup, the fold's backup time (at least two leases, 30 s at the " +
       "simulator's 15 s lease, and 60 s before three results are built on) after the hoarder's claim: " +
-      'bounded (HOARD_DEADLINE_FACTOR), but not within 1.5x of a 10 s run'
+      'bounded (src/sim/byzantine/run.ts HOARD_DEADLINE_FACTOR), but not within 1.5x of a 10 s run'
   },
   {
     rule: 'no junk accepted after its author was first rejected',
@@ -150,14 +150,6 @@ const waived = (rule: string, c: Case): boolean =>
   NOT_YET_IN_FORCE.some(
     w => w.rule === rule && w.modes.includes(c.mode) && (w.withFaults !== true || c.faults.length > 0)
   )
-
-/**
- * A hoarder delays each task it holds on the plan's critical path by the fold's backup time plus the backup's own
- * work (docs/protocol/fold.md 11.8), not by maxClaimMs: about 2 x 62 s in the swept seeds, against a 10 s honest run.
- * Its runs give up at this multiple of the honest makespan (plus 30 s) instead of 3x; before backup executions they
- * ran into maxClaimMs (10 min) per task.
- */
-const HOARD_DEADLINE_FACTOR = 15
 
 /** The size a mode is swept at: 7 nodes give 4 executors; the plan modes need 2 decomposers (10 nodes). */
 const sizeOf = (mode: ByzMode): number => (PLAN_MODES.includes(mode) ? 10 : 7)
@@ -230,7 +222,6 @@ async function check(c: Case): Promise<{ breaks: string[]; printed: string[] }> 
       until: 'plan',
       mode: c.mode,
       f: c.f,
-      ...(c.mode === 'hoard' && c.trust ? { deadlineFactor: HOARD_DEADLINE_FACTOR } : {}),
       ...(review ? { review } : {}),
       ...(c.trust ? { trust: true } : {})
     },

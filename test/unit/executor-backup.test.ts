@@ -157,4 +157,19 @@ describe('a backup claim as the fold takes it', () => {
     expect(taskOf(after, t0).owner).toBe(me)
     expect(taskOf(after, t0).chains.map(x => x.end?.kind ?? null)).toStrictEqual(['superseded', null])
   })
+
+  it('is in no chain once the holder’s result comes first: the executor’s book sees it lost, stops and releases it', () => {
+    const c = CASES[0] as Case
+    const { b, events, ev, t0, me, last0 } = setup(c)
+    const backup = b.claim(me, t0, c.now, { evidence: ev, prev: last0 })
+    const held = events.find(e => e.id === last0) as PlanEvent
+    const holder = events.find(e => e.env.type === 'task-claimed' && e.env.author !== me) as PlanEvent<'task-claimed'>
+    expect(held).toBeDefined()
+    const first = b.result(holder, c.now + 200, 'slow but done')
+    const after = treeOf(b, [...events, backup, first])
+    const t = taskOf(after, t0)
+    expect(t.accepted).toBe(first.id)
+    // standingOf (roles/claim-book.ts) is 'lost' for a claim that heads no chain: the hold releases it and aborts.
+    expect(t.chains.some(x => x.claim === backup.id)).toBe(false)
+  })
 })

@@ -10,12 +10,20 @@ import type { ByzMode } from './modes.js'
 import type { ByzVerdict } from './verdict.js'
 import type { Dishonesty } from './hooks.js'
 
+/**
+ * A hoarder on version-5 plans delays each task it holds on the critical path by the fold's backup time plus the
+ * backup's own work (docs/protocol/fold.md 11.8), not by maxClaimMs: at the simulator's 15 s lease that is 30-60 s a
+ * task (about 2 x 62 s on 7 nodes, seed 2, against a 10 s honest run). Its runs give up at this multiple of the
+ * honest makespan (plus 30 s) instead of 3x, so a bounded delay completes and an unbounded one does not.
+ */
+export const HOARD_DEADLINE_FACTOR = 15
+
 /** A dishonest run: a World's options plus the mode and how many members follow it. */
 export interface ByzOptions extends Omit<WorldOptions, 'dishonest'> {
   readonly mode: ByzMode
   /** Dishonest members (cut to leave one honest member of the attacked role; see castFor). */
   readonly f: number
-  /** Give up at this multiple of the honest run's makespan (default 3). */
+  /** Give up at this multiple of the honest run's makespan (default 3; HOARD_DEADLINE_FACTOR for hoard on version 5). */
   readonly deadlineFactor?: number
   /** Goal parameters beyond the world's (Dishonesty.params). */
   readonly params?: Dishonesty['params']
@@ -61,10 +69,11 @@ export async function runByzantine(opts: ByzOptions, honest?: RunReport): Promis
   const isHonest = (n: SimNode): boolean => !cast.members.includes(n.index) && n.twinOf === undefined
   const watch = new FinishWatch(isHonest)
   const goalAt = opts.goalAtMs ?? GOAL_AT_MS
+  const factor = deadlineFactor ?? (mode === 'hoard' && opts.trust === true ? HOARD_DEADLINE_FACTOR : 3)
   const deadlineMs =
     base.completionMs === null
       ? (opts.deadlineMs ?? 15 * 60_000)
-      : goalAt + Math.round(base.completionMs * (deadlineFactor ?? 3)) + 30_000
+      : goalAt + Math.round(base.completionMs * factor) + 30_000
   const { report, world: w } = await runWorld({
     ...world,
     deadlineMs,
