@@ -17,21 +17,11 @@ import { spawnCommand, REPO_ROOT } from '../helpers/cli-process.js'
 import { join } from 'node:path'
 import { ResilienceSwarm, Stopwatch, printMeasured } from '../helpers/swarm.js'
 import type { CliChild } from '../helpers/cli-process.js'
+import { byLabel } from '../helpers/metrics-text.js'
 
 const PLAN_MS = 240_000
 const PLAN_ARGS = ['--max-depth', '2', '--lease-ms', '3000', '--max-claim-ms', '10000']
 const RATE = 200
-
-/** Sums of a counter's samples in Prometheus text, by one label. */
-function byLabel(text: string, metric: string, label: string): Record<string, number> {
-  const out: Record<string, number> = {}
-  const re = new RegExp(`^${metric}\\{([^}]*)\\}\\s+(\\S+)$`, 'gm')
-  for (const m of text.matchAll(re)) {
-    const l = new RegExp(`${label}="([^"]*)"`).exec(m[1] as string)?.[1] ?? ''
-    out[l] = (out[l] ?? 0) + Number(m[2])
-  }
-  return out
-}
 
 describe('resilience: a hostile peer in the swarm', () => {
   let s: ResilienceSwarm | undefined

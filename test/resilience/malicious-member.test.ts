@@ -23,6 +23,7 @@ import { REPO_ROOT, spawnCommand, tempDir } from '../helpers/cli-process.js'
 import { ResilienceSwarm, Stopwatch, fetchPlan, printMeasured } from '../helpers/swarm.js'
 import { waitUntil } from '../helpers/wait.js'
 import type { CliChild } from '../helpers/cli-process.js'
+import { byLabel } from '../helpers/metrics-text.js'
 import type { PlanTree } from '../../src/core/tree.js'
 
 const PLAN_MS = 150_000
@@ -40,17 +41,6 @@ const PLAN_ARGS = [
 ]
 const SYBILS = 3
 const JUNK = 100
-
-/** Sums of a counter's samples in Prometheus text, by one label. */
-function byLabel(text: string, metric: string, label: string): Record<string, number> {
-  const out: Record<string, number> = {}
-  const re = new RegExp(`^${metric}\\{([^}]*)\\}\\s+(\\S+)$`, 'gm')
-  for (const m of text.matchAll(re)) {
-    const l = new RegExp(`${label}="([^"]*)"`).exec(m[1] as string)?.[1] ?? ''
-    out[l] = (out[l] ?? 0) + Number(m[2])
-  }
-  return out
-}
 
 /** The member's counts from its last `sent` line. */
 function sentOf(child: CliChild): Record<string, number> {
