@@ -154,7 +154,8 @@ describe('the review sample of a version-5 plan without --review', () => {
       expect(share, `one in ${n}`).toBeLessThan(1.2 / n)
     }
     expect(ids.every(t => inSample(t, cast.executors[0], 1))).toBe(true)
-    expect(ids.some(t => inSample(t, cast.executors[0], 1_000))).toBe(true)
+    // Keys are fresh each run: one in 100 over 4,000 ids misses all with odds e^-40 (one in 1,000 missed 1.8 % of runs).
+    expect(ids.some(t => inSample(t, cast.executors[0], 100))).toBe(true)
     const byAuthor = ids
       .slice(0, 200)
       .filter(t => inSample(t, cast.executors[0], 4) !== inSample(t, cast.executors[1], 4))
