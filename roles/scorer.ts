@@ -20,6 +20,13 @@ export const BALLOT_WINDOW_MS = 1_500
 export const MAX_BALLOT_PROPOSALS = 16
 
 /**
+ * Protocol 5: how long after accepting a result of a task a scorer waits before it may accept another result of
+ * that task (one its fold now holds in place of the first, which no quorum accepted). Long enough for the reviews
+ * already under way to arrive, so that two results of one task are not both accepted (ADR-0053).
+ */
+export const REVIEW_SWITCH_MS = 10_000
+
+/**
  * A proposal's rank in its attempt: the hash of the node, the attempt and the
  * proposal's id. The same for every scorer (so a committee considers the
  * same proposals and can agree), and not chosen by anyone: a proposal's id is
@@ -64,6 +71,8 @@ export interface ReviewIntent {
   readonly result: ResultView
   readonly committee: EventId
   readonly path: string[]
+  /** Protocol 5: this scorer's accepting reviews of the task's other results when it decided (see acceptOnce). */
+  readonly acceptedOthers: readonly EventId[]
 }
 
 /**
@@ -121,8 +130,14 @@ export function decideScorer(
       if (task.status !== 'in-review') continue
       const node = nodes.get(task.node)
       if (node === undefined) continue
+      const once = tree.params.trust === undefined ? undefined : acceptOnce(task, me, nowMs, reviewsBy)
+      if (once !== undefined && once.reviewable === null) {
+        if (once.wakeAt !== null) wake?.(once.wakeAt)
+        continue
+      }
       for (const result of task.results) {
         if (result.review !== 'pending') continue
+        if (once !== undefined && result.id !== once.reviewable) continue
         if (reviewsBy(result.id).some(r => r.env.author === me && r.env.body.committee === committee.event)) continue
         out.push({
           kind: 'review',
@@ -132,12 +147,61 @@ export function decideScorer(
           node,
           result,
           committee: committee.event,
-          path: pathOf(tree, node, nodes)
+          path: pathOf(tree, node, nodes),
+          acceptedOthers: once?.acceptedOthers ?? []
         })
       }
     }
   }
   return out
+}
+
+/**
+ * Protocol 5's review policy (ADR-0053): review only the result the fold holds for the task (the last chain's), and
+ * accept at most one result of a task. Two results of one task reported about the same time (a back-dated claim
+ * beside the holder's) could otherwise each win a quorum, and which one a plan finished with would follow what each
+ * node heard first. A scorer moves on from a result it accepted only when no quorum accepted that one, the fold no
+ * longer holds it, and REVIEW_SWITCH_MS have passed since its accept: so a split vote with a crashed member does not
+ * stall the task.
+ */
+function acceptOnce(
+  task: TaskView,
+  me: PeerIdString,
+  nowMs: number,
+  reviewsBy: (result: EventId) => readonly PlanEvent<'result-reviewed'>[]
+): { reviewable: EventId | null; wakeAt: number | null; acceptedOthers: EventId[] } {
+  const end = task.chains[task.chains.length - 1]?.end
+  const held = end?.kind === 'result' ? end.event : null
+  const acceptedOthers: EventId[] = []
+  let wakeAt: number | null = null
+  for (const r of task.results) {
+    if (r.id === held) continue
+    const mine = reviewsBy(r.id).filter(v => v.env.author === me && v.env.body.verdict === 'accept')
+    if (mine.length === 0) continue
+    if (r.review === 'accepted') return { reviewable: null, wakeAt: null, acceptedOthers }
+    for (const v of mine) {
+      acceptedOthers.push(v.id)
+      const free = v.env.hlc.ms + REVIEW_SWITCH_MS
+      if (free > nowMs) wakeAt = Math.max(wakeAt ?? 0, free)
+    }
+  }
+  return wakeAt === null
+    ? { reviewable: held, wakeAt: null, acceptedOthers }
+    : { reviewable: null, wakeAt, acceptedOthers }
+}
+
+/** Whether this scorer accepted another result of the task after it decided to review this one (see acceptOnce). */
+function acceptedSince(
+  intent: ReviewIntent,
+  me: PeerIdString,
+  reviewsOf: (result: EventId) => readonly PlanEvent<'result-reviewed'>[]
+): boolean {
+  const before = new Set(intent.acceptedOthers)
+  return intent.task.results.some(
+    r =>
+      r.id !== intent.result.id &&
+      reviewsOf(r.id).some(v => v.env.author === me && v.env.body.verdict === 'accept' && !before.has(v.id))
+  )
 }
 
 export function createScorer(ctx: RoleContext): RoleHandler {
@@ -178,6 +242,12 @@ export function createScorer(ctx: RoleContext): RoleHandler {
             trace: { plan: intent.plan, for: { slot: 'review', result: intent.result.id, committee: intent.committee } }
           }
         )
+        if (
+          tree.params.trust !== undefined &&
+          out.verdict === 'accept' &&
+          acceptedSince(intent, me, id => ctx.view.reviewsOf(intent.plan, id))
+        )
+          return
         await ctx.view.publish('result-reviewed', intent.plan, [intent.result.id, intent.committee], {
           task: intent.task.id,
           result: intent.result.id,

@@ -22,12 +22,8 @@ import type { Chain, Walk } from './chain-walk.js'
  */
 
 /** Whether a claim's result (or the review that accepted it) was built on by someone other than the claimer. */
-export function builtOn(index: PlanIndex, rules: TrustRules, c: PlanEvent<'task-claimed'>): boolean {
-  for (const r of index.claimEvents(c).results) {
-    if (rules.pinnedAgainst(r.id, c.env.author)) return true
-    for (const v of index.reviews.get(r.id) ?? []) if (rules.pinnedAgainst(v.id, c.env.author)) return true
-  }
-  return false
+export function builtOn(_index: PlanIndex, rules: TrustRules, c: PlanEvent<'task-claimed'>): boolean {
+  return rules.claimBuiltOn(c)
 }
 
 /** Whether a claim from `claims[from]` on, stamped after `after`, has a result built on by another member. */

@@ -34,7 +34,7 @@ export function derivePlan(index: PlanIndex): PlanTree {
   const rules = params.trust === undefined ? undefined : new TrustRules(index, params)
   const root = growTree(index, goal, committees, rules)
   const order = breadthFirst(root)
-  const finishes = new NodeTasks(index, params, committees, rules)
+  const finishes = new NodeTasks(index, params, committees, rules, root.id)
   const titles = new NodeTitles(order)
   const nodes: TreeNode[] = []
   const tasks: TaskView[] = []

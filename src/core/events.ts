@@ -188,9 +188,12 @@ export function reviewOneIn(p: Pick<PlanParams, 'trust'>): number {
   return p.trust?.reviewOneIn ?? 0
 }
 
-/** Whether the committee reviews results in this plan: all of them (`review`), or a sample (protocol 5). */
+/**
+ * Whether the committee reviews results in this plan: all of them (`review`), or in protocol 5 the deliverable
+ * and the sample (which results the sample takes depends on other events, so any result may be reviewed there).
+ */
 export function reviewsResults(p: Pick<PlanParams, 'review' | 'trust'>): boolean {
-  return p.review || reviewOneIn(p) > 0
+  return p.review || p.trust !== undefined
 }
 
 /** What a goal's author fixes for the whole plan; every event reaches it through its deps. */

@@ -45,17 +45,24 @@ export class NodeTasks {
   private readonly visiting = new Set<Draft>()
   private readonly approvers: NeededApprovers
   /** Protocol 5: which results the committee reviews. */
-  private readonly sample: ReviewSample | undefined
+  private readonly sample: ReviewSample | undefined = undefined
 
   constructor(
     private readonly index: PlanIndex,
     private readonly params: ResolvedParams,
     private readonly committees: readonly CommitteeView[],
     /** Protocol 5's plan-wide facts; undefined for plans of versions 1 to 4. */
-    private readonly rules?: TrustRules
+    private readonly rules?: TrustRules,
+    /** The root node: its task is the plan's deliverable, which protocol 5 always has reviewed. */
+    root?: NodeId
   ) {
     this.approvers = neededApprovers(committees, approversFor(params, 'results'))
-    this.sample = rules === undefined ? undefined : new ReviewSample(index, params, committees, this.approvers, rules)
+    if (rules !== undefined) {
+      const deliverable = new Set<string>(root === undefined ? [] : [root, rollupId(root)])
+      const sample = new ReviewSample(index, params, committees, this.approvers, rules, deliverable)
+      rules.settleWith(r => sample.acceptedDeliverable(r))
+      this.sample = sample
+    }
   }
 
   finishOf(d: Draft): Finish {

@@ -49,6 +49,9 @@ export function passedReviewCites(
  * Protocol 5's review sample (ADR-0049): which results of a plan wait for
  * the committee's review, and why, a function of the plan's event set.
  * - `review`: the plan reviews every result (its `review` parameter).
+ * - `deliverable`: a result of the root's task, always: nothing else builds
+ *   on the plan's deliverable, so the committee's acceptance is what makes
+ *   it final (fold.md 11.9).
  * - `first`: the result does not cite an accepting review of a result of
  *   its author that passed review (passedReviewCites): a member's results
  *   until one passes, read from the result itself, so that no later event
@@ -77,10 +80,17 @@ export class ReviewSample {
     private readonly params: ResolvedParams,
     committees: readonly CommitteeView[],
     needed: NeededApprovers,
-    private readonly rules: TrustRules
+    private readonly rules: TrustRules,
+    /** The root's task ids (its leaf task and its roll-up): the plan's deliverable. */
+    private readonly deliverable: ReadonlySet<string>
   ) {
     this.oneIn = reviewOneIn(params)
     this.all = new Reviews(index, true, committees, needed, rules.equivocators)
+  }
+
+  /** Whether `r` is a result of the deliverable that the committee accepted on review. */
+  acceptedDeliverable(r: PlanEvent<'result-reported'>): boolean {
+    return this.deliverable.has(r.env.body.task) && this.all.of(r).kind === 'accepted'
   }
 
   /** Why the committee reviews `r`, or null when it is accepted as it comes. */
@@ -95,6 +105,7 @@ export class ReviewSample {
 
   private decide(r: PlanEvent<'result-reported'>): ReviewedFor | null {
     if (this.params.review) return 'review'
+    if (this.deliverable.has(r.env.body.task)) return 'deliverable'
     if (this.oneIn === 0) return null
     const author = r.env.author
     if (!this.rules.pinnedAgainst(r.id, author)) {

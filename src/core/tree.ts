@@ -131,11 +131,11 @@ export interface ResultView {
 }
 
 /**
- * Why a result of a version-5 plan is reviewed: the plan reviews all (`review`), the author's first results until
- * one passes review (`first`), every result of an author once one was rejected (`after-rejection`), or the rank
- * sample (`sample`).
+ * Why a result of a version-5 plan is reviewed: the plan reviews all (`review`), it is the plan's deliverable (the
+ * root's task: `deliverable`), the author's first results until one passes review (`first`), every result of an
+ * author once one was rejected (`after-rejection`), or the rank sample (`sample`).
  */
-export type ReviewedFor = 'review' | 'first' | 'after-rejection' | 'sample'
+export type ReviewedFor = 'review' | 'deliverable' | 'first' | 'after-rejection' | 'sample'
 
 export interface TaskView {
   readonly id: TaskId

@@ -18,6 +18,18 @@ export const BACKUP_FACTOR = 4
 /** The typical task time is the median of this many built-on results at least; before that, the plan's leaseMs. */
 export const BACKUP_MIN_SAMPLES = 3
 
+/** More than one author built on an event: it is built on against everyone. */
+const MANY = Symbol('many')
+
+function join(
+  a: PeerIdString | typeof MANY | null,
+  b: PeerIdString | typeof MANY | null
+): PeerIdString | typeof MANY | null {
+  if (a === null) return b
+  if (b === null || a === b) return a
+  return MANY
+}
+
 /**
  * How a claimer ranks for a task in protocol 5's contests (lower first): a
  * hash of the task id and the claimer's peer id, which neither can choose
@@ -45,17 +57,23 @@ export function claimRank(task: string, peer: string): string {
  */
 export class TrustRules {
   readonly windowMs: number
-  /** How long after a chain's claim another member may start a backup of it (`backupAfter`). */
-  readonly backupMs: number
   readonly equivocators: ReadonlySet<PeerIdString>
-  readonly overLimit: ReadonlySet<EventId>
-  readonly demoted: ReadonlySet<EventId>
   /** Backup claims whose holder's result came first: their results are not evidence (ADR-0050). */
   readonly outrun = new Set<EventId>()
   private readonly pins = new Map<EventId, PlanEvent[]>()
   private readonly found: EvidenceItem[] = []
+  private settled: ((r: PlanEvent<'result-reported'>) => boolean) | undefined = undefined
+  /** Per event, who built on it: nobody (null), one author, or more than one (MANY). */
+  private readonly builders = new Map<EventId, PeerIdString | typeof MANY | null>()
+  /** The deliverable's results the committee accepted and their causal past, once `settled` is known. */
+  private settledPast: Set<EventId> | undefined = undefined
+  /** Worked out on first use, after the review sample has said what the committee settled (settleWith). */
+  private limits: { backupMs: number; overLimit: ReadonlySet<EventId>; demoted: ReadonlySet<EventId> } | undefined
 
-  constructor(index: PlanIndex, params: ResolvedParams) {
+  constructor(
+    private readonly index: PlanIndex,
+    private readonly params: ResolvedParams
+  ) {
     this.windowMs = params.trust?.claimWindowMs ?? 0
     for (const e of index.events.values()) {
       const t = e.env.type
@@ -67,19 +85,124 @@ export class TrustRules {
       }
     }
     this.equivocators = equivocatorsOf(index)
-    this.backupMs = backupAfter(index, params, r => this.pinnedAgainst(r.id, r.env.author))
-    const { overLimit, demoted } = claimLimits(index, params.maxClaimsPerExecutor, this.windowMs, c =>
-      index.claimEvents(c).results.some(r => this.pinnedAgainst(r.id, c.env.author))
-    )
-    this.overLimit = overLimit
-    this.demoted = demoted
-    for (const id of overLimit) this.note('claim-over-limit', index.event(id) as PlanEvent)
   }
 
-  /** Whether someone other than `author` built on `id` (cited it in a proposal, a claim or a result). */
+  /** How long after a chain's claim another member may start a backup of it (`backupAfter`). */
+  get backupMs(): number {
+    return this.worked().backupMs
+  }
+
+  /** Claims beyond their author's limit (claimLimits). */
+  get overLimit(): ReadonlySet<EventId> {
+    return this.worked().overLimit
+  }
+
+  /** Claims made after their author gave the task up (claimLimits). */
+  get demoted(): ReadonlySet<EventId> {
+    return this.worked().demoted
+  }
+
+  private worked(): NonNullable<TrustRules['limits']> {
+    if (this.limits !== undefined) return this.limits
+    const index = this.index
+    const backupMs = backupAfter(index, this.params, r => this.pinnedAgainst(r.id, r.env.author))
+    const { overLimit, demoted } = claimLimits(index, this.params.maxClaimsPerExecutor, this.windowMs, c =>
+      this.claimBuiltOn(c)
+    )
+    for (const id of overLimit) this.note('claim-over-limit', index.event(id) as PlanEvent)
+    this.limits = { backupMs, overLimit, demoted }
+    return this.limits
+  }
+
+  /**
+   * Whether someone other than `author` built on `id`: cited it in a proposal, a claim or a result, or cited such
+   * an event that built on it, however far down (its causal future among those kinds); or `id` is in the causal
+   * past of the deliverable the committee accepted (fold.md 11.5, 11.9).
+   */
   pinnedAgainst(id: EventId, author: PeerIdString): boolean {
-    for (const e of this.pins.get(id) ?? []) if (e.env.author !== author) return true
+    const by = this.builtBy(id)
+    if (by === MANY || (by !== null && by !== author)) return true
+    return this.inSettledPast(id)
+  }
+
+  /**
+   * Whether a claim's result, or a review that accepted it, was built on by someone other than the claimer
+   * (pinnedAgainst).
+   */
+  claimBuiltOn(c: PlanEvent<'task-claimed'>): boolean {
+    const author = c.env.author
+    for (const r of this.index.claimEvents(c).results) {
+      if (this.pinnedAgainst(r.id, author)) return true
+      for (const v of this.index.reviews.get(r.id) ?? []) if (this.pinnedAgainst(v.id, author)) return true
+    }
     return false
+  }
+
+  /** Who built on `id`, directly or through what cites it (memoised, without recursion). */
+  private builtBy(id: EventId): PeerIdString | typeof MANY | null {
+    const known = this.builders.get(id)
+    if (known !== undefined) return known
+    const stack: Array<{ id: EventId; next: number }> = [{ id, next: 0 }]
+    const open = new Set<EventId>([id])
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as { id: EventId; next: number }
+      const citers = this.pins.get(top.id) ?? []
+      const c = citers[top.next]
+      if (c !== undefined) {
+        top.next++
+        if (!this.builders.has(c.id) && !open.has(c.id)) {
+          open.add(c.id)
+          stack.push({ id: c.id, next: 0 })
+        }
+        continue
+      }
+      let by: PeerIdString | typeof MANY | null = null
+      for (const e of citers) {
+        by = join(by, e.env.author)
+        by = join(by, this.builders.get(e.id) ?? null)
+        if (by === MANY) break
+      }
+      this.builders.set(top.id, by)
+      open.delete(top.id)
+      stack.pop()
+    }
+    return this.builders.get(id) ?? null
+  }
+
+  /** Whether `id` is a result the committee settled (settleWith) or in the causal past of one. */
+  private inSettledPast(id: EventId): boolean {
+    const settled = this.settled
+    if (settled === undefined) return false
+    if (this.settledPast === undefined) {
+      const past = new Set<EventId>()
+      const todo: EventId[] = []
+      for (const list of this.index.resultsByTask.values())
+        for (const r of list)
+          if (settled(r)) {
+            past.add(r.id)
+            todo.push(r.id)
+          }
+      while (todo.length > 0) {
+        const e = this.index.event(todo.pop() as EventId)
+        if (e === undefined) continue
+        for (const d of e.env.deps)
+          if (!past.has(d)) {
+            past.add(d)
+            todo.push(d)
+          }
+      }
+      this.settledPast = past
+    }
+    return this.settledPast.has(id)
+  }
+
+  /**
+   * Let `settled` say which results the committee's accepting reviews built on (fold.md 11.9): the review sample
+   * calls this once, as it knows the deliverable and the reviews (ReviewSample.acceptedDeliverable).
+   */
+  settleWith(settled: (r: PlanEvent<'result-reported'>) => boolean): void {
+    this.settled = settled
+    this.settledPast = undefined
   }
 
   /** The proposals, claims and results that cite `id`. */

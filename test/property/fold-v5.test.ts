@@ -29,6 +29,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { Fold, NO_CLOCK, foldAll } from '../../src/core/fold.js'
 import { compareHlc } from '../../src/core/hlc.js'
+import { rollupId } from '../../src/core/node-ids.js'
 import {
   ARRIVAL_MODES,
   CaseCounter,
@@ -103,7 +104,13 @@ function v5Cases(events: readonly PlanEvent[], tree: PlanTree): Set<string> {
     if (won?.equivocated === true) out.add('late equivocation kept out by finality')
   }
   if (tree.status === 'completed') out.add('status completed')
-  const why = { first: 'first', 'after-rejection': 'after a rejection', sample: 'by the sample', review: 'by --review' }
+  const why = {
+    first: 'first',
+    'after-rejection': 'after a rejection',
+    sample: 'by the sample',
+    review: 'by --review',
+    deliverable: 'as the deliverable'
+  }
   for (const r of tree.tasks.flatMap(t => t.results)) {
     if (r.reviewedFor === null && r.accepted) out.add('result accepted unreviewed')
     if (r.reviewedFor !== undefined && r.reviewedFor !== null) out.add(`result reviewed ${why[r.reviewedFor]}`)
@@ -132,12 +139,13 @@ function keepsWhatWasBuiltOn(p: GeneratedPlan, orderSeed: number, replay: string
     const tree = f.tree(p.plan) as PlanTree
     const nodes = new Map(tree.nodes.map(n => [n.id, n]))
     for (const [node, was] of pinnedSplits) {
+      if (twoCommitteesDecided(tree, node)) continue
       const n = nodes.get(node)
       expect(n === undefined ? 'gone' : `${n.accepted}|${n.children.join(',')}`, `${replay} node ${node}`).toBe(was)
     }
     for (const t of pinnedDone) expect(tree.tasks.find(x => x.id === t)?.status, `${replay} task ${t}`).toBe('done')
     for (const n of tree.nodes) {
-      if (n.kind !== 'composite' || n.accepted === null) continue
+      if (n.kind !== 'composite' || n.accepted === null || twoCommitteesDecided(tree, n.id)) continue
       const author = n.attempts.flatMap(a => a.proposals).find(x => x.id === n.accepted)?.author
       if ([...(cited.get(n.accepted) ?? [])].some(a => a !== author))
         pinnedSplits.set(n.id, `${n.accepted}|${n.children.join(',')}`)
@@ -148,6 +156,29 @@ function keepsWhatWasBuiltOn(p: GeneratedPlan, orderSeed: number, replay: string
         pinnedDone.add(t.id)
     }
   })
+}
+
+/**
+ * Whether quorums under two committee events chose different proposals of one attempt of `node`: the goal's
+ * committee decided one and, after an amendment replaced a member, the new committee another (the old one's ballots
+ * arriving late, as across a partition). Each side can build on its own; which split stands then depends on what
+ * arrived first, an open limit of version 5 (docs/security.md), so the property leaves such nodes out. Seen with
+ * GEN_SEED=1254106044 (plan 21, order 1404580883).
+ */
+function twoCommitteesDecided(tree: PlanTree, node: NodeId): boolean {
+  const n = tree.nodes.find(x => x.id === node)
+  for (const a of n?.attempts ?? []) {
+    const decided = new Set<EventId>()
+    for (const c of tree.committees) {
+      const votes = new Map<EventId, number>()
+      for (const b of a.ballots)
+        if (b.committee === c.event && b.choice !== null && !b.equivocated)
+          votes.set(b.choice, (votes.get(b.choice) ?? 0) + 1)
+      for (const [choice, count] of votes) if (count >= c.quorum) decided.add(choice)
+    }
+    if (decided.size > 1) return true
+  }
+  return false
 }
 
 describe('protocol 5 over generated plans with a liar', () => {
@@ -211,15 +242,41 @@ describe('protocol 5 over generated plans with a liar', () => {
           if (a?.end?.kind === 'superseded') expect(b?.owner, `${REPLAY} self-takeover in plan ${i}`).not.toBe(a.owner)
         }
       }
-      const cited = new Map<EventId, Set<PeerIdString>>()
+      const all = tree.tasks.flatMap(t => t.results)
+      // Built on: cited by another author's proposal, claim or result, directly or through what cites it; or in the
+      // causal past of the deliverable the committee accepted (fold.md 11.5, 11.9).
+      const citers = new Map<EventId, PlanEvent[]>()
       for (const e of p.events)
         if (e.env.type === 'split-proposed' || e.env.type === 'task-claimed' || e.env.type === 'result-reported')
-          for (const d of e.env.deps) cited.set(d, new Set([...(cited.get(d) ?? []), e.env.author]))
-      const all = tree.tasks.flatMap(t => t.results)
+          for (const d of e.env.deps) citers.set(d, [...(citers.get(d) ?? []), e])
+      const futureAuthors = (id: EventId): Set<PeerIdString> => {
+        const out = new Set<PeerIdString>()
+        const todo = [id]
+        const seen = new Set<EventId>()
+        while (todo.length > 0)
+          for (const c of citers.get(todo.pop() as EventId) ?? [])
+            if (!seen.has(c.id)) {
+              seen.add(c.id)
+              out.add(c.env.author)
+              todo.push(c.id)
+            }
+        return out
+      }
+      const settled = new Set<EventId>()
+      const rootTasks = new Set<string>([tree.root, rollupId(tree.root)])
+      const past = tree.tasks
+        .filter(t => rootTasks.has(t.id))
+        .flatMap(t => t.results.filter(r => r.review === 'accepted').map(r => r.id))
+      while (past.length > 0) {
+        const id = past.pop() as EventId
+        if (settled.has(id)) continue
+        settled.add(id)
+        past.push(...(byId.get(id)?.env.deps ?? []))
+      }
       const rejected = new Set(all.filter(r => r.review === 'rejected').map(r => r.author))
       for (const r of all) {
         if (!r.accepted || !rejected.has(r.author) || r.review === 'accepted') continue
-        const builtOn = [...(cited.get(r.id) ?? [])].some(a => a !== r.author)
+        const builtOn = settled.has(r.id) || [...futureAuthors(r.id)].some(a => a !== r.author)
         expect(builtOn, `${REPLAY} plan ${i}: ${r.id} accepted unreviewed after its author's rejection`).toBe(true)
       }
       let reported = 0

@@ -111,14 +111,6 @@ const NOT_YET_IN_FORCE: readonly Waiver[] = [
       'for work; sampled review without --review (item 5) is being built, and no fold rule tells junk from work'
   },
   {
-    rule: 'no finished plan changes its status or deliverable afterwards',
-    modes: ['late-rewrite'],
-    withFaults: true,
-    why:
-      'ADR-0047 leaves it open: nothing builds on the root roll-up, so a better-ranked claim stamped within the ' +
-      'window displaces its result and the plan goes back to executing (seed 3, f = 2, links and skew)'
-  },
-  {
     rule: 'dishonest executors win at most their fair share + 5 points',
     modes: ['backdate', 'not-held', 'twins'],
     withFaults: true,

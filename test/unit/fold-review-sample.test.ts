@@ -258,7 +258,10 @@ describe('the review sample of a version-5 plan without --review', () => {
       passed.map(e => e.id)
     )
     events.push(cr, rr)
-    if (inSample(roll, x, 4)) events.push(...verdict(b, rr, 'accept', at + 400))
+    // The deliverable waits for the committee whatever the sample says (fold.md 11.9).
+    expect(expectOrderFree(b, events).status).toBe('executing')
+    expect(resultOf(expectOrderFree(b, events), rr).reviewedFor).toBe('deliverable')
+    events.push(...verdict(b, rr, 'accept', at + 400))
     const tree = expectOrderFree(b, events)
     expect(tree.status).toBe('completed')
     expect(tree.deliverable?.result).toBe(rr.id)
@@ -290,7 +293,8 @@ describe('the sample’s parameter', () => {
     expect(validateParams({ ...b.params, trust: { claimWindowMs: 10 } })).toBeNull()
     expect(validateParams({ ...b.params, trust: { claimWindowMs: 10, reviewOneIn: 0 } })).toBeNull()
     expect(reviewsResults(b.params)).toBe(true)
-    expect(reviewsResults({ ...b.params, trust: { claimWindowMs: 10, reviewOneIn: 0 } })).toBe(false)
+    // Without a sample the deliverable is still reviewed.
+    expect(reviewsResults({ ...b.params, trust: { claimWindowMs: 10, reviewOneIn: 0 } })).toBe(true)
     expect(reviewsResults({ ...b.params, trust: undefined })).toBe(false)
     expect(reviewsResults({ ...b.params, trust: undefined, review: true })).toBe(true)
   })

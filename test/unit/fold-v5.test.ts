@@ -205,7 +205,12 @@ describe('(d) a late equivocation in a slot whose proposal already won', () => {
     const roll = rollupId(b.root)
     const cr = b.claim(x, roll, 2500, { evidence: [r0.id, r1.id, ...ev] })
     const rr = b.result(cr, 2600, 'the trip')
-    const done = [...s.events, c0, c1, r0, r1, cr, rr]
+    // Version 5 has the deliverable reviewed (fold.md 11.9).
+    const accepts =
+      rules === 'v5'
+        ? [b.review(cast.scorers[0], rr, 'accept', 2700), b.review(cast.scorers[1], rr, 'accept', 2710)]
+        : []
+    const done = [...s.events, c0, c1, r0, r1, cr, rr, ...accepts]
     // Published late, stamped early: a second proposal in the winner's own slot.
     const late = b.propose(cast.decomposers[0], b.root, 1, s.proposal.env.body.subgoals.slice().reverse(), 2001)
     return { before: fold(rules, b, done), after: fold(rules, b, [...done, late]) }
