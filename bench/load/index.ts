@@ -68,7 +68,8 @@ function options(argv: readonly string[]): LoadOptions {
     few: whole('--few', 5, 0),
     cli: cliMode(value('--cli') ?? 'built'),
     profile: argv.includes('--profile'),
-    one: true
+    one: value('--one') !== '0',
+    ...(value('--cap-s') === undefined ? {} : { capS: whole('--cap-s', 60, 1) })
   }
 }
 
@@ -163,6 +164,11 @@ interface Phase {
   readonly cpuMsPerEvent: Record<string, number>
   /** Signatures a process checked per event it came to hold, lowest and highest of the processes. */
   readonly signatureChecksPerEvent: { min: number; max: number }
+  /**
+   * Event-loop delay over the phase (prom-client's monitorEventLoopDelay, reset when /metrics is read at the
+   * phase's start), ms: the median over the processes of their p50, and the highest p99 and max of any.
+   */
+  readonly loopDelayMs: { p50: number; p99: number; max: number }
   readonly maxRssMb: Record<string, number>
   readonly loadBefore: number[]
   /** Cut at the cap before every plan finished. */
@@ -173,6 +179,20 @@ interface Counts {
   readonly cpu: number
   readonly held: number
   readonly checks: number
+  /** Event-loop delay since /metrics was last read, ms. */
+  readonly loop: { p50: number; p99: number; max: number }
+}
+
+/** A gauge of a /metrics text, in ms (NaN when it is not there). */
+function gaugeMs(text: string, name: string): number {
+  const line = text.split('\n').find(l => l.startsWith(`${name} `))
+  return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1)) * 1000
+}
+
+/** prom-client's event-loop delay gauges (set from its histogram, which it resets as it reads them). */
+function loopIn(text: string): { p50: number; p99: number; max: number } {
+  const g = (q: string): number => gaugeMs(text, `plan_swarm_nodejs_eventloop_lag_${q}_seconds`)
+  return { p50: g('p50'), p99: g('p99'), max: g('max') }
 }
 
 /** The sum of plan_swarm_signature_checks_total over its labels, in a /metrics text. */
@@ -243,7 +263,12 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
   /** Events held, and signatures checked (GET /metrics), for the checks per event held. */
   const countsOf = async (n: (typeof swarm.nodes)[number]): Promise<Counts> => {
     const text = await (await fetch(`${n.http}/metrics`, { signal: AbortSignal.timeout(30_000) })).text()
-    return { cpu: sampleProc(n.child.pid)?.cpuMs ?? 0, held: (await statusOf(n.http)).held, checks: checksIn(text) }
+    return {
+      cpu: sampleProc(n.child.pid)?.cpuMs ?? 0,
+      held: (await statusOf(n.http)).held,
+      checks: checksIn(text),
+      loop: loopIn(text)
+    }
   }
   /** Run `go` (which submits) and measure until the plans it returns (or `measured` of them) finish. */
   const phase = async (
@@ -334,6 +359,11 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       statusP99Ms: Math.round(percentile(statusMs, 0.99)),
       cpuMsPerEvent: Object.fromEntries(Object.entries(cpuByRole).map(([r, xs]) => [r, r3(median(xs))])),
       signatureChecksPerEvent: { min: r3(Math.min(...checksPerEvent)), max: r3(Math.max(...checksPerEvent)) },
+      loopDelayMs: {
+        p50: r1(median(after.map(a => a.loop.p50))),
+        p99: r1(Math.max(...after.map(a => a.loop.p99))),
+        max: r1(Math.max(...after.map(a => a.loop.max)))
+      },
       maxRssMb: rssByRole,
       loadBefore,
       cut: !ok
