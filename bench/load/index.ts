@@ -1,9 +1,11 @@
 import { tmpdir } from 'node:os'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { BenchSwarm, SWARM, rolesFor, sampleProc } from '../common/swarm.js'
 import { startBenchLlm } from '../common/llm.js'
 import { buildCli, cliMode, machine, median, percentile, report, resultsDir, r1, r3, loadNow } from '../common/util.js'
+import { pollOffLoop } from './off-loop.js'
 import { analyseProfiles, monoUs, profileFlags, profileTable, type Window } from './profile.js'
 import { startPeer } from '../../src/app/peer.js'
 import { parseNodeArgs } from '../../src/runtime/config.js'
@@ -161,6 +163,11 @@ interface Phase {
   readonly firstClaimP95S: number
   readonly statusP50Ms: number
   readonly statusP99Ms: number
+  /** The same requests timed from a worker thread (OFF_LOOP_POLLER): without the bench's own peers' delay. */
+  readonly statusOffLoopP50Ms: number
+  readonly statusOffLoopP99Ms: number
+  /** The bench's main thread's own event-loop delay over the phase (its two peers), ms. */
+  readonly benchLoopDelayMs: { p50: number; p99: number; max: number }
   readonly cpuMsPerEvent: Record<string, number>
   /** Signatures a process checked per event it came to hold, lowest and highest of the processes. */
   readonly signatureChecksPerEvent: { min: number; max: number }
@@ -282,6 +289,9 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     const before = await Promise.all(swarm.nodes.map(countsOf))
     const rss = new Map<string, number>()
     const statusMs: number[] = []
+    const offLoop = pollOffLoop(swarm.nodes.map(n => n.http))
+    const benchLoop = monitorEventLoopDelay({ resolution: 10 })
+    benchLoop.enable()
     let polling = true
     const poll = (async () => {
       let i = 0
@@ -313,6 +323,8 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     const mono1 = monoUs() - (Date.now() - t1) * 1000
     polling = false
     await poll
+    const offLoopMs = await offLoop.stop()
+    benchLoop.disable()
     const after = await Promise.all(swarm.nodes.map(countsOf))
     // Calls of the measured plans alone are not told apart by the stand-in; a flood's count is every call made meanwhile.
     const reqs = llm.fake.requests.slice(calls0).filter(r => r.at <= t1)
@@ -357,6 +369,13 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       firstClaimP95S: r1(percentile(firstClaims, 0.95)),
       statusP50Ms: Math.round(median(statusMs)),
       statusP99Ms: Math.round(percentile(statusMs, 0.99)),
+      statusOffLoopP50Ms: Math.round(median(offLoopMs)),
+      statusOffLoopP99Ms: Math.round(percentile(offLoopMs, 0.99)),
+      benchLoopDelayMs: {
+        p50: r1(benchLoop.percentile(50) / 1e6),
+        p99: r1(benchLoop.percentile(99) / 1e6),
+        max: r1(benchLoop.max / 1e6)
+      },
       cpuMsPerEvent: Object.fromEntries(Object.entries(cpuByRole).map(([r, xs]) => [r, r3(median(xs))])),
       signatureChecksPerEvent: { min: r3(Math.min(...checksPerEvent)), max: r3(Math.max(...checksPerEvent)) },
       loopDelayMs: {
