@@ -268,7 +268,9 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       }
     ).events
   /** Events held, and signatures checked (GET /metrics), for the checks per event held. */
-  const countsOf = async (n: (typeof swarm.nodes)[number]): Promise<Counts> => {
+  const countsOf = async (n: (typeof swarm.nodes)[number], retry = true): Promise<Counts> => {
+    // A kept-alive socket the node closes as it is reused fails the fetch ("other side closed"): ask once more.
+    if (retry) return await countsOf(n, false).catch(async () => await countsOf(n, false))
     const text = await (await fetch(`${n.http}/metrics`, { signal: AbortSignal.timeout(30_000) })).text()
     return {
       cpu: sampleProc(n.child.pid)?.cpuMs ?? 0,
@@ -286,7 +288,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     const timeoutMs = opts.capS === undefined ? phaseTimeoutMs : opts.capS * 1000
     const loadBefore = loadNow()
     log(`load: ${name}, load ${loadBefore.join(' ')}`)
-    const before = await Promise.all(swarm.nodes.map(countsOf))
+    const before = await Promise.all(swarm.nodes.map(n => countsOf(n)))
     const rss = new Map<string, number>()
     const statusMs: number[] = []
     const offLoop = pollOffLoop(swarm.nodes.map(n => n.http))
@@ -325,7 +327,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     await poll
     const offLoopMs = await offLoop.stop()
     benchLoop.disable()
-    const after = await Promise.all(swarm.nodes.map(countsOf))
+    const after = await Promise.all(swarm.nodes.map(n => countsOf(n)))
     // Calls of the measured plans alone are not told apart by the stand-in; a flood's count is every call made meanwhile.
     const reqs = llm.fake.requests.slice(calls0).filter(r => r.at <= t1)
     const calls = measured.length === all.length ? reqs.length : measured.length * CALLS_PER_PLAN
