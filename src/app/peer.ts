@@ -11,6 +11,7 @@ import { NodeMetrics } from '../runtime/metrics.js'
 import { startNodeRuntime, VERSION } from '../runtime/node-runtime.js'
 import { ConfigError } from '../runtime/config.js'
 import { realScheduler } from '../ports/scheduler.js'
+import { LoopSlices } from '../ports/loop-slices.js'
 import type { NodeConfig, Role } from '../runtime/config.js'
 import type { Replica } from '../runtime/replica.js'
 import type { SwarmNode } from '../net/node.js'
@@ -101,7 +102,10 @@ export async function startPeer(
     const store: EventStore = openEventStore({ dir })
     cleanup.push(() => store.close())
     const metrics = new NodeMetrics({ processMetrics: true })
+    // Gossip's ingest and sync's batches take turns with the rest of the event loop (/status, the dashboard, frames).
+    const slices = new LoopSlices(scheduler)
     const transport = createLibp2pTransport({
+      slices,
       privateKey: identity.privateKey,
       peerId,
       swarm: config.swarm,
@@ -127,6 +131,7 @@ export async function startPeer(
       transport,
       scheduler,
       metrics,
+      slices,
       openPlansPerAuthor: config.openPlansPerAuthor,
       allowAuthors: allowPeers,
       history: config.history,
