@@ -11,7 +11,7 @@ import { NodeMetrics } from '../runtime/metrics.js'
 import { startNodeRuntime, VERSION } from '../runtime/node-runtime.js'
 import { ConfigError } from '../runtime/config.js'
 import { realScheduler } from '../ports/scheduler.js'
-import { LoopSlices } from '../ports/loop-slices.js'
+import { LoopSlices, SLICE_MS } from '../ports/loop-slices.js'
 import type { NodeConfig, Role } from '../runtime/config.js'
 import type { Replica } from '../runtime/replica.js'
 import type { SwarmNode } from '../net/node.js'
@@ -103,7 +103,11 @@ export async function startPeer(
     cleanup.push(() => store.close())
     const metrics = new NodeMetrics({ processMetrics: true })
     // Gossip's ingest and sync's batches take turns with the rest of the event loop (/status, the dashboard, frames).
-    const slices = new LoopSlices(scheduler)
+    // PLAN_SWARM_LOOP_SLICE_MS: the slice's budget; `off` ingests as it comes (the load benchmark's before and after).
+    const sliceMs = process.env.PLAN_SWARM_LOOP_SLICE_MS
+    const slices =
+      sliceMs === 'off' ? undefined : new LoopSlices(scheduler, sliceMs === undefined ? SLICE_MS : Number(sliceMs))
+    if (slices !== undefined) metrics.watchSlices(slices)
     const transport = createLibp2pTransport({
       slices,
       privateKey: identity.privateKey,

@@ -2,6 +2,8 @@ import type { Scheduler } from './scheduler.js'
 
 /** How long the event work may hold the event loop before a request waiting on a socket gets its turn. */
 export const SLICE_MS = 10
+/** A turn that runs the queue may take up to this many slices, as long as the rest of the loop took since the last. */
+export const MAX_SLICES_A_TURN = 5
 
 /**
  * Event work cut into slices of the event loop, so that nothing waits long
@@ -16,6 +18,10 @@ export const SLICE_MS = 10
  * everything after it is queued too, and each later turn runs the queue from
  * its head until its budget is spent (at least one item a turn). A slice
  * starts with the first work after the loop turned, and ends at the next turn.
+ * So that a backlog is not starved by the rest of the loop's work (sockets,
+ * encryption, timers), a turn that runs the queue may go on for as long as
+ * the loop took since the last such turn, up to MAX_SLICES_A_TURN slices:
+ * the event work keeps at least about half of a busy loop.
  * The budget is in the scheduler's monotonic time: in the simulator, whose
  * clock does not move while code runs, a slice never runs out and nothing is
  * put off.
@@ -24,6 +30,8 @@ export class LoopSlices {
   private startedAt: number | undefined
   private endQueued = false
   private drainQueued = false
+  /** When the last turn that ran the queue ended (monotonic ms). */
+  private drainedAt: number | undefined
   private readonly queue: Array<() => void> = []
   /** Items put off to a later turn so far, and the turns that ran the queue. */
   readonly counts = { deferred: 0, turns: 0 }
@@ -99,9 +107,13 @@ export class LoopSlices {
   private drain(): void {
     this.drainQueued = false
     this.counts.turns++
-    this.start(this.scheduler.monotonic())
+    const now = this.scheduler.monotonic()
+    const rest = this.drainedAt === undefined ? 0 : now - this.drainedAt
+    const budget = Math.min(Math.max(this.budgetMs, rest), MAX_SLICES_A_TURN * this.budgetMs)
+    this.start(now)
     do (this.queue.shift() as () => void)()
-    while (this.queue.length > 0 && !this.spent())
+    while (this.queue.length > 0 && this.scheduler.monotonic() - now < budget)
+    this.drainedAt = this.scheduler.monotonic()
     if (this.queue.length > 0) this.drainSoon()
   }
 }

@@ -12,7 +12,7 @@ import { openEventStore } from '../../src/store/event-store.js'
 import { NodeMetrics } from '../../src/runtime/metrics.js'
 import { Replica } from '../../src/runtime/replica.js'
 import { FOLD_CHUNK, SCREEN_CHUNK } from '../../src/runtime/batch-fold.js'
-import { LoopSlices } from '../../src/ports/loop-slices.js'
+import { LoopSlices, MAX_SLICES_A_TURN } from '../../src/ports/loop-slices.js'
 import { realScheduler } from '../../src/ports/scheduler.js'
 import { signEventSync } from '../../src/wire/sign.js'
 import type { PrivateKey } from '@libp2p/interface'
@@ -121,6 +121,37 @@ describe('LoopSlices', () => {
     await b
     await expect(c).rejects.toThrow('c failed')
     expect(ran).toEqual(['a', 'b'])
+  })
+
+  it('a turn after a long rest of the loop runs the queue for as long, up to MAX_SLICES_A_TURN slices', async () => {
+    const loop = fakeLoop()
+    const slices = new LoopSlices(loop, 10)
+    const ran: number[] = []
+    const all = Array.from(
+      { length: 80 },
+      async (_, i) =>
+        await slices.run(() => {
+          ran.push(i)
+          loop.advance(2)
+        })
+    )
+    expect(ran).toHaveLength(5)
+    loop.turn()
+    expect(ran).toHaveLength(10)
+    // The rest of the loop took 30 ms: the next turn may take as long.
+    loop.advance(30)
+    loop.turn()
+    expect(ran).toHaveLength(25)
+    // And never more than MAX_SLICES_A_TURN slices.
+    loop.advance(1_000)
+    loop.turn()
+    expect(ran).toHaveLength(25 + (MAX_SLICES_A_TURN * 10) / 2)
+    // A turn right after the last: a slice again.
+    loop.turn()
+    expect(ran).toHaveLength(25 + (MAX_SLICES_A_TURN * 10) / 2 + 5)
+    while (slices.waiting > 0) loop.turn()
+    expect(ran).toEqual(Array.from({ length: 80 }, (_, i) => i))
+    await Promise.all(all)
   })
 
   it('never puts work off while the clock does not move (the simulator)', async () => {
