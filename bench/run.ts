@@ -55,7 +55,8 @@ BENCHMARKS.md has the current figures and how each is measured.
   load    10 real processes, many plans at once (stand-in API, 0.3 s): B's 5 goals alone, 1 goal, 100 at once,
           1000 at once, then A's flood of 500 beside B's 5 (fair shares). Makespan against the floor, duplicates,
           first claims, /status latency, CPU per event and RSS per process. --goals=1000 --flood=500 --few=5
-          --cli=built|tsx; --few=0 and --flood=0 leave those phases out. --profile: V8's CPU profiler on one
+          --cli=built|tsx; --few=0 and --flood=0 leave those phases out; --one=0 the one goal's; --cap-s=60 cuts
+          each phase (quick's /status part: --goals=100 --few=0 --flood=0 --one=0 --cap-s=60). --profile: V8's CPU profiler on one
           process of each role, and its time per phase by group (gossipsub, decode, verify, SQLite, fold, roles,
           /status, ...; bench/load/profile-groups.ts) on stdout and in load-profile.json. About 35 minutes.
   big-plan  one plan of 101, 400 and 1,123 nodes (6x6x6x4), in process: CPU per event to fold, to derive the tree

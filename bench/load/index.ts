@@ -1,9 +1,11 @@
 import { tmpdir } from 'node:os'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import { BenchSwarm, SWARM, rolesFor, sampleProc } from '../common/swarm.js'
 import { startBenchLlm } from '../common/llm.js'
 import { buildCli, cliMode, machine, median, percentile, report, resultsDir, r1, r3, loadNow } from '../common/util.js'
+import { pollOffLoop } from './off-loop.js'
 import { analyseProfiles, monoUs, profileFlags, profileTable, type Window } from './profile.js'
 import { startPeer } from '../../src/app/peer.js'
 import { parseNodeArgs } from '../../src/runtime/config.js'
@@ -68,7 +70,8 @@ function options(argv: readonly string[]): LoadOptions {
     few: whole('--few', 5, 0),
     cli: cliMode(value('--cli') ?? 'built'),
     profile: argv.includes('--profile'),
-    one: true
+    one: value('--one') !== '0',
+    ...(value('--cap-s') === undefined ? {} : { capS: whole('--cap-s', 60, 1) })
   }
 }
 
@@ -160,9 +163,19 @@ interface Phase {
   readonly firstClaimP95S: number
   readonly statusP50Ms: number
   readonly statusP99Ms: number
+  /** The same requests timed from a worker thread (OFF_LOOP_POLLER): without the bench's own peers' delay. */
+  readonly statusOffLoopP50Ms: number
+  readonly statusOffLoopP99Ms: number
+  /** The bench's main thread's own event-loop delay over the phase (its two peers), ms. */
+  readonly benchLoopDelayMs: { p50: number; p99: number; max: number }
   readonly cpuMsPerEvent: Record<string, number>
   /** Signatures a process checked per event it came to hold, lowest and highest of the processes. */
   readonly signatureChecksPerEvent: { min: number; max: number }
+  /**
+   * Event-loop delay over the phase (prom-client's monitorEventLoopDelay, reset when /metrics is read at the
+   * phase's start), ms: the median over the processes of their p50, and the highest p99 and max of any.
+   */
+  readonly loopDelayMs: { p50: number; p99: number; max: number }
   readonly maxRssMb: Record<string, number>
   readonly loadBefore: number[]
   /** Cut at the cap before every plan finished. */
@@ -173,6 +186,20 @@ interface Counts {
   readonly cpu: number
   readonly held: number
   readonly checks: number
+  /** Event-loop delay since /metrics was last read, ms. */
+  readonly loop: { p50: number; p99: number; max: number }
+}
+
+/** A gauge of a /metrics text, in ms (NaN when it is not there). */
+function gaugeMs(text: string, name: string): number {
+  const line = text.split('\n').find(l => l.startsWith(`${name} `))
+  return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1)) * 1000
+}
+
+/** prom-client's event-loop delay gauges (set from its histogram, which it resets as it reads them). */
+function loopIn(text: string): { p50: number; p99: number; max: number } {
+  const g = (q: string): number => gaugeMs(text, `plan_swarm_nodejs_eventloop_lag_${q}_seconds`)
+  return { p50: g('p50'), p99: g('p99'), max: g('max') }
 }
 
 /** The sum of plan_swarm_signature_checks_total over its labels, in a /metrics text. */
@@ -241,9 +268,16 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       }
     ).events
   /** Events held, and signatures checked (GET /metrics), for the checks per event held. */
-  const countsOf = async (n: (typeof swarm.nodes)[number]): Promise<Counts> => {
+  const countsOf = async (n: (typeof swarm.nodes)[number], retry = true): Promise<Counts> => {
+    // A kept-alive socket the node closes as it is reused fails the fetch ("other side closed"): ask once more.
+    if (retry) return await countsOf(n, false).catch(async () => await countsOf(n, false))
     const text = await (await fetch(`${n.http}/metrics`, { signal: AbortSignal.timeout(30_000) })).text()
-    return { cpu: sampleProc(n.child.pid)?.cpuMs ?? 0, held: (await statusOf(n.http)).held, checks: checksIn(text) }
+    return {
+      cpu: sampleProc(n.child.pid)?.cpuMs ?? 0,
+      held: (await statusOf(n.http)).held,
+      checks: checksIn(text),
+      loop: loopIn(text)
+    }
   }
   /** Run `go` (which submits) and measure until the plans it returns (or `measured` of them) finish. */
   const phase = async (
@@ -254,9 +288,12 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     const timeoutMs = opts.capS === undefined ? phaseTimeoutMs : opts.capS * 1000
     const loadBefore = loadNow()
     log(`load: ${name}, load ${loadBefore.join(' ')}`)
-    const before = await Promise.all(swarm.nodes.map(countsOf))
+    const before = await Promise.all(swarm.nodes.map(n => countsOf(n)))
     const rss = new Map<string, number>()
     const statusMs: number[] = []
+    const offLoop = pollOffLoop(swarm.nodes.map(n => n.http))
+    const benchLoop = monitorEventLoopDelay({ resolution: 10 })
+    benchLoop.enable()
     let polling = true
     const poll = (async () => {
       let i = 0
@@ -288,7 +325,9 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     const mono1 = monoUs() - (Date.now() - t1) * 1000
     polling = false
     await poll
-    const after = await Promise.all(swarm.nodes.map(countsOf))
+    const offLoopMs = await offLoop.stop()
+    benchLoop.disable()
+    const after = await Promise.all(swarm.nodes.map(n => countsOf(n)))
     // Calls of the measured plans alone are not told apart by the stand-in; a flood's count is every call made meanwhile.
     const reqs = llm.fake.requests.slice(calls0).filter(r => r.at <= t1)
     const calls = measured.length === all.length ? reqs.length : measured.length * CALLS_PER_PLAN
@@ -332,8 +371,20 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       firstClaimP95S: r1(percentile(firstClaims, 0.95)),
       statusP50Ms: Math.round(median(statusMs)),
       statusP99Ms: Math.round(percentile(statusMs, 0.99)),
+      statusOffLoopP50Ms: Math.round(median(offLoopMs)),
+      statusOffLoopP99Ms: Math.round(percentile(offLoopMs, 0.99)),
+      benchLoopDelayMs: {
+        p50: r1(benchLoop.percentile(50) / 1e6),
+        p99: r1(benchLoop.percentile(99) / 1e6),
+        max: r1(benchLoop.max / 1e6)
+      },
       cpuMsPerEvent: Object.fromEntries(Object.entries(cpuByRole).map(([r, xs]) => [r, r3(median(xs))])),
       signatureChecksPerEvent: { min: r3(Math.min(...checksPerEvent)), max: r3(Math.max(...checksPerEvent)) },
+      loopDelayMs: {
+        p50: r1(median(after.map(a => a.loop.p50))),
+        p99: r1(Math.max(...after.map(a => a.loop.p99))),
+        max: r1(Math.max(...after.map(a => a.loop.max)))
+      },
       maxRssMb: rssByRole,
       loadBefore,
       cut: !ok

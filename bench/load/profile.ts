@@ -43,18 +43,18 @@ export interface Window {
   readonly cpuMs: Readonly<Record<string, number>>
 }
 
-interface CallFrame {
+export interface CallFrame {
   readonly functionName: string
   readonly url: string
   readonly lineNumber: number
   readonly columnNumber: number
 }
-interface ProfileNode {
+export interface ProfileNode {
   readonly id: number
   readonly callFrame: CallFrame
   readonly children?: readonly number[]
 }
-interface CpuProfile {
+export interface CpuProfile {
   readonly nodes: readonly ProfileNode[]
   readonly startTime: number
   readonly endTime: number
@@ -63,7 +63,7 @@ interface CpuProfile {
 }
 
 /** Where a frame is: its source (as the rules see it) and line, through the bundle's source map when there is one. */
-class Locator {
+export class Locator {
   private readonly maps = new Map<string, SourceMap | null>()
 
   locate(f: CallFrame): { path: string; line: number } {

@@ -11,6 +11,7 @@ import { NodeMetrics } from '../runtime/metrics.js'
 import { startNodeRuntime, VERSION } from '../runtime/node-runtime.js'
 import { ConfigError } from '../runtime/config.js'
 import { realScheduler } from '../ports/scheduler.js'
+import { LoopSlices, SLICE_MS } from '../ports/loop-slices.js'
 import type { NodeConfig, Role } from '../runtime/config.js'
 import type { Replica } from '../runtime/replica.js'
 import type { SwarmNode } from '../net/node.js'
@@ -101,7 +102,16 @@ export async function startPeer(
     const store: EventStore = openEventStore({ dir })
     cleanup.push(() => store.close())
     const metrics = new NodeMetrics({ processMetrics: true })
+    // Sync's batches take turns with the rest of the event loop (/status, the dashboard, gossip's frames), a slice
+    // at a time. PLAN_SWARM_LOOP_SLICE_MS sets the slice's budget, `off` ingests each batch in one go;
+    // PLAN_SWARM_LOOP_SLICE_GOSSIP=1 hands gossip's ingests to the same slices (measured in docs/performance.md:
+    // on a machine short of CPU it made nothing faster, and left the node's event work behind).
+    const sliceMs = process.env.PLAN_SWARM_LOOP_SLICE_MS
+    const slices =
+      sliceMs === 'off' ? undefined : new LoopSlices(scheduler, sliceMs === undefined ? SLICE_MS : Number(sliceMs))
+    if (slices !== undefined) metrics.watchSlices(slices)
     const transport = createLibp2pTransport({
+      ...(process.env.PLAN_SWARM_LOOP_SLICE_GOSSIP === '1' ? { slices } : {}),
       privateKey: identity.privateKey,
       peerId,
       swarm: config.swarm,
@@ -127,6 +137,7 @@ export async function startPeer(
       transport,
       scheduler,
       metrics,
+      slices,
       openPlansPerAuthor: config.openPlansPerAuthor,
       allowAuthors: allowPeers,
       history: config.history,

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { LoopSlices } from '../ports/loop-slices.js'
 
 /**
  * A node's Prometheus metrics, on a registry of its own (several nodes can
@@ -106,6 +107,26 @@ export class NodeMetrics {
     if (c.usage.outputTokens > 0) this.llmTokens.inc({ model: c.model, direction: 'output' }, c.usage.outputTokens)
     if (c.retries > 0) this.llmRetries.inc({ model: c.model }, c.retries)
     this.llmSeconds.observe({ operation: c.operation, model: c.model, outcome: c.outcome }, c.seconds)
+  }
+
+  /** The event work waiting for a turn of the loop (src/ports/loop-slices.ts), and how much was put off so far. */
+  watchSlices(slices: LoopSlices): void {
+    new Gauge({
+      name: 'plan_swarm_loop_slices_waiting',
+      help: 'Items of event work (a gossiped event, a chunk of a sync batch) waiting for a later turn of the event loop',
+      registers: [this.registry],
+      collect() {
+        this.set(slices.waiting)
+      }
+    })
+    new Gauge({
+      name: 'plan_swarm_loop_slices_deferred',
+      help: 'Items of event work put off to a later turn of the event loop since start',
+      registers: [this.registry],
+      collect() {
+        this.set(slices.counts.deferred)
+      }
+    })
   }
 
   constructor(opts: { processMetrics?: boolean } = {}) {

@@ -15,6 +15,7 @@ import type { NodeView, StatusBody } from '../ports/node-view.js'
 import type { Scheduler } from '../ports/scheduler.js'
 import type { PlanSummaryAnswer, Transport } from '../ports/transport.js'
 import type { Roster } from '../net/roster.js'
+import type { LoopSlices } from '../ports/loop-slices.js'
 import { VERSION } from './version.js'
 
 const log = logger('plan-swarm:runtime')
@@ -50,6 +51,8 @@ export interface NodeRuntimeInit {
   readonly retention?: RetentionOptions
   /** `--history`, for /status: 'open' when sync pulls only the plans under way (the transport does it). */
   readonly history?: 'all' | 'open'
+  /** Slices of the event loop a sync batch is ingested in (ReplicaInit.slices); the transport's gossip shares them. */
+  readonly slices?: LoopSlices
 }
 
 /** A node without its roles: the replica, wired to a transport, seen through a NodeView. */
@@ -102,7 +105,8 @@ export async function startNodeRuntime(init: NodeRuntimeInit): Promise<NodeRunti
     inlineVerify: init.inlineVerify,
     evictQuietMs: init.evictQuietMs,
     openPlansPerAuthor: init.openPlansPerAuthor,
-    allowAuthors: init.allowAuthors
+    allowAuthors: init.allowAuthors,
+    slices: init.slices
   })
   const loaded = replica.load()
   log(

@@ -8,7 +8,7 @@ import { eventVersion } from '../core/events.js'
 import { CatchUp, HISTORY_QUIET_MS } from './catch-up.js'
 import { AuthorLimit, DEFAULT_OPEN_PLANS_PER_AUTHOR, planStanding } from '../core/admission.js'
 import { decodeEvent } from '../wire/decode.js'
-import type { DecodeResult, DecodedEvent, SignatureVerifier } from '../wire/decode.js'
+import type { DecodeResult, SignatureVerifier } from '../wire/decode.js'
 import { signEvent } from '../wire/sign.js'
 import { nativeSha256HexOfText } from '../sync/native-hash.js'
 import { VerifyPool, checkWireSignature, countedVerifier, createNativeVerifier } from './verify.js'
@@ -30,6 +30,9 @@ import type { Bodies, EventId, EventType, PeerIdString, PlanEvent, PlanId } from
 import type { PlanRecord } from '../core/fold.js'
 import type { PlanTree } from '../core/tree.js'
 import type { PlanLine, PlanScope } from '../ports/node-view.js'
+import type { LoopSlices } from '../ports/loop-slices.js'
+import { foldBatch, foldSliced, screenSliced } from './batch-fold.js'
+import type { BatchHost } from './batch-fold.js'
 
 const log = logger('plan-swarm:replica')
 
@@ -63,6 +66,12 @@ export interface ReplicaInit {
   readonly openPlansPerAuthor?: number
   /** With an allow-list: the only authors whose events are taken from the network (see IngestVerdicts). */
   readonly allowAuthors?: ReadonlySet<string>
+  /**
+   * Cut the work of a sync batch into slices of the event loop (decoded SCREEN_CHUNK, folded FOLD_CHUNK events at a
+   * time), so that a request does not wait behind a whole batch; the libp2p peer passes the ones its gossip shares.
+   * Without it a batch is ingested in one go (the simulator, most tests).
+   */
+  readonly slices?: LoopSlices
 }
 
 /**
@@ -122,6 +131,19 @@ export class Replica {
   readonly verifyPool: VerifyPool
   /** Eviction, expiry, and the plans imported from archives. */
   private readonly life: PlanLifecycle
+  /** What folding a batch (batch-fold.ts) does through this replica. */
+  private readonly batchHost: BatchHost = {
+    otherVersion: (d, bytes, source) => this.otherVersion(d, bytes, source),
+    addBatch: events => this.fold.addBatch(events, this.now()),
+    settle: (e, bytes, outcome, source) => this.settle(e, bytes, outcome, source),
+    flush: () => {
+      this.flush()
+    },
+    duplicate: (id, source) => this.verdicts.duplicate(id, source),
+    synced: n => {
+      this.catchUp.note(n, this.now())
+    }
+  }
 
   /** Plans taken out of memory and brought back since start (a plan may do both several times). */
   get evictions(): { readonly evicted: number; readonly reloaded: number } {
@@ -191,7 +213,7 @@ export class Replica {
     let page: Uint8Array[] = []
     const flush = (): void => {
       const { decoded, results } = this.screen(page, 'store')
-      for (const r of this.foldScreened(page, decoded, results, 'store')) if (r.verdict === 'reject') rejected++
+      for (const r of foldBatch(this.batchHost, page, decoded, results, 'store')) if (r.verdict === 'reject') rejected++
       page = []
     }
     const onRow = (row: StoredEvent): void => {
@@ -334,12 +356,17 @@ export class Replica {
     const jobs: VerifyJob[] = []
     // On worker threads, each signature is sent off as soon as its event is decoded: checks overlap the decoding.
     const pooled = source === 'store' || this.init.inlineVerify === true ? undefined : this.verifyPool.batch()
-    const { decoded, results } = this.screen(batch, source, (i, author) => {
+    const unsettled = (i: number, author: string): void => {
       if (source === 'store') return
       toCheck.push(i)
       if (pooled === undefined) jobs.push({ author, bytes: batch[i] as Uint8Array })
       else pooled.add({ author, bytes: batch[i] as Uint8Array })
-    })
+    }
+    const slices = this.init.slices
+    const { decoded, results } =
+      slices === undefined
+        ? this.screen(batch, source, unsettled)
+        : await screenSliced(slices, batch, unsettled, (part, u) => this.screen(part, source, u))
     if (toCheck.length > 0) {
       const ok =
         pooled === undefined
@@ -356,7 +383,9 @@ export class Replica {
         )
       })
     }
-    return this.foldScreened(batch, decoded, results, source)
+    return slices === undefined
+      ? foldBatch(this.batchHost, batch, decoded, results, source)
+      : await foldSliced(this.batchHost, slices, batch, decoded, results, source)
   }
 
   /**
@@ -380,39 +409,6 @@ export class Replica {
       return d
     })
     return { decoded, results }
-  }
-
-  /** Fold (and store, in one transaction) the events of a screened, checked batch that are not settled yet. */
-  private foldScreened(
-    batch: readonly Uint8Array[],
-    decoded: readonly DecodeResult[],
-    results: Array<IngestResult | undefined>,
-    source: EventSource
-  ): IngestResult[] {
-    const events: PlanEvent[] = []
-    const bytesOf = new Map<EventId, { i: number; bytes: Uint8Array }>()
-    decoded.forEach((d, i) => {
-      if (results[i] !== undefined || d.kind === 'rejected') return
-      if (d.kind === 'other-version') {
-        results[i] = this.otherVersion(d, batch[i] as Uint8Array, source)
-        return
-      }
-      if (bytesOf.has(d.event.id)) return
-      events.push(d.event)
-      bytesOf.set(d.event.id, { i, bytes: batch[i] as Uint8Array })
-    })
-    if (events.length > 0) {
-      for (const { event, outcome } of this.fold.addBatch(events, this.now())) {
-        const at = bytesOf.get(event.id) as { i: number; bytes: Uint8Array }
-        results[at.i] = this.settle(event, at.bytes, outcome, source)
-      }
-      this.flush()
-    }
-    // What is still unsettled was a second copy of an event earlier in the batch.
-    const out = results.map((r, i) => r ?? this.verdicts.duplicate((decoded[i] as DecodedEvent).event.id, source))
-    if (source === 'sync')
-      this.catchUp.note(out.filter(r => r.verdict !== 'reject' && r.why !== 'duplicate').length, this.now())
-    return out
   }
 
   /** A refusal if the event's author is not on the allow-list, or it belongs to a plan expired here (ADR-0040). */
