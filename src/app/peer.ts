@@ -103,15 +103,12 @@ export async function startPeer(
     cleanup.push(() => store.close())
     const metrics = new NodeMetrics({ processMetrics: true })
     // Sync's batches take turns with the rest of the event loop (/status, the dashboard, gossip's frames), a slice
-    // at a time. PLAN_SWARM_LOOP_SLICE_MS sets the slice's budget, `off` ingests each batch in one go;
-    // PLAN_SWARM_LOOP_SLICE_GOSSIP=1 hands gossip's ingests to the same slices (measured in docs/performance.md:
-    // on a machine short of CPU it made nothing faster, and left the node's event work behind).
+    // at a time. PLAN_SWARM_LOOP_SLICE_MS sets the slice's budget, `off` ingests each batch in one go.
     const sliceMs = process.env.PLAN_SWARM_LOOP_SLICE_MS
     const slices =
       sliceMs === 'off' ? undefined : new LoopSlices(scheduler, sliceMs === undefined ? SLICE_MS : Number(sliceMs))
     if (slices !== undefined) metrics.watchSlices(slices)
     const transport = createLibp2pTransport({
-      ...(process.env.PLAN_SWARM_LOOP_SLICE_GOSSIP === '1' ? { slices } : {}),
       privateKey: identity.privateKey,
       peerId,
       swarm: config.swarm,

@@ -12,7 +12,6 @@ import type { Connection } from '@libp2p/interface'
 import type { SwarmNode, SwarmNodeInit } from './node.js'
 import type { SyncService } from '../sync/libp2p-service.js'
 import type { PresenceInfo, Transport, TransportHost } from '../ports/transport.js'
-import type { LoopSlices } from '../ports/loop-slices.js'
 
 /** Now and then (this often, jittered) a node syncs with a peer it has no connection to, besides its neighbours. */
 export const STRANGER_SYNC_MS = 60_000
@@ -31,11 +30,6 @@ export interface Libp2pTransportInit extends Pick<
   readonly history?: 'all' | 'open'
   /** Connections kept at most (`--max-peers`); default DEFAULT_MAX_PEERS. */
   readonly maxPeers?: number
-  /**
-   * Each gossiped event is ingested as an item of work of these slices of the event loop (src/ports/loop-slices.ts):
-   * a burst of events waits for later turns instead of holding the loop. Without it, each at once.
-   */
-  readonly slices?: LoopSlices
 }
 
 /** The libp2p shell as a Transport, with its node and sync service exposed for the composition root and tests. */
@@ -135,7 +129,6 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
       return sync
     },
     start: async (host: TransportHost) => {
-      const slices = init.slices as LoopSlices
       node = await createSwarmNode({
         privateKey: init.privateKey,
         swarm: init.swarm,
@@ -144,10 +137,7 @@ export function createLibp2pTransport(init: Libp2pTransportInit): Libp2pTranspor
         mdns: init.mdns,
         swarmKey: init.swarmKey,
         allowPeers: init.allowPeers,
-        eventValidator:
-          init.slices === undefined
-            ? (bytes, from) => host.receive(bytes, from)
-            : async (bytes, from) => await slices.run(() => host.receive(bytes, from)),
+        eventValidator: (bytes, from) => host.receive(bytes, from),
         ...(host.penalty === undefined ? {} : { penalty: host.penalty }),
         onRosterServed: peer => {
           servedAt.delete(peer)

@@ -184,20 +184,11 @@ describe('resilience: a malicious member under protocol 5', () => {
       },
       90_000
     ).catch(fail)
-    // Known hole (docs/security.md, "Finality covers what others built on"): nothing builds on the root roll-up's
-    // result, so a back-dated, better-ranked claim of the member can send the completed plan back to executing
-    // until it completes again. Until that is closed (the todo below), a change is reported, and the plan must
-    // complete again with honest results only.
-    if (changes.length > 0) {
-      console.warn(`the finished plan changed (known hole, docs/security.md):\n  ${changes.join('\n  ')}`)
-      const again = await swarm
-        .waitPlan(swarm.seed, sub.plan, 'the plan to complete again', t => t.status === 'completed', 60_000)
-        .catch(fail)
-      for (const task of again.tasks) {
-        const r = task.results.find(x => x.id === task.accepted)
-        expect(executors, `the accepted result of ${task.id} is an honest executor's`).toContain(r?.author)
-      }
-    }
+    // The committee reviews the deliverable, and what it accepted is final with all it rests on (ADR-0053).
+    expect(
+      changes,
+      `a finished plan changed on an honest node${rootOutranked ? ' (the member outranked the root’s holder)' : ''}`
+    ).toEqual([])
     await member.stop(10_000)
     const sent = sentOf(member)
 
@@ -207,7 +198,7 @@ describe('resilience: a malicious member under protocol 5', () => {
     const final = (await swarm.plan(swarm.seed, sub.plan))?.tree
     expect(final).toBeDefined()
     const tree = final as PlanTree
-    if (changes.length === 0) expect(finish(tree)).toBe(fixed)
+    expect(finish(tree)).toBe(fixed)
     expect(tree.status).toBe('completed')
 
     // Standing: the member, with evidence of each kind it earned.
@@ -303,12 +294,4 @@ describe('resilience: a malicious member under protocol 5', () => {
       maxRssMb: Math.round(Math.max(...Object.values(report.rssBytes)) / 2 ** 20)
     })
   }, 600_000)
-
-  // Known open (docs/security.md, "What is still open"; ADR-0047): a result nothing builds on yet, the root roll-up's
-  // (the deliverable), can still be displaced by a back-dated claim that outranks its claimer within the claim window.
-  // Here the member's own hoarded claims keep its late ones over the claim limit, which hides the hole; a member that
-  // only rewrites late is the case to add once finality covers the last result.
-  it.todo(
-    'a finished plan never changes on any honest node, even when the member’s late claim outranks the root’s holder'
-  )
 })
