@@ -31,6 +31,10 @@ export const ENVIRONMENT: ReadonlyArray<readonly [string, string]> = [
   ],
   ['PLAN_SWARM_CLOCK_OFFSET_MS', "test hook: milliseconds added to this node's wall clock"],
   [
+    'PLAN_SWARM_LOOP_SLICE_MS',
+    "the event loop's slice for ingesting a sync batch, in ms (default 10; `off`: each batch in one go)"
+  ],
+  [
     'PLAN_SWARM_FAULT',
     "test hook: `kill-after-archive` kills the node (SIGKILL) between writing an expired plan's archive and removing it from the store"
   ],

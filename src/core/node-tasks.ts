@@ -60,7 +60,10 @@ export class NodeTasks {
     if (rules !== undefined) {
       const deliverable = new Set<string>(root === undefined ? [] : [root, rollupId(root)])
       const sample = new ReviewSample(index, params, committees, this.approvers, rules, deliverable)
-      rules.settleWith(r => sample.acceptedDeliverable(r))
+      rules.settleWith(
+        r => sample.acceptedDeliverable(r),
+        author => sample.firstRejection(author)
+      )
       this.sample = sample
     }
   }

@@ -1,5 +1,6 @@
 import { hashParts } from './hash.js'
 import { compareHlc } from './hlc.js'
+import { compareEvents } from './order.js'
 import { reviewOneIn } from './events.js'
 import { Reviews } from './task-review.js'
 import type { PlanIndex } from './plan-index.js'
@@ -127,6 +128,16 @@ export class ReviewSample {
         return true
     }
     return false
+  }
+
+  /** The review that decided the earliest rejection of a result of `author` in the plan, if any. */
+  firstRejection(author: PeerIdString): PlanEvent | undefined {
+    let first: PlanEvent | undefined
+    for (const x of this.resultsOf(author)) {
+      const v = this.all.of(x)
+      if (v.kind === 'rejected' && (first === undefined || compareEvents(v.by, first) < 0)) first = v.by
+    }
+    return first
   }
 
   /** Whether a result of `author` was rejected in the plan. */

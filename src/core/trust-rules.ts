@@ -46,12 +46,13 @@ export function claimRank(task: string, peer: string): string {
  * - `equivocators`: every author with two events in one slot of the plan
  *   (proposal, ballot, review, renewal); their ballots and reviews do not count.
  * - `overLimit`: claims beyond their author's maxClaimsPerExecutor live claims.
- * - `demoted`: claims of a task made after their author ended a claim of
- *   that task without a result (a release or a failure): they rank after
- *   every other claim of a contest, so a member cannot hold a task by
- *   releasing and claiming it again. Per task, not per plan: an honest
- *   executor releases the claims it loses and fails tasks a model could not
- *   do, and keeps its rank on every other task.
+ * - `demoted`: claims that rank after every other claim of a contest: a
+ *   member's claims of a task after it ended a claim of that task without a
+ *   result (a release or a failure; so it cannot hold a task by releasing and
+ *   claiming again), its claims anywhere in the plan after it gave up a claim
+ *   it held past its contest (planQuit), and after a result of it was rejected
+ *   on review (the deciding review's stamp). An honest executor that loses a
+ *   contest releases the claim before it held the task, and keeps its rank.
  * - per event, the later proposals, claims and results that cite it (what
  *   built on it: `citers`, `pinnedAgainst`).
  */
@@ -63,6 +64,7 @@ export class TrustRules {
   private readonly pins = new Map<EventId, PlanEvent[]>()
   private readonly found: EvidenceItem[] = []
   private settled: ((r: PlanEvent<'result-reported'>) => boolean) | undefined = undefined
+  private rejectedAt: (author: PeerIdString) => PlanEvent | undefined = () => undefined
   /** Per event, who built on it: nobody (null), one author, or more than one (MANY). */
   private readonly builders = new Map<EventId, PeerIdString | typeof MANY | null>()
   /** The deliverable's results the committee accepted and their causal past, once `settled` is known. */
@@ -106,8 +108,12 @@ export class TrustRules {
     if (this.limits !== undefined) return this.limits
     const index = this.index
     const backupMs = backupAfter(index, this.params, r => this.pinnedAgainst(r.id, r.env.author))
-    const { overLimit, demoted } = claimLimits(index, this.params.maxClaimsPerExecutor, this.windowMs, c =>
-      this.claimBuiltOn(c)
+    const { overLimit, demoted } = claimLimits(
+      index,
+      this.params.maxClaimsPerExecutor,
+      this.windowMs,
+      c => this.claimBuiltOn(c),
+      this.rejectedAt
     )
     for (const id of overLimit) this.note('claim-over-limit', index.event(id) as PlanEvent)
     this.limits = { backupMs, overLimit, demoted }
@@ -200,9 +206,14 @@ export class TrustRules {
    * Let `settled` say which results the committee's accepting reviews built on (fold.md 11.9): the review sample
    * calls this once, as it knows the deliverable and the reviews (ReviewSample.acceptedDeliverable).
    */
-  settleWith(settled: (r: PlanEvent<'result-reported'>) => boolean): void {
+  settleWith(
+    settled: (r: PlanEvent<'result-reported'>) => boolean,
+    rejectedAt: (author: PeerIdString) => PlanEvent | undefined
+  ): void {
     this.settled = settled
+    this.rejectedAt = rejectedAt
     this.settledPast = undefined
+    this.limits = undefined
   }
 
   /** The proposals, claims and results that cite `id`. */
@@ -298,7 +309,8 @@ function claimLimits(
   index: PlanIndex,
   limit: number,
   windowMs: number,
-  builtOn: (c: PlanEvent<'task-claimed'>) => boolean
+  builtOn: (c: PlanEvent<'task-claimed'>) => boolean,
+  rejectedAt: (author: PeerIdString) => PlanEvent | undefined
 ): { overLimit: Set<EventId>; demoted: Set<EventId> } {
   const byAuthor = new Map<PeerIdString, Array<PlanEvent<'task-claimed'>>>()
   for (const list of index.claims.values())
@@ -316,11 +328,13 @@ function claimLimits(
     // Per task, the earliest release or failure of a claim of this author: later claims of the task rank last.
     const abandoned = new Map<string, PlanEvent>()
     const quitPlan = planQuit(index, claims, windowMs)
+    const rejected = claims[0] === undefined ? undefined : rejectedAt(claims[0].env.author)
     for (const c of sortEvents(claims)) {
       const task = c.env.body.task
       const gaveUp = abandoned.get(task)
       if (gaveUp !== undefined && compareHlc(gaveUp.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
       if (quitPlan !== undefined && compareHlc(quitPlan.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
+      if (rejected !== undefined && compareHlc(rejected.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
       held = held.filter(h =>
         h.end === undefined ? c.env.hlc.ms <= h.lapseMs : compareHlc(h.end.env.hlc, c.env.hlc) > 0
       )
