@@ -2,6 +2,7 @@ import { hashParts } from '../src/core/hash.js'
 import { view } from '../src/core/view.js'
 import { isIdle, nearBudget, nodeMap, pathOf } from './plan-context.js'
 import { reviewsResults } from '../src/core/events.js'
+import { ZERO_USAGE } from '../src/llm/types.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId } from '../src/core/events.js'
 import type { PlanTree, TreeNode, ResultView, TaskView } from '../src/core/tree.js'
 import type { RoleContext, RoleHandler } from './driver.js'
@@ -25,6 +26,13 @@ export const MAX_BALLOT_PROPOSALS = 16
  * already under way to arrive, so that two results of one task are not both accepted (ADR-0053).
  */
 export const REVIEW_SWITCH_MS = 10_000
+
+/** A scorer's acceptance of a deliverable that nothing asked to have reviewed (fold.md 11.9): no model call. */
+const ACKNOWLEDGED = Object.freeze({
+  verdict: 'accept' as const,
+  notes: 'Acknowledged as the plan’s deliverable (version 5); not reviewed by a model, as the plan did not ask for it.',
+  usage: ZERO_USAGE
+})
 
 /**
  * A proposal's rank in its attempt: the hash of the node, the attempt and the
@@ -231,17 +239,25 @@ export function createScorer(ctx: RoleContext): RoleHandler {
     act: async (intent: BallotIntent | ReviewIntent, tree) => {
       const provider = nearBudget(tree) ? ctx.provider.downgrade() : ctx.provider
       if (intent.kind === 'review') {
-        const out = await provider.review(
-          {
-            goal: tree.goal,
-            path: intent.path,
-            task: { title: intent.node.title, detail: intent.node.detail },
-            output: intent.result.output
-          },
-          {
-            trace: { plan: intent.plan, for: { slot: 'review', result: intent.result.id, committee: intent.committee } }
-          }
-        )
+        // Protocol 5 has the deliverable accepted by the committee so that it is final (ADR-0053); unless the plan
+        // asks for a review of it, that acceptance is an acknowledgement, without a model call.
+        const out =
+          intent.result.reviewedFor === 'deliverable'
+            ? ACKNOWLEDGED
+            : await provider.review(
+                {
+                  goal: tree.goal,
+                  path: intent.path,
+                  task: { title: intent.node.title, detail: intent.node.detail },
+                  output: intent.result.output
+                },
+                {
+                  trace: {
+                    plan: intent.plan,
+                    for: { slot: 'review', result: intent.result.id, committee: intent.committee }
+                  }
+                }
+              )
         if (
           tree.params.trust !== undefined &&
           out.verdict === 'accept' &&

@@ -50,9 +50,10 @@ export function passedReviewCites(
  * Protocol 5's review sample (ADR-0049): which results of a plan wait for
  * the committee's review, and why, a function of the plan's event set.
  * - `review`: the plan reviews every result (its `review` parameter).
- * - `deliverable`: a result of the root's task, always: nothing else builds
- *   on the plan's deliverable, so the committee's acceptance is what makes
- *   it final (fold.md 11.9).
+ * - `deliverable`: a result of the root's task that nothing above asks to
+ *   review: nothing else builds on the plan's deliverable, so the
+ *   committee's acceptance is what makes it final (fold.md 11.9). Scorers
+ *   acknowledge it without a model call.
  * - `first`: the result does not cite an accepting review of a result of
  *   its author that passed review (passedReviewCites): a member's results
  *   until one passes, read from the result itself, so that no later event
@@ -106,8 +107,12 @@ export class ReviewSample {
 
   private decide(r: PlanEvent<'result-reported'>): ReviewedFor | null {
     if (this.params.review) return 'review'
-    if (this.deliverable.has(r.env.body.task)) return 'deliverable'
-    if (this.oneIn === 0) return null
+    const sampled = this.oneIn === 0 ? null : this.sampled(r)
+    if (sampled !== null) return sampled
+    return this.deliverable.has(r.env.body.task) ? 'deliverable' : null
+  }
+
+  private sampled(r: PlanEvent<'result-reported'>): ReviewedFor | null {
     const author = r.env.author
     if (!this.rules.pinnedAgainst(r.id, author)) {
       if (!this.citesPassed(r)) return 'first'

@@ -279,3 +279,51 @@ function leavesOf(i: number): Array<{ title: string; detail: string; leaf: boole
     { title: `b${i}`, detail: '', leaf: true, dependsOn: [] }
   ]
 }
+
+describe('(c2) a late rewrite of work the member rolled up itself', () => {
+  // x did both leaves of node A and A's roll-up (citing only its own results); y did node B and claims the root's
+  // roll-up, citing A's roll-up result. Then a better-ranked claim on a leaf of A, stamped just after it became
+  // ready, arrives with its result.
+  const run = (rules: Rules): { before: PlanTree; after: PlanTree; leaf: TaskId; honest: EventId } => {
+    const b = builder(rules)
+    const voters = cast.scorers.slice(0, 2)
+    const s = split(b, { node: b.root, by: cast.decomposers[0], titles: ['A', 'B'], voters, at: 2000, leaf: false })
+    const [a, bn] = [child(s, 0), child(s, 1)]
+    const sa = split(b, { node: a, by: cast.decomposers[1], titles: ['a0', 'a1'], voters, at: 2300 })
+    const sb = split(b, { node: bn, by: cast.decomposers[1], titles: ['b0', 'b1'], voters, at: 2300 })
+    const leaf = leafTask(child(sa, 0))
+    const [late, x, y] = byRank(leaf) as [PeerIdString, PeerIdString, PeerIdString]
+    const base = [...s.events, ...sa.events, ...sb.events].map(e => e.id)
+    const does = (who: PeerIdString, sp: Split, node: NodeId): PlanEvent[] => {
+      const work = sp.children.map(leafTask).flatMap((t, i) => {
+        const c = b.claim(who, t, 2700 + i, { evidence: base })
+        return [c, b.result(c, 2800 + i)]
+      })
+      const c = b.claim(who, rollupId(node), 2900, { evidence: [...base, ...work.map(e => e.id)] })
+      return [...work, c, b.result(c, 3000)]
+    }
+    const ofA = does(x, sa, a)
+    const ofB = does(y, sb, bn)
+    const cr = b.claim(y, rollupId(b.root), 3100, { evidence: [...base, ofA.at(-1)?.id, ofB.at(-1)?.id] as EventId[] })
+    const done = [...s.events, ...sa.events, ...sb.events, ...ofA, ...ofB, cr]
+    const lc = b.claim(late, leaf, 2601, { evidence: base })
+    const lr = b.result(lc, 2602, 'REWRITTEN')
+    return {
+      before: fold(rules, b, done),
+      after: fold(rules, b, [...done, lc, lr]),
+      leaf,
+      honest: ofA[1]?.id as EventId
+    }
+  }
+  it('replaces the leaf’s result under the earlier rules', () => {
+    const r = run('v4')
+    expect(taskOf(r.before, r.leaf).accepted).toBe(r.honest)
+    expect(taskOf(r.after, r.leaf).accepted).not.toBe(r.honest)
+  })
+  it('keeps it under version 5: what another member built on, however far down, is final', () => {
+    const r = run('v5')
+    expect(taskOf(r.before, r.leaf).accepted).toBe(r.honest)
+    expect(taskOf(r.after, r.leaf).accepted).toBe(r.honest)
+    expect(r.after.standing?.evidence.map(e => e.kind)).toContain('late')
+  })
+})
