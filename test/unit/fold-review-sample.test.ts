@@ -8,6 +8,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_TRUST, reviewsResults } from '../../src/core/events.js'
 import { inSample } from '../../src/core/review-sample.js'
+import { claimRank } from '../../src/core/trust-rules.js'
 import { rollupId } from '../../src/core/derive.js'
 import { validateParams } from '../../src/wire/index.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
@@ -297,5 +298,35 @@ describe('the sample’s parameter', () => {
     expect(reviewsResults({ ...b.params, trust: { claimWindowMs: 10, reviewOneIn: 0 } })).toBe(true)
     expect(reviewsResults({ ...b.params, trust: undefined })).toBe(false)
     expect(reviewsResults({ ...b.params, trust: undefined, review: true })).toBe(true)
+  })
+})
+
+describe('a member whose result was rejected', () => {
+  it('ranks after every other claim of the plan from the rejection on', () => {
+    const b = builder({ review: true })
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b', 'c'],
+      voters: cast.scorers.slice(0, 2),
+      at: 2000
+    })
+    const [t0, t1] = s.children.map(leafTask) as [TaskId, TaskId]
+    // On t1, x ranks before y: it would win a contest within the window.
+    const [x, y] = [cast.executors[0], cast.executors[1]].sort((p, q) =>
+      claimRank(t1, p) < claimRank(t1, q) ? -1 : 1
+    ) as [PeerIdString, PeerIdString]
+    const junk = work(b, x, t0, 2300, s, 'junk')
+    const no = verdict(b, junk[1], 'reject', 2400)
+    const cx = b.claim(x, t1, 2500, { evidence: s.events.map(e => e.id) })
+    const cy = b.claim(y, t1, 2600, { evidence: s.events.map(e => e.id) })
+    const before = expectOrderFree(b, [...s.events, ...junk, cx, cy])
+    expect(taskOf(before, t1).chains[0]?.owner).toBe(x)
+    const after = expectOrderFree(b, [...s.events, ...junk, ...no, cx, cy])
+    expect(taskOf(after, t1).chains[0]?.owner).toBe(y)
+    // A claim stamped before the rejection keeps its rank.
+    const early = b.claim(x, t1, 2350, { evidence: s.events.map(e => e.id) })
+    const kept = expectOrderFree(b, [...s.events, ...junk, ...no, early, cy])
+    expect(taskOf(kept, t1).chains[0]?.owner).toBe(x)
   })
 })
