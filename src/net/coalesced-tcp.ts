@@ -15,10 +15,14 @@
  * end of the current callback. A connection this cannot reach into (another
  * transport, a changed @libp2p/tcp) is left as it is.
  *
- * Not in createSwarmNode's transports yet: the one load run with it
- * (2026-12-07) stalled for 20 minutes at 14 of 100 plans on a machine at
- * load 30, and whether it had a part in that is not known. bench/net/writes.ts
- * measures what it saves; swap it for `tcp()` in src/net/node.ts to try it.
+ * The cork cannot outlive its run: it is taken at the run's first write with
+ * the uncork already queued, so a write that throws, a socket destroyed or
+ * ended during the run, or a run past the high-water mark (the write says
+ * so; 'drain' follows the flush) all leave the socket uncorked
+ * (test/unit/coalesced-tcp.test.ts).
+ *
+ * createSwarmNode's TCP transport (src/net/node.ts). bench/net/writes.ts
+ * measures what it saves; docs/performance.md ("Writes") has the figures.
  */
 import { Socket } from 'node:net'
 import { tcp } from '@libp2p/tcp'

@@ -22,7 +22,6 @@ import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { ping } from '@libp2p/ping'
 import type { Ping } from '@libp2p/ping'
 import { preSharedKey } from '@libp2p/pnet'
-import { tcp } from '@libp2p/tcp'
 import { multiaddr } from '@multiformats/multiaddr'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
@@ -32,6 +31,7 @@ import { MAX_EVENT_BYTES } from '../core/limits.js'
 import { SIGNATURE_BYTES } from '../wire/codec.js'
 import { eventsTopic, presenceTopic, validateSwarmName } from '../wire/topics.js'
 import { createAddressSorter, dialTargets, presenceAddresses } from './addresses.js'
+import { coalescedTcp } from './coalesced-tcp.js'
 import { createAllowListGater } from './connection-gater.js'
 import { InvalidPublishError, SwarmNodeConfigError, SwarmNodeStoppedError } from './errors.js'
 import { DEFAULT_SIGNATURE_POLICY, gossipOptions } from './gossip-config.js'
@@ -266,9 +266,12 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
       listen: nat?.listen ?? [...listen],
       ...(nat !== undefined && nat.announce.length > 0 ? { announce: nat.announce } : {})
     },
-    // The memory transport serves in-process tests only: load it when asked for.
+    // The memory transport serves in-process tests only: load it when asked for. TCP is @libp2p/tcp with each
+    // connection's writes of one synchronous run sent in one writev (coalesced-tcp.ts).
     transports:
-      transport === 'memory' ? [(await import('@libp2p/memory')).memory()] : [tcp(), ...(nat?.transports ?? [])],
+      transport === 'memory'
+        ? [(await import('@libp2p/memory')).memory()]
+        : [coalescedTcp(), ...(nat?.transports ?? [])],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     ...(init.swarmKey !== undefined ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),

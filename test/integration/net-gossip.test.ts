@@ -1,8 +1,10 @@
 /**
  * Gossip between real libp2p nodes over TCP on 127.0.0.1: delivery through a
- * relay, validator verdicts and scoring, message id = event id, and the
- * redial that finds late and restarted peers.
+ * relay, validator verdicts and scoring, message id = event id, the
+ * redial that finds late and restarted peers, and the coalesced writes of
+ * the node's TCP transport.
  */
+import { Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { InvalidPublishError } from '../../src/net/errors.js'
 import type { SwarmNode } from '../../src/net/node.js'
@@ -53,6 +55,34 @@ describe('gossip over TCP', () => {
     expect(b.seen.ids).not.toContain(ev.id) // emitSelf is off
     expect(a.stats().events.accepted).toBe(1)
     expect(b.stats().events.published).toBe(1)
+  })
+
+  it("coalesces each connection's writes (coalesced-tcp.ts): its sockets are corked and always uncorked", async () => {
+    const proto = Socket.prototype as unknown as { cork: () => void }
+    const cork = proto.cork
+    const corked = new Set<Socket>()
+    let corks = 0
+    proto.cork = function (this: Socket) {
+      corks++
+      corked.add(this)
+      cork.call(this)
+    }
+    try {
+      const [a, b, c] = await line()
+      const ev = fakeEvent('corked')
+      corks = 0
+      await b.publishEvent(ev.id, ev.bytes)
+      await waitUntil(
+        'A and C to validate the event',
+        () => a.seen.ids.includes(ev.id) && c.seen.ids.includes(ev.id),
+        15_000
+      )
+      expect(corks, 'the publish and its relay went through corked runs').toBeGreaterThan(0)
+      await new Promise(resolve => setImmediate(resolve))
+      for (const s of corked) expect(s.writableCorked).toBe(0)
+    } finally {
+      proto.cork = cork
+    }
   })
 
   it('uses the event id as the gossip message id, so the same bytes are delivered once', async () => {

@@ -111,6 +111,70 @@ describe('coalesceWrites', () => {
     expect(writes()).toBeGreaterThanOrEqual(20)
   })
 
+  it('a socket destroyed during a run is not left corked', async () => {
+    const { client } = await pair()
+    const conn = new FakeTcpConnection(client)
+    coalesceWrites(conn as unknown as MultiaddrConnection)
+    conn.sendData(frames(1, 1)[0] as Uint8Array[])
+    expect(client.writableCorked).toBe(1)
+    client.destroy()
+    await Promise.resolve()
+    expect(client.writableCorked).toBe(0)
+    // A write after the destroy starts no run: nothing corks a socket that is gone.
+    conn.sendData(frames(2, 1)[0] as Uint8Array[])
+    expect(client.writableCorked).toBe(0)
+    client.on('error', () => undefined)
+  })
+
+  it('a socket ended during a run sends what was written, and is not left corked', async () => {
+    const { client, received, until } = await pair()
+    const conn = new FakeTcpConnection(client)
+    coalesceWrites(conn as unknown as MultiaddrConnection)
+    const run = frames(1, 5)
+    for (const f of run) conn.sendData(f)
+    client.end()
+    await Promise.resolve()
+    expect(client.writableCorked).toBe(0)
+    const expected = Buffer.concat(run.flat())
+    await until(expected.length)
+    expect(received().equals(expected)).toBe(true)
+  })
+
+  it('a write that throws still ends the run: the socket is uncorked and what was written is sent', async () => {
+    const { client, received, until } = await pair()
+    const conn = new FakeTcpConnection(client)
+    const send = conn.sendData.bind(conn)
+    conn.sendData = (list: Uint8Array[]) => {
+      send(list)
+      throw new Error('after the write')
+    }
+    coalesceWrites(conn as unknown as MultiaddrConnection)
+    const run = frames(1, 2)
+    for (const f of run) expect(() => conn.sendData(f)).toThrow('after the write')
+    await Promise.resolve()
+    expect(client.writableCorked).toBe(0)
+    const expected = Buffer.concat(run.flat())
+    await until(expected.length)
+    expect(received().equals(expected)).toBe(true)
+  })
+
+  it('a run past the high-water mark says so, and the drain that follows its flush comes', async () => {
+    const { client, received, until } = await pair()
+    const conn = new FakeTcpConnection(client)
+    coalesceWrites(conn as unknown as MultiaddrConnection)
+    const big = Array.from({ length: 8 }, (_, i) => [new Uint8Array(client.writableHighWaterMark / 4).fill(i)])
+    const said = big.map(f => conn.sendData(f).canSendMore)
+    expect(said.slice(0, 3)).toEqual([true, true, true])
+    expect(said.slice(3)).not.toContain(true)
+    const drained = once(client, 'drain')
+    await Promise.resolve()
+    expect(client.writableCorked).toBe(0)
+    await drained
+    const expected = Buffer.concat(big.flat())
+    await until(expected.length)
+    expect(received().equals(expected)).toBe(true)
+  })
+
   it('leaves a connection without a socket as it is', () => {
     const other = { sendData: () => ({ sentBytes: 0, canSendMore: true }) }
     const send = other.sendData
