@@ -210,10 +210,10 @@ export class TrustRules {
     settled: (r: PlanEvent<'result-reported'>) => boolean,
     rejectedAt: (author: PeerIdString) => PlanEvent | undefined
   ): void {
+    if (this.limits !== undefined) throw new Error('settleWith comes before the claim limits are worked out')
     this.settled = settled
     this.rejectedAt = rejectedAt
     this.settledPast = undefined
-    this.limits = undefined
   }
 
   /** The proposals, claims and results that cite `id`. */
