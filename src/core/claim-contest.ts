@@ -21,14 +21,8 @@ import type { Chain, Walk } from './chain-walk.js'
  * compete: a claim that would unseat it is late and kept as evidence.
  */
 
-/** Whether a claim's result (or the review that accepted it) was built on by someone other than the claimer. */
-export function builtOn(_index: PlanIndex, rules: TrustRules, c: PlanEvent<'task-claimed'>): boolean {
-  return rules.claimBuiltOn(c)
-}
-
 /** Whether a claim from `claims[from]` on, stamped after `after`, has a result built on by another member. */
 export function builtOnAfter(
-  index: PlanIndex,
   rules: TrustRules,
   claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
   from: number,
@@ -36,20 +30,15 @@ export function builtOnAfter(
 ): boolean {
   for (let i = from; i < claims.length; i++) {
     const c = claims[i] as PlanEvent<'task-claimed'>
-    if (compareHlc(c.env.hlc, after) > 0 && builtOn(index, rules, c)) return true
+    if (compareHlc(c.env.hlc, after) > 0 && rules.claimBuiltOn(c)) return true
   }
   return false
 }
 
 /** The best of the candidates at `pool` (indexes into `claims`); ties go to the earlier claim. */
-function best(
-  index: PlanIndex,
-  rules: TrustRules,
-  claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
-  pool: readonly number[]
-): number {
+function best(rules: TrustRules, claims: ReadonlyArray<PlanEvent<'task-claimed'>>, pool: readonly number[]): number {
   const task = (claims[pool[0] as number] as PlanEvent<'task-claimed'>).env.body.task as TaskId
-  const pinned = pool.filter(i => builtOn(index, rules, claims[i] as PlanEvent<'task-claimed'>))
+  const pinned = pool.filter(i => rules.claimBuiltOn(claims[i] as PlanEvent<'task-claimed'>))
   const from = pinned.length > 0 ? pinned : pool
   let win = from[0] as number
   let winKey = contestKey(rules, task, claims[win] as PlanEvent<'task-claimed'>)
@@ -84,7 +73,7 @@ export function unseatsFinal(
   at: number,
   chain: Chain
 ): boolean {
-  if (builtOn(index, rules, claims[at] as PlanEvent<'task-claimed'>)) return false
+  if (rules.claimBuiltOn(claims[at] as PlanEvent<'task-claimed'>)) return false
   const e = chain.end
   // Claims before this event are passed over by the chain; undefined: every later claim is.
   const until: PlanEvent | undefined =
@@ -98,7 +87,7 @@ export function unseatsFinal(
   for (let j = at + 1; j < claims.length; j++) {
     const c = claims[j] as PlanEvent<'task-claimed'>
     if (until !== undefined && compareEvents(c, until) >= 0) break
-    if (c.id !== until?.id && builtOn(index, rules, c)) return true
+    if (c.id !== until?.id && rules.claimBuiltOn(c)) return true
   }
   return false
 }
@@ -117,7 +106,7 @@ export function contestWinner(
 ): number {
   const pool: number[] = []
   for (let i = from; i < claims.length && (claims[i] as PlanEvent).env.hlc.ms <= untilMs; i++) pool.push(i)
-  return pool.length === 0 ? from : best(index, rules, claims, pool)
+  return pool.length === 0 ? from : best(rules, claims, pool)
 }
 
 /**
@@ -153,7 +142,7 @@ export function contestTakeover(
     for (; before < links.length && compareHlc((links[before] as PlanEvent).env.hlc, c.env.hlc) < 0; before++)
       lastMs = (links[before] as PlanEvent).env.hlc.ms
     let lapse = lapseAfter(lastMs)
-    if (c.env.hlc.ms <= lapse && c.env.author !== owner && builtOn(index, rules, c)) {
+    if (c.env.hlc.ms <= lapse && c.env.author !== owner && rules.claimBuiltOn(c)) {
       const prev = c.env.body.prev === null ? undefined : links.find(l => l.id === c.env.body.prev)
       const seen = c.env.body.prev === claim.id ? claim : prev
       if (seen !== undefined && c.env.hlc.ms > lapseAfter(seen.env.hlc.ms)) {
@@ -176,7 +165,7 @@ export function contestTakeover(
     pool.push(i)
   }
   if (pool.length === 0) return { winner: -1, first: -1, backup: false }
-  return { winner: best(index, rules, claims, pool), first: pool[0] as number, backup }
+  return { winner: best(rules, claims, pool), first: pool[0] as number, backup }
 }
 
 /**

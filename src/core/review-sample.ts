@@ -74,7 +74,8 @@ export class ReviewSample {
   /** Every result's review worked out, asked for or not: what a member's record reads. */
   private readonly all: Reviews
   private byAuthor: Map<PeerIdString, Array<PlanEvent<'result-reported'>>> | undefined
-  private readonly rejections = new Map<PeerIdString, boolean>()
+  /** Per author, the review that decided its earliest rejection (null: none). */
+  private readonly rejections = new Map<PeerIdString, PlanEvent | null>()
   private readonly memo = new Map<string, ReviewedFor | null>()
 
   constructor(
@@ -116,7 +117,7 @@ export class ReviewSample {
     const author = r.env.author
     if (!this.rules.pinnedAgainst(r.id, author)) {
       if (!this.citesPassed(r)) return 'first'
-      if (this.rejected(author)) return 'after-rejection'
+      if (this.firstRejection(author) !== undefined) return 'after-rejection'
     }
     return inSample(r.env.body.task, author, this.oneIn) ? 'sample' : null
   }
@@ -137,22 +138,16 @@ export class ReviewSample {
 
   /** The review that decided the earliest rejection of a result of `author` in the plan, if any. */
   firstRejection(author: PeerIdString): PlanEvent | undefined {
-    let first: PlanEvent | undefined
-    for (const x of this.resultsOf(author)) {
-      const v = this.all.of(x)
-      if (v.kind === 'rejected' && (first === undefined || compareEvents(v.by, first) < 0)) first = v.by
+    let first = this.rejections.get(author)
+    if (first === undefined) {
+      first = null
+      for (const x of this.resultsOf(author)) {
+        const v = this.all.of(x)
+        if (v.kind === 'rejected' && (first === null || compareEvents(v.by, first) < 0)) first = v.by
+      }
+      this.rejections.set(author, first)
     }
-    return first
-  }
-
-  /** Whether a result of `author` was rejected in the plan. */
-  private rejected(author: PeerIdString): boolean {
-    let v = this.rejections.get(author)
-    if (v === undefined) {
-      v = this.resultsOf(author).some(x => this.all.of(x).kind === 'rejected')
-      this.rejections.set(author, v)
-    }
-    return v
+    return first ?? undefined
   }
 
   private resultsOf(author: PeerIdString): ReadonlyArray<PlanEvent<'result-reported'>> {

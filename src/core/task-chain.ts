@@ -8,7 +8,7 @@ import type { EventId, Hlc, PeerIdString, PlanEvent, ResolvedParams, TaskId } fr
 import type { NeededApprovers } from './split-pins.js'
 import type { ChainView, CommitteeView, Equivocation } from './tree.js'
 import type { TaskOutcome } from './task-view.js'
-import { builtOn, builtOnAfter, contestTakeover, contestWinner, settleHeld, unseatsFinal } from './claim-contest.js'
+import { builtOnAfter, contestTakeover, contestWinner, settleHeld, unseatsFinal } from './claim-contest.js'
 import type { TrustRules } from './trust-rules.js'
 import type { ReviewSample } from './review-sample.js'
 import type { Chain, Walk, WalkStatus } from './chain-walk.js'
@@ -198,7 +198,7 @@ function followChains(
         status = 'in-review'
         break
       }
-      if (failures >= attemptsAllowed && !spentLate(index, rules, list, cursor, r.by)) {
+      if (failures >= attemptsAllowed && !spentLate(rules, list, cursor, r.by)) {
         status = 'failed'
         failedBy = r.by
         break
@@ -209,7 +209,7 @@ function followChains(
       chains.push(chainView(c, { event: end.id, kind: 'failed' }))
       failures++
       after = end.env.hlc
-      if (failures >= attemptsAllowed && !spentLate(index, rules, list, cursor, end)) {
+      if (failures >= attemptsAllowed && !spentLate(rules, list, cursor, end)) {
         status = 'failed'
         failedBy = end
         break
@@ -243,7 +243,7 @@ function builtOnResult(
 ): { claim: PlanEvent<'task-claimed'>; result: PlanEvent<'result-reported'> } | undefined {
   let out: { claim: PlanEvent<'task-claimed'>; result: PlanEvent<'result-reported'> } | undefined
   for (const c of claims) {
-    if (compareHlc(c.env.hlc, readyAt) <= 0 || !builtOn(index, rules, c)) continue
+    if (compareHlc(c.env.hlc, readyAt) <= 0 || !rules.claimBuiltOn(c)) continue
     for (const r of index.claimEvents(c).results) {
       const kind = reviews.of(r).kind
       if (kind !== 'none' && kind !== 'accepted') continue
@@ -261,13 +261,12 @@ function builtOnResult(
  * its stamp says; the walk goes on to that claim and `end` is evidence.
  */
 function spentLate(
-  index: PlanIndex,
   rules: TrustRules | undefined,
   claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
   from: number,
   end: PlanEvent
 ): boolean {
-  if (rules === undefined || !builtOnAfter(index, rules, claims, from, end.env.hlc)) return false
+  if (rules === undefined || !builtOnAfter(rules, claims, from, end.env.hlc)) return false
   rules.note('late', end)
   return true
 }
@@ -293,7 +292,7 @@ function chainOf(
   } else {
     ;({ winner: takeoverAt, first: firstTakeover, backup } = contestTakeover(index, rules, claims, at, links, params))
     // A result others built on ends the chain, whatever takeover claims stamped before it arrive later.
-    if (firstTakeover >= 0 && builtOn(index, rules, claim)) {
+    if (firstTakeover >= 0 && rules.claimBuiltOn(claim)) {
       rules.note('late', claims[firstTakeover] as PlanEvent)
       takeoverAt = firstTakeover = -1
     }

@@ -8,13 +8,10 @@
  * Skipped, saying so, when /usr/bin/chromium is missing (CI installs it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startHttpServer } from '../../src/http/server.js'
-import { createDashboard } from '../../src/http/dashboard/routes.js'
 import { Fold } from '../../src/core/fold.js'
 import { nativeSha256HexOfText } from '../../src/sync/native-hash.js'
 import { bigPlanEvents } from '../helpers/big-plan.js'
-import { HAS_CHROMIUM, NO_CHROMIUM_MESSAGE, launchBrowser } from '../helpers/browser.js'
-import type { HttpServer } from '../../src/http/server.js'
+import { HAS_CHROMIUM, NO_CHROMIUM_MESSAGE, dashboardInBrowser } from '../helpers/browser.js'
 import type { DashboardSource } from '../../src/http/dashboard/state.js'
 import type { PlanId } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
@@ -25,9 +22,9 @@ const UI_MS = 60_000
 if (!HAS_CHROMIUM) console.warn(NO_CHROMIUM_MESSAGE)
 
 describe.skipIf(!HAS_CHROMIUM)('the dashboard with a plan of 1,123 nodes', () => {
-  let server: HttpServer
-  let close: () => void
+  let url: string
   let browser: TestBrowser
+  let stop: (() => Promise<void>) | undefined
   let plan: PlanId
   let tree: PlanTree
 
@@ -57,17 +54,11 @@ describe.skipIf(!HAS_CHROMIUM)('the dashboard with a plan of 1,123 nodes', () =>
       submit: async () => await Promise.reject(new Error('read-only')),
       cancel: async () => await Promise.reject(new Error('read-only'))
     }
-    server = await startHttpServer('127.0.0.1', 0, { status: () => ({}), replica: {}, metrics: {} } as never)
-    const d = createDashboard(source)
-    server.mount(d.route)
-    close = d.close
-    browser = await launchBrowser()
+    ;({ url, browser, stop } = await dashboardInBrowser(source))
   }, 120_000)
 
   afterAll(async () => {
-    await browser?.close()
-    close?.()
-    await server?.close()
+    await stop?.()
   })
 
   it('renders the whole plan, finished subtrees collapsed with their counts', async () => {
@@ -79,7 +70,7 @@ describe.skipIf(!HAS_CHROMIUM)('the dashboard with a plan of 1,123 nodes', () =>
     const errors: string[] = []
     page.on('pageerror', e => errors.push(e.message))
     const t0 = performance.now()
-    await page.goto(`${server.url}/`)
+    await page.goto(`${url}/`)
     await page.locator('#conn[data-state="live"]').waitFor({ timeout: UI_MS })
     await page.getByText(`nodes ${done}/1123 done`).waitFor({ timeout: UI_MS })
     await page.locator('#tree [data-node]').first().waitFor({ timeout: UI_MS })

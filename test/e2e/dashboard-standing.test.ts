@@ -6,12 +6,9 @@
  * server. Skipped, saying so, when /usr/bin/chromium is missing (CI installs it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startHttpServer } from '../../src/http/server.js'
-import { createDashboard } from '../../src/http/dashboard/routes.js'
 import { MAX_STANDING_LINES } from '../../src/http/dashboard/state.js'
 import { StandingBook } from '../../src/core/peer-standing.js'
-import { HAS_CHROMIUM, NO_CHROMIUM_MESSAGE, launchBrowser } from '../helpers/browser.js'
-import type { HttpServer } from '../../src/http/server.js'
+import { HAS_CHROMIUM, NO_CHROMIUM_MESSAGE, dashboardInBrowser } from '../helpers/browser.js'
 import type { DashboardSource } from '../../src/http/dashboard/state.js'
 import type { EventId, PeerIdString, PlanId } from '../../src/core/events.js'
 import type { TestBrowser } from '../helpers/browser.js'
@@ -22,9 +19,9 @@ const POOR = '12D3KooWPoorRecordPeerAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' as PeerIdStr
 if (!HAS_CHROMIUM) console.warn(NO_CHROMIUM_MESSAGE)
 
 describe.skipIf(!HAS_CHROMIUM)('the dashboard’s Standing panel', () => {
-  let server: HttpServer
-  let close: () => void
+  let url: string
   let browser: TestBrowser
+  let stop: (() => Promise<void>) | undefined
 
   beforeAll(async () => {
     const book = new StandingBook()
@@ -62,24 +59,18 @@ describe.skipIf(!HAS_CHROMIUM)('the dashboard’s Standing panel', () => {
       submit: async () => await Promise.reject(new Error('read-only')),
       cancel: async () => await Promise.reject(new Error('read-only'))
     }
-    server = await startHttpServer('127.0.0.1', 0, { status: () => ({}) } as never)
-    const d = createDashboard(source)
-    server.mount(d.route)
-    close = d.close
-    browser = await launchBrowser()
+    ;({ url, browser, stop } = await dashboardInBrowser(source))
   }, 120_000)
 
   afterAll(async () => {
-    await browser?.close()
-    close?.()
-    await server?.close()
+    await stop?.()
   })
 
   it('lists the members with evidence, the poor one first and marked, and counts the rest', async () => {
     const page = await browser.context.newPage()
     const errors: string[] = []
     page.on('pageerror', e => errors.push(e.message))
-    await page.goto(`${server.url}/`)
+    await page.goto(`${url}/`)
     await page.locator('#conn[data-state="live"]').waitFor({ timeout: UI_MS })
     const first = page.locator('#standing li').first()
     await first.waitFor({ timeout: UI_MS })

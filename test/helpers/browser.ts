@@ -9,6 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import type { BrowserContext } from 'playwright-core'
+import { startHttpServer } from '../../src/http/server.js'
+import { createDashboard } from '../../src/http/dashboard/routes.js'
+import type { DashboardSource } from '../../src/http/dashboard/state.js'
 
 export const CHROMIUM = process.env.PLAN_SWARM_TEST_CHROMIUM ?? '/usr/bin/chromium'
 export const HAS_CHROMIUM = existsSync(CHROMIUM)
@@ -45,6 +48,28 @@ export async function launchBrowser(opts: { viewport?: { width: number; height: 
     close: async () => {
       await context.close().catch(() => undefined)
       rmSync(profile, { recursive: true, force: true })
+    }
+  }
+}
+
+/**
+ * The dashboard over `source`, served on a loopback port, and a browser to open it in (a test of the page alone,
+ * without a node). `stop` closes the browser, the dashboard's stream and the server.
+ */
+export async function dashboardInBrowser(
+  source: DashboardSource
+): Promise<{ url: string; browser: TestBrowser; stop: () => Promise<void> }> {
+  const server = await startHttpServer('127.0.0.1', 0, { status: () => ({}), replica: {}, metrics: {} } as never)
+  const d = createDashboard(source)
+  server.mount(d.route)
+  const browser = await launchBrowser()
+  return {
+    url: server.url,
+    browser,
+    stop: async () => {
+      await browser.close()
+      d.close()
+      await server.close()
     }
   }
 }

@@ -167,6 +167,21 @@ export function split(
   }
 }
 
+/**
+ * The root split into two leaves ("book flights", "book hotels") by the first decomposer, chosen by two scorers and
+ * decided at 2200: the split, its leaves' tasks, and the ids of its events (what a claim cites as evidence).
+ */
+export function twoLeaves(b: PlanBuilder, cast: Cast): { s: Split; t0: TaskId; t1: TaskId; ev: EventId[] } {
+  const s = split(b, {
+    node: b.root,
+    by: cast.decomposers[0],
+    titles: ['book flights', 'book hotels'],
+    voters: cast.scorers.slice(0, 2),
+    at: 2000
+  })
+  return { s, t0: leafTask(child(s, 0)), t1: leafTask(child(s, 1)), ev: s.events.map(e => e.id) }
+}
+
 /** Child i of a split, failing loudly when it does not exist. */
 export function child(s: Split, i: number): NodeId {
   const c = s.children[i]

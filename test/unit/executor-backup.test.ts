@@ -11,7 +11,7 @@ import { SKEW_ALLOWANCE_MS, decideExecutor } from '../../roles/claim-rules.js'
 import { DEFAULT_TRUST } from '../../src/core/events.js'
 import { BACKUP_FACTOR, claimRank } from '../../src/core/trust-rules.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
-import { child, leafTask, makeCast, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
+import { twoLeaves, makeCast, taskOf, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { EventId, PeerIdString, PlanEvent, PlanParams, TaskId } from '../../src/core/events.js'
 import type { ClaimIntent } from '../../roles/claim-rules.js'
@@ -77,16 +77,7 @@ function setup(c: Case): {
     cast.scorers.slice(0, 3),
     c.v4 === true ? params : { ...params, trust: DEFAULT_TRUST }
   )
-  const s = split(b, {
-    node: b.root,
-    by: cast.decomposers[0],
-    titles: ['book flights', 'book hotels'],
-    voters: cast.scorers.slice(0, 2),
-    at: 2000
-  })
-  const ev = s.events.map(e => e.id) as EventId[]
-  const t0 = leafTask(child(s, 0))
-  const t1 = leafTask(child(s, 1))
+  const { s, ev, t0, t1 } = twoLeaves(b, cast)
   const [hoarder, ...others] = cast.executors
   const ranked = [...others].sort((x, y) => (claimRank(t0, x) < claimRank(t0, y) ? -1 : 1))
   const me =

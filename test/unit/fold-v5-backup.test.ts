@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_TRUST } from '../../src/core/events.js'
 import { BACKUP_FACTOR, claimRank } from '../../src/core/trust-rules.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
-import { child, expectOrderFree, leafTask, makeCast, split, taskOf } from '../helpers/fold-fixtures.js'
+import { twoLeaves, expectOrderFree, makeCast, taskOf } from '../helpers/fold-fixtures.js'
 import type { Cast, Split } from '../helpers/fold-fixtures.js'
 import type { EventId, PeerIdString, PlanEvent, PlanParams, TaskId } from '../../src/core/events.js'
 
@@ -33,14 +33,7 @@ function builder(params: Partial<PlanParams> = {}): PlanBuilder {
 
 /** Root split into two leaves, decided at 2200. */
 function leaves(b: PlanBuilder): { s: Split; t0: TaskId; t1: TaskId; ev: EventId[] } {
-  const s = split(b, {
-    node: b.root,
-    by: cast.decomposers[0],
-    titles: ['book flights', 'book hotels'],
-    voters: cast.scorers.slice(0, 2),
-    at: 2000
-  })
-  return { s, t0: leafTask(child(s, 0)), t1: leafTask(child(s, 1)), ev: s.events.map(e => e.id) as EventId[] }
+  return twoLeaves(b, cast)
 }
 
 /** A claim renewed every 800 ms until `untilMs`: a hoarder that never lets its lease lapse. */

@@ -15,7 +15,17 @@ import { claimRank } from '../../src/core/trust-rules.js'
 import { rollupId } from '../../src/core/derive.js'
 import { validateParams } from '../../src/wire/index.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
-import { child, expectOrderFree, leafTask, makeCast, nodeOf, split, taskOf, treeOf } from '../helpers/fold-fixtures.js'
+import {
+  twoLeaves,
+  child,
+  expectOrderFree,
+  leafTask,
+  makeCast,
+  nodeOf,
+  split,
+  taskOf,
+  treeOf
+} from '../helpers/fold-fixtures.js'
 import type { Cast, Split } from '../helpers/fold-fixtures.js'
 import type { EventId, NodeId, PeerIdString, PlanEvent, PlanParams, TaskId } from '../../src/core/events.js'
 import type { PlanTree } from '../../src/core/tree.js'
@@ -41,14 +51,7 @@ function builder(rules: Rules, params: Partial<PlanParams> = {}): PlanBuilder {
 
 /** Root split into two leaves, decided at 2200 (two of three scorers). */
 function leaves(b: PlanBuilder): { s: Split; t0: TaskId; t1: TaskId } {
-  const s = split(b, {
-    node: b.root,
-    by: cast.decomposers[0],
-    titles: ['book flights', 'book hotels'],
-    voters: cast.scorers.slice(0, 2),
-    at: 2000
-  })
-  return { s, t0: leafTask(child(s, 0)), t1: leafTask(child(s, 1)) }
+  return twoLeaves(b, cast)
 }
 
 /** The executors ordered by their rank for a task: first the one protocol 5 prefers. */

@@ -22,7 +22,7 @@ import { STANDING_SCORE_FLOOR, gossipScoreParams, standingScore } from '../../sr
 import { StandingTracker, statusStanding, STATUS_STANDING_MAX } from '../../src/runtime/standing.js'
 import { MAX_STANDING_LINES, standingLines } from '../../src/http/dashboard/state.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
-import { child, leafTask, makeCast, split, treeOf } from '../helpers/fold-fixtures.js'
+import { twoLeaves, makeCast, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { EventId, PeerIdString, PlanEvent, PlanId } from '../../src/core/events.js'
 import type { EvidenceItem, EvidenceKind, PlanStanding } from '../../src/core/tree.js'
@@ -53,16 +53,8 @@ function hoardingPlan(): { b: PlanBuilder; events: PlanEvent[] } {
     maxClaimsPerExecutor: 1,
     trust: DEFAULT_TRUST
   })
-  const s = split(b, {
-    node: b.root,
-    by: cast.decomposers[0],
-    titles: ['book flights', 'book hotels'],
-    voters: cast.scorers.slice(0, 2),
-    at: 2000
-  })
-  const [t0, t1] = [leafTask(child(s, 0)), leafTask(child(s, 1))]
+  const { s, t0, t1, ev } = twoLeaves(b, cast)
   const hoarder = cast.executors[0]
-  const ev = s.events.map(e => e.id)
   const c0 = b.claim(hoarder, t0, 2300, { evidence: ev })
   const c1 = b.claim(hoarder, t1, 2301, { evidence: ev })
   const again = b.claim(hoarder, t0, 3400, { evidence: ev, prev: c0.id })

@@ -8,7 +8,7 @@ import { DEFAULT_TRUST } from '../../src/core/events.js'
 import { renderTree, short } from '../../roles/render.js'
 import { evidenceByNode } from '../../roles/render-standing.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
-import { child, leafTask, makeCast, split, treeOf } from '../helpers/fold-fixtures.js'
+import { twoLeaves, makeCast, treeOf } from '../helpers/fold-fixtures.js'
 import type { Cast } from '../helpers/fold-fixtures.js'
 import type { PlanTree } from '../../src/core/tree.js'
 
@@ -21,15 +21,7 @@ beforeAll(async () => {
     maxClaimMs: 5_000,
     trust: DEFAULT_TRUST
   })
-  const s = split(b, {
-    node: b.root,
-    by: cast.decomposers[0],
-    titles: ['book flights', 'book hotels'],
-    voters: cast.scorers.slice(0, 2),
-    at: 2000
-  })
-  const t0 = leafTask(child(s, 0))
-  const ev = s.events.map(e => e.id)
+  const { s, t0, ev } = twoLeaves(b, cast)
   const [x, y] = cast.executors
   const hc = b.claim(x, t0, 2250, { evidence: ev })
   const ac = b.claim(y, t0, 2260, { evidence: ev })
