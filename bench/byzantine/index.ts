@@ -1,6 +1,6 @@
 import '../../src/polyfill.js'
 import { runSeed } from '../../src/sim/run.js'
-import { runByzantine, resolveF } from '../../src/sim/byzantine/run.js'
+import { junkReview, runByzantine, resolveF } from '../../src/sim/byzantine/run.js'
 import { BYZ_MODES, parseModes } from '../../src/sim/byzantine/modes.js'
 import { parseLatencySpec, latencyWords } from '../../src/sim/latency.js'
 import { loadNow, machine, r3, report } from '../common/util.js'
@@ -36,6 +36,16 @@ interface Options {
   readonly versions: ReadonlyArray<4 | 5>
   readonly seeds: readonly number[]
   readonly llm: LatencySpec
+  /** Who reviews in junk runs (ByzOptions.reviewer). */
+  readonly reviewer: 'judge' | 'stand-in'
+}
+
+function reviewerOf(raw: string): 'judge' | 'stand-in' {
+  if (raw !== 'judge' && raw !== 'stand-in')
+    throw new Error(
+      `--reviewer=${raw}: expected judge (rejects junk, as a model would) or stand-in (the offline review)`
+    )
+  return raw
 }
 
 /** The goals, as BENCHMARKS.md states them. */
@@ -59,7 +69,8 @@ function options(argv: readonly string[]): Options {
       return s === '4' ? 4 : 5
     }),
     seeds: Array.from({ length: Math.max(1, seeds) }, (_, i) => first + i),
-    llm: parseLatencySpec(value('--llm-ms') ?? '300')
+    llm: parseLatencySpec(value('--llm-ms') ?? '300'),
+    reviewer: reviewerOf(value('--reviewer') ?? 'judge')
   }
 }
 
@@ -173,7 +184,7 @@ export async function benchByzantine(): Promise<Record<string, unknown>> {
         }
         const honest: RunReport = await runSeed(world)
         const reviewed: RunReport | null = opts.modes.includes('junk')
-          ? await runSeed({ ...world, review: true })
+          ? await runSeed({ ...world, ...junkReview(version === 5) })
           : null
         log(
           `byzantine: version ${version}, ${nodes} nodes, seed ${seed}: honest ${honest.completionMs} ms virtual, ` +
@@ -183,7 +194,13 @@ export async function benchByzantine(): Promise<Record<string, unknown>> {
           for (const f of opts.fs) {
             const review = mode === 'junk'
             const r = await runByzantine(
-              { ...world, ...(review ? { review } : {}), mode, f: resolveF(f, nodes) },
+              {
+                ...world,
+                ...(review ? junkReview(version === 5) : {}),
+                mode,
+                f: resolveF(f, nodes),
+                reviewer: opts.reviewer
+              },
               review && reviewed !== null ? reviewed : honest
             )
             const line = row(r, f, version)

@@ -30,6 +30,24 @@ function join(
   return MANY
 }
 
+/** The kinds of event that build on what they cite (fold.md 11.5): proposals, claims and results. */
+function builds(e: PlanEvent): boolean {
+  const t = e.env.type
+  return t === 'split-proposed' || t === 'task-claimed' || t === 'result-reported'
+}
+
+/**
+ * Whether `e` is a claim citing a result of its own task: a claim after a rejection cites the rejected result as what
+ * reopened the task, which replaces that result rather than building on it (fold.md 11.5).
+ */
+function reclaims(e: PlanEvent, d: PlanEvent | undefined): boolean {
+  return (
+    e.env.type === 'task-claimed' &&
+    d?.env.type === 'result-reported' &&
+    (d as PlanEvent<'result-reported'>).env.body.task === (e as PlanEvent<'task-claimed'>).env.body.task
+  )
+}
+
 /**
  * How a claimer ranks for a task in protocol 5's contests (lower first): a
  * hash of the task id and the claimer's peer id, which neither can choose
@@ -54,7 +72,8 @@ export function claimRank(task: string, peer: string): string {
  *   on review (the deciding review's stamp). An honest executor that loses a
  *   contest releases the claim before it held the task, and keeps its rank.
  * - per event, the later proposals, claims and results that cite it (what
- *   built on it: `citers`, `pinnedAgainst`).
+ *   built on it: `citers`, `pinnedAgainst`), but not a claim of a task citing
+ *   a result of that task (a claim after a rejection).
  */
 export class TrustRules {
   readonly windowMs: number
@@ -78,9 +97,9 @@ export class TrustRules {
   ) {
     this.windowMs = params.trust?.claimWindowMs ?? 0
     for (const e of index.events.values()) {
-      const t = e.env.type
-      if (t !== 'split-proposed' && t !== 'task-claimed' && t !== 'result-reported') continue
+      if (!builds(e)) continue
       for (const d of e.env.deps) {
+        if (reclaims(e, index.event(d))) continue
         const s = this.pins.get(d)
         if (s === undefined) this.pins.set(d, [e])
         else s.push(e)
@@ -190,9 +209,9 @@ export class TrustRules {
           }
       while (todo.length > 0) {
         const e = this.index.event(todo.pop() as EventId)
-        if (e === undefined) continue
+        if (e === undefined || !builds(e)) continue
         for (const d of e.env.deps)
-          if (!past.has(d)) {
+          if (!past.has(d) && !reclaims(e, this.index.event(d))) {
             past.add(d)
             todo.push(d)
           }

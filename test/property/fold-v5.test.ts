@@ -244,11 +244,21 @@ describe('protocol 5 over generated plans with a liar', () => {
       }
       const all = tree.tasks.flatMap(t => t.results)
       // Built on: cited by another author's proposal, claim or result, directly or through what cites it; or in the
-      // causal past of the deliverable the committee accepted (fold.md 11.5, 11.9).
+      // past of the deliverable the committee accepted, along those citations (fold.md 11.5, 11.9). A claim citing a
+      // result of its own task (a claim after a rejection) does not build on that result.
+      const builds = (e: PlanEvent): boolean =>
+        e.env.type === 'split-proposed' || e.env.type === 'task-claimed' || e.env.type === 'result-reported'
+      const reclaims = (e: PlanEvent, d: EventId): boolean => {
+        const x = byId.get(d)
+        return (
+          e.env.type === 'task-claimed' &&
+          x?.env.type === 'result-reported' &&
+          (x.env.body as { task: string }).task === (e.env.body as { task: string }).task
+        )
+      }
       const citers = new Map<EventId, PlanEvent[]>()
       for (const e of p.events)
-        if (e.env.type === 'split-proposed' || e.env.type === 'task-claimed' || e.env.type === 'result-reported')
-          for (const d of e.env.deps) citers.set(d, [...(citers.get(d) ?? []), e])
+        if (builds(e)) for (const d of e.env.deps) if (!reclaims(e, d)) citers.set(d, [...(citers.get(d) ?? []), e])
       const futureAuthors = (id: EventId): Set<PeerIdString> => {
         const out = new Set<PeerIdString>()
         const todo = [id]
@@ -271,13 +281,19 @@ describe('protocol 5 over generated plans with a liar', () => {
         const id = past.pop() as EventId
         if (settled.has(id)) continue
         settled.add(id)
-        past.push(...(byId.get(id)?.env.deps ?? []))
+        const e = byId.get(id)
+        if (e !== undefined && builds(e)) past.push(...e.env.deps.filter(d => !reclaims(e, d)))
       }
+      const builtOn = (r: { id: EventId; author: PeerIdString }): boolean =>
+        settled.has(r.id) || [...futureAuthors(r.id)].some(a => a !== r.author)
+      // A result the committee rejected stays rejected unless it was built on first.
+      for (const r of all)
+        if (r.accepted && r.review === 'rejected')
+          expect(builtOn(r), `${REPLAY} plan ${i}: ${r.id} accepted though rejected on review`).toBe(true)
       const rejected = new Set(all.filter(r => r.review === 'rejected').map(r => r.author))
       for (const r of all) {
         if (!r.accepted || !rejected.has(r.author) || r.review === 'accepted') continue
-        const builtOn = settled.has(r.id) || [...futureAuthors(r.id)].some(a => a !== r.author)
-        expect(builtOn, `${REPLAY} plan ${i}: ${r.id} accepted unreviewed after its author's rejection`).toBe(true)
+        expect(builtOn(r), `${REPLAY} plan ${i}: ${r.id} accepted unreviewed after its author's rejection`).toBe(true)
       }
       let reported = 0
       for (const e of p.events) {

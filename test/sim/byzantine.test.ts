@@ -15,7 +15,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { runSeed } from '../../src/sim/run.js'
-import { runByzantine } from '../../src/sim/byzantine/run.js'
+import { junkReview, runByzantine } from '../../src/sim/byzantine/run.js'
 import { castFor, maxFaulty } from '../../src/sim/byzantine/modes.js'
 import type { ByzMode } from '../../src/sim/byzantine/modes.js'
 import type { ByzReport } from '../../src/sim/byzantine/run.js'
@@ -104,14 +104,6 @@ const NOT_YET_IN_FORCE: readonly Waiver[] = [
       'bounded (src/sim/byzantine/run.ts HOARD_DEADLINE_FACTOR), but not within 1.5x of a 10 s run'
   },
   {
-    rule: 'no junk accepted after its author was first rejected',
-    modes: ['junk'],
-    why:
-      'the offline review takes junk that names its task for work, and no fold rule tells junk from work: after ' +
-      'its first rejection the member ranks last in the plan, so it still wins a task when no honest executor ' +
-      'claims it in the window (1-4 a seed at f = 1 over seeds 1-8, against 3-8 before that rule)'
-  },
-  {
     rule: 'dishonest executors win at most their fair share + 5 points',
     modes: ['backdate', 'not-held', 'twins'],
     withFaults: true,
@@ -187,7 +179,7 @@ function honest(c: Case, review: boolean): Promise<RunReport> {
       nodes: c.nodes,
       faults: c.faults,
       until: 'plan',
-      ...(review ? { review } : {}),
+      ...(review ? junkReview(c.trust) : {}),
       ...(c.trust ? { trust: true } : {})
     })
     honestRuns.set(key, run)
@@ -208,7 +200,7 @@ async function check(c: Case): Promise<{ breaks: string[]; printed: string[] }> 
       until: 'plan',
       mode: c.mode,
       f: c.f,
-      ...(review ? { review } : {}),
+      ...(review ? junkReview(c.trust) : {}),
       ...(c.trust ? { trust: true } : {})
     },
     await honest(c, review)

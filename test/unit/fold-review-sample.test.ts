@@ -223,6 +223,28 @@ describe('the review sample of a version-5 plan without --review', () => {
     ])
   })
 
+  it('a claim after a rejection does not build on the rejected result, so it stays rejected', () => {
+    const liar = cast.executors[2]
+    const y = cast.executors[1]
+    const b = builder()
+    const { s, unsampled } = leaves(b, liar, { sampled: 0, unsampled: 2 })
+    const [u0, u1] = unsampled as [TaskId, TaskId]
+    const junk = work(b, liar, u0, 2300, s, 'junk 0')
+    const no = verdict(b, junk[1], 'reject', 2400)
+    // The honest executor claims the reopened task, citing the rejected result as what reopened it, and finishes it.
+    const again = b.claim(y, u0, 2500, { evidence: [junk[1].id, ...no.map(e => e.id), ...s.events.map(e => e.id)] })
+    const redone = b.result(again, 2550, 'done')
+    const ok = verdict(b, redone, 'accept', 2600)
+    // The liar's next junk, stamped after the rejection, waits for review as its first result would.
+    const junk2 = work(b, liar, u1, 2700, s, 'junk 1')
+    const tree = expectOrderFree(b, [...s.events, ...junk, ...no, again, redone, ...ok, ...junk2])
+    expect(resultOf(tree, junk[1])).toMatchObject({ review: 'rejected', accepted: false })
+    expect(resultOf(tree, redone)).toMatchObject({ review: 'accepted', accepted: true })
+    expect(taskOf(tree, u0).status).toBe('done')
+    expect(resultOf(tree, junk2[1]).reviewedFor).toBe('first')
+    expect(taskOf(tree, u1).status).toBe('in-review')
+  })
+
   it('--review reviews every result, and says so', () => {
     const x = cast.executors[0]
     const b = builder({ review: true })

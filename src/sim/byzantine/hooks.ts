@@ -1,4 +1,5 @@
 import type { PlanId, PlanParams } from '../../core/events.js'
+import type { LlmProvider } from '../../llm/types.js'
 import type { NodeRuntime } from '../../runtime/node-runtime.js'
 import type { RoleContext } from '../../../roles/driver.js'
 import type { SimNode } from '../sim-node.js'
@@ -26,6 +27,8 @@ export interface Dishonesty {
   readonly booted?: (node: SimNode, runtime: NodeRuntime) => void
   /** While this holds the run is not settled: an attack is still to be made (a late rewrite, a late proposal). */
   readonly pending?: (plans: readonly PlanId[]) => boolean
+  /** What every node's roles call the model through in place of the simulator's stand-in (a reviewer that knows junk). */
+  readonly provider?: (provider: LlmProvider) => LlmProvider
   /** Parameters of every goal beyond the world's own (a short maxClaimMs, so a hoarder claims again in a run). */
   readonly params?: Partial<Omit<PlanParams, 'committee' | 'quorum'>>
 }

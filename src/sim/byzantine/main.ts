@@ -36,7 +36,11 @@ export async function mainByzantine(
     const world = worldOf(seed)
     const honest = await runSeed(world)
     for (const mode of modes) {
-      const r = await runByzantine({ ...world, mode, f: resolveF(f, world.nodes) }, honest)
+      // A junk run has its results reviewed (junkReview), so it is measured against an honest run that has too.
+      const r = await runByzantine(
+        { ...world, mode, f: resolveF(f, world.nodes) },
+        mode === 'junk' ? undefined : honest
+      )
       console.log(byzLine(r))
       reports.push(r)
     }

@@ -118,3 +118,23 @@ export function junkProvider(provider: LlmProvider): LlmProvider {
   }
   return junk
 }
+
+/**
+ * The honest scorers' reviewer in a junk run: the offline review, except that junk (output starting JUNK_MARK) is
+ * rejected, as a reviewing model that reads the output would. The offline review alone checks only that the output
+ * names its task, so it takes half the junk for work (ByzOptions.reviewer: 'stand-in' runs with it).
+ */
+export function junkJudge(provider: LlmProvider): LlmProvider {
+  const judge: LlmProvider = {
+    ...provider,
+    withModel: () => judge,
+    downgrade: () => judge,
+    review: async (input, opts) => {
+      const out = await provider.review(input, opts)
+      return input.output.startsWith(JUNK_MARK)
+        ? { ...out, verdict: 'reject', notes: 'The output is no work on the task.' }
+        : out
+    }
+  }
+  return judge
+}

@@ -1,6 +1,7 @@
 import { runSeed, runWorld, GOAL_AT_MS } from '../run.js'
 import { castFor, maxFaulty } from './modes.js'
 import { membersFor, sybilKeys } from './members.js'
+import { junkJudge } from './plan-policies.js'
 import { FinishWatch, judge } from './verdict.js'
 import type { PeerIdString } from '../../core/events.js'
 import type { RunReport } from '../run.js'
@@ -27,6 +28,19 @@ export interface ByzOptions extends Omit<WorldOptions, 'dishonest'> {
   readonly deadlineFactor?: number
   /** Goal parameters beyond the world's (Dishonesty.params). */
   readonly params?: Dishonesty['params']
+  /**
+   * Who reviews in a junk run: `judge` (default) rejects junk, as a model reading the output would (junkJudge);
+   * `stand-in` is the offline review alone, which takes junk that names its task for work.
+   */
+  readonly reviewer?: 'judge' | 'stand-in'
+}
+
+/**
+ * How a junk run has results reviewed: on version 5, the review sample (each member's first result in a plan, every
+ * result after its first rejection, one in four of the rest; fold.md 11.7); before it, `review` (every result).
+ */
+export function junkReview(trust: boolean): { review: true } | { reviewOneIn: number } {
+  return trust ? { reviewOneIn: 4 } : { review: true }
 }
 
 /** One dishonest run beside the same seed with everyone honest. */
@@ -61,7 +75,11 @@ export function resolveF(f: number | 'max', nodes: number): number {
  */
 export async function runByzantine(opts: ByzOptions, honest?: RunReport): Promise<ByzReport> {
   const t0 = performance.now()
-  const { mode, f, deadlineFactor, params, ...world } = opts
+  const { mode, f, deadlineFactor, params, reviewer, ...given } = opts
+  const world =
+    mode === 'junk' && given.review !== true && given.reviewOneIn === undefined
+      ? { ...given, ...junkReview(given.trust === true) }
+      : given
   const base = honest ?? (await runSeed(world))
   const cast = castFor(mode, opts.nodes, f)
   const sybils = mode === 'sybil' ? await sybilKeys(opts.seed, cast.members) : undefined
@@ -79,6 +97,7 @@ export async function runByzantine(opts: ByzOptions, honest?: RunReport): Promis
     deadlineMs,
     dishonest: {
       ...members.dishonesty,
+      ...(mode === 'junk' && reviewer !== 'stand-in' ? { provider: junkJudge } : {}),
       booted: (node, runtime) => {
         watch.booted(node, runtime)
       }
