@@ -33,7 +33,8 @@ import type { TaxFigures } from '../../src/sim/tax.js'
  * measured, with what it used). Options: --nodes=10,100,1000 --plans=1,100
  * --seed=1 --llm-ms=lognormal:4000:0.7 --link-ms=20-80 --case-timeout-s=2400
  * --max-heap-mb=6144 --trust (every goal a version-5 plan, params.trust:
- * its rules' tax against today's) --goal-at-ms=1500 (later: the goals reach a settled
+ * its rules' tax against today's) --review-one-in=N (with --trust: the
+ * review sample at one in N, docs/protocol/fold.md 11.7) --goal-at-ms=1500 (later: the goals reach a settled
  * swarm, whose executors trust their view of each other and skip the
  * confirmation and the extra stagger a young swarm's take; that is two
  * presence intervals, n seconds at n nodes past six, of idle simulated time
@@ -51,6 +52,8 @@ interface Options {
   readonly maxHeapMb: number
   /** Every goal a version-5 plan (params.trust, WorldOptions.trust): the tax of its rules against today's. */
   readonly trust: boolean
+  /** With trust: the review sample, one result in this many (0: off). */
+  readonly reviewOneIn: number
 }
 
 export const TAX_GOALS = { at10: 1.05, at1000: 1.1 } as const
@@ -79,7 +82,8 @@ export function taxOptions(argv: readonly string[]): Options {
     goalAtMs: value('--goal-at-ms') === undefined ? undefined : whole('--goal-at-ms', 1_500, 0),
     caseTimeoutS: whole('--case-timeout-s', 2_400),
     maxHeapMb: whole('--max-heap-mb', 6_144, 256),
-    trust: argv.includes('--trust')
+    trust: argv.includes('--trust'),
+    reviewOneIn: whole('--review-one-in', 0, 0)
   }
 }
 
@@ -91,6 +95,7 @@ interface Case {
   readonly link: { readonly minMs: number; readonly maxMs: number }
   readonly goalAtMs?: number
   readonly trust?: boolean
+  readonly reviewOneIn?: number
 }
 
 /** One case's figures, or why it has none. */
@@ -123,7 +128,8 @@ async function runCase(c: Case): Promise<TaxFigures> {
     ...(c.goalAtMs === undefined ? {} : { goalAtMs: c.goalAtMs }),
     until: 'plan',
     deadlineMs: 6 * 3_600_000,
-    ...(c.trust === true ? { trust: true } : {})
+    ...(c.trust === true ? { trust: true } : {}),
+    ...(c.reviewOneIn === undefined ? {} : { reviewOneIn: c.reviewOneIn })
   })
   return taxFigures(run, (performance.now() - t0) / 1000)
 }
@@ -200,7 +206,8 @@ export async function benchTax(): Promise<Record<string, unknown>> {
         llm: opts.llm,
         link: opts.link,
         ...(opts.goalAtMs === undefined ? {} : { goalAtMs: opts.goalAtMs }),
-        ...(opts.trust ? { trust: true } : {})
+        ...(opts.trust ? { trust: true } : {}),
+        ...(opts.trust && opts.reviewOneIn > 0 ? { reviewOneIn: opts.reviewOneIn } : {})
       }
       log(`tax: ${nodes} nodes, ${plans} plan(s) at once, load ${loadNow().join(' ')}`)
       const r = await spawnCase(c, opts)
@@ -223,6 +230,7 @@ export async function benchTax(): Promise<Record<string, unknown>> {
     linkMs: `${opts.link.minMs}-${opts.link.maxMs}`,
     goalAtMs: opts.goalAtMs ?? 1_500,
     protocol: opts.trust ? 'version 5 (params.trust)' : 'versions 1-4',
+    reviewOneIn: opts.trust ? opts.reviewOneIn : null,
     cases,
     goals: { at10: goal(10, TAX_GOALS.at10), at1000: goal(1_000, TAX_GOALS.at1000) },
     notMeasured: cases.filter(c => !c.measured).map(c => `${c.nodes} nodes x ${c.plans} plans`),
