@@ -3,12 +3,13 @@ import { MAX_OUTPUT_CHARS, MAX_REASON_CHARS } from '../src/core/limits.js'
 import { passedReviewCites } from '../src/core/review-sample.js'
 import { ConfigError } from '../src/errors.js'
 import { sleep } from '../src/ports/scheduler.js'
+import { backupTask } from './backup-rules.js'
 import { CONFIRM_MS, SKEW_ALLOWANCE_MS, chainLengths, propagationWait } from './claim-rules.js'
 import { renewEveryMs, standingOf } from './claim-book.js'
 import { inputsOf, isIdle, nodeMap, pathOf, welcomesOutside } from './plan-context.js'
 
 export { welcomesOutside }
-import type { EventId, PlanEvent, PlanId, TaskId, NodeId, Usage } from '../src/core/events.js'
+import type { EventId, PeerIdString, PlanEvent, PlanId, TaskId, NodeId, Usage } from '../src/core/events.js'
 import type { ChainView, PlanTree, TaskView } from '../src/core/tree.js'
 import type { NodeView } from '../src/ports/node-view.js'
 import type { Cancel } from '../src/ports/scheduler.js'
@@ -22,7 +23,9 @@ import type { Standing } from './claim-book.js'
  * same confirmation wait), hands the task out, renews the lease while the
  * worker is heard from, and publishes what the worker reports. A worker
  * silent for longer than `silenceMs` is given up on: renewals stop, the
- * lease lapses and any executor takes the task over as usual.
+ * lease lapses and any executor takes the task over as usual. In a
+ * version-5 plan it also backs up a task another member has held past the
+ * plan's backup time, when it has nothing else there (outsideBackup).
  */
 
 /** Everything an executor's prompt would hold, as data. */
@@ -153,6 +156,22 @@ export async function releaseOutsideTask(view: NodeView, task: TaskId, reason?: 
   return tree.plan
 }
 
+/**
+ * The task an outside worker backs up in a version-5 plan where nothing is claimable for it and it holds nothing
+ * (backup-rules.ts, docs/protocol/fold.md 11.8): another member's chain held past the plan's backup time, the
+ * longest-held first. A worker asks when it is free, so it claims at once, without the model executors' stagger;
+ * the fold's contest rank still decides between it and them.
+ */
+export function outsideBackup(tree: PlanTree, me: PeerIdString, nowMs: number): TaskView | undefined {
+  return backupTask(tree, me, nowMs, {
+    rankFor: () => 0,
+    able: () => ({ all: [me], free: [me] }),
+    staggerMs: 0,
+    skewMs: SKEW_ALLOWANCE_MS,
+    stable: true
+  })?.task
+}
+
 export function createOutsideExecutor(view: NodeView, opts: OutsideExecutorOptions): OutsideExecutor {
   const say = opts.say ?? (() => {})
   const held = new Map<TaskId, Held>()
@@ -275,6 +294,11 @@ export function createOutsideExecutor(view: NodeView, opts: OutsideExecutorOptio
           const got = await tryClaim(tree, task)
           if (got !== null) return got
         }
+        // Idle in the plan: back up a task held too long, one at a time (as model executors do).
+        if (order.length > 0 || [...held.values()].some(h => h.task.plan === id)) continue
+        const backup = outsideBackup(tree, view.me, view.now())
+        const got = backup === undefined ? null : await tryClaim(tree, backup)
+        if (got !== null) return got
       }
       return null
     },

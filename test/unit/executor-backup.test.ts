@@ -8,6 +8,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { SKEW_ALLOWANCE_MS, decideExecutor } from '../../roles/claim-rules.js'
+import { createOutsideExecutor, outsideBackup } from '../../roles/outside-executor.js'
 import { DEFAULT_TRUST } from '../../src/core/events.js'
 import { BACKUP_FACTOR, claimRank } from '../../src/core/trust-rules.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
@@ -16,6 +17,7 @@ import type { Cast } from '../helpers/fold-fixtures.js'
 import type { EventId, PeerIdString, PlanEvent, PlanParams, TaskId } from '../../src/core/events.js'
 import type { ClaimIntent } from '../../roles/claim-rules.js'
 import type { PlanTree } from '../../src/core/tree.js'
+import type { NodeView } from '../../src/ports/node-view.js'
 
 let cast: Cast
 beforeAll(async () => {
@@ -44,6 +46,8 @@ interface Case {
   readonly holdsSecond?: true
   /** The second task is left free (claimable: the executor is not idle). */
   readonly secondFree?: true
+  /** The plan welcomes outside workers too (`executors: 'any'`). */
+  readonly outside?: true
   /** What it claims: 'backup' (of the first task), 'takeover' (of the first task), 'second', or nothing. */
   readonly expect: 'backup' | 'takeover' | 'second' | null
 }
@@ -71,7 +75,12 @@ function setup(c: Case): {
   executors: PeerIdString[]
   last0: EventId
 } {
-  const params: Partial<PlanParams> = { leaseMs: LEASE, maxClaimMs: 60_000, maxClaimsPerExecutor: 2 }
+  const params: Partial<PlanParams> = {
+    leaseMs: LEASE,
+    maxClaimMs: 60_000,
+    maxClaimsPerExecutor: 2,
+    ...(c.outside === true ? { executors: 'any' as const } : {})
+  }
   const b = new PlanBuilder(
     cast.author,
     cast.scorers.slice(0, 3),
@@ -132,6 +141,56 @@ describe('backup executions started by an idle executor (protocol 5)', () => {
       }
       if (c.name.startsWith('before')) expect(woke).toContain(DUE)
     })
+})
+
+describe('backup executions by an outside worker (task next, MCP task_next)', () => {
+  it('backs up the longest-held task once it is past the backup time, never its own, never before protocol 5', () => {
+    const at = (c: Partial<Case>): TaskId | undefined => {
+      const { tree, me } = setup({ name: '', now: DUE, expect: null, ...c })
+      return outsideBackup(tree, me, c.now ?? DUE)?.id
+    }
+    const { t0 } = setup(CASES[0] as Case)
+    expect(at({})).toBe(t0)
+    expect(at({ now: DUE - 1 })).toBeUndefined()
+    expect(at({ who: 'hoarder', now: DUE + 5_000 })).toBeUndefined()
+    expect(at({ v4: true })).toBeUndefined()
+  })
+
+  it('task next claims it as a backup when nothing is claimable and the worker holds nothing in the plan', async () => {
+    const c: Case = { name: '', now: DUE, expect: 'backup', outside: true }
+    const { b, events, t0, me, last0 } = setup(c)
+    let tree = treeOf(b, events)
+    const now = (): number => c.now
+    const view = {
+      me,
+      now,
+      lagMs: () => 0,
+      plans: () => [tree.plan],
+      tree: () => tree,
+      held: () => null,
+      scheduler: {
+        now,
+        monotonic: now,
+        after: (_ms: number, fn: () => void) => (queueMicrotask(fn), () => {}),
+        every: () => () => {},
+        soon: (fn: () => void) => (queueMicrotask(fn), () => {}),
+        random: () => 0.5
+      },
+      publish: async (_type: string, _plan: string, cites: EventId[], body: { task: TaskId; prev: EventId | null }) => {
+        const claim = b.claim(me, body.task, c.now, { evidence: cites.filter(x => x !== body.prev), prev: body.prev })
+        events.push(claim)
+        tree = treeOf(b, events)
+        return { event: claim }
+      }
+    } as unknown as NodeView
+    const worker = createOutsideExecutor(view, { silenceMs: 60_000 })
+    const got = await worker.next()
+    worker.stop()
+    expect(got?.task).toBe(t0)
+    const claim = events[events.length - 1] as PlanEvent<'task-claimed'>
+    expect(claim.env.body.prev).toBe(last0)
+    expect(taskOf(tree, t0).owner).toBe(me)
+  })
 })
 
 describe('a backup claim as the fold takes it', () => {
