@@ -6,6 +6,7 @@
  * fold's own `backupAfter`). Pure: a function of the tree, this executor's
  * view of the others and its clock.
  */
+import { compareHlc } from '../src/core/hlc.js'
 import type { PeerIdString } from '../src/core/events.js'
 import type { ChainView, PlanTree, TaskView } from '../src/core/tree.js'
 
@@ -36,7 +37,8 @@ export interface BackupIntent {
  * it is idle in the plan: it holds no claim there and nothing is claimable
  * for it, so it backs up one task at a time. A candidate's last chain is
  * another member's, open and not lapsed (a lapsed one is taken over instead),
- * and older than `tree.backupMs`; the longest-held comes first. The executors
+ * and older than `tree.backupMs` (`tree.backupSooner.ms` for a chain its
+ * owner claimed after it was outdone, ADR-0054); the longest-held comes first. The executors
  * that could take it wait, past the backup time plus the skew allowance, in
  * the fold's contest order: each later-ranked one a stagger longer (counting
  * those with room), so the claim made first is the one the fold prefers.
@@ -64,7 +66,7 @@ export function backupTask(
     if (able === null) continue
     const rank = o.rankFor(task.id, me, able.all)
     const waits = (rank === 0 ? 0 : o.rankFor(task.id, me, able.free)) + (o.stable ? 0 : 1)
-    const due = chain.claimedAt.ms + backupMs + o.skewMs + waits * o.staggerMs
+    const due = chain.claimedAt.ms + backupMsOf(tree, chain, backupMs) + o.skewMs + waits * o.staggerMs
     // A backup is a claim stamped before the chain's lapse: one too close to it would be a takeover anyway.
     if (due > chain.lapseMs) continue
     if (nowMs < due) {
@@ -75,4 +77,12 @@ export function backupTask(
   }
   if (wakeAt !== Infinity) o.wake?.(wakeAt)
   return undefined
+}
+
+/** The fold's backup time of a chain: sooner when its owner claimed it after it was outdone in the plan. */
+function backupMsOf(tree: PlanTree, chain: ChainView, backupMs: number): number {
+  const sooner = tree.backupSooner
+  const at = sooner?.after[chain.owner]
+  if (sooner === undefined || at === undefined) return backupMs
+  return compareHlc(at, chain.claimedAt) < 0 ? sooner.ms : backupMs
 }

@@ -7,12 +7,13 @@
  * from them.
  */
 import { logger } from '@libp2p/logger'
-import { claimRank } from '../src/core/trust-rules.js'
+import { BACKUP_FACTOR, claimRank } from '../src/core/trust-rules.js'
 import { backupTask } from './backup-rules.js'
 import { meetsNeeds } from '../src/core/needs.js'
 import { view } from '../src/core/view.js'
 import { isIdle, nodeMap, welcomesModels } from './plan-context.js'
-import type { EventId, PeerIdString, PlanId } from '../src/core/events.js'
+import { compareHlc } from '../src/core/hlc.js'
+import type { EventId, Hlc, PeerIdString, PlanId } from '../src/core/events.js'
 import type { PlanTree, TaskView, TreeNode } from '../src/core/tree.js'
 
 const log = logger('plan-swarm:executor')
@@ -25,6 +26,18 @@ const log = logger('plan-swarm:executor')
 export const STAGGER_MS = 250
 /** A takeover waits this long past a lapsed lease, for clock skew between peers. */
 export const SKEW_ALLOWANCE_MS = 2_000
+/**
+ * A backup waits this long past the fold's backup time, for clock skew between
+ * peers: the takeover allowance, but never more than the plan's typical task
+ * time (the backup time over BACKUP_FACTOR), so that where tasks take less than
+ * the allowance a hoarded task is not held mostly by the allowance (ADR-0054).
+ * The backup's own stamp is at least this executor's clock, so it counts as a
+ * backup whatever the skew; a shorter wait only backs up a holder whose clock
+ * runs behind a little sooner.
+ */
+export function backupSkewMs(backupMs: number): number {
+  return Math.min(SKEW_ALLOWANCE_MS, backupMs / BACKUP_FACTOR)
+}
 /** After claiming, wait this long for an earlier competing claim to show up before calling the model. */
 export const CONFIRM_MS = 150
 /**
@@ -252,6 +265,9 @@ export function decideExecutor(
   ev: ExecutorView = {}
 ): ClaimIntent[] {
   if (isIdle(tree) || !welcomesModels(tree)) return []
+  // Protocol 5: a member outdone in the plan ranks last in its contests from then on (ADR-0054): nobody waits for it.
+  const outdone = tree.backupSooner?.after
+  if (outdone !== undefined) executors = executors.filter(p => p === me || outdone[p as PeerIdString] === undefined)
   const v = view(tree, nowMs, SKEW_ALLOWANCE_MS)
   const workingOn = ev.workingOn ?? (() => true)
   const lapsed = new Set(v.claimable.map(t => t.id))
@@ -370,7 +386,7 @@ export function decideExecutor(
         }
       },
       staggerMs,
-      skewMs: SKEW_ALLOWANCE_MS,
+      skewMs: backupSkewMs(tree.backupMs),
       stable,
       ...(ev.wake === undefined ? {} : { wake: ev.wake })
     })
@@ -419,9 +435,15 @@ function contestable(tree: PlanTree, me: string, nowMs: number, fullUntilMs?: nu
       c.claimedAt.ms <= t.readyAt.ms + w &&
       (fullUntilMs === undefined || c.claimedAt.ms > fullUntilMs) &&
       nowMs < windowEnd(t, tree) &&
-      preference(t.id, me) < preference(t.id, c.owner)
+      (preference(t.id, me) < preference(t.id, c.owner) || outdoneBefore(tree, c.owner, c.claimedAt))
     )
   })
+}
+
+/** Protocol 5: whether `owner` was outdone in the plan before `at`, so that its claims then rank last (ADR-0054). */
+function outdoneBefore(tree: PlanTree, owner: PeerIdString, at: Hlc): boolean {
+  const was = tree.backupSooner?.after[owner]
+  return was !== undefined && compareHlc(was, at) < 0
 }
 
 /** How many live claims each executor holds in the plan (leaving out tasks in `lapsed`). */

@@ -4,7 +4,7 @@ import { passedReviewCites } from '../src/core/review-sample.js'
 import { ConfigError } from '../src/errors.js'
 import { sleep } from '../src/ports/scheduler.js'
 import { backupTask } from './backup-rules.js'
-import { CONFIRM_MS, SKEW_ALLOWANCE_MS, chainLengths, propagationWait } from './claim-rules.js'
+import { CONFIRM_MS, SKEW_ALLOWANCE_MS, backupSkewMs, chainLengths, propagationWait } from './claim-rules.js'
 import { renewEveryMs, standingOf } from './claim-book.js'
 import { inputsOf, isIdle, nodeMap, pathOf, welcomesOutside } from './plan-context.js'
 
@@ -167,7 +167,7 @@ export function outsideBackup(tree: PlanTree, me: PeerIdString, nowMs: number): 
     rankFor: () => 0,
     able: () => ({ all: [me], free: [me] }),
     staggerMs: 0,
-    skewMs: SKEW_ALLOWANCE_MS,
+    skewMs: backupSkewMs(tree.backupMs ?? 0),
     stable: true
   })?.task
 }

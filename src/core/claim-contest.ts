@@ -129,7 +129,7 @@ export function contestTakeover(
   const claim = claims[at] as PlanEvent<'task-claimed'>
   const owner = claim.env.author
   const cap = claim.env.hlc.ms + params.maxClaimMs
-  const backupAt = claim.env.hlc.ms + rules.backupMs
+  const backupAt = claim.env.hlc.ms + rules.backupMsOf(claim)
   let backup = false
   const lapseAfter = (ms: number): number => Math.min(ms + params.leaseMs, cap)
   let before = 0
@@ -151,7 +151,7 @@ export function contestTakeover(
           if (compareHlc(l.env.hlc, seen.env.hlc) > 0 && compareHlc(l.env.hlc, c.env.hlc) < 0) rules.note('late', l)
       }
     }
-    // A backup: another member's claim once the chain is rules.backupMs old, though it has not lapsed.
+    // A backup: another member's claim once the chain is its backup time old, though it has not lapsed.
     const backs = c.env.author !== owner && c.env.hlc.ms > backupAt && c.env.hlc.ms <= lapse
     if (c.env.hlc.ms <= lapse && !backs) continue
     if (c.env.author === owner) {

@@ -9,7 +9,7 @@ import { TrustRules } from './trust-rules.js'
 import { countedTokens } from './counted-usage.js'
 import type { PlanIndex } from './plan-index.js'
 import { resolveParams } from './events.js'
-import type { PlanEvent } from './events.js'
+import type { Hlc, PeerIdString, PlanEvent } from './events.js'
 import type { CommitteeView, Equivocation, PlanStanding, PlanTree, TaskView, TreeNode } from './tree.js'
 
 export { childId, rollupId } from './node-ids.js'
@@ -55,6 +55,7 @@ export function derivePlan(index: PlanIndex): PlanTree {
   return {
     author: goal.env.author,
     ...(rules === undefined ? {} : { backupMs: rules.backupMs }),
+    ...(rules?.sooner === undefined ? {} : { backupSooner: soonerView(rules.sooner) }),
     budgetTokens,
     committees,
     deliverable,
@@ -88,6 +89,13 @@ function committeesOf(
 }
 
 /** Protocol 5's standing: the equivocators, and every piece of evidence the rules noted (equivocations included). */
+/** The tree's `backupSooner`: members in sorted order (tree objects are built with sorted keys). */
+function soonerView(s: { ms: number; after: ReadonlyMap<PeerIdString, Hlc> }): NonNullable<PlanTree['backupSooner']> {
+  const after: Record<PeerIdString, Hlc> = {}
+  for (const m of [...s.after.keys()].sort()) after[m] = s.after.get(m) as Hlc
+  return { after, ms: s.ms }
+}
+
 function standingOf(rules: TrustRules, equivocations: readonly Equivocation[], index: PlanIndex): PlanStanding {
   for (const q of equivocations)
     for (const id of q.events) {

@@ -49,10 +49,10 @@ export function treeHash(tree: PlanTree, hashText: (text: string) => string = sh
  * Its order independence is tested on its own (test/property). `needs` (on
  * nodes) and `toolCalls` (on results) came with protocol 3: they are read
  * from the accepted split and the result, whose ids the hash covers.
- * `backupMs` (protocol 5, on the tree) is read by executors; the chains it
- * decides are hashed.
+ * `backupMs` and `backupSooner` (protocol 5, on the tree) are read by
+ * executors; the chains they decide are hashed.
  */
-export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting', 'backupMs', 'needs', 'toolCalls'])
+export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting', 'backupMs', 'backupSooner', 'needs', 'toolCalls'])
 
 /**
  * The tree as it is hashed: protocol 2's, 3's and 4's plan parameters are left out where

@@ -220,6 +220,11 @@ export interface PlanTree {
    * src/core/trust-rules.ts `backupAfter`). Derived from the set like the rest; not hashed (tree-hash.ts NOT_HASHED).
    */
   readonly backupMs?: number
+  /**
+   * Protocol 5 only, when a member was outdone in the plan (ADR-0054): its chains claimed after `after[member]` may
+   * be backed up `ms` after their claim. Not hashed, like backupMs.
+   */
+  readonly backupSooner?: { readonly after: Readonly<Record<PeerIdString, Hlc>>; readonly ms: number }
   readonly submittedAt: Hlc
   /** The goal's parameters, protocol 2's fields with their defaults when the goal has none (left out of the treeHash then). */
   readonly params: ResolvedParams

@@ -2,7 +2,7 @@ import { compareHlc } from './hlc.js'
 import { hashParts } from './hash.js'
 import { sortEvents } from './order.js'
 import type { PlanIndex } from './plan-index.js'
-import type { EventId, PeerIdString, PlanEvent, ResolvedParams, TaskId } from './events.js'
+import type { EventId, Hlc, PeerIdString, PlanEvent, ResolvedParams, TaskId } from './events.js'
 import type { EvidenceItem, EvidenceKind } from './tree.js'
 
 /**
@@ -15,8 +15,11 @@ export const TAKEOVER_GRACE_MS = 2_000
 
 /** A backup may start once a chain is this many times the plan's typical task time old (ADR-0050). */
 export const BACKUP_FACTOR = 4
-/** The typical task time is the median of this many built-on results at least; before that, the plan's leaseMs. */
-export const BACKUP_MIN_SAMPLES = 3
+/**
+ * A chain of a member outdone in the plan (`outdoneAt`) may be backed up this many typical task times after its
+ * claim (ADR-0054).
+ */
+export const OUTDONE_BACKUP_FACTOR = 1
 
 /** More than one author built on an event: it is built on against everyone. */
 const MANY = Symbol('many')
@@ -89,7 +92,15 @@ export class TrustRules {
   /** The deliverable's results the committee accepted and their causal past, once `settled` is known. */
   private settledPast: Set<EventId> | undefined = undefined
   /** Worked out on first use, after the review sample has said what the committee settled (settleWith). */
-  private limits: { backupMs: number; overLimit: ReadonlySet<EventId>; demoted: ReadonlySet<EventId> } | undefined
+  private limits:
+    | {
+        backupMs: number
+        typicalMs: number | undefined
+        outdone: ReadonlyMap<PeerIdString, Hlc>
+        overLimit: ReadonlySet<EventId>
+        demoted: ReadonlySet<EventId>
+      }
+    | undefined
 
   constructor(
     private readonly index: PlanIndex,
@@ -108,9 +119,29 @@ export class TrustRules {
     this.equivocators = equivocatorsOf(index)
   }
 
-  /** How long after a chain's claim another member may start a backup of it (`backupAfter`). */
+  /** How long after a chain's claim another member may start a backup of it (`backupAfter`), unless outdone. */
   get backupMs(): number {
     return this.worked().backupMs
+  }
+
+  /**
+   * Members outdone in the plan, each with the stamp of the earliest result that outdid it (`outdoneAt`), and how
+   * soon their chains claimed after it may be backed up; undefined when nobody is.
+   */
+  get sooner(): { ms: number; after: ReadonlyMap<PeerIdString, Hlc> } | undefined {
+    const w = this.worked()
+    return w.typicalMs === undefined || w.outdone.size === 0
+      ? undefined
+      : { ms: Math.min(w.backupMs, OUTDONE_BACKUP_FACTOR * w.typicalMs), after: w.outdone }
+  }
+
+  /** How long after `claim` another member may back its chain up: sooner when its author was outdone before it. */
+  backupMsOf(claim: PlanEvent<'task-claimed'>): number {
+    const sooner = this.sooner
+    const at = sooner?.after.get(claim.env.author)
+    return sooner === undefined || at === undefined || compareHlc(at, claim.env.hlc) >= 0
+      ? this.worked().backupMs
+      : sooner.ms
   }
 
   /** Claims beyond their author's limit (claimLimits). */
@@ -126,16 +157,19 @@ export class TrustRules {
   private worked(): NonNullable<TrustRules['limits']> {
     if (this.limits !== undefined) return this.limits
     const index = this.index
-    const backupMs = backupAfter(index, this.params, r => this.pinnedAgainst(r.id, r.env.author))
+    const builtOn = (e: PlanEvent): boolean => this.pinnedAgainst(e.id, e.env.author)
+    const { backupMs, typicalMs } = backupAfter(index, this.params, builtOn)
+    const outdone = outdoneAt(index, this.params, this.windowMs, backupMs, builtOn)
     const { overLimit, demoted } = claimLimits(
       index,
       this.params.maxClaimsPerExecutor,
       this.windowMs,
       c => this.claimBuiltOn(c),
-      this.rejectedAt
+      this.rejectedAt,
+      outdone
     )
     for (const id of overLimit) this.note('claim-over-limit', index.event(id) as PlanEvent)
-    this.limits = { backupMs, overLimit, demoted }
+    this.limits = { backupMs, typicalMs, outdone, overLimit, demoted }
     return this.limits
   }
 
@@ -255,28 +289,86 @@ export class TrustRules {
 
 /**
  * How long a chain runs before another member may back it up: BACKUP_FACTOR
- * times the plan's typical task time, and at least two leases (so a holder
- * that renews on time is never backed up before it could have finished a
- * short task). The typical time is the median, over the results another
- * member built on, of the time from claim to result (one sample per
- * result; such results were used by the swarm, so a member alone cannot add
- * them), or the plan's leaseMs while there are fewer than
- * BACKUP_MIN_SAMPLES of them. A function of the event set.
+ * times the plan's typical task time. The typical time is the median of the
+ * plan's samples of work the swarm used: each result another member built
+ * on, from its claim to it, and each split proposal another member built
+ * on, from the latest of the goal and its deps to it (a member alone cannot
+ * add such samples). With no sample yet it is the plan's leaseMs, and the
+ * backup time at least two leases (so a holder that renews on time is never
+ * backed up before it could have finished a short task). A function of the
+ * event set; `typicalMs` is undefined while there is no sample.
  */
 function backupAfter(
   index: PlanIndex,
   params: ResolvedParams,
-  builtOn: (r: PlanEvent<'result-reported'>) => boolean
-): number {
+  builtOn: (e: PlanEvent) => boolean
+): { backupMs: number; typicalMs: number | undefined } {
   const took: number[] = []
   for (const list of index.resultsByTask.values())
     for (const r of list) {
       const c = index.event(r.env.body.claim)
       if (c !== undefined && builtOn(r)) took.push(Math.max(0, r.env.hlc.ms - c.env.hlc.ms))
     }
+  const goalMs = index.goal?.env.hlc.ms
+  for (const list of index.proposals.values())
+    for (const p of list) {
+      if (!builtOn(p)) continue
+      let base = goalMs ?? p.env.hlc.ms
+      for (const d of p.env.deps) base = Math.max(base, index.event(d)?.env.hlc.ms ?? base)
+      took.push(Math.max(0, p.env.hlc.ms - base))
+    }
+  if (took.length === 0)
+    return { backupMs: Math.max(2 * params.leaseMs, BACKUP_FACTOR * params.leaseMs), typicalMs: undefined }
   took.sort((a, b) => a - b)
-  const typical = took.length < BACKUP_MIN_SAMPLES ? params.leaseMs : (took[took.length >> 1] as number)
-  return Math.max(2 * params.leaseMs, BACKUP_FACTOR * typical)
+  const typicalMs = took[took.length >> 1] as number
+  return { backupMs: BACKUP_FACTOR * typicalMs, typicalMs }
+}
+
+/**
+ * Per member, the stamp of the earliest result that outdid it in the plan
+ * (ADR-0054): a result of another member's claim `b` of a task, built on
+ * against that member, where the member held a claim `c` of the task past
+ * its contest (no release or failure stamped within `windowMs` and the
+ * takeover grace of it), `b` is stamped more than the backup time after `c`
+ * while `c` still held (judged with the renewals stamped before `b`, no
+ * release or failure of `c` stamped before `b`), and `c` has no result
+ * stamped before the outdoing one. An honest executor that loses
+ * a contest releases its claim within that time, so it is never outdone
+ * unless it held a task longer than the backup time and a backup finished
+ * it first. A function of the event set.
+ */
+function outdoneAt(
+  index: PlanIndex,
+  params: ResolvedParams,
+  windowMs: number,
+  backupMs: number,
+  builtOn: (e: PlanEvent) => boolean
+): Map<PeerIdString, Hlc> {
+  const out = new Map<PeerIdString, Hlc>()
+  const contestMs = windowMs + TAKEOVER_GRACE_MS
+  for (const [task, list] of index.resultsByTask) {
+    const claims = index.claims.get(task) ?? []
+    for (const r of list) {
+      if (!builtOn(r)) continue
+      const b = index.event(r.env.body.claim)
+      if (b === undefined || b.env.type !== 'task-claimed') continue
+      for (const c of claims) {
+        const m = c.env.author
+        if (m === b.env.author || b.env.hlc.ms <= c.env.hlc.ms + backupMs) continue
+        const was = out.get(m)
+        if (was !== undefined && compareHlc(was, r.env.hlc) <= 0) continue
+        const g = index.claimEvents(c)
+        const quit = [...g.releases, ...g.failures]
+        if (quit.some(q => q.env.hlc.ms <= c.env.hlc.ms + contestMs || compareHlc(q.env.hlc, b.env.hlc) < 0)) continue
+        if (g.results.some(x => compareHlc(x.env.hlc, r.env.hlc) < 0)) continue
+        let lastMs = c.env.hlc.ms
+        for (const n of g.renewals) if (compareHlc(n.env.hlc, b.env.hlc) < 0) lastMs = Math.max(lastMs, n.env.hlc.ms)
+        if (b.env.hlc.ms > Math.min(lastMs + params.leaseMs, c.env.hlc.ms + params.maxClaimMs)) continue
+        out.set(m, r.env.hlc)
+      }
+    }
+  }
+  return out
 }
 
 /** Authors with two events in one slot anywhere in the plan. */
@@ -329,7 +421,8 @@ function claimLimits(
   limit: number,
   windowMs: number,
   builtOn: (c: PlanEvent<'task-claimed'>) => boolean,
-  rejectedAt: (author: PeerIdString) => PlanEvent | undefined
+  rejectedAt: (author: PeerIdString) => PlanEvent | undefined,
+  outdone: ReadonlyMap<PeerIdString, Hlc>
 ): { overLimit: Set<EventId>; demoted: Set<EventId> } {
   const byAuthor = new Map<PeerIdString, Array<PlanEvent<'task-claimed'>>>()
   for (const list of index.claims.values())
@@ -348,12 +441,14 @@ function claimLimits(
     const abandoned = new Map<string, PlanEvent>()
     const quitPlan = planQuit(index, claims, windowMs)
     const rejected = claims[0] === undefined ? undefined : rejectedAt(claims[0].env.author)
+    const outdid = claims[0] === undefined ? undefined : outdone.get(claims[0].env.author)
     for (const c of sortEvents(claims)) {
       const task = c.env.body.task
       const gaveUp = abandoned.get(task)
       if (gaveUp !== undefined && compareHlc(gaveUp.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
       if (quitPlan !== undefined && compareHlc(quitPlan.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
       if (rejected !== undefined && compareHlc(rejected.env.hlc, c.env.hlc) < 0) demoted.add(c.id)
+      if (outdid !== undefined && compareHlc(outdid, c.env.hlc) < 0) demoted.add(c.id)
       held = held.filter(h =>
         h.end === undefined ? c.env.hlc.ms <= h.lapseMs : compareHlc(h.end.env.hlc, c.env.hlc) > 0
       )

@@ -50,7 +50,7 @@ import type {
   ToolCallRecord,
   TaskId
 } from '../../src/core/events.js'
-import type { PlanTree, TaskView } from '../../src/core/tree.js'
+import type { ChainView, PlanTree, TaskView } from '../../src/core/tree.js'
 import type { PlanView } from '../../src/core/view.js'
 
 // ------------------------------------------------------------------ PRNG
@@ -229,6 +229,8 @@ export interface PlanCtx {
   readonly liar?: PeerIdString
   /** Protocol 5: an honest executor hands back a claim it lost (the fold counts it until it ends). */
   readonly trust?: boolean
+  /** Protocol 5 (GenOptions.backups): an idle honest executor backs up a chain held past the fold's backup time. */
+  readonly backups?: boolean
 }
 
 /** How the people of a plan behave. */
@@ -592,7 +594,11 @@ export class Roles {
     // New claims, up to the per-plan limit of live jobs.
     if (a.id !== this.ctx.liar && m.jobs.filter(j => !j.ended).length >= params.maxClaimsPerExecutor) return
     const claimable = v.claimable.filter(task => !m.jobs.some(j => !j.ended && j.task === task.id))
-    if (claimable.length === 0 || !rng.chance(0.6)) return
+    if (claimable.length === 0) {
+      if (this.ctx.backups === true && a.id !== this.ctx.liar && m.jobs.every(j => j.ended)) this.backUp(a, m, v, wall)
+      return
+    }
+    if (!rng.chance(0.6)) return
     const task = rng.chance(t.pRace)
       ? (claimable[0] as TaskView)
       : ([...claimable].sort((x, y) => fnv(x.id + a.id) - fnv(y.id + a.id))[0] as TaskView)
@@ -623,10 +629,39 @@ export class Roles {
       claim,
       last: claim,
       task: task.id,
-      doneAt: wall + rng.int(300, 3 * params.leaseMs),
+      // With backups on, the liar also hoards: it holds its tasks four times as long (no extra draw).
+      doneAt: wall + rng.int(300, 3 * params.leaseMs) * (this.ctx.backups === true && a.id === this.ctx.liar ? 4 : 1),
       renewEvery: lazy
         ? params.leaseMs * 10
         : rng.int(Math.floor(params.leaseMs * 0.3), Math.floor(params.leaseMs * 0.7)),
+      ended: false
+    })
+  }
+
+  /** Back up the longest-held open chain of another member past the tree's backupMs (GenOptions.backups). */
+  private backUp(a: Actor, m: RoleMemory, v: PlanView, wall: number): void {
+    const backupMs = v.tree.backupMs
+    if (backupMs === undefined) return
+    let best: { task: TaskView; chain: ChainView } | undefined
+    for (const task of v.tree.tasks) {
+      const chain = task.chains[task.chains.length - 1]
+      if (task.status !== 'claimed' || chain === undefined || chain.end !== null || chain.owner === a.id) continue
+      if (wall > chain.lapseMs || wall - chain.claimedAt.ms <= backupMs) continue
+      if (best === undefined || chain.claimedAt.ms < best.chain.claimedAt.ms) best = { task, chain }
+    }
+    if (best === undefined) return
+    this.intents.add('backup-claim')
+    const { task, chain } = best
+    const claim = this.emit(a, 'task-claimed', [...task.evidence, chain.last].slice(0, 60), {
+      task: task.id,
+      prev: chain.last
+    })
+    m.jobs.push({
+      claim,
+      last: claim,
+      task: task.id,
+      doneAt: wall + this.rng.int(300, 3 * this.ctx.params.leaseMs),
+      renewEvery: this.rng.int(Math.floor(this.ctx.params.leaseMs * 0.3), Math.floor(this.ctx.params.leaseMs * 0.7)),
       ended: false
     })
   }
@@ -709,6 +744,14 @@ export interface GenOptions {
    * for it, so the other plans of a seed stay as they were).
    */
   readonly liar?: boolean
+  /**
+   * Protocol 5: an honest executor with no live claim and nothing claimable
+   * backs up the longest-held open chain of another member held past the
+   * tree's backupMs, as roles/backup-rules.ts does (ADR-0050, 0054), and
+   * the liar holds its tasks four times as long. Default off (its draws are
+   * taken only when it backs up).
+   */
+  readonly backups?: boolean
 }
 
 export interface GeneratedPlan {
@@ -860,7 +903,8 @@ export function generatePlan(seed: number, actors: Actors, opts: GenOptions = {}
     outside,
     tools: opts.tools === true,
     liar: opts.liar === true ? (executors[0] as Actor).id : undefined,
-    trust: opts.trust === true
+    trust: opts.trust === true,
+    backups: opts.backups === true
   }
   const roles = new Roles(rng, temper, ctx, emit)
   const memory = new Map<Actor, RoleMemory>()

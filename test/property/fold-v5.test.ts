@@ -65,12 +65,14 @@ const REQUIRED = [
   'result reviewed first',
   'result reviewed after a rejection',
   'result reviewed by the sample',
-  'result accepted unreviewed'
+  'result accepted unreviewed',
+  'member outdone',
+  'claim after its author was outdone'
 ]
 
 let corpus: Corpus
 beforeAll(async () => {
-  corpus = new Corpus(await loadActors(), { trust: true, liar: true }, SEED, CORPUS)
+  corpus = new Corpus(await loadActors(), { trust: true, liar: true, backups: true }, SEED, CORPUS)
 })
 
 /** The hard cases of one v5 plan, read from its events and its final tree. */
@@ -104,6 +106,14 @@ function v5Cases(events: readonly PlanEvent[], tree: PlanTree): Set<string> {
     if (won?.equivocated === true) out.add('late equivocation kept out by finality')
   }
   if (tree.status === 'completed') out.add('status completed')
+  // ADR-0054: a member held a task past the backup time and another member's backup finished it first.
+  const outdone = tree.backupSooner?.after
+  if (outdone !== undefined) out.add('member outdone')
+  for (const e of events) {
+    const at = outdone?.[e.env.author]
+    if (e.env.type === 'task-claimed' && at !== undefined && compareHlc(at, e.env.hlc) < 0)
+      out.add('claim after its author was outdone')
+  }
   const why = {
     first: 'first',
     'after-rejection': 'after a rejection',

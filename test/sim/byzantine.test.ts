@@ -96,14 +96,6 @@ interface Waiver {
  */
 const NOT_YET_IN_FORCE: readonly Waiver[] = [
   {
-    rule: 'makespan at most 1.5x the honest run',
-    modes: ['hoard'],
-    why:
-      "each hoarded task waits for its backup, the fold's backup time (at least two leases, 30 s at the " +
-      "simulator's 15 s lease, and 60 s before three results are built on) after the hoarder's claim: " +
-      'bounded (src/sim/byzantine/run.ts HOARD_DEADLINE_FACTOR), but not within 1.5x of a 10 s run'
-  },
-  {
     rule: 'dishonest executors win at most their fair share + 5 points',
     modes: ['backdate', 'not-held', 'twins'],
     withFaults: true,

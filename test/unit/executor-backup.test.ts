@@ -7,7 +7,7 @@
  * order; and a claim it makes so is one the fold takes as the backup.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { SKEW_ALLOWANCE_MS, decideExecutor } from '../../roles/claim-rules.js'
+import { backupSkewMs, decideExecutor } from '../../roles/claim-rules.js'
 import { createOutsideExecutor, outsideBackup } from '../../roles/outside-executor.js'
 import { DEFAULT_TRUST } from '../../src/core/events.js'
 import { BACKUP_FACTOR, claimRank } from '../../src/core/trust-rules.js'
@@ -26,12 +26,12 @@ beforeAll(async () => {
 
 const LEASE = 1_000
 const STAGGER = 250
-/** No built-on results: the typical task time is the lease. */
-const BACKUP_MS = Math.max(2 * LEASE, BACKUP_FACTOR * LEASE)
+/** The split, proposed 1 s after the goal, is the one sample of work: the typical task time is 1 s. */
+const BACKUP_MS = BACKUP_FACTOR * 1_000
 /** The hoarder claims the first task here, the second 100 ms later. */
 const HELD_AT = 2_300
 /** When the best-ranked other executor backs the first task up. */
-const DUE = HELD_AT + BACKUP_MS + SKEW_ALLOWANCE_MS
+const DUE = HELD_AT + BACKUP_MS + backupSkewMs(BACKUP_MS)
 
 interface Case {
   readonly name: string
@@ -221,5 +221,62 @@ describe('a backup claim as the fold takes it', () => {
     expect(t.accepted).toBe(first.id)
     // standingOf (roles/claim-book.ts) is 'lost' for a claim that heads no chain: the hold releases it and aborts.
     expect(t.chains.some(x => x.claim === backup.id)).toBe(false)
+  })
+})
+
+describe('a member outdone in the plan (ADR-0054)', () => {
+  /** `top` ranks first for t1 and holds t0 (and t1 too with `both`); the tree says it was outdone at the start. */
+  function outdone(both: boolean): {
+    tree: PlanTree
+    sooner: PlanTree
+    me: PeerIdString
+    top: PeerIdString
+    t0: TaskId
+    t1: TaskId
+  } {
+    const b = new PlanBuilder(cast.author, cast.scorers.slice(0, 3), {
+      leaseMs: LEASE,
+      maxClaimMs: 60_000,
+      maxClaimsPerExecutor: 2,
+      trust: DEFAULT_TRUST
+    })
+    const { s, ev, t0, t1 } = twoLeaves(b, cast)
+    const [top, me] = [...cast.executors].sort((x, y) => (claimRank(t1, x) < claimRank(t1, y) ? -1 : 1)) as [
+      PeerIdString,
+      PeerIdString
+    ]
+    const events: PlanEvent[] = [...s.events]
+    for (const task of both ? [t0, t1] : [t0]) {
+      const claim = b.claim(top, task, HELD_AT, { evidence: ev })
+      events.push(claim)
+      let last: PlanEvent = claim
+      for (let ms = HELD_AT + 800; ms <= HELD_AT + 8_000; ms += 800) {
+        last = b.renew(claim, last, ms)
+        events.push(last)
+      }
+    }
+    const tree = treeOf(b, events)
+    return { tree, sooner: { ...tree, backupSooner: { after: { [top]: { ms: 0, c: 0 } }, ms: 500 } }, me, top, t0, t1 }
+  }
+  const decide = (tree: PlanTree, me: PeerIdString, now: number, executors: PeerIdString[]): ClaimIntent[] =>
+    decideExecutor(tree, me, now, executors, 0, () => HELD_AT, STAGGER, { stableView: true, lagMs: 0 })
+
+  it('is not waited for in the stagger of a claimable task, and its claim in a contest is contested', () => {
+    const { tree, sooner, me, top, t0, t1 } = outdone(false)
+    expect(decide(tree, me, HELD_AT, [top, me]).map(i => i.task.id)).not.toContain(t1)
+    expect(
+      decide(sooner, me, HELD_AT, [top, me])
+        .map(i => i.task.id)
+        .sort()
+    ).toStrictEqual([t0, t1].sort())
+  })
+
+  it('has its chain backed up after the sooner backup time', () => {
+    const { tree, sooner, me, top } = outdone(true)
+    const due = HELD_AT + 500 + backupSkewMs(BACKUP_MS)
+    expect(decide(sooner, me, due - 1, [top, me])).toStrictEqual([])
+    const got = decide(sooner, me, due, [top, me])[0]
+    expect(got).toMatchObject({ backup: true })
+    expect(decide(tree, me, due, [top, me])).toStrictEqual([])
   })
 })

@@ -7,9 +7,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_TRUST } from '../../src/core/events.js'
-import { BACKUP_FACTOR, claimRank } from '../../src/core/trust-rules.js'
+import { BACKUP_FACTOR, OUTDONE_BACKUP_FACTOR, claimRank } from '../../src/core/trust-rules.js'
 import { PlanBuilder } from '../helpers/plan-builder.js'
-import { twoLeaves, expectOrderFree, makeCast, taskOf } from '../helpers/fold-fixtures.js'
+import { child, leafTask, split, twoLeaves, expectOrderFree, makeCast, taskOf } from '../helpers/fold-fixtures.js'
 import type { Cast, Split } from '../helpers/fold-fixtures.js'
 import type { EventId, PeerIdString, PlanEvent, PlanParams, TaskId } from '../../src/core/events.js'
 
@@ -19,8 +19,11 @@ beforeAll(async () => {
 })
 
 const LEASE = 1_000
-/** No built-on results yet: the typical task time is the lease, so a backup may start this long after a claim. */
-const BACKUP_MS = Math.max(2 * LEASE, BACKUP_FACTOR * LEASE)
+/**
+ * The split, proposed 1 s after the goal and built on by the claims, is the plan's one sample of work so far: the
+ * typical task time is 1 s, so a backup may start this long after a claim.
+ */
+const BACKUP_MS = BACKUP_FACTOR * 1_000
 
 function builder(params: Partial<PlanParams> = {}): PlanBuilder {
   return new PlanBuilder(cast.author, cast.scorers.slice(0, 3), {
@@ -162,5 +165,116 @@ describe('precedence in the plan after a chain ended without a result', () => {
     const theirs = b.claim(other, t1, 7100, { evidence: [...ev, free.id] })
     const tree = expectOrderFree(b, [...s.events, lost, gone, first, free, mine, theirs])
     expect(taskOf(tree, t1).owner).toBe(quitter)
+  })
+})
+
+describe('the typical task time (ADR-0054)', () => {
+  it('reads the built-on split proposals too, and with a sample the backup time has no two-lease floor', () => {
+    const b = builder()
+    // Proposed 200 ms after the goal (at 1000): the one sample, so the backup time is 4 x 200 ms, under two leases.
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: cast.scorers.slice(0, 2),
+      at: 1_200
+    })
+    const ev = s.events.map(e => e.id)
+    const t0 = leafTask(child(s, 0))
+    const [hoarder, honest] = cast.executors
+    const c0 = b.claim(hoarder, t0, 1_500, { evidence: ev })
+    // Past the claim window (decided at 1400, so to 2400): a backup, not a rival in the first contest.
+    const backup = b.claim(honest, t0, 2_500, { evidence: ev })
+    const r = b.result(backup, 2_700, 'done sooner')
+    const tree = expectOrderFree(b, [...s.events, c0, ...renewed(b, c0, 20_000), backup, r])
+    expect(tree.backupMs).toBe(BACKUP_FACTOR * 200)
+    expect(taskOf(tree, t0).accepted).toBe(r.id)
+    expect(taskOf(tree, t0).chains.map(c => c.end?.kind)).toStrictEqual(['superseded', 'result'])
+  })
+})
+
+describe('a member outdone in the plan (ADR-0054)', () => {
+  /**
+   * t1 depends on t0. The member that ranks first for t1 hoards t0 and is outdone there: a backup's result, which
+   * the claims of t1 build on, makes t1 ready. The split (1 s) and that result (500 ms) are the samples: the typical
+   * task time is 1 s.
+   */
+  function outdone(): {
+    b: PlanBuilder
+    events: PlanEvent[]
+    ev: EventId[]
+    t1: TaskId
+    hoarder: PeerIdString
+    rival: PeerIdString
+    readyMs: number
+  } {
+    const b = builder()
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['book flights', 'book hotels'],
+      voters: cast.scorers.slice(0, 2),
+      at: 2000,
+      dependsOn: { 1: [0] }
+    })
+    const ev = s.events.map(e => e.id)
+    const t0 = leafTask(child(s, 0))
+    const t1 = leafTask(child(s, 1))
+    const [hoarder, rival, backer] = byRank(t1) as [PeerIdString, PeerIdString, PeerIdString]
+    const h0 = b.claim(hoarder, t0, 2300, { evidence: ev })
+    const bk = b.claim(backer, t0, 2300 + BACKUP_MS + 100, { evidence: ev })
+    const r0 = b.result(bk, 2300 + BACKUP_MS + 600, 'flights')
+    const events = [...s.events, h0, ...renewed(b, h0, 2300 + BACKUP_MS + 600), bk, r0]
+    return { b, events, ev: [...ev, r0.id], t1, hoarder, rival, readyMs: r0.env.hlc.ms }
+  }
+
+  it('its chains claimed after it may be backed up sooner: after one typical task time', () => {
+    const { b, events, ev, t1, hoarder, rival, readyMs } = outdone()
+    const h1 = b.claim(hoarder, t1, readyMs + 1, { evidence: ev })
+    // Past the window, so no contest: a backup only by the sooner time (1 s), not by the plan's (4 s).
+    const backup = b.claim(rival, t1, readyMs + 1 + OUTDONE_BACKUP_FACTOR * 1_000 + 100, { evidence: ev })
+    const r1 = b.result(backup, backup.env.hlc.ms + 400, 'hotels')
+    const tree = expectOrderFree(b, [...events, h1, ...renewed(b, h1, 30_000), backup, r1])
+    expect(tree.backupMs).toBe(BACKUP_MS)
+    expect(tree.backupSooner).toStrictEqual({ after: { [hoarder]: { ms: readyMs, c: 0 } }, ms: 1_000 })
+    const t = taskOf(tree, t1)
+    expect(t.accepted).toBe(r1.id)
+    expect(t.chains.map(c => [c.owner, c.end?.kind])).toStrictEqual([
+      [hoarder, 'superseded'],
+      [rival, 'result']
+    ])
+  })
+
+  it('its claims made after it rank last in a contest', () => {
+    const { b, events, ev, t1, rival, hoarder, readyMs } = outdone()
+    const h1 = b.claim(hoarder, t1, readyMs + 1, { evidence: ev })
+    const mine = b.claim(rival, t1, readyMs + 300, { evidence: ev })
+    const tree = expectOrderFree(b, [...events, h1, mine])
+    expect(taskOf(tree, t1).owner).toBe(rival)
+  })
+
+  it('a claim that lost its contest and was released within it is never outdone', () => {
+    const b = builder()
+    // Samples of 200 ms (the split, the backup's result): a backup may come 800 ms after a claim, before a lost
+    // claim is released.
+    const s = split(b, {
+      node: b.root,
+      by: cast.decomposers[0],
+      titles: ['a', 'b'],
+      voters: cast.scorers.slice(0, 2),
+      at: 1_200
+    })
+    const ev = s.events.map(e => e.id)
+    const [t0, t1] = [leafTask(child(s, 0)), leafTask(child(s, 1))]
+    const [first, second, backer] = byRank(t0) as [PeerIdString, PeerIdString, PeerIdString]
+    const won = b.claim(first, t0, 1_500, { evidence: ev })
+    const lost = b.claim(second, t0, 1_600, { evidence: ev })
+    const bk = b.claim(backer, t0, 2_450, { evidence: ev })
+    const gone = b.release(lost, 1_600 + DEFAULT_TRUST.claimWindowMs + 1_500)
+    const r = b.result(bk, 2_650, 'flights')
+    const built = b.claim(second, t1, 2_700, { evidence: [...ev, r.id] })
+    const tree = expectOrderFree(b, [...s.events, won, ...renewed(b, won, 20_000), lost, bk, gone, r, built])
+    expect(taskOf(tree, t0).accepted).toBe(r.id)
+    expect(tree.backupSooner?.after).toStrictEqual({ [first]: r.env.hlc })
   })
 })

@@ -13,9 +13,10 @@ import type { Dishonesty } from './hooks.js'
 
 /**
  * A hoarder on version-5 plans delays each task it holds on the critical path by the fold's backup time plus the
- * backup's own work (docs/protocol/fold.md 11.8), not by maxClaimMs: at the simulator's 15 s lease that is 30-60 s a
- * task (about 2 x 62 s on 7 nodes, seed 2, against a 10 s honest run). Its runs give up at this multiple of the
- * honest makespan (plus 30 s) instead of 3x, so a bounded delay completes and an unbounded one does not.
+ * backup's own work (docs/protocol/fold.md 11.8), not by maxClaimMs: four typical task times once the plan has a
+ * built-on split or result, one once the hoarder was outdone (ADR-0054), and four leases (60 s at the simulator's
+ * 15 s lease) before that. Its runs give up at this multiple of the honest makespan (plus 30 s) instead of 3x, so a
+ * bounded delay completes and an unbounded one does not.
  */
 export const HOARD_DEADLINE_FACTOR = 15
 
