@@ -1188,20 +1188,30 @@ export class Corpus {
   private readonly plans: Array<GeneratedPlan | undefined>
   private readonly refs: Array<{ hash: string; tree: PlanTree; cases: Set<string> } | undefined>
 
+  /** The plans drawn this run (`size` of them), then the pinned ones. */
+  readonly total: number
+
+  /**
+   * `pinned`: plans (a run seed and a plan index) every run covers after the drawn ones, for a case the
+   * generator reaches too rarely for every run to draw it.
+   */
   constructor(
     readonly actors: Actors,
     readonly opts: GenOptions,
     readonly base: number,
-    readonly size: number
+    readonly size: number,
+    private readonly pinned: ReadonlyArray<readonly [number, number]> = []
   ) {
-    this.plans = new Array<GeneratedPlan | undefined>(size)
-    this.refs = new Array<{ hash: string; tree: PlanTree; cases: Set<string> } | undefined>(size)
+    this.total = size + pinned.length
+    this.plans = new Array<GeneratedPlan | undefined>(this.total)
+    this.refs = new Array<{ hash: string; tree: PlanTree; cases: Set<string> } | undefined>(this.total)
   }
 
   plan(i: number): GeneratedPlan {
     let p = this.plans[i]
     if (p === undefined) {
-      p = generatePlan(planSeed(this.base, i), this.actors, this.opts)
+      const pin = this.pinned[i - this.size]
+      p = generatePlan(pin === undefined ? planSeed(this.base, i) : planSeed(pin[0], pin[1]), this.actors, this.opts)
       this.plans[i] = p
     }
     return p
@@ -1228,7 +1238,7 @@ export class Corpus {
   /** Hard cases over the plans generated so far. */
   census(): CaseCounter {
     const c = new CaseCounter()
-    for (let i = 0; i < this.size; i++) if (this.plans[i] !== undefined) c.add(this.reference(i).cases)
+    for (let i = 0; i < this.total; i++) if (this.plans[i] !== undefined) c.add(this.reference(i).cases)
     return c
   }
 }
