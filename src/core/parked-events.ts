@@ -29,19 +29,25 @@ function valueBytes(v: unknown): number {
   if (v === null || typeof v === 'boolean' || v === undefined) return 1
   if (Array.isArray(v)) {
     let n = 3
-    for (const x of v) n += valueBytes(x)
+    for (let i = 0; i < v.length; i++) n += valueBytes(v[i])
     return n
   }
   if (typeof v === 'object') {
+    // Own enumerable keys, as Object.entries has them, without its arrays: this runs for every parked event.
+    const o = v as Record<string, unknown>
     let n = 3
-    for (const [k, x] of Object.entries(v)) n += 1 + k.length + valueBytes(x)
+    for (const k in o) if (Object.hasOwn(o, k)) n += 1 + k.length + valueBytes(o[k])
     return n
   }
   return 1
 }
 
+/** A character past ASCII. Most strings here (ids, peer ids, keys) have none, and a regular expression tells faster than a loop. */
+const NON_ASCII = /[^\x00-\x7f]/
+
 function utf8Length(s: string): number {
   let n = s.length
+  if (!NON_ASCII.test(s)) return n
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     // A surrogate pair is 2 units and 4 bytes; any other unit past ASCII is 2 or 3 bytes.
