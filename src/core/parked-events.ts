@@ -83,6 +83,12 @@ export class ParkedEvents {
   private order: Rec[] = []
   /** eventBytes of order[i], while it is live. */
   private sizes: number[] = []
+  /**
+   * When order[i] was parked, while it is live. (Beside the records rather
+   * than in them: a wall-clock ms is no small integer, and as a field it
+   * would cost each record a boxed number.)
+   */
+  private sinces: number[] = []
   private head = 0
   private size = 0
   private held = 0
@@ -111,7 +117,7 @@ export class ParkedEvents {
       if (r.seq === i)
         out.push({
           event: r.parked as PlanEvent,
-          since: r.since,
+          since: this.sinces[i] as number,
           why: r.why,
           missing: r.missing,
           refs: r.refs as Ref[]
@@ -188,14 +194,19 @@ export class ParkedEvents {
   /** Put `r` (its event `e`) at the end of the order; `bytes`: eventBytes(e), when known already. */
   link(r: Rec, e: PlanEvent, since: number, why: ParkReason, missing: number, bytes = eventBytes(e)): void {
     r.parked = e
-    r.since = since
     r.why = why
     r.missing = missing
     r.seq = this.order.length
     this.order.push(r)
     this.sizes.push(bytes)
+    this.sinces.push(since)
     this.size++
     this.held += bytes
+  }
+
+  /** When a parked record's event was parked. */
+  sinceOf(r: Rec): number {
+    return this.sinces[r.seq] as number
   }
 
   /** No longer parked (it is being folded, dropped or parked again). */
@@ -209,16 +220,19 @@ export class ParkedEvents {
     if (dead > 1024 && dead > 2 * this.size) {
       const live: Rec[] = []
       const sizes: number[] = []
+      const sinces: number[] = []
       for (let i = this.head; i < order.length; i++) {
         const x = order[i] as Rec
         if (x.seq === i) {
           x.seq = live.length
           live.push(x)
           sizes.push(this.sizes[i] as number)
+          sinces.push(this.sinces[i] as number)
         }
       }
       this.order = live
       this.sizes = sizes
+      this.sinces = sinces
       this.head = 0
     }
   }
