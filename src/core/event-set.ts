@@ -284,7 +284,7 @@ export class EventSet {
         if (e === undefined) continue
         r.missing -= 1
         if (r.missing > 0) continue
-        const since = r.since
+        const since = this.parked.sinceOf(r)
         this.parked.unlink(r)
         if (e.env.hlc.ms > nowMs + this.maxClockAheadMs) {
           this.parked.link(r, e, since, 'clock-ahead', 0)

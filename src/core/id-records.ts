@@ -5,7 +5,7 @@ export type ParkReason = 'missing-deps' | 'clock-ahead'
 
 /**
  * What the event set knows about an id beyond its event: that it is parked
- * (and since when, why, how many deps it still misses, and what its deps are
+ * (and why, how many deps it still misses, and what its deps are
  * known as), and which parked events wait for it. A record that stands for
  * neither and has no event is dropped. Once the event folds, `event` is set
  * and the record stays (ids nothing waited for map to their event directly).
@@ -14,7 +14,6 @@ export class Rec {
   event: PlanEvent | undefined = undefined
   /** The event, while it is parked. */
   parked: PlanEvent | undefined = undefined
-  since = 0
   why: ParkReason = 'missing-deps'
   /** Deps not folded yet. */
   missing = 0

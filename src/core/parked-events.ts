@@ -29,19 +29,25 @@ function valueBytes(v: unknown): number {
   if (v === null || typeof v === 'boolean' || v === undefined) return 1
   if (Array.isArray(v)) {
     let n = 3
-    for (const x of v) n += valueBytes(x)
+    for (let i = 0; i < v.length; i++) n += valueBytes(v[i])
     return n
   }
   if (typeof v === 'object') {
+    // Own enumerable keys, as Object.entries has them, without its arrays: this runs for every parked event.
+    const o = v as Record<string, unknown>
     let n = 3
-    for (const [k, x] of Object.entries(v)) n += 1 + k.length + valueBytes(x)
+    for (const k in o) if (Object.hasOwn(o, k)) n += 1 + k.length + valueBytes(o[k])
     return n
   }
   return 1
 }
 
+/** A character past ASCII. Most strings here (ids, peer ids, keys) have none, and a regular expression tells faster than a loop. */
+const NON_ASCII = /[^\x00-\x7f]/
+
 function utf8Length(s: string): number {
   let n = s.length
+  if (!NON_ASCII.test(s)) return n
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     // A surrogate pair is 2 units and 4 bytes; any other unit past ASCII is 2 or 3 bytes.
@@ -77,6 +83,12 @@ export class ParkedEvents {
   private order: Rec[] = []
   /** eventBytes of order[i], while it is live. */
   private sizes: number[] = []
+  /**
+   * When order[i] was parked, while it is live. (Beside the records rather
+   * than in them: a wall-clock ms is no small integer, and as a field it
+   * would cost each record a boxed number.)
+   */
+  private sinces: number[] = []
   private head = 0
   private size = 0
   private held = 0
@@ -105,7 +117,7 @@ export class ParkedEvents {
       if (r.seq === i)
         out.push({
           event: r.parked as PlanEvent,
-          since: r.since,
+          since: this.sinces[i] as number,
           why: r.why,
           missing: r.missing,
           refs: r.refs as Ref[]
@@ -182,14 +194,19 @@ export class ParkedEvents {
   /** Put `r` (its event `e`) at the end of the order; `bytes`: eventBytes(e), when known already. */
   link(r: Rec, e: PlanEvent, since: number, why: ParkReason, missing: number, bytes = eventBytes(e)): void {
     r.parked = e
-    r.since = since
     r.why = why
     r.missing = missing
     r.seq = this.order.length
     this.order.push(r)
     this.sizes.push(bytes)
+    this.sinces.push(since)
     this.size++
     this.held += bytes
+  }
+
+  /** When a parked record's event was parked. */
+  sinceOf(r: Rec): number {
+    return this.sinces[r.seq] as number
   }
 
   /** No longer parked (it is being folded, dropped or parked again). */
@@ -203,16 +220,19 @@ export class ParkedEvents {
     if (dead > 1024 && dead > 2 * this.size) {
       const live: Rec[] = []
       const sizes: number[] = []
+      const sinces: number[] = []
       for (let i = this.head; i < order.length; i++) {
         const x = order[i] as Rec
         if (x.seq === i) {
           x.seq = live.length
           live.push(x)
           sizes.push(this.sizes[i] as number)
+          sinces.push(this.sinces[i] as number)
         }
       }
       this.order = live
       this.sizes = sizes
+      this.sinces = sinces
       this.head = 0
     }
   }

@@ -6,6 +6,7 @@
  * cap by.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { EventSet } from '../../src/core/event-set.js'
 import { ParkedEvents, eventBytes, MAX_PARKED_BYTES } from '../../src/core/parked-events.js'
 import { signEventSync } from '../../src/wire/sign.js'
@@ -49,6 +50,69 @@ describe('eventBytes', () => {
       expect(est).toBeGreaterThanOrEqual(wire * 0.95)
       expect(est).toBeLessThanOrEqual(wire * 1.1 + 400)
     }
+  })
+})
+
+/** eventBytes as first written (Object.entries, every string's units counted one by one): the definition. */
+function referenceBytes(e: PlanEvent): number {
+  const utf8 = (s: string): number => {
+    let n = s.length
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i)
+      if (c >= 0x80) n += c >= 0x800 && (c < 0xd800 || c > 0xdfff) ? 2 : 1
+    }
+    return n
+  }
+  const value = (v: unknown): number => {
+    if (typeof v === 'string') return 2 + utf8(v)
+    if (typeof v === 'number') return 9
+    if (v === null || typeof v === 'boolean' || v === undefined) return 1
+    if (Array.isArray(v)) return v.reduce((n: number, x) => n + value(x), 3)
+    if (typeof v === 'object') return Object.entries(v).reduce((n, [k, x]) => n + 1 + k.length + value(x), 3)
+    return 1
+  }
+  return 128 + e.id.length + value(e.env)
+}
+
+describe('eventBytes counts as its definition does', () => {
+  it('for every string, ASCII or not (lone surrogates, pairs, each UTF-8 length)', () => {
+    const edges = [
+      '',
+      'a',
+      '\x7f',
+      '\x80',
+      '\u07ff',
+      '\u0800',
+      '\ud7ff',
+      '\ud800',
+      '\udfff',
+      '\ue000',
+      '\uffff',
+      '😀',
+      'a😀\ud800b'
+    ]
+    for (const rationale of edges) expect(eventBytes(waiting(0, rationale))).toBe(referenceBytes(waiting(0, rationale)))
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary-ascii' }), (rationale, title) => {
+        const e = waiting(0, rationale)
+        const withTitle: PlanEvent = {
+          id: e.id,
+          env: { ...e.env, body: { ...(e.env.body as object), subgoals: subgoals([title, rationale]) } } as never
+        }
+        expect(eventBytes(e)).toBe(referenceBytes(e))
+        expect(eventBytes(withTitle)).toBe(referenceBytes(withTitle))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it('for inherited keys, which it leaves out as Object.entries does', () => {
+    const e = waiting(0, 'x')
+    const body = Object.create({ inherited: 'y'.repeat(100) }) as Record<string, unknown>
+    Object.assign(body, e.env.body)
+    const odd: PlanEvent = { id: e.id, env: { ...e.env, body } as PlanEvent['env'] }
+    expect(eventBytes(odd)).toBe(referenceBytes(odd))
+    expect(eventBytes(odd)).toBe(eventBytes(e))
   })
 })
 
