@@ -2,7 +2,9 @@
  * The tree a Fold keeps between reads (src/core/live-tree.ts) against a fresh derivation: over generated plans of
  * every protocol version, with equivocations, a lying executor (any stamp, claims it lost, over its limit), late
  * and duplicated events and events that arrive before their deps, the tree read after every few events must
- * deep-equal `derivePlan` of the same index, and the tree after the whole set must have the set's treeHash.
+ * deep-equal `derivePlan` of the same index, and the tree after the whole set must have the set's treeHash. The
+ * text treeHash hashes (treeJson, which remembers each node's and task view's text) must be the canonical JSON of
+ * the fresh tree after every read.
  * Also over big plans (test/helpers/big-plan.ts) in shuffled order, so splits decide deep in the tree while
  * its leaves are being executed.
  *
@@ -17,7 +19,7 @@ import fc from 'fast-check'
 import { Fold, NO_CLOCK } from '../../src/core/fold.js'
 import { derivePlan } from '../../src/core/derive.js'
 import { LiveTree } from '../../src/core/live-tree.js'
-import { treeHash } from '../../src/core/tree-hash.js'
+import { NOT_HASHED, canonicalJson, hashedForm, treeHash, treeJson } from '../../src/core/tree-hash.js'
 import { ARRIVAL_MODES, Corpus, Rng, arrangeEvents, loadActors, runSeed } from '../helpers/plan-gen.js'
 import { bigPlanEvents } from '../helpers/big-plan.js'
 import type { Actors, GenOptions } from '../helpers/plan-gen.js'
@@ -63,6 +65,10 @@ function foldAndCompare(events: readonly PlanEvent[], plan: PlanId, every: numbe
     if (!isDeepStrictEqual(got, want)) expect(got, `${label}, after ${i + 1} of ${events.length}`).toEqual(want)
     // Keys in the same order too: treeHash serialises the tree as built.
     expect(JSON.stringify(got), `${label}, after ${i + 1} of ${events.length}`).toBe(JSON.stringify(want))
+    // What treeHash hashes, with the texts of the nodes and views it remembered from the trees before.
+    expect(treeJson(got), `${label}, after ${i + 1} of ${events.length}`).toBe(
+      canonicalJson(hashedForm(want), NOT_HASHED)
+    )
   })
   if (live !== undefined) collect(live)
   const tree = fold.tree(plan)
