@@ -123,14 +123,16 @@ export class LiveTree {
     }
   }
 
-  /** The whole derivation, nothing kept. */
+  /** The whole derivation, nothing kept. If it throws, nothing is kept and the next read derives (and throws) again. */
   private whole(): PlanTree {
     this.kept = undefined
+    this.last = undefined
     this.decisions.clear()
     this.wholeReads++
+    const tree = derivePlan(this.index)
     this.seen = this.index.size
-    this.last = derivePlan(this.index)
-    return this.last
+    this.last = tree
+    return tree
   }
 
   private decide(id: NodeId): NodeDecision {
