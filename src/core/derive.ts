@@ -78,7 +78,7 @@ export function derivePlan(index: PlanIndex): PlanTree {
 }
 
 /** The goal's committee, then each amendment's, in the total order. */
-function committeesOf(
+export function committeesOf(
   goal: PlanEvent<'goal-submitted'>,
   amendments: ReadonlyArray<PlanEvent<'committee-amended'>>
 ): CommitteeView[] {

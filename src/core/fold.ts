@@ -1,4 +1,4 @@
-import { derivePlan } from './derive.js'
+import { LiveTree } from './live-tree.js'
 import { EventSet, planOf } from './event-set.js'
 import { EvictedPlans } from './evicted-plans.js'
 import { hashParts, sha256HexOfText } from './hash.js'
@@ -105,6 +105,8 @@ export class Fold {
   readonly events: EventSet
   /** Per plan, its tree as of `version`, and the tree's hash once somebody asked for it. */
   private readonly cache = new Map<PlanId, { version: number; tree: PlanTree; hash: string | undefined }>()
+  /** Per plan, its tree kept between reads, so a read costs what changed since the last (live-tree.ts). */
+  private readonly live = new Map<PlanId, LiveTree>()
   private readonly evicted = new EvictedPlans<PlanSummary>()
   private readonly hashText: (text: string) => string
   private readonly loadPlan: FoldOptions['loadPlan']
@@ -232,6 +234,7 @@ export class Fold {
       this.loadSummary === undefined ? { ...facts, hash, summary: summarizeTree(entry.tree) } : { ...facts, hash }
     )
     this.cache.delete(plan)
+    this.live.delete(plan)
     this.events.dropPlan(plan)
     return true
   }
@@ -289,6 +292,7 @@ export class Fold {
     if (this.events.hasParked(plan)) return false
     this.evicted.delete(plan)
     this.cache.delete(plan)
+    this.live.delete(plan)
     this.events.dropPlan(plan)
     return true
   }
@@ -320,7 +324,12 @@ export class Fold {
     if (index?.goal === undefined) return undefined
     const cached = this.cache.get(plan)
     if (cached !== undefined && cached.version === index.version) return cached
-    const tree = derivePlan(index)
+    let live = this.live.get(plan)
+    if (live?.index !== index) {
+      live = new LiveTree(index)
+      this.live.set(plan, live)
+    }
+    const tree = live.tree()
     const fresh = { version: index.version, tree, hash: undefined }
     this.cache.set(plan, fresh)
     return fresh

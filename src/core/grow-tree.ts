@@ -23,6 +23,8 @@ export interface Draft {
   readonly evidence: readonly EventId[]
   /** When the node could first be executed as a leaf, and the events that show it. */
   readonly base: { readonly at: Hlc; readonly evidence: readonly EventId[] }
+  /** The base its place gave it, before its own decision moved it (what `regrow` starts from again). */
+  readonly placed: { readonly at: Hlc; readonly evidence: readonly EventId[] }
   /** How its decomposition stands (with the equivocations found in it); null for a leaf that was never decomposed. */
   readonly decision: NodeDecision | null
   readonly kind: TreeNode['kind']
@@ -39,10 +41,28 @@ export interface Draft {
   readonly budget: number
 }
 
-/** A draft while the tree grows. */
-type Growing = { -readonly [K in keyof Draft]: Draft[K] }
+/** A draft while the tree grows (and while live-tree.ts keeps it up to date). */
+export type Growing = { -readonly [K in keyof Draft]: Draft[K] }
 
 type Won = Extract<NodeDecision, { kind: 'won' }>
+
+/**
+ * What a caller that keeps a tree between derivations (live-tree.ts) lends the growth: each node's decision (from
+ * its memo of decideNode), and the ids of a split's children. Without them the growth decides and hashes afresh.
+ */
+export interface GrowHooks {
+  readonly decide?: (id: NodeId) => NodeDecision
+  readonly childIds?: (parent: NodeId, proposal: EventId, count: number) => readonly string[]
+}
+
+/** What the growth reads besides the drafts. */
+interface GrowCtx {
+  readonly index: PlanIndex
+  readonly params: PlanParams
+  readonly committees: readonly CommitteeView[]
+  readonly rules: TrustRules | undefined
+  readonly hooks: GrowHooks
+}
 
 /**
  * Grow the tree from the goal: decide each node's decomposition and apply
@@ -55,7 +75,8 @@ export function growTree(
   index: PlanIndex,
   goal: PlanEvent<'goal-submitted'>,
   committees: readonly CommitteeView[],
-  rules?: TrustRules
+  rules?: TrustRules,
+  hooks: GrowHooks = {}
 ): Draft {
   const params = goal.env.body.params
   const root = draft({
@@ -72,17 +93,45 @@ export function growTree(
     base: { at: goal.env.hlc, evidence: [] },
     budget: params.maxNodes - 1
   })
-  const pending: Growing[] = []
-  if (decompose(root, index, params, committees, rules)) pending.push(root)
-  while (pending.length > 0) {
-    const d = pending.pop() as Growing
-    for (const c of split(d, d.decision as Won)) if (decompose(c, index, params, committees, rules)) pending.push(c)
-  }
+  grow(root, { index, params, committees, rules, hooks })
   return root
 }
 
+/**
+ * Grow a node's subtree again from its place, as `growTree` grew it: its decision, base and children are
+ * worked out afresh (its old children are dropped). For a node whose decision changed; the growth reads
+ * nothing above the node but its place.
+ */
+export function regrow(
+  d: Draft,
+  index: PlanIndex,
+  goal: PlanEvent<'goal-submitted'>,
+  committees: readonly CommitteeView[],
+  rules: TrustRules | undefined,
+  hooks: GrowHooks
+): void {
+  const g = d as Growing
+  g.base = g.placed
+  g.decision = null
+  g.kind = 'decomposing'
+  g.leafReason = null
+  g.accepted = null
+  g.children = []
+  grow(g, { index, params: goal.env.body.params, committees, rules, hooks })
+}
+
+/** Decide `from` and grow every accepted split below it. */
+function grow(from: Growing, ctx: GrowCtx): void {
+  const pending: Growing[] = []
+  if (decompose(from, ctx)) pending.push(from)
+  while (pending.length > 0) {
+    const d = pending.pop() as Growing
+    for (const c of split(d, d.decision as Won, ctx)) if (decompose(c, ctx)) pending.push(c)
+  }
+}
+
 /** A fresh node, not decided yet. */
-function draft(place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted' | 'children'>): Growing {
+function draft(place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted' | 'children' | 'placed'>): Growing {
   // Field by field, in one order: every draft gets the same shape (a spread would not), which keeps the walks over them fast.
   return {
     id: place.id,
@@ -96,6 +145,7 @@ function draft(place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted
     markedLeaf: place.markedLeaf,
     evidence: place.evidence,
     base: place.base,
+    placed: place.base,
     decision: null,
     kind: 'decomposing',
     leafReason: null,
@@ -110,19 +160,16 @@ function draft(place: Omit<Draft, 'decision' | 'kind' | 'leafReason' | 'accepted
  * attempts), still decomposing, or won. True when a split won and is to be
  * applied.
  */
-function decompose(
-  d: Growing,
-  index: PlanIndex,
-  params: PlanParams,
-  committees: readonly CommitteeView[],
-  rules: TrustRules | undefined
-): boolean {
+function decompose(d: Growing, ctx: GrowCtx): boolean {
+  const { index, params, committees, rules } = ctx
   if (d.markedLeaf || d.depth >= params.maxDepth) {
     d.kind = 'leaf'
     d.leafReason = d.markedLeaf ? 'marked-leaf' : 'max-depth'
     return false
   }
-  const decision = decideNode(index, d.id, params.maxAttempts, committees, approversFor(params, 'splits'), rules)
+  const decision =
+    ctx.hooks.decide?.(d.id) ??
+    decideNode(index, d.id, params.maxAttempts, committees, approversFor(params, 'splits'), rules)
   d.decision = decision
   if (decision.kind === 'exhausted') {
     d.kind = 'leaf'
@@ -133,7 +180,7 @@ function decompose(
 }
 
 /** Apply a won split: the node's children, or a max-nodes leaf when they do not fit its budget. Returns the children. */
-function split(d: Growing, won: Won): Growing[] {
+function split(d: Growing, won: Won, ctx: GrowCtx): Growing[] {
   const subgoals = won.proposal.env.body.subgoals
   const evidence = [won.proposal.id, ...won.deciding].sort() as EventId[]
   d.accepted = won.proposal.id
@@ -145,7 +192,7 @@ function split(d: Growing, won: Won): Growing[] {
   }
   d.kind = 'composite'
   const budget = Math.floor((d.budget - subgoals.length) / subgoals.length)
-  const ids = childIds(d.id, won.proposal.id, subgoals.length)
+  const ids = (ctx.hooks.childIds ?? childIds)(d.id, won.proposal.id, subgoals.length)
   const children = subgoals.map((s, i) =>
     draft({
       id: ids[i] as NodeId,

@@ -43,6 +43,8 @@ const DECOMPOSING: Finish = {
 export class NodeTasks {
   private readonly finished = new Map<Draft, Finish>()
   private readonly visiting = new Set<Draft>()
+  /** Roll-up task ids by node (a hash each): kept while the instance lives, as live-tree.ts keeps it. */
+  private readonly rollups = new Map<NodeId, TaskId>()
   private readonly approvers: NeededApprovers
   /** Protocol 5: which results the committee reviews. */
   private readonly sample: ReviewSample | undefined = undefined
@@ -68,6 +70,31 @@ export class NodeTasks {
     }
   }
 
+  /** A composite node's roll-up task id (rollupId), remembered. */
+  rollupOf(node: NodeId): TaskId {
+    let t = this.rollups.get(node)
+    if (t === undefined) {
+      t = rollupId(node)
+      this.rollups.set(node, t)
+    }
+    return t
+  }
+
+  /** The finish worked out for `d`, if it was. */
+  known(d: Draft): Finish | undefined {
+    return this.finished.get(d)
+  }
+
+  /**
+   * Drop what was worked out for `d` (its events or its blockers changed; live-tree.ts): the next `finishOf` decides
+   * it again. Returns what it was.
+   */
+  forget(d: Draft): Finish | undefined {
+    const f = this.finished.get(d)
+    this.finished.delete(d)
+    return f
+  }
+
   finishOf(d: Draft): Finish {
     const known = this.finished.get(d)
     if (known !== undefined) return known
@@ -81,7 +108,7 @@ export class NodeTasks {
 
   private decide(d: Draft): Finish {
     if (d.kind === 'decomposing') return DECOMPOSING
-    const task = d.kind === 'leaf' ? (d.id as string as TaskId) : rollupId(d.id)
+    const task = d.kind === 'leaf' ? (d.id as string as TaskId) : this.rollupOf(d.id)
     const kind = d.kind === 'leaf' ? 'leaf' : 'rollup'
     const blockedBy: NodeId[] = []
     // readyAt: the latest of these stamps (the first of equal ones, as maxHlc takes it).
@@ -136,7 +163,7 @@ function later(a: Hlc, b: Hlc): Hlc {
 }
 
 /** The nodes a node's task waits for: the `dependsOn` siblings of the node and of each ancestor, then a composite's children. */
-function blockersOf(d: Draft): Draft[] {
+export function blockersOf(d: Draft): Draft[] {
   const blockers: Draft[] = []
   for (let a: Draft | null = d; a !== null; a = a.parent) {
     if (a.dependsOnIdx.length === 0) continue

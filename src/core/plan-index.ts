@@ -85,6 +85,11 @@ export class PlanIndex {
     return m
   }
 
+  /** The events folded after the first `n`, in the order folded: what a tree kept between reads has not seen. */
+  since(n: number): PlanEvent[] {
+    return this.list.slice(n)
+  }
+
   /** How many events the plan has. */
   get size(): number {
     return this.list.length

@@ -16,10 +16,12 @@ export function planOutcome(
   params: ResolvedParams,
   rootTask: TaskView | null,
   tasks: readonly TaskView[],
-  spentTokens: number = index.spentTokens
+  spentTokens: number = index.spentTokens,
+  /** Whether some task has a chain: a caller that keeps count passes it, sparing a pass over `tasks`. */
+  anyChains: boolean = tasks.some(t => t.chains.length > 0)
 ): PlanOutcome {
   const budgetTokens = Math.max(params.budgetTokens, ...index.raises.map(r => r.env.body.budgetTokens))
-  const { status, statusReason } = planStatus(index, rootTask, budgetTokens, tasks, spentTokens)
+  const { status, statusReason } = planStatus(index, rootTask, budgetTokens, anyChains, spentTokens)
   const accepted = rootTask?.results.find(r => r.accepted)
   const deliverable =
     status === 'completed' && rootTask !== null && accepted !== undefined
@@ -32,7 +34,7 @@ function planStatus(
   index: PlanIndex,
   rootTask: TaskView | null,
   budgetTokens: number,
-  tasks: readonly TaskView[],
+  anyChains: boolean,
   spentTokens: number
 ): { status: PlanStatus; statusReason: string } {
   const cancel = earliest(index.cancels)
@@ -51,7 +53,6 @@ function planStatus(
       statusReason: `spent ${spentTokens} of ${budgetTokens} tokens; the author can raise the budget`
     }
   }
-  if (tasks.some(t => t.chains.length > 0))
-    return { status: 'executing', statusReason: 'executors are working on tasks' }
+  if (anyChains) return { status: 'executing', statusReason: 'executors are working on tasks' }
   return { status: 'planning', statusReason: 'decomposers and scorers are growing the tree' }
 }

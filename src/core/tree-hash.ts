@@ -39,7 +39,48 @@ export function canonicalJson(value: unknown, omit?: ReadonlySet<string>): strin
  * pass a native one (the core's own is pure JavaScript and ~10x slower).
  */
 export function treeHash(tree: PlanTree, hashText: (text: string) => string = sha256HexOfText): string {
-  return hashText(canonicalJson(hashedForm(tree), NOT_HASHED))
+  return hashText(treeJson(tree))
+}
+
+/**
+ * The text treeHash hashes: `canonicalJson(hashedForm(tree), NOT_HASHED)`, built key by key, with each node's and
+ * task view's text remembered by object. A tree kept between reads (live-tree.ts) shares the nodes and views that
+ * did not change with the tree before it, so hashing it after each event serialises only what changed. Tree objects
+ * are never written after they are built, so a remembered text stays theirs.
+ */
+export function treeJson(tree: PlanTree): string {
+  const t = hashedForm(tree) as unknown as Record<string, unknown>
+  let out = '{'
+  // As canonicalJson writes an object: keys sorted, the unhashed ones and undefined values left out.
+  for (const k of Object.keys(t).sort()) {
+    const v = t[k]
+    if (v === undefined || NOT_HASHED.has(k)) continue
+    const text = (k === 'nodes' || k === 'tasks') && Array.isArray(v) ? listJson(v) : canonicalJson(v, NOT_HASHED)
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(k)}:${text}`
+  }
+  return `${out}}`
+}
+
+/** canonicalJson of tree nodes and task views, by object (see treeJson). */
+const pieces = new WeakMap<object, string>()
+
+function listJson(list: readonly unknown[]): string {
+  let out = '['
+  for (let i = 0; i < list.length; i++) {
+    const x = list[i]
+    let text: string | undefined
+    if (x !== null && typeof x === 'object') {
+      text = pieces.get(x)
+      if (text === undefined) {
+        text = canonicalJson(x, NOT_HASHED)
+        pieces.set(x, text)
+      }
+    } else {
+      text = JSON.stringify(x) ?? 'null'
+    }
+    out += i > 0 ? `,${text}` : text
+  }
+  return `${out}]`
 }
 
 /**
@@ -61,7 +102,7 @@ export const NOT_HASHED: ReadonlySet<string> = new Set(['awaiting', 'backupMs', 
  * fixture holds it). Nothing is lost: the plan id is the hash of the goal,
  * parameters included.
  */
-function hashedForm(tree: PlanTree): PlanTree | (Omit<PlanTree, 'params'> & { params: object }) {
+export function hashedForm(tree: PlanTree): PlanTree | (Omit<PlanTree, 'params'> & { params: object }) {
   const p = tree.params
   if (p.approvers !== null && p.executors !== 'model' && p.tools && p.retainDays !== null) return tree
   const { approvers, executors, tools, retainDays, ...rest } = p

@@ -17,8 +17,13 @@ export function breadthFirst(root: Draft): Draft[] {
   return order
 }
 
+/** Where a blocked node's blockers' titles are looked up. */
+export interface Titles {
+  of(id: NodeId): string
+}
+
 /** A node of the tree, from its draft and how its task ends. */
-export function treeNode(d: Draft, f: Finish, titles: NodeTitles): TreeNode {
+export function treeNode(d: Draft, f: Finish, titles: Titles): TreeNode {
   // Tree objects are built with their keys in sorted order: canonicalJson then hashes them without copying.
   return {
     accepted: d.accepted,
@@ -43,7 +48,7 @@ export function treeNode(d: Draft, f: Finish, titles: NodeTitles): TreeNode {
 }
 
 /** Node titles by id, for what blocked tasks wait for; the map is built the first time it is asked. */
-export class NodeTitles {
+export class NodeTitles implements Titles {
   private byId: Map<NodeId, string> | undefined = undefined
   constructor(private readonly order: readonly Draft[]) {}
 
@@ -58,7 +63,7 @@ export class NodeTitles {
 }
 
 /** Why nothing happens at a node right now, in words; null when something can. */
-function waitingReason(d: Draft, f: Finish, titles: NodeTitles): string | null {
+function waitingReason(d: Draft, f: Finish, titles: Titles): string | null {
   switch (f.status) {
     case 'decomposing':
       return d.decision?.kind === 'open' ? d.decision.waiting : 'waiting for proposals from decomposers'
