@@ -19,6 +19,8 @@
  * - A dependency that finds a file beside its own module would look beside
  *   the bundle instead: see besideOwnModule (scripts/bundle-options.ts,
  *   with the options the benchmark's bundles share).
+ * - Every file's text is ASCII, comments included (oneByteText): V8 keeps a
+ *   module's source in memory, at two bytes a character if one is not.
  * - The verify workers run source text (`eval: true`), so there is no
  *   worker file to bundle.
  *
@@ -28,7 +30,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, s
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
-import { BUNDLE_OPTIONS } from './bundle-options.js'
+import { BUNDLE_OPTIONS, oneByteText } from './bundle-options.js'
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const DIST = join(REPO_ROOT, 'dist')
@@ -55,7 +57,9 @@ if (withRoutes.length !== 1)
   )
 const staticDir = join(REPO_ROOT, dirname(withRoutes[0] as string), 'static')
 
-const files = new Map<string, Uint8Array>(result.outputFiles.map(f => [f.path, f.contents]))
+const files = new Map<string, Uint8Array>(
+  await Promise.all(result.outputFiles.map(async f => [f.path, Buffer.from(await oneByteText(f))] as const))
+)
 for (const name of readdirSync(STATIC_SRC, { recursive: true, encoding: 'utf8' })) {
   const from = join(STATIC_SRC, name)
   if (statSync(from).isFile()) files.set(join(staticDir, name), readFileSync(from))

@@ -6,7 +6,6 @@ import { acquireDefaultDataDir, lockDataDir } from '../store/data-dir.js'
 import { createLibp2pTransport } from '../net/libp2p-transport.js'
 import { parseSwarmKey } from '../net/swarm-key.js'
 import { parseAllowList } from '../net/allow-list.js'
-import { startHttpServer } from '../http/server.js'
 import { NodeMetrics } from '../runtime/metrics.js'
 import { startNodeRuntime, VERSION } from '../runtime/node-runtime.js'
 import { ConfigError } from '../runtime/config.js'
@@ -101,7 +100,10 @@ export async function startPeer(
     const peerId = identity.peerId as PeerIdString
     const store: EventStore = openEventStore({ dir })
     cleanup.push(() => store.close())
-    const metrics = new NodeMetrics({ processMetrics: true })
+    const metrics = new NodeMetrics()
+    // The process metrics (and the HTTP server, below) only where /metrics can be read: loaded and watching the
+    // event loop in every node, they cost one without --http memory and CPU for figures nobody can ask for.
+    if (config.http !== undefined) await metrics.addProcessMetrics()
     // Sync's batches take turns with the rest of the event loop (/status, the dashboard, gossip's frames), a slice
     // at a time. PLAN_SWARM_LOOP_SLICE_MS sets the slice's budget, `off` ingests each batch in one go.
     const sliceMs = process.env.PLAN_SWARM_LOOP_SLICE_MS
@@ -151,6 +153,7 @@ export async function startPeer(
     const view = runtime.view
     let http: HttpServer | undefined
     if (config.http !== undefined) {
+      const { startHttpServer } = await import('../http/server.js')
       http = await startHttpServer(config.http.host, config.http.port, view)
       const h = http
       cleanup.push(() => h.close())

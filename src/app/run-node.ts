@@ -1,11 +1,5 @@
 import { startPeer } from './peer.js'
-import { startRole } from '../../roles/driver.js'
-import { createDecomposer } from '../../roles/decomposer.js'
-import { createScorer } from '../../roles/scorer.js'
-import { createExecutor } from '../../roles/executor.js'
 import { startObserver } from '../../roles/observer.js'
-import { createDashboard } from '../http/dashboard/routes.js'
-import { dashboardSource } from '../http/dashboard/peer-source.js'
 import { createSubmitToken } from '../http/dashboard/guard.js'
 import { GoalRate } from '../author/goal-rate.js'
 import { createLlmTelemetry } from '../telemetry/llm-spans.js'
@@ -19,10 +13,11 @@ import type { Peer } from './peer.js'
 import type { ToolHost } from '../tools/index.js'
 import type { RoleHandler, RoleContext } from '../../roles/driver.js'
 
-const HANDLERS: Record<string, (ctx: RoleContext) => RoleHandler> = {
-  decomposer: createDecomposer,
-  scorer: createScorer,
-  executor: createExecutor
+/** A role's handler, loaded only for a node of that role (an observer has none; each node runs one role). */
+const HANDLERS: Record<string, () => Promise<(ctx: RoleContext) => RoleHandler>> = {
+  decomposer: async () => (await import('../../roles/decomposer.js')).createDecomposer,
+  scorer: async () => (await import('../../roles/scorer.js')).createScorer,
+  executor: async () => (await import('../../roles/executor.js')).createExecutor
 }
 
 /**
@@ -75,6 +70,12 @@ export async function runNode(config: NodeConfig): Promise<number> {
     version: VERSION,
     serviceName: process.env.OTEL_SERVICE_NAME
   })
+  // The role's code (a node with a model runs its role's handler), loaded before saying "started" as before.
+  const load = choice === undefined ? undefined : HANDLERS[config.role]
+  const roleCode =
+    load === undefined
+      ? undefined
+      : { make: await load(), startRole: (await import('../../roles/driver.js')).startRole }
   // Listen for the signals before saying "started": a SIGTERM right after that line still stops cleanly (and flushes spans).
   const signalled = new Promise<void>(resolve => {
     process.once('SIGINT', () => {
@@ -88,9 +89,13 @@ export async function runNode(config: NodeConfig): Promise<number> {
   const submitToken = config.role === 'observer' && config.allowSubmit ? createSubmitToken() : undefined
   // One count of goals a minute for everything this node serves: its dashboard, its MCP and A2A endpoints.
   const goalRate = new GoalRate(config.goalsPerMinute)
+  // The dashboard's modules load only for the node that serves it: an observer with --http.
   const dashboard =
     config.role === 'observer' && peer.http !== undefined
-      ? createDashboard(dashboardSource(view, goalRate), { submitToken })
+      ? (await import('../http/dashboard/routes.js')).createDashboard(
+          (await import('../http/dashboard/peer-source.js')).dashboardSource(view, goalRate),
+          { submitToken }
+        )
       : undefined
   const unmount = dashboard === undefined ? undefined : peer.http?.mount(dashboard.route)
   const dashboardUrl = dashboard === undefined || peer.http === undefined ? null : `${peer.http.url}/`
@@ -179,7 +184,6 @@ export async function runNode(config: NodeConfig): Promise<number> {
   const say = (line: string): void => {
     print({ event: 'role', line }, `[${config.role}] ${line}`)
   }
-  const make = HANDLERS[config.role]
   const provider =
     choice === undefined
       ? undefined
@@ -187,7 +191,7 @@ export async function runNode(config: NodeConfig): Promise<number> {
   const tools =
     toolHost === undefined ? undefined : { box: toolHost, offers: () => announced, limits: config.toolLimits }
   const ctx: RoleContext | undefined = provider === undefined ? undefined : { view, provider, say, tools }
-  const role = make === undefined || ctx === undefined ? undefined : startRole(ctx, make(ctx))
+  const role = roleCode === undefined || ctx === undefined ? undefined : roleCode.startRole(ctx, roleCode.make(ctx))
   // --a2a-agent: an executor without a model, whose tasks go to a remote A2A agent (loaded only then).
   const a2aExecutor =
     config.a2aAgent === undefined

@@ -17,11 +17,9 @@ import { identify } from '@libp2p/identify'
 import type { Identify } from '@libp2p/identify'
 import type { Libp2p, PeerDiscovery, PeerId, PeerInfo, PrivateKey } from '@libp2p/interface'
 import { logger } from '@libp2p/logger'
-import { mdns as mdnsDiscovery } from '@libp2p/mdns'
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { ping } from '@libp2p/ping'
 import type { Ping } from '@libp2p/ping'
-import { preSharedKey } from '@libp2p/pnet'
 import { multiaddr } from '@multiformats/multiaddr'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex } from '@noble/hashes/utils.js'
@@ -242,7 +240,9 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
 
   let mdnsService: PeerDiscovery | undefined
   const peerDiscovery: NonNullable<Libp2pOptions['peerDiscovery']> = []
+  // mDNS (a DNS packet codec and a multicast socket) and pnet (a cipher) load only for a node that uses them.
   if (init.mdns) {
+    const { mdns: mdnsDiscovery } = await import('@libp2p/mdns')
     const factory = mdnsDiscovery({
       serviceTag: mdnsServiceTag(swarm),
       interval: init.mdnsIntervalMs ?? DEFAULT_MDNS_INTERVAL_MS
@@ -274,7 +274,9 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
         : [coalescedTcp(), ...(nat?.transports ?? [])],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
-    ...(init.swarmKey !== undefined ? { connectionProtector: preSharedKey({ psk: init.swarmKey }) } : {}),
+    ...(init.swarmKey !== undefined
+      ? { connectionProtector: (await import('@libp2p/pnet')).preSharedKey({ psk: init.swarmKey }) }
+      : {}),
     connectionGater: { ...createAllowListGater(allow, selfId), ...relayGaterHooks(allow, selfId) },
     connectionManager: {
       // Same-LAN, then public, then relayed, then other private addresses (addresses.ts).

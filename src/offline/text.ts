@@ -44,14 +44,20 @@ export const ACTION_VERBS = new Set(
   ).split(' ')
 )
 
-/** Lowercase word tokens (letters, digits, inner hyphens and apostrophes). */
+/**
+ * Lowercase word tokens (letters, digits, inner hyphens and apostrophes).
+ * The typographic apostrophe (and the bullet below) are written as escapes:
+ * esbuild prints a regular expression's characters as they are, and one
+ * outside ASCII makes V8 hold the whole bundle file at two bytes a
+ * character (scripts/bundle-options.ts, oneByteText).
+ */
 export function words(text: string): string[] {
-  return text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? []
+  return text.toLowerCase().match(/[\p{L}\p{N}]+(?:['\u2019-][\p{L}\p{N}]+)*/gu) ?? []
 }
 
 /** A crude stem: plural and possessive endings off, so "hotels" meets "hotel". */
 export function stem(word: string): string {
-  let w = word.replace(/['’]s$/, '')
+  let w = word.replace(/['\u2019]s$/, '')
   if (w.length > 4 && w.endsWith('ies')) w = `${w.slice(0, -3)}y`
   else if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us')) w = w.slice(0, -1)
   return w
@@ -84,8 +90,8 @@ export function properNouns(text: string): string[] {
   const tokens = text.split(/\s+/).filter(t => t !== '')
   return tokens
     .slice(1)
-    .filter(t => /^[A-Z][\p{L}'’-]+/u.test(t))
-    .map(t => t.replace(/[^\p{L}'’-]+$/u, ''))
+    .filter(t => /^[A-Z][\p{L}'\u2019-]+/u.test(t))
+    .map(t => t.replace(/[^\p{L}'\u2019-]+$/u, ''))
 }
 
 export function hasNumber(text: string): boolean {
@@ -113,7 +119,7 @@ export interface Structure {
   readonly clauses: readonly Clause[]
 }
 
-const BULLET = /^\s*(?:[-*•+]|(\d+)[.)])\s+(.+?)\s*$/
+const BULLET = /^\s*(?:[-*\u2022+]|(\d+)[.)])\s+(.+?)\s*$/
 const PREPOSITION_END = /\b(?:to|from|in|on|at|for|with|between|of|into|by)$/i
 const CLAUSE_SEPARATOR = /\s*;\s*|(?<=[a-z0-9)])\.\s+(?=[A-Z])|\s*,?\s+then\s+/gi
 const LIST_SEPARATOR = /\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+/i

@@ -1,4 +1,11 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+// prom-client's files one by one, not its index: the index also loads its Pushgateway (node:http, node:https,
+// node:zlib), Summary (two more packages), cluster aggregation and the process metrics (perf_hooks and
+// @opentelemetry/api), about 150 KB of source and Node's HTTP and TLS modules that a node without --http never uses
+// (prom-client-lib.d.ts gives them the index's types).
+import Counter from 'prom-client/lib/counter.js'
+import Gauge from 'prom-client/lib/gauge.js'
+import Histogram from 'prom-client/lib/histogram.js'
+import Registry from 'prom-client/lib/registry.js'
 import type { LoopSlices } from '../ports/loop-slices.js'
 
 /**
@@ -129,8 +136,13 @@ export class NodeMetrics {
     })
   }
 
-  constructor(opts: { processMetrics?: boolean } = {}) {
-    if (opts.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: 'plan_swarm_' })
+  /**
+   * Adds prom-client's process metrics (CPU, memory, event loop lag, GC, handles), loaded only now: they watch the
+   * event loop and the collector from then on, which is worth it only where /metrics can be read (--http).
+   */
+  async addProcessMetrics(): Promise<void> {
+    const { default: collectDefaultMetrics } = await import('prom-client/lib/defaultMetrics.js')
+    collectDefaultMetrics({ register: this.registry, prefix: 'plan_swarm_' })
   }
 
   async text(): Promise<string> {

@@ -99,6 +99,25 @@ describe('the built CLI', () => {
     }
   })
 
+  it('is ASCII, comments too, so V8 holds each file at one byte a character', () => {
+    const dist = join(REPO_ROOT, 'dist')
+    const js = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter(f => f.endsWith('.js'))
+    expect(js.length).toBeGreaterThan(10)
+    // The dashboard's own files are served, not run by the node.
+    const notAscii = js.filter(f => !f.includes('static') && /[^\x00-\x7f]/.test(readFileSync(join(dist, f), 'utf8')))
+    expect(notAscii).toEqual([])
+  })
+
+  it('serves /metrics with the node counters and the process metrics (prom-client, a file at a time)', async () => {
+    const r = await fetch(`${http}/metrics`)
+    expect(r.status).toBe(200)
+    const text = await r.text()
+    expect(text).toMatch(/^# TYPE plan_swarm_events_accepted_total counter$/m)
+    expect(text).toMatch(/^# TYPE plan_swarm_fold_seconds histogram$/m)
+    expect(text).toMatch(/^plan_swarm_process_cpu_seconds_total \d/m)
+    expect(text).toMatch(/^plan_swarm_nodejs_eventloop_lag_seconds \d/m)
+  })
+
   it(
     'answers MCP over --mcp-http and as the mcp command over stdio',
     async () => {

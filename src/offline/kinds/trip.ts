@@ -48,7 +48,7 @@ function parseDays(text: string): number | null {
 
 function parsePlace(text: string): string | null {
   const m =
-    /\b(?:to|in|around|across|through|visit|visiting|of)\s+((?:the\s+)?[A-Z][\p{L}'’-]*(?:\s+[A-Z][\p{L}'’-]*)*)/u.exec(
+    /\b(?:to|in|around|across|through|visit|visiting|of)\s+((?:the\s+)?[A-Z][\p{L}'\u2019-]*(?:\s+[A-Z][\p{L}'\u2019-]*)*)/u.exec(
       text
     )
   return m === null ? null : (m[1] as string)
