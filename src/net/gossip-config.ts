@@ -135,6 +135,21 @@ export const GOSSIP_SCORE_THRESHOLDS: Partial<PeerScoreThresholds> = {
  */
 export const MESH = { D: 3, Dlo: 2, Dhi: 4, Dout: 1, Dlazy: 2 } as const
 
+/**
+ * The smallest message this node sends IDONTWANT for (gossipsub v1.2).
+ * gossipsub's default, 512 bytes, covers nearly every event (about 700 bytes
+ * on average): each one a node takes in first sent an IDONTWANT, an RPC of
+ * its own, to every other mesh peer, 2.9 a node per event at 10 processes,
+ * 43 % of the RPCs it sent. It saved no copies (3.74-3.88 received a node per
+ * event with it, 3.59-3.83 without): with flood publishing, a mesh peer has
+ * forwarded its copy before the IDONTWANT arrives. From 16 KiB (large results,
+ * up to MAX_EVENT_BYTES) a copy saved is worth many IDONTWANTs. Only what this
+ * node sends changes: it still honours the IDONTWANTs it is sent, and nodes
+ * with the old threshold work beside it (test/integration/net-mixed-stack.test.ts).
+ * docs/performance.md, "Transport cost per event".
+ */
+export const IDONTWANT_MIN_DATA_BYTES = 16 * 1024
+
 export function gossipOptions(
   topics: readonly string[],
   policy: SignaturePolicy,
@@ -142,6 +157,7 @@ export function gossipOptions(
 ): Partial<GossipsubOpts> {
   return {
     ...MESH,
+    idontwantMinDataSize: IDONTWANT_MIN_DATA_BYTES,
     globalSignaturePolicy: policy,
     allowPublishToZeroTopicPeers: true,
     ignoreDuplicatePublishError: true,

@@ -1,0 +1,201 @@
+/**
+ * swarmYamux (bench/net/swarm-yamux.ts), over an in-memory connection pair:
+ * a receiver sends a window update only once half its window is used, and
+ * flow control still carries a transfer many windows long; the frames of one
+ * synchronous run reach the connection in one write, in order; a close right
+ * after a run sends the run first; and either change talks to plain yamux.
+ */
+import { yamux } from '@chainsafe/libp2p-yamux'
+import type { MessageStream, Stream, StreamMuxer, StreamMuxerFactory } from '@libp2p/interface'
+import { multiaddrConnectionPair } from '@libp2p/utils'
+import { describe, expect, it } from 'vitest'
+import { swarmYamux } from '../../bench/net/swarm-yamux.js'
+
+type Chunk = Parameters<MessageStream['send']>[0]
+
+const bytesOf = (c: Chunk): Uint8Array => (c instanceof Uint8Array ? c : c.subarray())
+
+/** Every `send` a connection is given, in order. */
+function spy(conn: MessageStream): Uint8Array[] {
+  const calls: Uint8Array[] = []
+  const send = conn.send.bind(conn)
+  conn.send = (data: Chunk) => {
+    calls.push(bytesOf(data))
+    return send(data)
+  }
+  return calls
+}
+
+interface Frame {
+  type: number
+  flags: number
+  stream: number
+  length: number
+}
+
+/** The yamux frames in what a side sent (a 12-byte header; a data frame's payload after it). */
+function frames(sent: readonly Uint8Array[]): Frame[] {
+  const all = Buffer.concat(sent)
+  const out: Frame[] = []
+  for (let at = 0; at + 12 <= all.length;) {
+    const f = {
+      type: all.readUInt8(at + 1),
+      flags: all.readUInt16BE(at + 2),
+      stream: all.readUInt32BE(at + 4),
+      length: all.readUInt32BE(at + 8)
+    }
+    out.push(f)
+    at += 12 + (f.type === 0 ? f.length : 0)
+  }
+  return out
+}
+
+/** Window updates that only give window back (no SYN, ACK, FIN or RST). */
+const plainUpdates = (fs: readonly Frame[]): Frame[] => fs.filter(f => f.type === 1 && f.flags === 0)
+
+async function connected(
+  dialer: () => StreamMuxerFactory,
+  listener: () => StreamMuxerFactory
+): Promise<{
+  a: StreamMuxer
+  b: StreamMuxer
+  aConn: MessageStream
+  bConn: MessageStream
+  aSent: Uint8Array[]
+  bSent: Uint8Array[]
+  out: Stream
+  inbound: Stream
+}> {
+  const [aConn, bConn] = multiaddrConnectionPair()
+  const aSent = spy(aConn)
+  const bSent = spy(bConn)
+  const a = dialer().createStreamMuxer(aConn)
+  const b = listener().createStreamMuxer(bConn)
+  const inboundP = new Promise<Stream>(resolve => {
+    b.addEventListener('stream', evt => {
+      resolve(evt.detail)
+    })
+  })
+  const out = await a.createStream()
+  // The SYN goes with the first data frame.
+  out.send(new Uint8Array([0]))
+  const inbound = await inboundP
+  return { a, b, aConn, bConn, aSent, bSent, out, inbound }
+}
+
+/** Collect `n` bytes from a stream. */
+async function read(stream: Stream, n: number): Promise<Uint8Array> {
+  const parts: Uint8Array[] = []
+  let got = 0
+  for await (const chunk of stream) {
+    const bytes = bytesOf(chunk)
+    parts.push(bytes)
+    got += bytes.byteLength
+    if (got >= n) break
+  }
+  return Buffer.concat(parts)
+}
+
+const tick = async (): Promise<void> => {
+  await new Promise(resolve => setImmediate(resolve))
+}
+
+describe('swarmYamux: window updates', () => {
+  it('plain yamux answers every data frame with a window update; half-window updates send none for 200 small ones', async () => {
+    for (const [make, expectPerFrame] of [
+      [yamux, true],
+      [() => swarmYamux({}, { halfWindowUpdates: true, coalesceFrames: false }), false]
+    ] as const) {
+      const s = await connected(make(), make())
+      const reading = read(s.inbound, 1 + 200 * 100)
+      for (let i = 0; i < 200; i++) {
+        s.out.send(new Uint8Array(100).fill(i & 255))
+        await tick()
+      }
+      const got = await reading
+      expect(got.byteLength).toBe(1 + 200 * 100)
+      const updates = plainUpdates(frames(s.bSent))
+      // One a data frame, but a sender may put two messages queued together in one frame.
+      if (expectPerFrame) expect(updates.length).toBeGreaterThanOrEqual(150)
+      else expect(updates.length).toBe(0)
+      s.a.abort(new Error('done'))
+      s.b.abort(new Error('done'))
+    }
+  })
+
+  it('a transfer of 4 MiB, 16 initial windows, arrives whole with half-window updates', async () => {
+    const make = (): (() => StreamMuxerFactory) => swarmYamux({}, { halfWindowUpdates: true, coalesceFrames: false })
+    const s = await connected(make(), make())
+    const total = 4 * 1024 * 1024
+    const reading = read(s.inbound, 1 + total)
+    const chunk = 8 * 1024
+    for (let at = 0; at < total; at += chunk) {
+      const buf = new Uint8Array(chunk).fill((at / chunk) & 255)
+      if (!s.out.send(buf)) await s.out.onDrain()
+    }
+    const got = await reading
+    expect(got.byteLength).toBe(1 + total)
+    for (let at = 0; at < total; at += chunk) expect(got[1 + at]).toBe((at / chunk) & 255)
+    // Window given back in halves at least, not frame by frame (512 data frames of 8 KiB).
+    const updates = plainUpdates(frames(s.bSent))
+    expect(updates.length).toBeGreaterThan(0)
+    expect(updates.length).toBeLessThan(100)
+    for (const u of updates) expect(u.length).toBeGreaterThanOrEqual(128 * 1024)
+    s.a.abort(new Error('done'))
+    s.b.abort(new Error('done'))
+  })
+})
+
+describe('swarmYamux: frames of one run in one write', () => {
+  it('five messages sent in one run reach the connection in one send, in order; plain yamux sends five', async () => {
+    for (const [make, sends] of [
+      [yamux, 5],
+      [() => swarmYamux({}, { halfWindowUpdates: false, coalesceFrames: true }), 1]
+    ] as const) {
+      const s = await connected(make(), make())
+      await tick()
+      const before = s.aSent.length
+      const reading = read(s.inbound, 1 + 5 * 10)
+      for (let i = 1; i <= 5; i++) s.out.send(new Uint8Array(10).fill(i))
+      const got = await reading
+      expect(s.aSent.length - before).toBe(sends)
+      expect([...got.subarray(1)]).toEqual([1, 2, 3, 4, 5].flatMap(i => new Array<number>(10).fill(i)))
+      s.a.abort(new Error('done'))
+      s.b.abort(new Error('done'))
+    }
+  })
+
+  it('a close of the connection right after a run sends the run first', async () => {
+    const make = (): (() => StreamMuxerFactory) => swarmYamux({}, { halfWindowUpdates: false, coalesceFrames: true })
+    const s = await connected(make(), make())
+    await tick()
+    const before = s.aSent.length
+    s.out.send(new Uint8Array([7, 7, 7]))
+    s.out.send(new Uint8Array([8, 8]))
+    await s.aConn.close()
+    const sent = frames(s.aSent.slice(before)).filter(f => f.type === 0)
+    expect(sent.map(f => f.length)).toEqual([3, 2])
+  })
+
+  it('talks to plain yamux both ways, either change on either side', async () => {
+    const ours = (): (() => StreamMuxerFactory) => swarmYamux()
+    for (const [dialer, listener] of [
+      [ours(), yamux()],
+      [yamux(), ours()]
+    ] as const) {
+      const s = await connected(dialer, listener)
+      const total = 1024 * 1024
+      const there = read(s.inbound, 1 + total)
+      for (let at = 0; at < total; at += 4096) {
+        if (!s.out.send(new Uint8Array(4096).fill(1))) await s.out.onDrain()
+      }
+      expect((await there).byteLength).toBe(1 + total)
+      // And back, on the same stream.
+      const back = read(s.out, 3)
+      s.inbound.send(new Uint8Array([1, 2, 3]))
+      expect([...(await back)]).toEqual([1, 2, 3])
+      s.a.abort(new Error('done'))
+      s.b.abort(new Error('done'))
+    }
+  })
+})
