@@ -7,7 +7,7 @@
  * view of the others and its clock.
  */
 import { compareHlc } from '../src/core/hlc.js'
-import type { PeerIdString } from '../src/core/events.js'
+import type { Hlc, PeerIdString } from '../src/core/events.js'
 import type { ChainView, PlanTree, TaskView } from '../src/core/tree.js'
 
 export interface BackupOptions {
@@ -82,7 +82,11 @@ export function backupTask(
 /** The fold's backup time of a chain: sooner when its owner claimed it after it was outdone in the plan. */
 function backupMsOf(tree: PlanTree, chain: ChainView, backupMs: number): number {
   const sooner = tree.backupSooner
-  const at = sooner?.after[chain.owner]
-  if (sooner === undefined || at === undefined) return backupMs
-  return compareHlc(at, chain.claimedAt) < 0 ? sooner.ms : backupMs
+  return sooner !== undefined && outdoneBefore(tree, chain.owner, chain.claimedAt) ? sooner.ms : backupMs
+}
+
+/** Protocol 5: whether `owner` was outdone in the plan before `at`, so that its claims then rank last (ADR-0054). */
+export function outdoneBefore(tree: PlanTree, owner: PeerIdString, at: Hlc): boolean {
+  const was = tree.backupSooner?.after[owner]
+  return was !== undefined && compareHlc(was, at) < 0
 }

@@ -8,12 +8,11 @@
  */
 import { logger } from '@libp2p/logger'
 import { BACKUP_FACTOR, claimRank } from '../src/core/trust-rules.js'
-import { backupTask } from './backup-rules.js'
+import { backupTask, outdoneBefore } from './backup-rules.js'
 import { meetsNeeds } from '../src/core/needs.js'
 import { view } from '../src/core/view.js'
 import { isIdle, nodeMap, welcomesModels } from './plan-context.js'
-import { compareHlc } from '../src/core/hlc.js'
-import type { EventId, Hlc, PeerIdString, PlanId } from '../src/core/events.js'
+import type { EventId, PeerIdString, PlanId } from '../src/core/events.js'
 import type { PlanTree, TaskView, TreeNode } from '../src/core/tree.js'
 
 const log = logger('plan-swarm:executor')
@@ -438,12 +437,6 @@ function contestable(tree: PlanTree, me: string, nowMs: number, fullUntilMs?: nu
       (preference(t.id, me) < preference(t.id, c.owner) || outdoneBefore(tree, c.owner, c.claimedAt))
     )
   })
-}
-
-/** Protocol 5: whether `owner` was outdone in the plan before `at`, so that its claims then rank last (ADR-0054). */
-function outdoneBefore(tree: PlanTree, owner: PeerIdString, at: Hlc): boolean {
-  const was = tree.backupSooner?.after[owner]
-  return was !== undefined && compareHlc(was, at) < 0
 }
 
 /** How many live claims each executor holds in the plan (leaving out tasks in `lapsed`). */

@@ -194,13 +194,7 @@ export async function benchByzantine(): Promise<Record<string, unknown>> {
           for (const f of opts.fs) {
             const review = mode === 'junk'
             const r = await runByzantine(
-              {
-                ...world,
-                ...(review ? junkReview(version === 5) : {}),
-                mode,
-                f: resolveF(f, nodes),
-                reviewer: opts.reviewer
-              },
+              { ...world, mode, f: resolveF(f, nodes), reviewer: opts.reviewer },
               review && reviewed !== null ? reviewed : honest
             )
             const line = row(r, f, version)

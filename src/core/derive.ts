@@ -88,7 +88,6 @@ export function committeesOf(
   })
 }
 
-/** Protocol 5's standing: the equivocators, and every piece of evidence the rules noted (equivocations included). */
 /** The tree's `backupSooner`: members in sorted order (tree objects are built with sorted keys). */
 function soonerView(s: { ms: number; after: ReadonlyMap<PeerIdString, Hlc> }): NonNullable<PlanTree['backupSooner']> {
   const after: Record<PeerIdString, Hlc> = {}
@@ -96,6 +95,7 @@ function soonerView(s: { ms: number; after: ReadonlyMap<PeerIdString, Hlc> }): N
   return { after, ms: s.ms }
 }
 
+/** Protocol 5's standing: the equivocators, and every piece of evidence the rules noted (equivocations included). */
 function standingOf(rules: TrustRules, equivocations: readonly Equivocation[], index: PlanIndex): PlanStanding {
   for (const q of equivocations)
     for (const id of q.events) {

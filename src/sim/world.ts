@@ -23,7 +23,6 @@ import { memoizedVerifier } from './memo-verifier.js'
 import { scheduleFaults } from './fault-schedule.js'
 import { ROSTER_WAIT_MAX_NODES, bootstrapOf, rolesFor, rosterFullBoundMs } from './swarm-shape.js'
 import { SwarmSampler } from './swarm-sampler.js'
-import type { LlmProvider } from '../llm/types.js'
 import type { PrivateKey } from '@libp2p/interface'
 import type { PeerIdString, PlanEvent, PlanId, PlanParams } from '../core/events.js'
 import type { RoleContext, RoleHandler } from '../../roles/driver.js'
@@ -223,20 +222,18 @@ export class World {
       if (this.finishedAt === undefined && node.index === 0 && this.plans.length > 0) this.noteFinished(events)
     })
     if (node.role === 'decomposer' || node.role === 'scorer' || node.role === 'executor') {
-      const stand = (p: LlmProvider): LlmProvider => this.opts.dishonest?.provider?.(p) ?? p
+      const model = createSimProvider(
+        node.clock.scheduler,
+        this.latency,
+        this.calls,
+        node.peerId,
+        record === undefined
+          ? undefined
+          : { now: () => this.time.elapsed, add: call => record.called(node.index, call) }
+      )
       const ctx: RoleContext = {
         view: runtime.view,
-        provider: stand(
-          createSimProvider(
-            node.clock.scheduler,
-            this.latency,
-            this.calls,
-            node.peerId,
-            record === undefined
-              ? undefined
-              : { now: () => this.time.elapsed, add: call => record.called(node.index, call) }
-          )
-        ),
+        provider: this.opts.dishonest?.provider?.(model) ?? model,
         say: line => {
           this.opts.say?.(node.index, node.role, Math.round(this.time.elapsed), line)
         }

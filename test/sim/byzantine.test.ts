@@ -192,7 +192,6 @@ async function check(c: Case): Promise<{ breaks: string[]; printed: string[] }> 
       until: 'plan',
       mode: c.mode,
       f: c.f,
-      ...(review ? junkReview(c.trust) : {}),
       ...(c.trust ? { trust: true } : {})
     },
     await honest(c, review)
