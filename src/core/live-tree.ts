@@ -290,10 +290,13 @@ export class LiveTree {
     const before = new Map<Draft, Finish | undefined>()
     const start = new Map<Draft, Finish | undefined>()
     const queue: Draft[] = []
+    // `before` holds, for each task waiting to be decided again, the finish its dependants last saw. A task decided
+    // again meanwhile (a blocker of another, through finishOf) and then forgotten again keeps that first value, so
+    // a move its dependants have not seen is still a move.
     const forget = (d: Draft): void => {
       const was = tasks.forget(d)
       if (!start.has(d)) start.set(d, was)
-      before.set(d, was)
+      if (!before.has(d)) before.set(d, was)
       queue.push(d)
     }
     for (const d of stale) forget(d)

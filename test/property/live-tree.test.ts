@@ -139,6 +139,20 @@ describe('the kept tree equals a fresh derivation after every read', () => {
     }
   })
 
+  // Seeds that found bugs. 315462160 (CI, 2026-12-07): a leaf that depends on a composite decided the composite's
+  // roll-up again as its blocker; the composite, forgotten again by a child's move, then compared against that new
+  // finish instead of the one the root had seen, so the root's roll-up kept waiting for a finished child.
+  it('pinned seeds', () => {
+    const pinned = [{ seed: 315462160, opts: { liar: true }, plan: 21, order: 10, dup: 0.3, every: 4 }] as const
+    for (const c of pinned) {
+      const corpus = new Corpus(actors, c.opts, c.seed, CORPUS)
+      const p = corpus.plan(c.plan)
+      const label = `pinned seed ${c.seed}, plan ${c.plan}`
+      const events = arrangeEvents(p, { order: c.order, dup: c.dup, mode: 'network delivery' })
+      expect(foldAndCompare(events, p.plan, c.every, label), label).toBe(corpus.reference(c.plan).hash)
+    }
+  })
+
   it('census: the kept path was taken and grew subtrees again, and never failed', () => {
     console.log(`live tree: ${JSON.stringify(census)}, seed ${SEED}`)
     expect(census.recovered, REPLAY).toBe(0)
