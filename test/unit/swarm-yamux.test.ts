@@ -115,8 +115,11 @@ describe('swarmYamux: window updates', () => {
       const got = await reading
       expect(got.byteLength).toBe(1 + 200 * 100)
       const updates = plainUpdates(frames(s.bSent))
-      // One a data frame, but a sender may put two messages queued together in one frame.
-      if (expectPerFrame) expect(updates.length).toBeGreaterThanOrEqual(150)
+      // A sender puts messages queued together in one data frame, the more so on a loaded machine: count the frames.
+      // The first one's update also acknowledges the stream (ACK), so it is not a plain one.
+      const dataFrames = frames(s.aSent).filter(f => f.type === 0).length
+      expect(dataFrames).toBeGreaterThanOrEqual(10)
+      if (expectPerFrame) expect(updates.length).toBeGreaterThanOrEqual(dataFrames - 1)
       else expect(updates.length).toBe(0)
       s.a.abort(new Error('done'))
       s.b.abort(new Error('done'))
