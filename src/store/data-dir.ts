@@ -23,6 +23,14 @@ export const LOCK_FILE = 'LOCK.sqlite'
 /** The holder's pid, written for error messages only: the lock itself never reads it. */
 export const PID_FILE = 'LOCK.pid'
 
+/**
+ * What the lock's connection sets before it takes the lock. Fail at once rather than wait: the holder may run for
+ * days. No journal file to leave behind when we are killed mid-"transaction". The journal mode goes first: it reads
+ * the file, and under exclusive locking mode that read's shared lock would be kept, so two processes starting
+ * together each kept the other out of `<role>-1` and both moved on.
+ */
+export const LOCK_PRAGMAS = ['busy_timeout = 0', 'journal_mode = MEMORY', 'locking_mode = EXCLUSIVE'] as const
+
 /** How many `<role>-<n>` dirs `acquireDefaultDataDir` tries before giving up. */
 export const MAX_DEFAULT_DIRS = 1_000
 
@@ -62,11 +70,7 @@ export function lockDataDir(dir: string): DataDirLock {
     throw new DataDirLockFileError(join(dir, LOCK_FILE), err)
   }
   try {
-    // Fail at once rather than wait: the holder may run for days.
-    db.pragma('busy_timeout = 0')
-    db.pragma('locking_mode = EXCLUSIVE')
-    // No journal file to leave behind when we are killed mid-"transaction".
-    db.pragma('journal_mode = MEMORY')
+    for (const p of LOCK_PRAGMAS) db.pragma(p)
     db.exec('BEGIN EXCLUSIVE')
   } catch (err) {
     db.close()

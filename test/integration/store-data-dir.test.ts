@@ -1,7 +1,8 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { acquireDefaultDataDir, LOCK_FILE, lockDataDir, PID_FILE } from '../../src/store/data-dir.js'
+import Database from 'better-sqlite3'
+import { acquireDefaultDataDir, LOCK_FILE, LOCK_PRAGMAS, lockDataDir, PID_FILE } from '../../src/store/data-dir.js'
 import type { DataDirLock } from '../../src/store/data-dir.js'
 import { killChildren, removeTempDirs, spawnStoreChild, tempDir } from '../helpers/store-temp.js'
 
@@ -30,6 +31,21 @@ describe('data dir lock', () => {
     lock.release()
     lock.release()
     locks.push(lockDataDir(dir))
+  })
+
+  it('is not kept from a dir by a holder that has set up its connection but not yet taken the lock', () => {
+    // Two processes starting together: the other one stopped between its pragmas and its BEGIN EXCLUSIVE.
+    const dir = tempDir('lock')
+    const other = new Database(join(dir, LOCK_FILE))
+    try {
+      for (const p of LOCK_PRAGMAS) other.pragma(p)
+      const lock = lockDataDir(dir)
+      locks.push(lock)
+      // And the other one, going on, is refused: it moves on to the next dir.
+      expect(() => other.exec('BEGIN EXCLUSIVE')).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }))
+    } finally {
+      other.close()
+    }
   })
 
   it('excludes another process, and frees the dir when its holder is SIGKILLed', async () => {
