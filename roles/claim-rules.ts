@@ -243,7 +243,8 @@ export function rankFor(task: string, me: string, executors: readonly string[]):
  * Claim claimable tasks (leaves and roll-ups), longest chain to the plan's
  * end first, at most the plan's limit at once: each waits `rank * STAGGER_MS`
  * after this executor first saw the task claimable (`seenAt`, noted for every
- * claimable task, whether or not there is room), so the executor that
+ * claimable task, whether or not there is room; in a version-5 plan, again
+ * after each chain of it ended: seenKey), so the executor that
  * prefers it most gets it first. The rank counts only the executors with room
  * in the plan: one that holds the plan's limit of live claims takes nothing
  * now, so nobody waits out its stagger (a claim that skipped one confirms).
@@ -264,9 +265,10 @@ export function decideExecutor(
   ev: ExecutorView = {}
 ): ClaimIntent[] {
   if (isIdle(tree) || !welcomesModels(tree)) return []
-  // Protocol 5: a member outdone in the plan ranks last in its contests from then on (ADR-0054): nobody waits for it.
-  const outdone = tree.backupSooner?.after
-  if (outdone !== undefined) executors = executors.filter(p => p === me || outdone[p as PeerIdString] === undefined)
+  // Protocol 5: a member outdone in the plan or with a result rejected ranks last in its contests from then on
+  // (fold.md 11.8): nobody waits for it.
+  const last = ranksLast(tree)
+  if (last.size > 0) executors = executors.filter(p => p === me || !last.has(p))
   const v = view(tree, nowMs, SKEW_ALLOWANCE_MS)
   const workingOn = ev.workingOn ?? (() => true)
   const lapsed = new Set(v.claimable.map(t => t.id))
@@ -275,7 +277,7 @@ export function decideExecutor(
     Math.max(working, v.ownedBy(me).filter(t => !lapsed.has(t.id) || workingOn(t.id)).length)
   const stable = ev.stableView === true
   const out: ClaimIntent[] = []
-  const seen = new Map(v.claimable.map(t => [t.id, seenAt(t.id)]))
+  const seen = new Map(v.claimable.map(t => [t.id, seenAt(seenKey(tree, t))]))
   // A lease that runs out makes its task claimable without an event: the driver is told when to look again.
   for (const t of tree.tasks) {
     const c = t.chains[t.chains.length - 1]
@@ -304,8 +306,8 @@ export function decideExecutor(
   const held = liveClaims(tree, lapsed)
   const free = executors.filter(p => p === me || (held.get(p) ?? 0) < tree.params.maxClaimsPerExecutor)
   const chain = chainLengths(tree)
-  const contested = contestable(tree, me, nowMs, lastFull === undefined ? undefined : lastFull + staggerMs)
-  for (const t of contested) if (!seen.has(t.id)) seen.set(t.id, seenAt(t.id))
+  const contested = contestable(tree, me, last, nowMs, lastFull === undefined ? undefined : lastFull + staggerMs)
+  for (const t of contested) if (!seen.has(t.id)) seen.set(t.id, seenAt(seenKey(tree, t)))
   const order = [...v.claimable, ...contested].sort((a, b) => (chain.get(b.id) ?? 0) - (chain.get(a.id) ?? 0))
   const contestIds = new Set(contested.map(t => t.id))
   const nodes = tree.params.tools ? nodeMap(tree) : undefined
@@ -399,6 +401,33 @@ export function decideExecutor(
 }
 
 /**
+ * Protocol 5: the members whose claims the fold ranks after every other
+ * claim from now on (fold.md 11.8): those outdone in the plan (ADR-0054) and
+ * those with a result rejected on review. Nothing in an earlier version's plan.
+ */
+function ranksLast(tree: PlanTree): Set<string> {
+  const out = new Set<string>()
+  if (tree.params.trust === undefined) return out
+  for (const p of Object.keys(tree.backupSooner?.after ?? {})) out.add(p)
+  for (const t of tree.tasks) for (const r of t.results) if (r.review === 'rejected') out.add(r.author)
+  return out
+}
+
+/**
+ * What the stagger of a claimable task counts from: when this executor first
+ * saw it claimable, and in a version-5 plan, when it first saw it claimable
+ * again after its last chain ended (a release, a failure, a rejection).
+ * Otherwise every executor claims a reopened task at once, and each that
+ * loses the contest releases its claim, which ranks it last for that task
+ * from then on (fold.md 11.1): after one reopening the honest executors rank
+ * behind a member whose result was rejected there.
+ */
+function seenKey(tree: PlanTree, task: TaskView): string {
+  const end = task.chains[task.chains.length - 1]?.end
+  return tree.params.trust === undefined || end === null || end === undefined ? task.id : `${task.id}:${end.event}`
+}
+
+/**
  * When this executor stops claiming a contested task of a version-5 plan: a
  * quarter of the window (at most 250 ms) before the window closes, so its
  * claim is stamped within it despite some clock skew.
@@ -417,9 +446,17 @@ function windowEnd(task: TaskView, tree: PlanTree): number {
  * Not a chain claimed before `fullUntilMs` (this executor held the plan's
  * limit of claims less than a stagger before): its owner rightly skipped
  * this executor in its rank and may be done already, so a contest would
- * only run the task twice.
+ * only run the task twice. Nor, when this executor ranks last (`last`), a
+ * chain of a member that does not: its claim would lose the contest, again
+ * on every pass while the window is open.
  */
-function contestable(tree: PlanTree, me: string, nowMs: number, fullUntilMs?: number): TaskView[] {
+function contestable(
+  tree: PlanTree,
+  me: string,
+  last: ReadonlySet<string>,
+  nowMs: number,
+  fullUntilMs?: number
+): TaskView[] {
   const w = tree.params.trust?.claimWindowMs
   if (w === undefined || w === 0) return []
   return tree.tasks.filter(t => {
@@ -434,6 +471,7 @@ function contestable(tree: PlanTree, me: string, nowMs: number, fullUntilMs?: nu
       c.claimedAt.ms <= t.readyAt.ms + w &&
       (fullUntilMs === undefined || c.claimedAt.ms > fullUntilMs) &&
       nowMs < windowEnd(t, tree) &&
+      (!last.has(me) || last.has(c.owner)) &&
       (preference(t.id, me) < preference(t.id, c.owner) || outdoneBefore(tree, c.owner, c.claimedAt))
     )
   })
