@@ -192,7 +192,10 @@ export class TrustRules {
     const author = c.env.author
     for (const r of this.index.claimEvents(c).results) {
       if (this.pinnedAgainst(r.id, author)) return true
-      for (const v of this.index.reviews.get(r.id) ?? []) if (this.pinnedAgainst(v.id, author)) return true
+      // Only an accepting review: a claim citing the review that rejected a result builds on the rejection (the
+      // task's failure or its reopening), not on the result.
+      for (const v of this.index.reviews.get(r.id) ?? [])
+        if (v.env.body.verdict === 'accept' && this.pinnedAgainst(v.id, author)) return true
     }
     return false
   }

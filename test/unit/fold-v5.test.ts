@@ -330,3 +330,23 @@ describe('(c2) a late rewrite of work the member rolled up itself', () => {
     expect(r.after.standing?.evidence.map(e => e.kind)).toContain('late')
   })
 })
+
+describe('(b2) a claim over the limit, made to look built on through the review that rejected its result', () => {
+  it('stays over the limit: a claim citing a rejecting review builds on the rejection, not on the result', () => {
+    const b = builder('v5', { maxClaimsPerExecutor: 1 })
+    const { s, t0, t1 } = leaves(b)
+    const worst = byRank(t1)[cast.executors.length - 1] as PeerIdString
+    const other = cast.executors.find(p => p !== worst) as PeerIdString
+    const ev = s.events.map(e => e.id)
+    const held = b.claim(worst, t0, 2300, { evidence: ev })
+    const over = b.claim(worst, t1, 2301, { evidence: ev })
+    const junk = b.result(over, 2500, 'junk')
+    const no1 = b.review(cast.scorers[0], junk, 'reject', 2600)
+    const no2 = b.review(cast.scorers[1], junk, 'reject', 2650)
+    // Another member claims the task again, citing the review that rejected the junk.
+    const again = b.claim(other, t1, 2700, { evidence: [...ev, no2.id] })
+    const tree = expectOrderFree(b, [...s.events, held, over, junk, no1, no2, again])
+    expect(taskOf(tree, t1).chains.map(c => c.owner)).toStrictEqual([other])
+    expect(tree.standing?.evidence.map(e => e.kind)).toContain('claim-over-limit')
+  })
+})
