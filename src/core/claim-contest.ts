@@ -61,7 +61,8 @@ function best(rules: TrustRules, claims: ReadonlyArray<PlanEvent<'task-claimed'>
  * Whether the chain of `claims[at]` would unseat what others built on: a
  * later claim whose result was built on by someone other than its claimer
  * would be passed over while this chain holds the task (until its release,
- * failure or takeover; for good when it ends with a result of its own).
+ * failure, takeover or the review that rejected its result; for good when it
+ * ends with a result of its own that was not rejected).
  * Then this claim arrived late, whatever its stamp says (the work others
  * used was done without seeing it): it leaves the contest, as evidence. A
  * claim whose own result was built on never does.
@@ -69,6 +70,7 @@ function best(rules: TrustRules, claims: ReadonlyArray<PlanEvent<'task-claimed'>
 export function unseatsFinal(
   index: PlanIndex,
   rules: TrustRules,
+  reviews: Reviews,
   claims: ReadonlyArray<PlanEvent<'task-claimed'>>,
   at: number,
   chain: Chain
@@ -82,7 +84,7 @@ export function unseatsFinal(
         ? (claims[chain.takeoverAt] as PlanEvent)
         : undefined
       : e.env.type === 'result-reported'
-        ? undefined
+        ? rejectedBy(reviews, e as PlanEvent<'result-reported'>)
         : e
   for (let j = at + 1; j < claims.length; j++) {
     const c = claims[j] as PlanEvent<'task-claimed'>
@@ -90,6 +92,12 @@ export function unseatsFinal(
     if (c.id !== until?.id && rules.claimBuiltOn(c)) return true
   }
   return false
+}
+
+/** The review that rejected `r`, if one did: the task was open again from it on. */
+function rejectedBy(reviews: Reviews, r: PlanEvent<'result-reported'>): PlanEvent | undefined {
+  const v = reviews.of(r)
+  return v.kind === 'rejected' ? v.by : undefined
 }
 
 /**

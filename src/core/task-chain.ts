@@ -157,7 +157,7 @@ function followChains(
       forced = -1
     }
     const c = chainOf(index, list, cursor, params, rules)
-    if (rules !== undefined && started && unseatsFinal(index, rules, list, cursor, c)) {
+    if (rules !== undefined && started && unseatsFinal(index, rules, reviews, list, cursor, c)) {
       rules.note('late', list[cursor] as PlanEvent)
       list.splice(cursor, 1)
       continue

@@ -350,3 +350,31 @@ describe('(b2) a claim over the limit, made to look built on through the review 
     expect(tree.standing?.evidence.map(e => e.kind)).toContain('claim-over-limit')
   })
 })
+
+describe('(c3) a rejected chain before a result others built on', () => {
+  it('stays in the walk: the task was open again from the rejecting review, so nothing was passed over', () => {
+    const b = builder('v5', { review: true, leaseMs: 10_000, maxClaimMs: 20_000 })
+    const { s, t0, t1 } = leaves(b)
+    const [x, y, z] = cast.executors as readonly PeerIdString[] as [PeerIdString, PeerIdString, PeerIdString]
+    const ev = s.events.map(e => e.id)
+    const cx = b.claim(x, t0, 2300, { evidence: ev })
+    const bad = b.result(cx, 3500, 'junk')
+    const no1 = b.review(cast.scorers[0], bad, 'reject', 3600)
+    const no2 = b.review(cast.scorers[1], bad, 'reject', 3650)
+    const cy = b.claim(y, t0, 3700, { evidence: [...ev, no2.id] })
+    const good = b.result(cy, 3900, 'the flights')
+    const yes1 = b.review(cast.scorers[0], good, 'accept', 4000)
+    const yes2 = b.review(cast.scorers[1], good, 'accept', 4050)
+    // Past the first claim window (readyAt 2200 + 1 s): Y's claim is for the task reopened. Another member builds on
+    // Y's result.
+    const cz = b.claim(z, t1, 4100, { evidence: [...ev, good.id, yes2.id] })
+    const tree = expectOrderFree(b, [...s.events, cx, bad, no1, no2, cy, good, yes1, yes2, cz])
+    const task = taskOf(tree, t0)
+    expect(task.accepted).toBe(good.id)
+    expect(task.chains.map(c => [c.owner, c.end?.kind])).toStrictEqual([
+      [x, 'rejected'],
+      [y, 'result']
+    ])
+    expect(tree.standing?.evidence.map(e => e.kind)).not.toContain('late')
+  })
+})
