@@ -216,9 +216,20 @@ describe('resilience: a malicious member under protocol 5', () => {
     // held by test/unit/fold-v5.test.ts; here either kind shows the claims it made.
     expect(kinds.has('claim-over-limit') || kinds.has('late'), `it claimed every ready task: ${evidence}`).toBe(true)
     expect(kinds.has('result-not-held'), `it reported results for tasks it did not hold: ${evidence}`).toBe(true)
-    const held = tree.tasks.flatMap(t => t.chains.filter(c => c.owner === memberId).map(c => ({ t, c })))
-    const lapsed = held.filter(({ c }) => c.end === null || c.end.kind === 'superseded')
-    if (lapsed.length > 0) expect(kinds.has('self-takeover'), `it held ${lapsed.length} chains: ${evidence}`).toBe(true)
+    // It renews a chain up to maxClaimMs and then claims the task again, a takeover of its own chain that the fold
+    // refuses. Only a chain that reached that cap while the plan ran shows it: a backup (ADR-0054) may supersede the
+    // chain sooner, and the plan may finish first.
+    const cap = tree.params.maxClaimMs
+    const doneAtMs = rootTask?.finishedAt?.ms ?? Number.POSITIVE_INFINITY
+    const capped = tree.tasks.flatMap(t =>
+      t.chains.filter((c, i) => {
+        if (c.owner !== memberId) return false
+        const until = c.end === null ? doneAtMs : c.end.kind === 'superseded' ? t.chains[i + 1]?.claimedAt.ms : undefined
+        return until !== undefined && until >= c.claimedAt.ms + cap
+      })
+    )
+    if (capped.length > 0)
+      expect(kinds.has('self-takeover'), `${capped.length} of its chains reached maxClaimMs: ${evidence}`).toBe(true)
     for (const e of standing?.evidence ?? [])
       expect([memberId, ...executors, ...scorers], `evidence against ${e.author}`).toContain(e.author)
 
@@ -282,7 +293,8 @@ describe('resilience: a malicious member under protocol 5', () => {
       tasks: tree.tasks.length,
       firstChainsOfMember: firstChains.length,
       firstChainsOutrankedByHonest: wonOutranked,
-      memberChains: held.length,
+      memberChains: tree.tasks.reduce((n, t) => n + t.chains.filter(c => c.owner === memberId).length, 0),
+      memberChainsCapped: capped.length,
       memberWonAttempts: memberWins,
       memberOutranksDeliverable: rootOutranked,
       spentTokens: tree.spentTokens,
