@@ -224,7 +224,8 @@ describe('resilience: a malicious member under protocol 5', () => {
     const capped = tree.tasks.flatMap(t =>
       t.chains.filter((c, i) => {
         if (c.owner !== memberId) return false
-        const until = c.end === null ? doneAtMs : c.end.kind === 'superseded' ? t.chains[i + 1]?.claimedAt.ms : undefined
+        const until =
+          c.end === null ? doneAtMs : c.end.kind === 'superseded' ? t.chains[i + 1]?.claimedAt.ms : undefined
         return until !== undefined && until >= c.claimedAt.ms + cap
       })
     )
