@@ -62,7 +62,7 @@ BENCHMARKS.md has the current figures and how each is measured.
   big-plan  one plan of 101, 400 and 1,123 nodes (6x6x6x4), in process: CPU per event to fold, to derive the tree
           (and its treeHash) as the plan grows, and to print it, collapsed and expanded. BIG_PLAN_RUNS=5 BIG_PLAN_BATCH=50
   tax     the protocol's own tax in the simulator: 10/100/1000 nodes x 1/100 plans against a central scheduler.
-          --nodes=10,100,1000 --plans=1,100 --seed=1 --llm-ms=lognormal:4000:0.7 --link-ms=20-80 --goal-at-ms=1500
+          --nodes=10,100,1000 --plans=1,100 --seed=1 --seeds=1 --llm-ms=lognormal:4000:0.7 --link-ms=20-80 --goal-at-ms=1500
           --case-timeout-s=2400 --max-heap-mb=6144 --trust (version-5 plans) --review-one-in=N (their review sample)
   id-set  the sync id set at 1M ids, loaded from SELECT id ... ORDER BY id of an in-memory SQLite table: bytes an id
           it keeps, load, single adds and the next snapshot's merge, removing 300 ids, range fingerprints, has.
@@ -80,7 +80,8 @@ BENCHMARKS.md has the current figures and how each is measured.
           the makespan over the same seed honest, junk accepted before / after its author's first rejection,
           finished plans changed afterwards. --nodes=10,100 --modes=all --f=1,max --versions=4,5 --seeds=1 --seed=1
           --llm-ms=300 --reviewer=judge|stand-in (who reviews junk: one that tells it from work, or the offline
-          review) (--nodes=10 --modes=backdate,hoard --f=1 --versions=5 to scale down)
+          review) --allow-list (every node with an allow-list of the run's keys) (--nodes=10
+          --modes=backdate,hoard --f=1 --versions=5 to scale down)
   quick   the headline ratios again, shortened, in about 6 minutes: fold batch, gossip hop over bare at 3 and 10
           processes, the leaderless tax at 10, rosters full at 24, /status while 100 plans run; each beside its goal
           and its row's last figure in BENCHMARKS.md. Its parts write bench/results/quick/, it quick.json.`

@@ -54,6 +54,8 @@ import type { WorldOptions } from '../src/sim/world-options.js'
  * `--trust`: every goal is a protocol-5 plan (params.trust, ADR-0047), folded by
  * the rules for members one need not trust; without it the goals fold by the
  * rules of versions 1-4. A run that fails prints `--trust` in its replay.
+ * `--allow-list`: every node refuses events by authors outside the run's own
+ * keys, as `--allow-peers` does (a sybil's extra identities among them).
  *
  * `--byzantine MODE,MODE|all [--f N|max]`: each seed run honest, then once per
  * mode with f dishonest members (src/sim/byzantine/; default f 1, `max` is
@@ -63,7 +65,7 @@ const USAGE =
   'usage: npm run sim -- [--nodes N] [--seeds K] [--seed FIRST] [--faults ' +
   'all|none|kind,kind] [--latency-ms MS] [--llm-ms MS|lognormal:MEDIAN[:SIGMA]] [--link-ms MIN-MAX] ' +
   '[--plans K] [--goal-at-ms MS] [--fault-span-ms MS] [--depth D] [--topology ' +
-  'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--trust] [--until plan|rosters] [--trace] ' +
+  'neighbours|fixed] [--max-peers N] [--degree D (fixed)] [--review] [--trust] [--allow-list] [--until plan|rosters] [--trace] ' +
   '[--days N [--restarts K] [--joins K]] [--byzantine MODE,MODE|all [--f N|max]]'
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min = 1): number {
@@ -114,6 +116,7 @@ async function main(): Promise<number> {
       depth: { type: 'string' },
       review: { type: 'boolean' },
       trust: { type: 'boolean' },
+      'allow-list': { type: 'boolean' },
       degree: { type: 'string' },
       topology: { type: 'string' },
       'max-peers': { type: 'string' },
@@ -154,7 +157,7 @@ async function main(): Promise<number> {
   if (values.days === undefined && (values.restarts !== undefined || values.joins !== undefined))
     throw new Error(`--restarts and --joins go with --days; ${USAGE}`)
   if (values.days !== undefined) {
-    const shortOnly = (['goal-at-ms', 'fault-span-ms', 'review', 'trust', 'degree', 'until'] as const)
+    const shortOnly = (['goal-at-ms', 'fault-span-ms', 'review', 'trust', 'allow-list', 'degree', 'until'] as const)
       .filter(k => values[k] !== undefined)
       .map(k => `--${k}`)
     if (faults.length > 0) shortOnly.push('--faults')
@@ -186,6 +189,7 @@ async function main(): Promise<number> {
     faultSpanMs,
     review: values.review === true,
     ...(values.trust === true ? { trust: true } : {}),
+    ...(values['allow-list'] === true ? { allowList: true } : {}),
     topology,
     ...(maxPeers === undefined ? {} : { maxPeers }),
     ...(llmLatency === undefined ? {} : { llmLatency }),
@@ -219,7 +223,8 @@ async function main(): Promise<number> {
         `in ${r.completionMs ?? '-'} ms virtual, converged ${r.convergenceMs} ms after the last event; ` +
         (`${r.events} events, ${r.messagesPerNode} messages and ${r.bytesPerNode} bytes per node ` +
           `(plan traffic ${r.bytesPerNodePerEvent} per event, presence ${r.presenceBytesPerNode}); `) +
-        `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions; ` +
+        `LLM calls ${r.llmCalls} (minimum ${r.llmMinimum}), ${r.checks.duplicateExecutions} duplicate executions` +
+        `${r.checks.claimsOnOthersChains === 0 ? '' : ` (${r.checks.claimsOnOthersChains} backups or takeovers)`}; ` +
         (`connections per node ${r.connectionsMedian} (max ${r.maxConnections}), ${rosterWords(r)}; ` +
           `wall ${r.wallMs} ms, heap ${r.heapMb} MB (peak ${r.peakHeapMb}), RSS ${r.rssMb} MB ` +
           `(peak ${r.peakRssMb})`)
@@ -249,6 +254,7 @@ async function main(): Promise<number> {
       llmCallsMedian: median(reports.map(r => r.llmCalls)),
       llmMinimumMedian: median(reports.map(r => r.llmMinimum)),
       duplicateExecutions: reports.reduce((a, r) => a + r.checks.duplicateExecutions, 0),
+      claimsOnOthersChains: reports.reduce((a, r) => a + r.checks.claimsOnOthersChains, 0),
       maxConnections: Math.max(...reports.map(r => r.maxConnections)),
       connectionsMedian: median(reports.map(r => r.connectionsMedian)),
       until: reports[0]?.until,

@@ -16,14 +16,15 @@ import type { RunReport } from '../../src/sim/run.js'
  * version-5 plan (WorldOptions.trust, `npm run sim -- --trust`). For each version, size, seed and mode, the same
  * seed is run honest and then with f dishonest members (f = 1 and f = floor((n - 1) / 3), cut so that one honest
  * member of the attacked role is left), and judged on the honest nodes: the share of tasks the dishonest executors
- * won against their share of the executors (goal: at most fair share + 5 points), the makespan over the honest
+ * won against their share of the executors (goal: at most fair share + 5 points, pooled over the seeds), the makespan over the honest
  * run's of the same version (goal: at most 1.5x; a run that does not complete within 3x counts as missed), junk
  * results accepted before and after their author's first rejection (goal 0 after; the junk mode runs with review,
  * so that there are rejections), finished plans whose status or deliverable changed afterwards (goal 0), and one
  * treeHash on every honest node.
  *
  * Options: --nodes=10,100 --modes=all --f=1,max --versions=4,5 --seeds=1 --seed=1 --llm-ms=300 (a fixed
- * latency, or lognormal:MEDIAN:SIGMA). Everything runs in this process; each case prints a line on stderr as it
+ * latency, or lognormal:MEDIAN:SIGMA) --allow-list (every node refuses authors outside the run's keys, as with
+ * `--allow-peers`). Everything runs in this process; each case prints a line on stderr as it
  * ends. The JSON (last line) has the goals' summary per version (`before`, `after`), and `compare`: each mode
  * and f with both versions' figures side by side.
  */
@@ -38,6 +39,8 @@ interface Options {
   readonly llm: LatencySpec
   /** Who reviews in junk runs (ByzOptions.reviewer). */
   readonly reviewer: 'judge' | 'stand-in'
+  /** Every node with an allow-list of the run's keys (WorldOptions.allowList, `--allow-peers`). */
+  readonly allowList: boolean
 }
 
 function reviewerOf(raw: string): 'judge' | 'stand-in' {
@@ -70,7 +73,8 @@ function options(argv: readonly string[]): Options {
     }),
     seeds: Array.from({ length: Math.max(1, seeds) }, (_, i) => first + i),
     llm: parseLatencySpec(value('--llm-ms') ?? '300'),
-    reviewer: reviewerOf(value('--reviewer') ?? 'judge')
+    reviewer: reviewerOf(value('--reviewer') ?? 'judge'),
+    allowList: argv.includes('--allow-list')
   }
 }
 
@@ -94,6 +98,7 @@ function row(r: ByzReport, f: number | 'max', version: 4 | 5): Record<string, un
     share: r3(v.dishonestShare),
     fairShare: r3(v.fairShare),
     tasks: v.tasks,
+    won: Math.round(v.dishonestShare * v.tasks),
     junkAcceptedBefore: v.junkAcceptedBefore,
     junkAcceptedAfter: v.junkAcceptedAfter,
     plansChangedAfterFinish: v.plansChangedAfterFinish,
@@ -105,11 +110,32 @@ function row(r: ByzReport, f: number | 'max', version: 4 | 5): Record<string, un
 
 type Row = ReturnType<typeof row>
 
+/**
+ * The dishonest executors' share over fair, pooled over the seeds of each size, mode and f: tasks won over tasks.
+ * One seed's plan has about 21 tasks, so a fair draw's share on one seed has a standard deviation of 9-11 points,
+ * and the worst of eight fair draws is 13 (at a fair 20 %) or 16 (at 60 %) points over in the median, 4-23 points
+ * in 80 % of sweeps: the worst seed says little, and the pooled share is what the goal is judged on.
+ */
+function pooledExcess(rows: readonly Row[]): number | null {
+  const groups = new Map<string, Row[]>()
+  for (const r of rows) {
+    const k = `${r.nodes as number}/${r.mode as string}/${String(r.f)}`
+    groups.set(k, [...(groups.get(k) ?? []), r])
+  }
+  const excess = [...groups.values()].map(g => {
+    const tasks = g.reduce((a, r) => a + (r.tasks as number), 0)
+    const won = g.reduce((a, r) => a + (r.won as number), 0)
+    return tasks === 0 ? 0 : won / tasks - (g[0]?.fairShare as number)
+  })
+  return excess.length === 0 ? null : r3(Math.max(...excess))
+}
+
 /** The worst of each figure over a set of cases, and whether each goal was met. */
 function summary(rows: readonly Row[]): Record<string, unknown> {
   const num = (k: string): number[] => rows.map(r => r[k]).filter((x): x is number => typeof x === 'number')
   const excess = rows.map(r => (r.share as number) - (r.fairShare as number))
-  const worstExcess = excess.length === 0 ? null : r3(Math.max(...excess))
+  const worstSeedExcess = excess.length === 0 ? null : r3(Math.max(...excess))
+  const worstExcess = pooledExcess(rows)
   const incomplete = rows.filter(r => r.completed !== true).length
   const makespans = num('makespan')
   const worstMakespan = incomplete > 0 ? null : makespans.length === 0 ? null : Math.max(...makespans)
@@ -119,7 +145,8 @@ function summary(rows: readonly Row[]): Record<string, unknown> {
     cases: rows.length,
     notCompleted: incomplete,
     honestDisagree: rows.filter(r => r.honestAgree !== true).length,
-    worstShareOverFair: worstExcess,
+    shareOverFairPooled: worstExcess,
+    worstSeedShareOverFair: worstSeedExcess,
     shareMet: worstExcess !== null && worstExcess <= BYZ_GOALS.shareOverFair,
     worstMakespan,
     makespanMet: incomplete === 0 && (worstMakespan ?? Infinity) <= BYZ_GOALS.makespan,
@@ -180,7 +207,8 @@ export async function benchByzantine(): Promise<Record<string, unknown>> {
           faults: [],
           until: 'plan' as const,
           llmLatency: opts.llm,
-          ...(version === 5 ? { trust: true } : {})
+          ...(version === 5 ? { trust: true } : {}),
+          ...(opts.allowList ? { allowList: true } : {})
         }
         const honest: RunReport = await runSeed(world)
         const reviewed: RunReport | null = opts.modes.includes('junk')
@@ -209,8 +237,9 @@ export async function benchByzantine(): Promise<Record<string, unknown>> {
     loadBefore,
     loadAfter: loadNow(),
     llmMs: latencyWords(opts.llm),
+    allowList: opts.allowList,
     goals: {
-      share: `at most fair share + ${BYZ_GOALS.shareOverFair * 100} points`,
+      share: `at most fair share + ${BYZ_GOALS.shareOverFair * 100} points, pooled over the seeds`,
       makespan: `at most ${BYZ_GOALS.makespan}x the honest run, and every plan completes`,
       junkAfter: 'none accepted after its author was first rejected',
       changed: 'no finished plan changes afterwards'

@@ -31,7 +31,8 @@ import type { TaxFigures } from '../../src/sim/tax.js'
  * Each case runs in a child process of its own (its wall time, peak RSS and
  * a heap cap of its own; one that runs out of either is reported as not
  * measured, with what it used). Options: --nodes=10,100,1000 --plans=1,100
- * --seed=1 --llm-ms=lognormal:4000:0.7 --link-ms=20-80 --case-timeout-s=2400
+ * --seed=1 --seeds=1 (each case for seeds seed..seed+K-1, with the mean tax per size)
+ * --llm-ms=lognormal:4000:0.7 --link-ms=20-80 --case-timeout-s=2400
  * --max-heap-mb=6144 --trust (every goal a version-5 plan, params.trust:
  * its rules' tax against today's) --review-one-in=N (with --trust: the
  * review sample at one in N, docs/protocol/fold.md 11.7) --goal-at-ms=1500 (later: the goals reach a settled
@@ -45,6 +46,8 @@ interface Options {
   readonly nodes: readonly number[]
   readonly plans: readonly number[]
   readonly seed: number
+  /** Seeds to run from `seed` on: each case once per seed, with the mean over them (one seed's tax moves by 0.01). */
+  readonly seeds: number
   readonly llm: LatencySpec
   readonly link: { readonly minMs: number; readonly maxMs: number }
   readonly goalAtMs: number | undefined
@@ -77,6 +80,7 @@ export function taxOptions(argv: readonly string[]): Options {
     nodes: list('--nodes', value('--nodes') ?? '10,100,1000'),
     plans: list('--plans', value('--plans') ?? '1,100'),
     seed: whole('--seed', 1, 0),
+    seeds: whole('--seeds', 1),
     llm: parseLatencySpec(value('--llm-ms') ?? 'lognormal:4000:0.7'),
     link: parseLinkMs(value('--link-ms') ?? '20-80'),
     goalAtMs: value('--goal-at-ms') === undefined ? undefined : whole('--goal-at-ms', 1_500, 0),
@@ -187,9 +191,12 @@ async function spawnCase(c: Case, opts: Options): Promise<CaseResult> {
   const wallS = Math.round((performance.now() - t0) / 100) / 10
   const last = out.trim().split('\n').pop() ?? ''
   if (code === 0 && last.startsWith('{')) return { ...(JSON.parse(last) as TaxFigures), measured: true, loadBefore }
+  const failed = code === 1 && last.startsWith('{') ? (JSON.parse(last) as { error?: string }).error : undefined
   const why = timedOut
     ? `over the case time limit (${opts.caseTimeoutS} s of wall time, --case-timeout-s)`
-    : `the child exited with ${code === -1 ? 'a signal' : `code ${code}`} (a heap over --max-heap-mb=${opts.maxHeapMb} ends it so)`
+    : failed !== undefined
+      ? failed
+      : `the child exited with ${code === -1 ? 'a signal' : `code ${code}`} (a heap over --max-heap-mb=${opts.maxHeapMb} ends it so)`
   return { measured: false, nodes: c.nodes, plans: c.plans, why, wallS, peakRssMb: peak, loadBefore }
 }
 
@@ -197,23 +204,24 @@ export async function benchTax(): Promise<Record<string, unknown>> {
   const opts = taxOptions(process.argv.slice(2))
   const started = Date.now()
   const cases: CaseResult[] = []
-  for (const plans of opts.plans)
-    for (const nodes of opts.nodes) {
-      const c: Case = {
-        nodes,
-        plans,
-        seed: opts.seed,
-        llm: opts.llm,
-        link: opts.link,
-        ...(opts.goalAtMs === undefined ? {} : { goalAtMs: opts.goalAtMs }),
-        ...(opts.trust ? { trust: true } : {}),
-        ...(opts.trust && opts.reviewOneIn > 0 ? { reviewOneIn: opts.reviewOneIn } : {})
+  for (let seed = opts.seed; seed < opts.seed + opts.seeds; seed++)
+    for (const plans of opts.plans)
+      for (const nodes of opts.nodes) {
+        const c: Case = {
+          nodes,
+          plans,
+          seed,
+          llm: opts.llm,
+          link: opts.link,
+          ...(opts.goalAtMs === undefined ? {} : { goalAtMs: opts.goalAtMs }),
+          ...(opts.trust ? { trust: true } : {}),
+          ...(opts.trust && opts.reviewOneIn > 0 ? { reviewOneIn: opts.reviewOneIn } : {})
+        }
+        log(`tax: ${nodes} nodes, ${plans} plan(s) at once, seed ${seed}, load ${loadNow().join(' ')}`)
+        const r = await spawnCase(c, opts)
+        log(`  ${JSON.stringify(r)}`)
+        cases.push(r)
       }
-      log(`tax: ${nodes} nodes, ${plans} plan(s) at once, load ${loadNow().join(' ')}`)
-      const r = await spawnCase(c, opts)
-      log(`  ${JSON.stringify(r)}`)
-      cases.push(r)
-    }
   const taxAt = (n: number): number | null => {
     const xs = cases.filter(c => c.measured && c.nodes === n).map(c => (c.measured ? c.tax : 0))
     return xs.length === 0 ? null : Math.max(...xs)
@@ -222,16 +230,25 @@ export async function benchTax(): Promise<Record<string, unknown>> {
     const worst = taxAt(n)
     return { worstTax: worst, goal: `at most ${limit}`, met: worst === null ? null : worst <= limit }
   }
+  const perSize = opts.plans.flatMap(plans =>
+    opts.nodes.map(nodes => {
+      const taxes = cases.flatMap(c => (c.measured && c.nodes === nodes && c.plans === plans ? [c.tax] : []))
+      const mean = taxes.length === 0 ? null : Math.round((taxes.reduce((a, b) => a + b, 0) / taxes.length) * 1e4) / 1e4
+      return { nodes, plans, seeds: taxes.length, meanTax: mean, taxes }
+    })
+  )
   return report('tax', {
     machine: machine(),
     date: new Date().toISOString(),
     seed: opts.seed,
+    seeds: opts.seeds,
     llmMs: latencyWords(opts.llm),
     linkMs: `${opts.link.minMs}-${opts.link.maxMs}`,
     goalAtMs: opts.goalAtMs ?? 1_500,
     protocol: opts.trust ? 'version 5 (params.trust)' : 'versions 1-4',
     reviewOneIn: opts.trust ? opts.reviewOneIn : null,
     cases,
+    ...(opts.seeds > 1 ? { perSize } : {}),
     goals: { at10: goal(10, TAX_GOALS.at10), at1000: goal(1_000, TAX_GOALS.at1000) },
     notMeasured: cases.filter(c => !c.measured).map(c => `${c.nodes} nodes x ${c.plans} plans`),
     wallS: Math.round((Date.now() - started) / 1000)
@@ -255,6 +272,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     },
     (err: Error) => {
       console.error(`tax case: ${err.stack ?? err.message}`)
+      console.log(JSON.stringify({ error: err.message }))
       process.exit(1)
     }
   )

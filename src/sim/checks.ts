@@ -2,6 +2,7 @@ import { decodeEvent } from '../wire/decode.js'
 import { foldAll } from '../core/fold.js'
 import { isFinished } from '../core/view.js'
 import { duplicateExecutions } from './sim-llm.js'
+import { isType } from '../core/events.js'
 import type { PlanEvent, PlanId } from '../core/events.js'
 import type { World } from './world.js'
 
@@ -33,7 +34,14 @@ export interface RunChecks {
    * how full they were. Always true on the fixed graph.
    */
   readonly rostersFull: boolean | null
+  /** Executions beyond the first of a task, backups included. */
   readonly duplicateExecutions: number
+  /**
+   * Claims that cite another member's chain as `prev`: protocol 5's backup executions of a chain held past the plan's
+   * backup time (docs/protocol/fold.md 11.8), or takeovers of a lapsed chain. An honest task that runs long is backed
+   * up on purpose, so in a run without faults only the executions beyond these count against it.
+   */
+  readonly claimsOnOthersChains: number
   /** What failed, in words (empty when all holds). */
   readonly problems: string[]
 }
@@ -153,7 +161,12 @@ export function checkRun(w: World): RunChecks {
     }
   }
   const dups = duplicateExecutions(w.calls)
-  if (w.faults.kinds.length === 0 && dups > 0) problems.push(`${dups} duplicate LLM executions in a run without faults`)
+  const onOthers = claimsOnOthersChains(union)
+  if (w.faults.kinds.length === 0 && dups > onOthers)
+    problems.push(
+      `${dups} duplicate LLM executions in a run without faults` +
+        (onOthers === 0 ? '' : `, more than its ${onOthers} backups of another member's chain`)
+    )
   return {
     live,
     converged,
@@ -163,6 +176,19 @@ export function checkRun(w: World): RunChecks {
     connectionsBounded,
     rostersFull,
     duplicateExecutions: dups,
+    claimsOnOthersChains: onOthers,
     problems
   }
+}
+
+/** Claims whose `prev` is another member's claim or renewal (RunChecks.claimsOnOthersChains). */
+function claimsOnOthersChains(events: ReadonlyMap<string, PlanEvent>): number {
+  let n = 0
+  for (const e of events.values()) {
+    if (!isType(e, 'task-claimed') || e.env.body.prev === null) continue
+    const prev = events.get(e.env.body.prev)
+    const chain = prev !== undefined && (isType(prev, 'task-claimed') || isType(prev, 'claim-renewed'))
+    if (chain && prev.env.author !== e.env.author) n++
+  }
+  return n
 }

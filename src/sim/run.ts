@@ -73,6 +73,7 @@ export function replayCommand(opts: WorldOptions): string {
     opts.degree === undefined ? '' : ` --degree ${opts.degree}`,
     opts.review === true ? ' --review' : '',
     opts.trust === true ? ' --trust' : '',
+    opts.allowList === true ? ' --allow-list' : '',
     opts.topology === 'fixed' ? ' --topology fixed' : '',
     opts.maxPeers === undefined ? '' : ` --max-peers ${opts.maxPeers}`,
     opts.until === undefined ? '' : ` --until ${opts.until}`

@@ -123,7 +123,9 @@ export interface TaxFigures {
   /** Model calls the central scheduler made, and those the swarm made beyond them (lost races, retries). */
   readonly calls: number
   readonly extraCalls: number
+  /** Executions beyond one a task; backups: claims on another member's chain (RunChecks.claimsOnOthersChains). */
   readonly duplicateExecutions: number
+  readonly backups: number
   readonly events: number
   readonly virtualS: number
   readonly wallS: number
@@ -159,6 +161,7 @@ export function taxFigures(run: TaxRun, wallS: number): TaxFigures {
     calls: run.central.calls,
     extraCalls: run.extraCalls,
     duplicateExecutions: run.report.checks.duplicateExecutions,
+    backups: run.report.checks.claimsOnOthersChains,
     events: run.report.events,
     virtualS: r3(run.report.virtualMs / 1000),
     wallS: r3(wallS),

@@ -76,6 +76,11 @@ export interface WorldOptions {
    * `reviewOneIn` is given.
    */
   readonly trust?: boolean
+  /**
+   * Every node runs with an allow-list of the run's own keys (`--allow-peers`): events by any other author are
+   * refused at ingest (src/runtime/ingest-verdicts.ts), as a sybil's extra identities are behind a real allow-list.
+   */
+  readonly allowList?: boolean
   /** With `trust`: the goals' `trust.reviewOneIn` (docs/protocol/fold.md 11.7); default absent, no sample. */
   readonly reviewOneIn?: number
   /** Faults run from 2 s for this long (default 20 s); pauses, crashes and partitions last up to half of it. */

@@ -202,7 +202,8 @@ export class World {
       transport,
       scheduler: node.clock.scheduler,
       verifier: this.verifier,
-      inlineVerify: true
+      inlineVerify: true,
+      ...(this.opts.allowList === true ? { allowAuthors: new Set(this.nodes.map(n => n.peerId)) } : {})
     })
     node.transport = transport
     node.runtime = runtime

@@ -70,4 +70,23 @@ describe('version-5 plans in the simulator', () => {
       ).toStrictEqual([])
     }
   }, 300_000)
+
+  it('an honest task that runs long is backed up: a second execution, not a duplicate the run fails on', async () => {
+    // Seed 4 at 10 nodes with calls of a log-normal latency (the tax bench's): one leaf's call runs past four
+    // typical task times, and an idle executor backs it up (docs/protocol/fold.md 11.8).
+    const { report: r } = await runWorld({
+      seed: 4,
+      nodes: 10,
+      faults: [],
+      until: 'plan',
+      trust: true,
+      llmLatency: { kind: 'lognormal', medianMs: 4_000, sigma: 0.7 },
+      linkMs: { minMs: 20, maxMs: 80 },
+      plans: 1
+    })
+    expect(r.ok, explain(r)).toBe(true)
+    expect(r.checks.claimsOnOthersChains).toBeGreaterThanOrEqual(1)
+    expect(r.checks.duplicateExecutions).toBeGreaterThanOrEqual(1)
+    expect(r.checks.duplicateExecutions).toBeLessThanOrEqual(r.checks.claimsOnOthersChains)
+  }, 120_000)
 })
