@@ -1,4 +1,4 @@
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
@@ -169,6 +169,14 @@ interface Phase {
   /** The bench's main thread's own event-loop delay over the phase (its two peers), ms. */
   readonly benchLoopDelayMs: { p50: number; p99: number; max: number }
   readonly cpuMsPerEvent: Record<string, number>
+  /** Events the median process came to hold in the phase, per plan measured. */
+  readonly eventsPerPlan: number
+  /**
+   * CPU seconds over the phase: the ten processes together, and this process (its two peers and the stand-in
+   * model); `busy` is their sum over the machine's cores x the makespan. Near 1, the phase waited for CPU, not for the
+   * model's calls, its slots or the protocol (other jobs on the machine take a share too: see loadBefore).
+   */
+  readonly cpuS: { nodes: number; bench: number; busy: number }
   /** Signatures a process checked per event it came to hold, lowest and highest of the processes. */
   readonly signatureChecksPerEvent: { min: number; max: number }
   /**
@@ -313,6 +321,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       }
     })()
     const calls0 = llm.fake.requests.length
+    const benchCpu0 = process.cpuUsage()
     const t0 = Date.now()
     const mono0 = monoUs()
     const { all, measured } = await go()
@@ -323,6 +332,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     )
     const t1 = Math.max(...measured.map(p => watch.finishedAt.get(p) ?? Date.now()))
     const mono1 = monoUs() - (Date.now() - t1) * 1000
+    const benchCpu = process.cpuUsage(benchCpu0)
     polling = false
     await poll
     const offLoopMs = await offLoop.stop()
@@ -357,6 +367,8 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       .filter(Number.isFinite)
     const makespanS = (t1 - t0) / 1000
     const floorS = (calls * LATENCY_MS) / slots / 1000
+    const nodesCpuS = Object.values(cpuByNode).reduce((a, b) => a + b, 0) / 1000
+    const benchCpuS = (benchCpu.user + benchCpu.system) / 1e6
     const p: Phase = {
       name,
       plans: measured.length,
@@ -379,6 +391,12 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
         max: r1(benchLoop.max / 1e6)
       },
       cpuMsPerEvent: Object.fromEntries(Object.entries(cpuByRole).map(([r, xs]) => [r, r3(median(xs))])),
+      eventsPerPlan: r1(median(Object.values(eventsByNode)) / Math.max(1, measured.length)),
+      cpuS: {
+        nodes: r1(nodesCpuS),
+        bench: r1(benchCpuS),
+        busy: r3((nodesCpuS + benchCpuS) / (availableParallelism() * makespanS))
+      },
       signatureChecksPerEvent: { min: r3(Math.min(...checksPerEvent)), max: r3(Math.max(...checksPerEvent)) },
       loopDelayMs: {
         p50: r1(median(after.map(a => a.loop.p50))),
