@@ -166,13 +166,13 @@ interface Phase {
   /** The same requests timed from a worker thread (OFF_LOOP_POLLER): without the bench's own peers' delay. */
   readonly statusOffLoopP50Ms: number
   readonly statusOffLoopP99Ms: number
-  /** The bench's main thread's own event-loop delay over the phase (its two peers), ms. */
+  /** The bench's main thread's own event-loop delay over the phase (its peers: the client, and author B), ms. */
   readonly benchLoopDelayMs: { p50: number; p99: number; max: number }
   readonly cpuMsPerEvent: Record<string, number>
   /** Events the median process came to hold in the phase, per plan measured. */
   readonly eventsPerPlan: number
   /**
-   * CPU seconds over the phase: the ten processes together, and this process (its two peers and the stand-in
+   * CPU seconds over the phase: the ten processes together, and this process (its peers and the stand-in
    * model); `busy` is their sum over the machine's cores x the makespan. Near 1, the phase waited for CPU, not for the
    * model's calls, its slots or the protocol (other jobs on the machine take a share too: see loadBefore).
    */
@@ -244,8 +244,9 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     name => (opts.profile ? profileFlags(profileDir, name) : [])
   )
   const seed = swarm.client.node.addresses()[0] as string
-  const authorB = await authorPeer(seed, mkdtempSync(join(tmpdir(), 'bench-load-b-')))
-  const watch = new Watch([swarm.client, authorB])
+  // Author B's peer runs only for its phases: a full peer more takes its share of the two cores in every phase.
+  const authorB = opts.few === 0 ? undefined : await authorPeer(seed, mkdtempSync(join(tmpdir(), 'bench-load-b-')))
+  const watch = new Watch(authorB === undefined ? [swarm.client] : [swarm.client, authorB])
   const committee = swarm.nodes
     .filter(n => n.role === 'scorer')
     .map(n => n.peerId)
@@ -426,7 +427,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     )
   try {
     const few =
-      opts.few === 0
+      authorB === undefined
         ? undefined
         : await phase(
             `author B's ${opts.few} goals alone`,
@@ -439,7 +440,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
     if (opts.one) await atOnce(1, 'alone', 600_000)
     if (opts.goals > 100) await atOnce(100, 'hundred', 1_200_000)
     await atOnce(opts.goals, 'thousand', 3_600_000)
-    if (few !== undefined && opts.flood > 0) {
+    if (few !== undefined && authorB !== undefined && opts.flood > 0) {
       const beside = await phase(
         `author A's flood of ${opts.flood} with author B's ${opts.few} beside it`,
         async () => {
@@ -460,7 +461,7 @@ export async function runLoad(opts: LoadOptions): Promise<Record<string, unknown
       }
     }
   } finally {
-    await authorB.stop()
+    await authorB?.stop()
     await swarm.stop()
     await llm.fake.close()
   }
