@@ -15,8 +15,16 @@
  *    and handling there. Here a stream sends its update once less than half
  *    of its receive window is left, as Hashicorp's yamux and go-yamux do
  *    (the spec leaves the timing to the receiver). The stream's opening
- *    update (SYN, ACK) and a paused stream go through unchanged; a skipped
- *    update only leaves the window's auto-growth for the next one.
+ *    update (SYN, ACK) and a paused stream go through unchanged. The window
+ *    grows as plain yamux grows it: plain yamux doubles it (up to 16 MiB) at
+ *    an update within 4 round trips of the update before, and it updates at
+ *    every data frame, so here the same test runs at every data frame, and a
+ *    frame that passes it sends its update. Without that, the window stayed
+ *    at 256 KiB under a burst read slowly; a sender put all of it in one
+ *    frame and waited for the update, which could only leave once that frame
+ *    was read, so the rest of the burst sat in the sender's buffer, and a
+ *    connection aborted meanwhile (a peer's ping timing out on a loaded
+ *    machine) lost it (test/unit/swarm-yamux.test.ts).
  * 2. Frames of one synchronous run in one noise frame. Every yamux frame is
  *    handed to noise on its own and becomes a noise frame (a length, a
  *    ChaCha20-Poly1305 seal, a tag) that the receiver splits and opens on its
@@ -45,6 +53,9 @@ interface YamuxStreamInside {
   state: number
   recvWindow: number
   recvWindowCapacity: number
+  maxStreamWindowSize: number
+  epochStart: number
+  getRTT: () => number
   sendWindowUpdate: () => void
 }
 
@@ -77,7 +88,7 @@ export function swarmYamux(init: YamuxMuxerInit = {}, options: SwarmYamuxOptions
   }
 }
 
-/** Each stream the muxer makes sends its window update only once half its receive window is used. */
+/** Each stream the muxer makes sends its window update once half its receive window is used, or to grow the window. */
 export function halfWindowUpdates(muxer: StreamMuxer): void {
   const inside = muxer as unknown as YamuxMuxerInside
   const newStream = inside._newStream
@@ -85,9 +96,28 @@ export function halfWindowUpdates(muxer: StreamMuxer): void {
   inside._newStream = function (this: unknown, ...args: unknown[]) {
     const stream = newStream.apply(this, args) as YamuxStreamInside
     const update = stream.sendWindowUpdate
-    if (typeof update !== 'function' || typeof stream.recvWindowCapacity !== 'number') return stream
+    if (
+      typeof update !== 'function' ||
+      typeof stream.recvWindowCapacity !== 'number' ||
+      typeof stream.maxStreamWindowSize !== 'number' ||
+      typeof stream.epochStart !== 'number' ||
+      typeof stream.getRTT !== 'function'
+    ) {
+      return stream
+    }
     stream.sendWindowUpdate = function (this: YamuxStreamInside) {
-      if (stream.state === ESTABLISHED && stream.recvWindowCapacity * 2 > stream.recvWindow) return
+      if (stream.state === ESTABLISHED) {
+        // Plain yamux's growth test (stream.ts, sendWindowUpdate), run at every data frame as plain yamux runs it,
+        // against the frame before: a frame that would grow the window sends its update (plain yamux's code grows it).
+        const now = Date.now()
+        const rtt = stream.getRTT()
+        const grows = stream.recvWindow < stream.maxStreamWindowSize && rtt > -1 && now - stream.epochStart <= rtt * 4
+        if (!grows && stream.recvWindowCapacity * 2 > stream.recvWindow) {
+          // Where plain yamux's update would have set it: the next frame's growth is measured from this one.
+          stream.epochStart = now
+          return
+        }
+      }
       update.call(stream)
     }
     return stream
