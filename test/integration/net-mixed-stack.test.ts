@@ -1,10 +1,11 @@
 /**
  * Old and new nodes in one swarm, over TCP on 127.0.0.1: two swarm nodes
- * (createSwarmNode: IDONTWANT only from IDONTWANT_MIN_DATA_BYTES, 16 KiB) and
- * two nodes as a swarm node was before (gossipsub's IDONTWANT threshold of
- * 512 bytes), all connected to all. Every node gets every
- * event of every other, small and large; the old nodes send IDONTWANTs,
- * and a burst of large events, longer than a yamux window, goes both ways.
+ * (createSwarmNode: IDONTWANT only from IDONTWANT_MIN_DATA_BYTES, 16 KiB;
+ * yamux with half-window updates, swarm-yamux.ts) and two nodes as a swarm
+ * node was before (gossipsub's IDONTWANT threshold of 512 bytes, plain
+ * yamux), all connected to all. Every node gets every event of every other,
+ * small and large; the old nodes send IDONTWANTs, and a burst of large
+ * events, longer than a yamux window, goes both ways between the two muxers.
  */
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'

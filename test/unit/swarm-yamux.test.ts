@@ -1,15 +1,16 @@
 /**
- * swarmYamux (bench/net/swarm-yamux.ts), over an in-memory connection pair:
+ * swarmYamux (src/net/swarm-yamux.ts), over an in-memory connection pair:
  * a receiver sends a window update only once half its window is used, and
- * flow control still carries a transfer many windows long; the frames of one
- * synchronous run reach the connection in one write, in order; a close right
- * after a run sends the run first; and either change talks to plain yamux.
+ * flow control still carries a transfer many windows long; the window grows
+ * as plain yamux grows it; the frames of one synchronous run reach the
+ * connection in one write, in order; a close right after a run sends the run
+ * first; and either change talks to plain yamux.
  */
 import { yamux } from '@chainsafe/libp2p-yamux'
 import type { MessageStream, Stream, StreamMuxer, StreamMuxerFactory } from '@libp2p/interface'
 import { multiaddrConnectionPair } from '@libp2p/utils'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { swarmYamux } from '../../bench/net/swarm-yamux.js'
+import { swarmYamux } from '../../src/net/swarm-yamux.js'
 
 type Chunk = Parameters<MessageStream['send']>[0]
 

@@ -1,11 +1,9 @@
 /**
- * A candidate, measured and not yet the node's muxer (createSwarmNode uses
- * stock yamux): docs/performance.md, "Transport cost per event", says what
- * each change saved and what is left to settle before it is.
- *
- * yamux, with two local changes to what a connection sends (nothing another
- * node sees in the protocol: any yamux peer, with or without them, reads the
- * same bytes the same way).
+ * The node's stream muxer (createSwarmNode, src/net/node.ts, with
+ * `halfWindowUpdates` only): yamux, with local changes to what a connection
+ * sends and nothing another node sees in the protocol (any yamux peer, with
+ * or without them, reads the same bytes the same way).
+ * docs/performance.md, "Transport cost per event", has what each saved.
  *
  * 1. Window updates when half the window is used. @chainsafe/libp2p-yamux 8
  *    answers every data frame it receives with a window update frame (its
@@ -22,10 +20,11 @@
  *    frame that passes it sends its update. Without that, the window stayed
  *    at 256 KiB under a burst read slowly; a sender put all of it in one
  *    frame and waited for the update, which could only leave once that frame
- *    was read, so the rest of the burst sat in the sender's buffer, and a
- *    connection aborted meanwhile (a peer's ping timing out on a loaded
- *    machine) lost it (test/unit/swarm-yamux.test.ts).
- * 2. Frames of one synchronous run in one noise frame. Every yamux frame is
+ *    was read, so the rest of the burst sat in the sender's buffer, slower to
+ *    arrive and dropped if the connection was aborted meanwhile (a peer's
+ *    ping timing out on a loaded machine; test/unit/swarm-yamux.test.ts).
+ * 2. Frames of one synchronous run in one noise frame (measured, not used by
+ *    the node: it added nothing on top of 1). Every yamux frame is
  *    handed to noise on its own and becomes a noise frame (a length, a
  *    ChaCha20-Poly1305 seal, a tag) that the receiver splits and opens on its
  *    own. Here the muxer's frames of one run are gathered and handed to noise
