@@ -107,11 +107,17 @@ export function halfWindowUpdates(muxer: StreamMuxer): void {
     stream.sendWindowUpdate = function (this: YamuxStreamInside) {
       if (stream.state === ESTABLISHED) {
         // Plain yamux's growth test (stream.ts, sendWindowUpdate), run at every data frame as plain yamux runs it,
-        // against the frame before: a frame that would grow the window sends its update (plain yamux's code grows it).
+        // against the frame before: a frame that grows the window sends its update. Plain yamux's update sets
+        // epochStart to the time it is sent.
         const now = Date.now()
         const rtt = stream.getRTT()
         const grows = stream.recvWindow < stream.maxStreamWindowSize && rtt > -1 && now - stream.epochStart <= rtt * 4
-        if (!grows && stream.recvWindowCapacity * 2 > stream.recvWindow) {
+        if (grows) {
+          // Grown here, by the test just run: plain yamux's, run again a millisecond later, could say otherwise and
+          // send an update that grows nothing.
+          stream.recvWindow = Math.min(stream.recvWindow * 2, stream.maxStreamWindowSize)
+          stream.epochStart = Number.NEGATIVE_INFINITY
+        } else if (stream.recvWindowCapacity * 2 > stream.recvWindow) {
           // Where plain yamux's update would have set it: the next frame's growth is measured from this one.
           stream.epochStart = now
           return
