@@ -36,7 +36,7 @@ import { defaultCrypto, nodeCrypto } from '../../node_modules/@chainsafe/libp2p-
 import { YamuxMuxer } from '../../node_modules/@chainsafe/libp2p-yamux/dist/src/muxer.js'
 import { coalescedTcp } from '../../src/net/coalesced-tcp.js'
 import { gossipOptions } from '../../src/net/gossip-config.js'
-import { swarmYamux } from './swarm-yamux.js'
+import { swarmYamux } from '../../src/net/swarm-yamux.js'
 import { median, percentile, r2 } from '../common/util.js'
 
 /** What a variant changes: the muxer, noise's ChaCha20-Poly1305, gossipsub options. */

@@ -9,7 +9,6 @@
  * `node.libp2p` to handle and dial its own stream protocol.
  */
 import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
 import { bootstrap as bootstrapDiscovery } from '@libp2p/bootstrap'
 import { gossipsub } from '@libp2p/gossipsub'
 import type { GossipSub } from '@libp2p/gossipsub'
@@ -58,6 +57,7 @@ import { createRedialer } from './redialer.js'
 import { relayGaterHooks } from './relay.js'
 
 import { createRosterExchange } from './roster-exchange.js'
+import { swarmYamux } from './swarm-yamux.js'
 import { realScheduler } from '../ports/scheduler.js'
 const log = logger('plan-swarm:net:node')
 
@@ -273,7 +273,9 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
         ? [(await import('@libp2p/memory')).memory()]
         : [coalescedTcp(), ...(nat?.transports ?? [])],
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
+    // yamux, a stream's window update sent once half its window is used rather than at every data frame
+    // (swarm-yamux.ts); any yamux peer reads the same protocol.
+    streamMuxers: [swarmYamux({}, { coalesceFrames: false })],
     ...(init.swarmKey !== undefined
       ? { connectionProtector: (await import('@libp2p/pnet')).preSharedKey({ psk: init.swarmKey }) }
       : {}),

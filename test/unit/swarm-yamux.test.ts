@@ -1,15 +1,16 @@
 /**
- * swarmYamux (bench/net/swarm-yamux.ts), over an in-memory connection pair:
+ * swarmYamux (src/net/swarm-yamux.ts), over an in-memory connection pair:
  * a receiver sends a window update only once half its window is used, and
- * flow control still carries a transfer many windows long; the frames of one
- * synchronous run reach the connection in one write, in order; a close right
- * after a run sends the run first; and either change talks to plain yamux.
+ * flow control still carries a transfer many windows long; the window grows
+ * as plain yamux grows it; the frames of one synchronous run reach the
+ * connection in one write, in order; a close right after a run sends the run
+ * first; and either change talks to plain yamux.
  */
 import { yamux } from '@chainsafe/libp2p-yamux'
 import type { MessageStream, Stream, StreamMuxer, StreamMuxerFactory } from '@libp2p/interface'
 import { multiaddrConnectionPair } from '@libp2p/utils'
-import { describe, expect, it } from 'vitest'
-import { swarmYamux } from '../../bench/net/swarm-yamux.js'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { swarmYamux } from '../../src/net/swarm-yamux.js'
 
 type Chunk = Parameters<MessageStream['send']>[0]
 
@@ -101,26 +102,33 @@ const tick = async (): Promise<void> => {
 }
 
 describe('swarmYamux: window updates', () => {
-  it('plain yamux answers every data frame with a window update; half-window updates send none for 200 small ones', async () => {
+  it('plain yamux answers every data frame with a window update; half-window updates send at most six for 200 small ones', async () => {
     for (const [make, expectPerFrame] of [
       [yamux, true],
       [() => swarmYamux({}, { halfWindowUpdates: true, coalesceFrames: false }), false]
     ] as const) {
       const s = await connected(make(), make())
       const reading = read(s.inbound, 1 + 200 * 100)
+      let received = 0
+      s.inbound.addEventListener('message', evt => {
+        received += evt.data.byteLength
+      })
       for (let i = 0; i < 200; i++) {
         s.out.send(new Uint8Array(100).fill(i & 255))
-        await tick()
+        // Each message in a frame of its own: the next goes once this one is there.
+        while (received < (i + 1) * 100) await tick()
       }
       const got = await reading
       expect(got.byteLength).toBe(1 + 200 * 100)
       const updates = plainUpdates(frames(s.bSent))
-      // A sender puts messages queued together in one data frame, the more so on a loaded machine: count the frames.
-      // The first one's update also acknowledges the stream (ACK), so it is not a plain one.
+      // The first frame's update also acknowledges the stream (ACK), so it is not a plain one.
       const dataFrames = frames(s.aSent).filter(f => f.type === 0).length
-      expect(dataFrames).toBeGreaterThanOrEqual(10)
+      expect(dataFrames).toBe(201)
+      // Half-window updates: none for the 20 KB, but the frames come within 4 round trips of each other (the muxers'
+      // keep-alive ping measured it), so the window grows as plain yamux grows it, an update a doubling: 256 KiB to
+      // 16 MiB in six.
       if (expectPerFrame) expect(updates.length).toBeGreaterThanOrEqual(dataFrames - 1)
-      else expect(updates.length).toBe(0)
+      else expect(updates.length).toBeLessThanOrEqual(6)
       s.a.abort(new Error('done'))
       s.b.abort(new Error('done'))
     }
@@ -146,6 +154,50 @@ describe('swarmYamux: window updates', () => {
     for (const u of updates) expect(u.length).toBeGreaterThanOrEqual(128 * 1024)
     s.a.abort(new Error('done'))
     s.b.abort(new Error('done'))
+  })
+})
+
+/** What a yamux stream and muxer hold, as far as the window's growth shows. */
+interface WindowInside {
+  recvWindow: number
+}
+
+describe('swarmYamux: the window grows as plain yamux grows it', () => {
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  // Plain yamux doubles a stream's window at an update sent within 4 round trips of the one before; it sends one
+  // every data frame, so under steady traffic the window reaches 16 MiB within a few frames. An update only every
+  // half window came 4 round trips after the one before whenever the reader took that long for half a window (a
+  // loaded process): the window stayed at 256 KiB, the sender sent all of it as one frame and waited for the update,
+  // which could only leave once that frame was read, and the rest of a burst waited in the sender's buffer (where a
+  // connection aborted meanwhile drops it). Here a clock under the test's control: 10 ms a round trip, a data frame
+  // of 8 KiB every 5 ms (well within 4 round trips of the one before), so half a window takes 80 ms.
+  it('frames 5 ms apart with 10 ms round trips: the window reaches 16 MiB, as it does with plain yamux', async () => {
+    let clock = 1_000_000
+    vi.spyOn(Date, 'now').mockImplementation(() => clock)
+    const windows: Record<string, number> = {}
+    for (const [name, make] of [
+      ['plain', () => yamux({ enableKeepAlive: false })],
+      ['half', () => swarmYamux({ enableKeepAlive: false }, { halfWindowUpdates: true, coalesceFrames: false })]
+    ] as const) {
+      const s = await connected(make(), make())
+      for (const m of [s.a, s.b]) (m as unknown as { rtt: number }).rtt = 10
+      const total = 2 * 1024 * 1024
+      const reading = read(s.inbound, 1 + total)
+      const chunk = 8 * 1024
+      for (let at = 0; at < total; at += chunk) {
+        clock += 5
+        if (!s.out.send(new Uint8Array(chunk).fill(1))) await s.out.onDrain()
+        await tick()
+      }
+      expect((await reading).byteLength).toBe(1 + total)
+      windows[name] = (s.inbound as unknown as WindowInside).recvWindow
+      s.a.abort(new Error('done'))
+      s.b.abort(new Error('done'))
+    }
+    expect(windows).toEqual({ plain: 16 * 1024 * 1024, half: 16 * 1024 * 1024 })
   })
 })
 

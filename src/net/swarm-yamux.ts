@@ -1,11 +1,9 @@
 /**
- * A candidate, measured and not yet the node's muxer (createSwarmNode uses
- * stock yamux): docs/performance.md, "Transport cost per event", says what
- * each change saved and what is left to settle before it is.
- *
- * yamux, with two local changes to what a connection sends (nothing another
- * node sees in the protocol: any yamux peer, with or without them, reads the
- * same bytes the same way).
+ * The node's stream muxer (createSwarmNode, src/net/node.ts, with
+ * `halfWindowUpdates` only): yamux, with local changes to what a connection
+ * sends and nothing another node sees in the protocol (any yamux peer, with
+ * or without them, reads the same bytes the same way).
+ * docs/performance.md, "Transport cost per event", has what each saved.
  *
  * 1. Window updates when half the window is used. @chainsafe/libp2p-yamux 8
  *    answers every data frame it receives with a window update frame (its
@@ -15,9 +13,18 @@
  *    and handling there. Here a stream sends its update once less than half
  *    of its receive window is left, as Hashicorp's yamux and go-yamux do
  *    (the spec leaves the timing to the receiver). The stream's opening
- *    update (SYN, ACK) and a paused stream go through unchanged; a skipped
- *    update only leaves the window's auto-growth for the next one.
- * 2. Frames of one synchronous run in one noise frame. Every yamux frame is
+ *    update (SYN, ACK) and a paused stream go through unchanged. The window
+ *    grows as plain yamux grows it: plain yamux doubles it (up to 16 MiB) at
+ *    an update within 4 round trips of the update before, and it updates at
+ *    every data frame, so here the same test runs at every data frame, and a
+ *    frame that passes it sends its update. Without that, the window stayed
+ *    at 256 KiB under a burst read slowly; a sender put all of it in one
+ *    frame and waited for the update, which could only leave once that frame
+ *    was read, so the rest of the burst sat in the sender's buffer, slower to
+ *    arrive and dropped if the connection was aborted meanwhile (a peer's
+ *    ping timing out on a loaded machine; test/unit/swarm-yamux.test.ts).
+ * 2. Frames of one synchronous run in one noise frame (measured, not used by
+ *    the node: it added nothing on top of 1). Every yamux frame is
  *    handed to noise on its own and becomes a noise frame (a length, a
  *    ChaCha20-Poly1305 seal, a tag) that the receiver splits and opens on its
  *    own. Here the muxer's frames of one run are gathered and handed to noise
@@ -45,6 +52,9 @@ interface YamuxStreamInside {
   state: number
   recvWindow: number
   recvWindowCapacity: number
+  maxStreamWindowSize: number
+  epochStart: number
+  getRTT: () => number
   sendWindowUpdate: () => void
 }
 
@@ -77,7 +87,7 @@ export function swarmYamux(init: YamuxMuxerInit = {}, options: SwarmYamuxOptions
   }
 }
 
-/** Each stream the muxer makes sends its window update only once half its receive window is used. */
+/** Each stream the muxer makes sends its window update once half its receive window is used, or to grow the window. */
 export function halfWindowUpdates(muxer: StreamMuxer): void {
   const inside = muxer as unknown as YamuxMuxerInside
   const newStream = inside._newStream
@@ -85,9 +95,34 @@ export function halfWindowUpdates(muxer: StreamMuxer): void {
   inside._newStream = function (this: unknown, ...args: unknown[]) {
     const stream = newStream.apply(this, args) as YamuxStreamInside
     const update = stream.sendWindowUpdate
-    if (typeof update !== 'function' || typeof stream.recvWindowCapacity !== 'number') return stream
+    if (
+      typeof update !== 'function' ||
+      typeof stream.recvWindowCapacity !== 'number' ||
+      typeof stream.maxStreamWindowSize !== 'number' ||
+      typeof stream.epochStart !== 'number' ||
+      typeof stream.getRTT !== 'function'
+    ) {
+      return stream
+    }
     stream.sendWindowUpdate = function (this: YamuxStreamInside) {
-      if (stream.state === ESTABLISHED && stream.recvWindowCapacity * 2 > stream.recvWindow) return
+      if (stream.state === ESTABLISHED) {
+        // Plain yamux's growth test (stream.ts, sendWindowUpdate), run at every data frame as plain yamux runs it,
+        // against the frame before: a frame that grows the window sends its update. Plain yamux's update sets
+        // epochStart to the time it is sent.
+        const now = Date.now()
+        const rtt = stream.getRTT()
+        const grows = stream.recvWindow < stream.maxStreamWindowSize && rtt > -1 && now - stream.epochStart <= rtt * 4
+        if (grows) {
+          // Grown here, by the test just run: plain yamux's, run again a millisecond later, could say otherwise and
+          // send an update that grows nothing.
+          stream.recvWindow = Math.min(stream.recvWindow * 2, stream.maxStreamWindowSize)
+          stream.epochStart = Number.NEGATIVE_INFINITY
+        } else if (stream.recvWindowCapacity * 2 > stream.recvWindow) {
+          // Where plain yamux's update would have set it: the next frame's growth is measured from this one.
+          stream.epochStart = now
+          return
+        }
+      }
       update.call(stream)
     }
     return stream
