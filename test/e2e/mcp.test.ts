@@ -347,8 +347,8 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
         expect(next.plan).toBe(plan)
         expect(next.goal).toBe('plan a garden clean-up day')
         if (next.kind === 'rollup') expect(next.inputs).toHaveLength(2)
-        // Work for longer than two leases, talking to the server now and then.
-        for (let k = 0; k < 5; k++) {
+        // Work for longer than the lease (3 s against 2 s: it lapses unless renewed), talking to the server now and then.
+        for (let k = 0; k < 3; k++) {
           await new Promise(resolve => setTimeout(resolve, 1_000))
           await agent.callTool({ name: 'plan_get', arguments: { plan, node: next.task } })
         }
@@ -474,7 +474,7 @@ describe('MCP over stdio and Streamable HTTP against a swarm of processes', () =
         { env }
       )
       const task = await second.waitForJson(o => typeof o.task === 'string', 120_000)
-      await new Promise(resolve => setTimeout(resolve, 5_000))
+      await new Promise(resolve => setTimeout(resolve, 3_000))
       const file = join(home, 'result.md')
       writeFileSync(file, 'READ: the person chose three books')
       const reported = await runCli(

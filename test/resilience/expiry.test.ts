@@ -21,6 +21,7 @@ import { DAY_MS } from '../../src/core/retention.js'
 import { removeTempDirs, spawnCommand } from '../helpers/cli-process.js'
 import { sourceBefore } from '../helpers/old-release.js'
 import { ResilienceSwarm, fetchStatus, printMeasured, Stopwatch } from '../helpers/swarm.js'
+import { byLabel } from '../helpers/metrics-text.js'
 import type { CliChild } from '../helpers/cli-process.js'
 import type { SwarmNode } from '../helpers/swarm.js'
 
@@ -42,6 +43,12 @@ function storedOf(node: SwarmNode, plan: string): number {
   } finally {
     store.close()
   }
+}
+
+/** The sync sessions a node finished well (its plan_swarm_sync_sessions_total{outcome="ok"}). */
+async function syncedOk(node: SwarmNode): Promise<number> {
+  const text = await (await fetch(`${node.http}/metrics`, { signal: AbortSignal.timeout(10_000) })).text()
+  return byLabel(text, 'plan_swarm_sync_sessions_total', 'outcome').ok ?? 0
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
@@ -117,6 +124,7 @@ describe('resilience: plans expire on a real node, across a kill, beside an old 
         expect(o.plans.find(p => p.id === long.plan)?.treeHash).toBe(seedLong?.treeHash)
       }
 
+      clock.mark('restart')
       // Two days on, killed between the archive and the transaction: the plan is still whole in the store.
       await s.stop(keeper)
       const before = storedOf(keeper, short.plan)
@@ -144,14 +152,31 @@ describe('resilience: plans expire on a real node, across a kill, beside an old 
         60_000
       )
       expect(after.plans.map(p => p.id)).toContain(long.plan)
-      // Sync runs every 10 s: three rounds with peers that still hold the plan bring none of it back.
-      await new Promise(resolve => setTimeout(resolve, 30_000))
+      // Three sync sessions with peers that still hold the plan (every peer does) bring none of it back. Counted, not
+      // timed (this waited 30 s for three 10 s rounds): peers sync with the keeper too, so three took 9 to 17 s.
+      clock.mark('expired')
+      const roundsAtExpiry = await syncedOk(keeper)
+      const rounds = await until(
+        'the keeper to finish three sync sessions after the expiry',
+        async () => {
+          const n = (await syncedOk(keeper)) - roundsAtExpiry
+          return n >= 3 ? n : undefined
+        },
+        60_000
+      )
       const later = await s.status(keeper)
       expect(later.plans.map(p => p.id)).not.toContain(short.plan)
       expect(storedOf(keeper, short.plan)).toBe(0)
       expect(storedOf(keeper, long.plan)).toBeGreaterThan(3)
       expect(later.peers).toBeGreaterThan(0)
-      printMeasured('expiry', { completedMs, eventsOfExpiredPlan: before, oldNode: old?.version ?? null })
+      printMeasured('expiry', {
+        completedMs,
+        eventsOfExpiredPlan: before,
+        syncRoundsAfterExpiry: rounds,
+        roundsWaitMs: clock.since('expired'),
+        restartToExpiredMs: (clock.marks.expired ?? 0) - (clock.marks.restart ?? 0),
+        oldNode: old?.version ?? null
+      })
     },
     PLAN_MS * 3
   )
