@@ -46,6 +46,11 @@ describe('goalMet', () => {
     expect(goalMet('≤ 1,500 ms', [1499])).toBe(true)
   })
 
+  it('judges a bound said to be of the p99 by the second of a p50 / p99 pair', () => {
+    expect(goalMet('≤ 0.25 s (p99)', [0.088, 0.896])).toBe(false)
+    expect(goalMet('≤ 0.25 s (p99)', [0.05, 0.2])).toBe(true)
+  })
+
   it('has no verdict without a bound or a figure', () => {
     expect(goalMet('none', [1.6, 5.1])).toBeNull()
     expect(goalMet(undefined, [1])).toBeNull()
