@@ -28,13 +28,13 @@ describe('resilience: restart a node on its data dir mid-plan', () => {
       label: 'restart',
       nodes: [{ role: 'observer' }, { role: 'decomposer' }, { role: 'scorer' }, { role: 'executor' }],
       // Two levels of splits (2 x 2 leaves); the first execution never answers, and the split of the root's
-      // second part takes a while, so that the swarm makes events while the executor is down.
+      // second part takes 12 s, so that the swarm makes events while the executor is down.
       fake: {
         auto: { children: 2, leafDepth: 2 },
         script: req => {
           if (req.tool === 'report_result') hung ??= req.index
           const slow = req.tool === 'propose_split' && /\/ part 2$/.test(titleIn(promptOf(req), 'node') ?? '')
-          return { kind: 'auto', delayMs: req.index === hung ? 600_000 : slow ? 8_000 : 100 }
+          return { kind: 'auto', delayMs: req.index === hung ? 600_000 : slow ? 12_000 : 100 }
         }
       }
     })
@@ -64,8 +64,12 @@ describe('resilience: restart a node on its data dir mid-plan', () => {
     clock.mark('killed')
     const heldAtKill = (await s.status(s.seed)).events.held
 
-    // Down for longer than the lease and the skew allowance: its claim has lapsed when it is back.
+    // Down for longer than the lease and the skew allowance: its claim has lapsed when it is back. And down until
+    // the swarm has made an event it lacks (the slow split, 12 s after its request, well after the kill): a fixed
+    // wait left it to the race between that split and the restart, which the restart won once.
     await new Promise(resolve => setTimeout(resolve, 6_000))
+    for (let waited = 0; (await s.status(s.seed)).events.held <= before.ids.size && waited < 60_000; waited += 250)
+      await new Promise(resolve => setTimeout(resolve, 250))
     await s.restart(victim)
     clock.mark('restarted')
     expect(victim.peerId).toBe(peerId)
