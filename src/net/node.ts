@@ -275,7 +275,7 @@ export async function createSwarmNode(init: SwarmNodeInit): Promise<SwarmNode> {
     connectionEncrypters: [noise()],
     // yamux, a stream's window update sent once half its window is used rather than at every data frame
     // (swarm-yamux.ts); any yamux peer reads the same protocol.
-    streamMuxers: [swarmYamux({}, { coalesceFrames: false })],
+    streamMuxers: [swarmYamux()],
     ...(init.swarmKey !== undefined
       ? { connectionProtector: (await import('@libp2p/pnet')).preSharedKey({ psk: init.swarmKey }) }
       : {}),

@@ -76,6 +76,8 @@ export class World {
   readonly finishedAtByPlan = new Map<PlanId, number>()
   /** What WorldOptions.record keeps, or undefined. */
   readonly record: SimRecord | undefined
+  /** With WorldOptions.allowList: every node's key, the authors each node takes events from. */
+  private readonly admitted: ReadonlySet<string> | undefined
   /** Links when no fault is on them (WorldOptions.linkMs, or CLEAN_LINKS). */
   private readonly baseLinks: LinkFaults
   private readonly latency: SimLatency
@@ -159,6 +161,7 @@ export class World {
         resumedAt: 0
       })
     })
+    this.admitted = opts.allowList === true ? new Set(this.nodes.map(n => n.peerId)) : undefined
   }
 
   static async create(opts: WorldOptions): Promise<World> {
@@ -203,7 +206,7 @@ export class World {
       scheduler: node.clock.scheduler,
       verifier: this.verifier,
       inlineVerify: true,
-      ...(this.opts.allowList === true ? { allowAuthors: new Set(this.nodes.map(n => n.peerId)) } : {})
+      ...(this.admitted === undefined ? {} : { allowAuthors: this.admitted })
     })
     node.transport = transport
     node.runtime = runtime

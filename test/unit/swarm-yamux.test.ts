@@ -233,7 +233,7 @@ describe('swarmYamux: frames of one run in one write', () => {
   })
 
   it('talks to plain yamux both ways, either change on either side', async () => {
-    const ours = (): (() => StreamMuxerFactory) => swarmYamux()
+    const ours = (): (() => StreamMuxerFactory) => swarmYamux({}, { halfWindowUpdates: true, coalesceFrames: true })
     for (const [dialer, listener] of [
       [ours(), yamux()],
       [yamux(), ours()]
